@@ -1,0 +1,103 @@
+"""``ditto``: serve workers over HTTP, run the demo, (later) run research tasks."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from .. import __version__
+from ..config import RuntimeConfig, load_runtime_config_file
+from ..errors import DittoError
+from ..runtime import WorkerDefinition
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="pyditto: workers, retrieval and working context for agents.")
+
+TOKEN_ENV = "DITTO_TRANSPORT_HTTP_WORKER_TOKEN"
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"pyditto {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                  help="Print the version and exit.")] = False) -> None:
+    """pyditto command line."""
+
+
+def load_worker_factory(spec: str, config: RuntimeConfig) -> list[WorkerDefinition]:
+    """Import ``module:factory`` and call it (with the config if it takes one)."""
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise typer.BadParameter(f"--worker must look like module:factory, got {spec!r}")
+    try:
+        factory = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise typer.BadParameter(f"cannot import {spec}: {exc}") from None
+    made = factory(config) if inspect.signature(factory).parameters else factory()
+    definitions = [made] if isinstance(made, WorkerDefinition) else list(made)
+    if not definitions or not all(isinstance(item, WorkerDefinition) for item in definitions):
+        raise typer.BadParameter(f"{spec} did not return WorkerDefinition(s)")
+    return definitions
+
+
+@app.command()
+def serve(
+    worker: Annotated[list[str], typer.Option("--worker", help="module:factory returning WorkerDefinition(s).")],
+    config: Annotated[Path | None, typer.Option("--config", help="Root YAML (workers.*).")] = None,
+    host: Annotated[str, typer.Option("--host")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port")] = 8080,
+) -> None:
+    """Serve workers over HTTP with the token from DITTO_TRANSPORT_HTTP_WORKER_TOKEN."""
+    import uvicorn
+
+    from ..runtime import create_ditto
+    from ..transport import create_worker_http_app
+
+    token = os.environ.get(TOKEN_ENV, "")
+    if not token:
+        typer.echo(f"refusing to start: {TOKEN_ENV} is not set", err=True)
+        raise typer.Exit(2)
+    try:
+        runtime_config = load_runtime_config_file(config, os.environ) if config else RuntimeConfig()
+    except DittoError as error:
+        typer.echo(f"configuration error {error.code}: {error.message}", err=True)
+        raise typer.Exit(2) from None
+    definitions = [d for spec in worker for d in load_worker_factory(spec, runtime_config)]
+    runtime = create_ditto(config=runtime_config, workers=definitions)
+    http_app = create_worker_http_app(runtime, token=token)
+    typer.echo(json.dumps({"url": f"http://{host}:{port}",
+                           "workers": [info.to_wire() for info in runtime.workers()]}), nl=True)
+    server = uvicorn.Server(uvicorn.Config(http_app, host=host, port=port, log_level="warning",
+                                           access_log=False, lifespan="off"))
+
+    async def run() -> None:
+        try:
+            await server.serve()
+        finally:
+            await runtime.close()
+
+    asyncio.run(run())
+
+
+@app.command()
+def demo() -> None:
+    """Start a runtime, register a worker, call it locally and over HTTP, print a summary."""
+    from .demo import run_demo
+
+    summary: dict[str, Any] = asyncio.run(run_demo())
+    typer.echo(json.dumps(summary, indent=2))
+
+
+def main() -> None:
+    app()

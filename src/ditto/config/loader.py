@@ -1,0 +1,91 @@
+"""Reading the root YAML into :class:`RuntimeConfig`.
+
+The loader is pure: it reads one file, expands ``${VAR}`` from the mapping the
+caller passes (never from ``os.environ`` implicitly, never from ``.env``), and
+validates. It opens no connection; workers get their clients from the app.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from ..errors import ConfigError
+from .models import RuntimeConfig
+
+__all__ = ["load_runtime_config", "load_runtime_config_file", "load_dotenv_mapping"]
+
+_VAR = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def _expand(value: Any, env: Mapping[str, str], path: str) -> Any:
+    if isinstance(value, str):
+        def replace(match: re.Match[str]) -> str:
+            if match.group(0) == "$$":
+                return "$"
+            name = match.group(1)
+            if name not in env:
+                raise ConfigError("CONFIG_MISSING_ENV", f"{path or '<root>'}: variable ${{{name}}} is not set")
+            return env[name]
+
+        return _VAR.sub(replace, value)
+    if isinstance(value, dict):
+        return {key: _expand(item, env, f"{path}.{key}" if path else str(key)) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_expand(item, env, f"{path}[{index}]") for index, item in enumerate(value)]
+    return value
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "<root>"
+
+
+def load_runtime_config(document: Any, env: Mapping[str, str] | None = None) -> RuntimeConfig:
+    """Validate an already-parsed YAML document (``None`` means an empty file)."""
+    if document is None:
+        document = {}
+    if not isinstance(document, dict):
+        raise ConfigError("CONFIG_INVALID", "<root>: the configuration must be a mapping")
+    expanded = _expand(document, env or {}, "")
+    try:
+        return RuntimeConfig.model_validate(expanded)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            message = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
+            problems.append(f"{_location(error['loc'])}: {message}")
+        raise ConfigError("CONFIG_INVALID", "; ".join(problems)) from None
+
+
+def load_runtime_config_file(path: str | PathLike[str], env: Mapping[str, str] | None = None) -> RuntimeConfig:
+    """Read ``path`` (YAML) into a typed config, expanding ``${VAR}`` from ``env`` only."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError("CONFIG_NOT_FOUND", f"configuration file {file.name} does not exist") from None
+    except OSError:
+        raise ConfigError("CONFIG_NOT_FOUND", f"configuration file {file.name} cannot be read") from None
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError("CONFIG_INVALID_YAML", f"{file.name} is not valid YAML{where}") from None
+    return load_runtime_config(document, env)
+
+
+def load_dotenv_mapping(path: str | PathLike[str] = ".env") -> dict[str, str]:
+    """Read a ``.env`` file into a mapping, for applications that ask for it explicitly."""
+    from dotenv import dotenv_values
+
+    return {key: value for key, value in dotenv_values(path).items() if value is not None}

@@ -1,0 +1,125 @@
+"""The typed runtime configuration (root YAML ``workers.*``, ``transport.*``).
+
+Keys accept the seed's camelCase (``ttlMs``) and Python's snake_case
+(``ttl_ms``). Unset values stay ``None`` so the documented precedence
+(constructor → worker defaults → YAML → built-in) can tell "not configured"
+from "configured to the default".
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic.alias_generators import to_camel
+
+__all__ = [
+    "ContextCacheConfig",
+    "ContextLocalCacheConfig",
+    "ContextPolicyConfig",
+    "ContextQueueConfig",
+    "ContextWorkerConfig",
+    "HttpTransportConfig",
+    "MemoryWorkerConfig",
+    "RetrievalEmbeddingConfig",
+    "RetrievalHybridConfig",
+    "RetrievalRerankConfig",
+    "RetrievalWorkerConfig",
+    "RuntimeConfig",
+    "TransportConfig",
+    "WorkersConfig",
+]
+
+PolicyInt = Annotated[StrictInt, Field(ge=1, le=1_000_000)]
+PositiveInt = Annotated[StrictInt, Field(ge=1)]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+
+
+class ContextPolicyConfig(_Section):
+    max_inline_bytes: PolicyInt | None = None
+    max_items: PolicyInt | None = None
+    max_tokens: PolicyInt | None = None
+    duplicate: Literal["replace", "keep-first", "reject"] | None = None
+    missing_removal: Literal["ignore", "reject"] | None = None
+
+
+class ContextCacheConfig(_Section):
+    ttl_ms: Annotated[StrictInt, Field(ge=1, le=2_147_483_647)] | None = None
+    key_prefix: StrictStr | None = None
+
+
+class ContextLocalCacheConfig(_Section):
+    ttl_ms: Annotated[StrictInt, Field(ge=1, le=2_147_483_647)] | None = None
+    max_entries: PositiveInt | None = None
+
+
+class ContextQueueConfig(_Section):
+    max_pending: PositiveInt | None = None
+
+
+class ContextWorkerConfig(_Section):
+    policy: ContextPolicyConfig | None = None
+    cache: ContextCacheConfig | None = None
+    local_cache: ContextLocalCacheConfig | None = None
+    queue: ContextQueueConfig | None = None
+
+
+class RetrievalEmbeddingConfig(_Section):
+    batch_size: Annotated[StrictInt, Field(ge=1, le=2048)] | None = None
+    dimensions: PositiveInt | None = None
+
+
+class RetrievalHybridConfig(_Section):
+    candidate_limit: PositiveInt | None = None
+    rrf_k: PositiveInt | None = None
+
+
+class RetrievalRerankConfig(_Section):
+    candidate_limit: PositiveInt | None = None
+
+
+class RetrievalWorkerConfig(_Section):
+    search_limit: Annotated[StrictInt, Field(ge=1, le=10_000)] | None = None
+    embedding: RetrievalEmbeddingConfig | None = None
+    hybrid: RetrievalHybridConfig | None = None
+    rerank: RetrievalRerankConfig | None = None
+
+
+class MemoryWorkerConfig(_Section):
+    path: StrictStr | None = None
+
+
+class WorkersConfig(_Section):
+    context: ContextWorkerConfig = Field(default_factory=ContextWorkerConfig)
+    memory: MemoryWorkerConfig = Field(default_factory=MemoryWorkerConfig)
+    retrieval: RetrievalWorkerConfig = Field(default_factory=RetrievalWorkerConfig)
+
+
+class HttpTransportConfig(_Section):
+    max_body_bytes: PositiveInt | None = None
+
+
+class TransportConfig(_Section):
+    http: HttpTransportConfig = Field(default_factory=HttpTransportConfig)
+
+
+class RuntimeConfig(_Section):
+    """The root document. ``config.context`` etc. are shortcuts to ``config.workers.*``."""
+
+    workers: WorkersConfig = Field(default_factory=WorkersConfig)
+    transport: TransportConfig = Field(default_factory=TransportConfig)
+
+    @property
+    def context(self) -> ContextWorkerConfig:
+        return self.workers.context
+
+    @property
+    def memory(self) -> MemoryWorkerConfig:
+        return self.workers.memory
+
+    @property
+    def retrieval(self) -> RetrievalWorkerConfig:
+        return self.workers.retrieval

@@ -1,0 +1,146 @@
+"""JSON values as the seeds define them, and their immutable form.
+
+``JsonValue`` is any value ``JSON.stringify`` round-trips: ``None``, ``bool``,
+finite ``int``/``float``, ``str``, lists and string-keyed objects. Snapshots we
+hand back are *frozen*: objects become :class:`FrozenDict` (a ``dict`` that
+refuses mutation, so ``json.dumps`` and pydantic still accept it) and arrays
+become tuples.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any, NoReturn, TypeAlias
+
+__all__ = [
+    "FrozenDict",
+    "JsonValue",
+    "JsonObject",
+    "InvalidJson",
+    "freeze_json",
+    "thaw_json",
+    "check_json",
+    "js_json_dumps",
+]
+
+JsonValue: TypeAlias = Any
+JsonObject: TypeAlias = Mapping[str, Any]
+
+
+class InvalidJson(ValueError):
+    """A value is not finite, acyclic JSON. ``path`` locates the bad part."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path or '<root>'}: {reason}")
+
+
+class FrozenDict(dict[str, Any]):
+    """A ``dict`` that cannot be changed after construction."""
+
+    __slots__ = ()
+
+    def _readonly(self, *_: object, **__: object) -> NoReturn:
+        raise TypeError("this mapping is a read-only snapshot")
+
+    __setitem__ = _readonly
+    __delitem__ = _readonly
+    __ior__ = _readonly  # type: ignore[assignment]
+    clear = _readonly
+    pop = _readonly
+    popitem = _readonly
+    setdefault = _readonly
+    update = _readonly
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(sorted(self.items(), key=lambda kv: kv[0])))
+
+    def __copy__(self) -> FrozenDict:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> FrozenDict:
+        return self
+
+    def __reduce__(self) -> tuple[type[FrozenDict], tuple[dict[str, Any]]]:
+        return (FrozenDict, (dict(self),))
+
+
+def check_json(value: Any, path: str = "") -> None:
+    """Raise :class:`InvalidJson` unless ``value`` is finite, acyclic JSON."""
+    _check(value, path, set())
+
+
+def _check(value: Any, path: str, active: set[int]) -> None:
+    if value is None or isinstance(value, (bool, str)):
+        return
+    if isinstance(value, int):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidJson(path, "numbers must be finite")
+        return
+    if isinstance(value, Mapping):
+        ident = id(value)
+        if ident in active:
+            raise InvalidJson(path, "value contains a cycle")
+        active.add(ident)
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise InvalidJson(path, "object keys must be strings")
+            _check(item, f"{path}.{key}" if path else key, active)
+        active.discard(ident)
+        return
+    if isinstance(value, (list, tuple)):
+        ident = id(value)
+        if ident in active:
+            raise InvalidJson(path, "value contains a cycle")
+        active.add(ident)
+        for index, item in enumerate(value):
+            _check(item, f"{path}[{index}]", active)
+        active.discard(ident)
+        return
+    raise InvalidJson(path, f"{type(value).__name__} is not a JSON value")
+
+
+def freeze_json(value: Any) -> Any:
+    """Deep-copy ``value`` into its immutable form (assumes it passed :func:`check_json`)."""
+    if isinstance(value, FrozenDict):
+        return value
+    if isinstance(value, Mapping):
+        return FrozenDict({key: freeze_json(item) for key, item in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze_json(item) for item in value)
+    return value
+
+
+def thaw_json(value: Any) -> Any:
+    """A mutable deep copy (plain ``dict``/``list``) of a JSON value."""
+    if isinstance(value, Mapping):
+        return {key: thaw_json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [thaw_json(item) for item in value]
+    return value
+
+
+def _normalise_floats(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return int(value)
+    if isinstance(value, Mapping):
+        return {key: _normalise_floats(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_normalise_floats(item) for item in value]
+    return value
+
+
+def js_json_dumps(value: Any) -> str:
+    """Serialise like JavaScript's ``JSON.stringify``: no spaces, non-ASCII kept.
+
+    Used wherever the seed measures "JSON UTF-8 bytes" (inline limits, the
+    default token estimator, stable ids), so sizes match the TypeScript original.
+    """
+    return json.dumps(_normalise_floats(value), ensure_ascii=False, separators=(",", ":"),
+                      allow_nan=False)
+

@@ -1,0 +1,33 @@
+"""Node descriptors (RT-4): a node's identity and typing, separate from any worker."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from .worker import NodeHandler, WorkerDefinition
+
+__all__ = ["NodeDescriptor", "node_descriptor"]
+
+In = TypeVar("In")
+Out = TypeVar("Out")
+
+
+@dataclass(frozen=True, slots=True)
+class NodeDescriptor(Generic[In, Out]):
+    """``descriptor.type`` is the dotted node name; ``define`` binds a handler to it.
+
+    ``define`` only builds a :class:`WorkerDefinition`; nothing is registered
+    until the application passes it to ``create_ditto`` or ``runtime.register``.
+    """
+
+    type: str
+
+    def define(self, worker_type: str, handler: NodeHandler[Any, Any], *,
+               concurrency: int | None = None) -> WorkerDefinition:
+        return WorkerDefinition(worker_type, {self.type: handler}, concurrency=concurrency)
+
+
+def node_descriptor(node_type: str) -> NodeDescriptor[Any, Any]:
+    """Create a descriptor for a custom node name such as ``"APP.SUMMARISE"``."""
+    return NodeDescriptor(node_type)

@@ -1,0 +1,288 @@
+"""The runtime: registration, routing and execution of node calls (RT-1, RT-3, RT-5).
+
+A call travels ``invoke`` → router (pick a replica: local, then same host,
+then remote; round-robin inside a tier; skip full local replicas) → either
+``_run_local`` (handler awaited inline, so an in-process call costs a few
+microseconds) or ``transport.invoke`` (HTTP). A worker's failure becomes a
+``NodeResult``; routing, registration and transport failures raise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import socket
+import uuid
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ..errors import HANDLER_ERROR, REJECTED, DittoError, RegistrationError, RoutingError
+from ..signal import CancelSignal
+from ._cancel import await_with_signal
+from ._replica import LOCAL, LOCATION_NAMES, REMOTE, SAME_HOST, LocalReplica, RemoteReplica, Replica
+from .graph import Graph, GraphNode, GraphResult, execute_graph
+from .loop import DEFAULT_LOOP_BUDGET, LoopContext, run_loop
+from .result import NodeError, NodeResult
+from .transport import Transport
+from .worker import ExecutionContext, WorkerDefinition, WorkerInfo, _current
+
+if TYPE_CHECKING:
+    from ..config import RuntimeConfig
+
+__all__ = ["Runtime", "create_ditto"]
+
+T = TypeVar("T")
+
+
+def _new_execution_id() -> str:
+    return uuid.uuid4().hex
+
+
+class _BoundRuntime:
+    """The runtime as a handler sees it: calls inherit the parent's signal."""
+
+    __slots__ = ("_runtime", "_signal")
+
+    def __init__(self, runtime: Runtime, signal: CancelSignal | None) -> None:
+        self._runtime = runtime
+        self._signal = signal
+
+    async def invoke(self, node: str, input: Any, *, signal: CancelSignal | None = None,
+                     timeout: float | None = None) -> NodeResult[Any]:
+        return await self._runtime.invoke(node, input, signal=signal or self._signal, timeout=timeout)
+
+
+class Runtime:
+    """Routes node calls to local and remote worker replicas.
+
+    Create it with :func:`create_ditto`. The runtime owns nothing it was given:
+    ``close()`` stops routing and waits for accepted calls, but never closes
+    injected clients (Redis, databases) or transports.
+    """
+
+    def __init__(self, config: RuntimeConfig | None = None, transports: Iterable[Transport] = ()) -> None:
+        from ..config import RuntimeConfig
+
+        self.config: RuntimeConfig = config if config is not None else RuntimeConfig()
+        self.id = uuid.uuid4().hex[:12]
+        self.host = socket.gethostname()
+        self._transports: dict[str, Transport] = {}
+        self._replicas: list[Replica] = []
+        self._routes: dict[str, list[list[Replica]]] = {}
+        self._cursors: dict[tuple[str, int], itertools.count[int]] = {}
+        self._serial = itertools.count(1)
+        self._inflight = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._closed = False
+        for transport in transports:
+            self.add_transport(transport)
+
+    # -- registration -------------------------------------------------------
+    def add_transport(self, transport: Transport) -> None:
+        if not isinstance(transport, Transport):
+            raise RegistrationError("INVALID_TRANSPORT", "transport does not implement the Transport protocol")
+        if transport.id in self._transports:
+            raise RegistrationError("DUPLICATE_TRANSPORT", f"transport {transport.id!r} is already installed")
+        self._transports[transport.id] = transport
+
+    def register(self, definition: WorkerDefinition) -> WorkerInfo:
+        """Add one local replica of ``definition``; registering it again adds another replica."""
+        self._check_open(RegistrationError)
+        if not isinstance(definition, WorkerDefinition):
+            raise RegistrationError("INVALID_WORKER", "register() takes a WorkerDefinition")
+        address = f"{definition.type}@{self.id}#{next(self._serial)}"
+        replica = LocalReplica(address, definition, definition.replica_handlers())
+        self._add_replica(replica, definition.capabilities)
+        return self._info(replica)
+
+    def register_remote(self, *, address: str, transport_id: str, capabilities: Iterable[str],
+                        worker_type: str | None = None, same_host: bool | None = None) -> WorkerInfo:
+        """Add a replica served by another process, reached through ``transport_id``.
+
+        ``same_host`` defaults to what the transport says about its URL (loopback
+        or this host's name), which decides the routing tier.
+        """
+        self._check_open(RegistrationError)
+        transport = self._transports.get(transport_id)
+        if transport is None:
+            raise RegistrationError("UNKNOWN_TRANSPORT", f"no transport {transport_id!r} is installed")
+        if not isinstance(address, str) or not address:
+            raise RegistrationError("INVALID_WORKER", "remote address must be a non-empty string")
+        caps = tuple(capabilities)
+        if not caps or not all(isinstance(cap, str) and cap for cap in caps):
+            raise RegistrationError("INVALID_WORKER", "remote capabilities must be non-empty node names")
+        is_same_host = transport.same_host if same_host is None else same_host
+        wtype = worker_type or caps[0].split(".", 1)[0]
+        replica = RemoteReplica(address, wtype, transport, caps, tier=SAME_HOST if is_same_host else REMOTE)
+        self._add_replica(replica, caps)
+        return self._info(replica)
+
+    def _add_replica(self, replica: Replica, capabilities: Iterable[str]) -> None:
+        self._replicas.append(replica)
+        for node in capabilities:
+            tiers = self._routes.setdefault(node, [[], [], []])
+            tiers[replica.tier].append(replica)
+
+    def workers(self) -> list[WorkerInfo]:
+        return [self._info(replica) for replica in self._replicas]
+
+    @staticmethod
+    def _info(replica: Replica) -> WorkerInfo:
+        if isinstance(replica, LocalReplica):
+            return WorkerInfo(replica.address, replica.worker_type, replica.definition.capabilities,
+                              LOCATION_NAMES[LOCAL], replica.definition.concurrency)
+        return WorkerInfo(replica.address, replica.worker_type, replica.capabilities,
+                          LOCATION_NAMES[replica.tier], None, replica.transport.id)
+
+    # -- invocation -----------------------------------------------------------
+    async def invoke(self, node: str, input: Any, *, signal: CancelSignal | None = None,
+                     timeout: float | None = None) -> NodeResult[Any]:
+        """Run ``node`` on the best available replica and return its NodeResult.
+
+        Raises :class:`RoutingError` when no replica offers ``node`` or the runtime
+        is closed, and :class:`~ditto.errors.TransportError` when a remote call
+        fails in transit. Everything the worker itself reports (including a
+        cancellation or timeout) comes back as a NodeResult.
+        """
+        self._check_open(RoutingError)
+        tiers = self._routes.get(node) if isinstance(node, str) else None
+        if tiers is None:
+            raise RoutingError("UNKNOWN_NODE", f"no registered worker offers node {node!r}")
+        replica = self._choose(node, tiers)
+        if replica is None:
+            return NodeResult(_new_execution_id(), node, "rejected",
+                              error=NodeError(REJECTED, f"every replica of {node} is at its concurrency limit"))
+        return await self._dispatch(replica, node, input, signal, timeout, _new_execution_id())
+
+    async def invoke_local(self, node: str, input: Any, *, address: str | None = None,
+                           execution_id: str | None = None, signal: CancelSignal | None = None,
+                           timeout: float | None = None) -> NodeResult[Any]:
+        """Serve a call that arrived over a transport: only local replicas are eligible.
+
+        Used by the HTTP app so a request is never forwarded on to another host.
+        """
+        self._check_open(RoutingError)
+        tiers = self._routes.get(node)
+        local = tiers[LOCAL] if tiers else []
+        if address is not None:
+            local = [replica for replica in local if replica.address == address]
+        if not local:
+            raise RoutingError("UNKNOWN_NODE", f"this runtime serves no node {node!r} at that address")
+        replica = self._choose(node, [local, [], []])
+        exec_id = execution_id or _new_execution_id()
+        if replica is None:
+            return NodeResult(exec_id, node, "rejected",
+                              error=NodeError(REJECTED, f"every replica of {node} is at its concurrency limit"))
+        return await self._dispatch(replica, node, input, signal, timeout, exec_id)
+
+    def _choose(self, node: str, tiers: list[list[Replica]]) -> Replica | None:
+        for tier_index, tier in enumerate(tiers):
+            if not tier:
+                continue
+            if len(tier) == 1:
+                if tier[0].has_room():
+                    return tier[0]
+                continue
+            cursor = self._cursors.get((node, tier_index))
+            if cursor is None:
+                cursor = self._cursors[(node, tier_index)] = itertools.count()
+            start = next(cursor)
+            for offset in range(len(tier)):
+                replica = tier[(start + offset) % len(tier)]
+                if replica.has_room():
+                    return replica
+        return None
+
+    async def _dispatch(self, replica: Replica, node: str, input: Any, signal: CancelSignal | None,
+                        timeout: float | None, execution_id: str) -> NodeResult[Any]:
+        self._inflight += 1
+        self._idle.clear()
+        replica.active += 1
+        try:
+            if isinstance(replica, RemoteReplica):
+                return await replica.transport.invoke(replica.address, node, input, execution_id=execution_id,
+                                                      timeout=timeout, signal=signal)
+            return await self._run_local(replica, node, input, signal, timeout, execution_id)
+        finally:
+            replica.active -= 1
+            self._inflight -= 1
+            if self._inflight == 0:
+                self._idle.set()
+
+    async def _run_local(self, replica: LocalReplica, node: str, input: Any, signal: CancelSignal | None,
+                         timeout: float | None, execution_id: str) -> NodeResult[Any]:
+        if timeout is not None:
+            if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+                raise RoutingError("INVALID_INPUT", "timeout must be a positive number of seconds")
+            signal = CancelSignal.any([signal, CancelSignal.timeout(timeout)])
+        context = ExecutionContext(execution_id, node, replica.worker_type, replica.address, signal,
+                                   _BoundRuntime(self, signal))
+        token = _current.set(context)
+        try:
+            awaitable = replica.handlers[node](input, context)
+            output = await (awaitable if signal is None else await_with_signal(awaitable, signal))
+        except DittoError as error:
+            return NodeResult(execution_id, node, error.status, error=NodeError(error.code, error.message))
+        except Exception:
+            # The handler's own exception text may hold secrets: report a fixed message.
+            return NodeResult(execution_id, node, "error",
+                              error=NodeError(HANDLER_ERROR, f"the {replica.worker_type} worker failed"))
+        finally:
+            _current.reset(token)
+        return NodeResult(execution_id, node, "success", output)
+
+    # -- graphs and loops -------------------------------------------------------
+    async def run(self, plan: Graph, input: Any, *, signal: CancelSignal | None = None) -> GraphResult:
+        """Run a graph plan once (its own budget is its node count)."""
+        return await self._run_graph(plan, input, signal, None)
+
+    async def _run_graph(self, plan: Graph, input: Any, signal: CancelSignal | None,
+                         charge: Callable[[GraphNode], None] | None) -> GraphResult:
+        self._check_open(RoutingError)
+        plan.validate()
+        for graph_node in plan.nodes:
+            if graph_node.node_type not in self._routes:
+                raise RoutingError("UNKNOWN_NODE",
+                                   f"graph node {graph_node.id!r} uses unknown node {graph_node.node_type!r}")
+
+        async def call(node: str, node_input: Any) -> NodeResult[Any]:
+            return await self.invoke(node, node_input, signal=signal)
+
+        return await execute_graph(plan, input, call, _new_execution_id, charge)
+
+    async def loop(self, body: Callable[[LoopContext, Any], Awaitable[T]], input: Any = None, *,
+                   max_executions: int = DEFAULT_LOOP_BUDGET, signal: CancelSignal | None = None) -> T:
+        """Drive stage graphs under one shared budget of node executions (default 1024)."""
+        self._check_open(RoutingError)
+        return await run_loop(self, body, input, max_executions, signal)
+
+    # -- lifecycle --------------------------------------------------------------
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def close(self) -> None:
+        """Stop routing new calls and wait until every accepted call has finished."""
+        self._closed = True
+        await self._idle.wait()
+
+    async def __aenter__(self) -> Runtime:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.close()
+
+    def _check_open(self, error: type[DittoError]) -> None:
+        if self._closed:
+            raise error("RUNTIME_CLOSED", "the runtime is closed")
+
+
+def create_ditto(config: RuntimeConfig | None = None, workers: Iterable[WorkerDefinition] = (),
+                 transports: Iterable[Transport] = ()) -> Runtime:
+    """Create a runtime and register ``workers`` (one local replica each)."""
+    runtime = Runtime(config, transports)
+    for definition in workers:
+        runtime.register(definition)
+    return runtime
+

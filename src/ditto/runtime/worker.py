@@ -1,0 +1,152 @@
+"""Worker definitions (RT-3) and the context a handler runs in."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from ..errors import RegistrationError
+from ..signal import CancelSignal
+
+if TYPE_CHECKING:
+    from .result import NodeResult
+
+__all__ = [
+    "ExecutionContext",
+    "NodeHandler",
+    "RuntimeClient",
+    "WorkerDefinition",
+    "WorkerInfo",
+    "current_execution",
+]
+
+In = TypeVar("In", contravariant=True)
+Out = TypeVar("Out", covariant=True)
+
+
+class RuntimeClient(Protocol):
+    """The part of a runtime that workers and adapters may call."""
+
+    async def invoke(self, node: str, input: Any, *, signal: CancelSignal | None = None,
+                     timeout: float | None = None) -> NodeResult[Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionContext:
+    """What a handler knows about the call it is serving.
+
+    ``runtime`` is bound to this execution: calls made through it inherit
+    ``signal`` unless the handler passes its own, so cancelling a parent call
+    reaches the workers it delegated to.
+    """
+
+    execution_id: str
+    node: str
+    worker_type: str
+    address: str
+    signal: CancelSignal | None
+    runtime: RuntimeClient
+
+
+class NodeHandler(Protocol[In, Out]):
+    def __call__(self, input: In, context: ExecutionContext, /) -> Awaitable[Out]: ...
+
+
+_current: ContextVar[ExecutionContext | None] = ContextVar("ditto_current_execution", default=None)
+
+
+def current_execution() -> ExecutionContext | None:
+    """The execution whose handler is running in this task, if any.
+
+    Adapters use it to inherit the runtime and signal of the worker call that
+    created them (seed 000: ``RemoteRetrievalSearchProvider`` without ``runtime``).
+    """
+    return _current.get()
+
+
+def _normalise_handler(node: str, handler: Callable[..., Any]) -> NodeHandler[Any, Any]:
+    """Accept ``handler(input)`` as well as ``handler(input, context)``."""
+    if not callable(handler):
+        raise RegistrationError("INVALID_WORKER", f"handler for {node} is not callable")
+    try:
+        params = [p for p in inspect.signature(handler).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    except (TypeError, ValueError):  # builtins without signatures: assume (input, context)
+        return handler
+    takes_context = len(params) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in params)
+    if takes_context:
+        return handler
+    single = handler
+
+    async def with_context(input: Any, _context: ExecutionContext) -> Any:
+        return await single(input)
+
+    return with_context
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class WorkerDefinition:
+    """A worker type, its leaf node handlers and its per-replica concurrency.
+
+    ``setup`` (optional) is called once per registered local replica and returns
+    that replica's handlers; it is how ``services_factory`` gives each replica
+    its own services while ``nodes`` alone shares one set of objects between
+    every registration of the same definition.
+    """
+
+    type: str
+    nodes: Mapping[str, NodeHandler[Any, Any]]
+    concurrency: int | None
+    setup: Callable[[], Mapping[str, NodeHandler[Any, Any]]] | None = field(default=None)
+
+    def __init__(self, type: str, nodes: Mapping[str, Callable[..., Any]], *, concurrency: int | None = None,
+                 setup: Callable[[], Mapping[str, Callable[..., Any]]] | None = None) -> None:
+        if not isinstance(type, str) or not type.strip():
+            raise RegistrationError("INVALID_WORKER", "worker type must be a non-empty string")
+        if not nodes:
+            raise RegistrationError("INVALID_WORKER", f"worker {type} defines no nodes")
+        if concurrency is not None and (
+            isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1
+        ):
+            raise RegistrationError("INVALID_WORKER", "concurrency must be a positive integer or None")
+        handlers: dict[str, NodeHandler[Any, Any]] = {}
+        for name, handler in nodes.items():
+            if not isinstance(name, str) or not name.strip():
+                raise RegistrationError("INVALID_WORKER", "node names must be non-empty strings")
+            handlers[name] = _normalise_handler(name, handler)
+        object.__setattr__(self, "type", type)
+        object.__setattr__(self, "nodes", handlers)
+        object.__setattr__(self, "concurrency", concurrency)
+        object.__setattr__(self, "setup", setup)
+
+    @property
+    def capabilities(self) -> tuple[str, ...]:
+        return tuple(self.nodes)
+
+    def replica_handlers(self) -> dict[str, NodeHandler[Any, Any]]:
+        """Handlers for one new replica (runs ``setup`` when given)."""
+        if self.setup is None:
+            return dict(self.nodes)
+        made = self.setup()
+        if set(made) != set(self.nodes):
+            raise RegistrationError("INVALID_WORKER", f"setup of worker {self.type} returned other nodes")
+        return {name: _normalise_handler(name, handler) for name, handler in made.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerInfo:
+    """A registered replica as ``runtime.workers()`` reports it."""
+
+    address: str
+    type: str
+    capabilities: tuple[str, ...]
+    location: str  # "local" | "same-host" | "remote"
+    concurrency: int | None = None
+    transport_id: str | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"address": self.address, "type": self.type, "capabilities": list(self.capabilities),
+                "concurrency": self.concurrency}

@@ -1,0 +1,1 @@
+"""Core workers (CONTEXT, MEMORY). RETRIEVAL lives apart in ``ditto.retrieval``."""

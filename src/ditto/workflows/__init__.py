@@ -1,0 +1,1 @@
+"""Task workflows built from public workers (the research workflow lives in ``research``)."""
