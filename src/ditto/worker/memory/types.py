@@ -1,0 +1,128 @@
+"""MEMORY data types and ports (MEM-1, MEM-3).
+
+These are the contracts other packages rely on: the RETRIEVAL memory adapters
+(``ditto.retrieval.adapters.memory``) and the research workflow import only
+this module, never the SQLite implementation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import Field
+
+from ...contracts import DittoModel
+from ...errors import DittoError
+from ...signal import CancelSignal
+
+__all__ = [
+    "DittoMemoryError",
+    "MemoryCallOptions",
+    "MemoryDeleteInput",
+    "MemoryGetInput",
+    "MemoryItem",
+    "MemoryResources",
+    "MemorySearchHit",
+    "MemorySearchInput",
+    "MemorySearchProvider",
+    "MemoryStore",
+    "MemoryWriteInput",
+    "MemoryWriteItem",
+]
+
+
+class DittoMemoryError(DittoError):
+    """Codes: ``MEMORY_INVALID_INPUT``, ``MEMORY_NOT_FOUND``, ``MEMORY_BACKEND_ERROR``
+    (backend text hidden), ``MEMORY_CANCELLED`` (status cancelled)."""
+
+    status_by_code = {"MEMORY_CANCELLED": "cancelled", "MEMORY_TIMEOUT": "timeout"}
+
+
+class MemoryItem(DittoModel):
+    """One long-term record. ``key`` is an optional exact key such as ``knowledge:acme:retention``."""
+
+    id: str = Field(min_length=1)
+    key: str | None = Field(default=None, min_length=1)
+    content: Any
+    metadata: dict[str, Any] | None = None
+
+
+class MemoryWriteItem(DittoModel):
+    """What a caller writes; ``id`` is generated when omitted, an existing id is replaced."""
+
+    id: str | None = Field(default=None, min_length=1)
+    key: str | None = Field(default=None, min_length=1)
+    content: Any
+    metadata: dict[str, Any] | None = None
+
+
+class MemoryWriteInput(DittoModel):
+    memories: tuple[MemoryWriteItem, ...]
+
+
+class MemoryGetInput(DittoModel):
+    """Exactly one of ``ids`` / ``keys`` (exact matches)."""
+
+    ids: tuple[str, ...] | None = None
+    keys: tuple[str, ...] | None = None
+
+
+class MemoryDeleteInput(DittoModel):
+    ids: tuple[str, ...] | None = None
+    keys: tuple[str, ...] | None = None
+
+
+class MemorySearchInput(DittoModel):
+    """``query`` is any value (text for the built-in FTS5 search).
+
+    ``filter`` supports ``{"key": "exact"}``, ``{"key": {"in": [...]}}`` and
+    ``{"keyPrefix": "knowledge:acme:"}``; ``strategy``/``options`` pass through
+    to an injected search provider unchanged.
+    """
+
+    query: Any
+    limit: int | None = Field(default=None, ge=1, le=10_000)
+    filter: dict[str, Any] | None = None
+    strategy: str | None = Field(default=None, min_length=1)
+    options: dict[str, Any] | None = None
+
+
+class MemorySearchHit(DittoModel):
+    memory: MemoryItem
+    score: float | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class MemoryCallOptions(DittoModel):
+    signal: CancelSignal | None = None
+
+
+@runtime_checkable
+class MemorySearchProvider(Protocol):
+    """Replaces the store's own search when injected (seed: MemorySearchProvider)."""
+
+    async def search(self, input: MemorySearchInput, options: MemoryCallOptions | None = None
+                     ) -> Sequence[MemorySearchHit | Mapping[str, Any]]: ...
+
+
+@runtime_checkable
+class MemoryStore(Protocol):
+    async def write(self, items: Sequence[MemoryWriteItem], options: MemoryCallOptions | None = None
+                    ) -> Sequence[MemoryItem]: ...
+
+    async def get(self, *, ids: Sequence[str] | None = None, keys: Sequence[str] | None = None,
+                  options: MemoryCallOptions | None = None) -> Sequence[MemoryItem]: ...
+
+    async def delete(self, *, ids: Sequence[str] | None = None, keys: Sequence[str] | None = None,
+                     options: MemoryCallOptions | None = None) -> int: ...
+
+    async def search(self, input: MemorySearchInput, options: MemoryCallOptions | None = None
+                     ) -> Sequence[MemorySearchHit]: ...
+
+
+class MemoryResources(DittoModel):
+    """What ``create_memory`` / ``create_memory_worker`` are built from."""
+
+    store: Any  # MemoryStore (a Protocol cannot be a pydantic field type)
+    search: Any | None = None  # MemorySearchProvider
