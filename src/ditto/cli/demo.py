@@ -38,7 +38,7 @@ async def run_demo() -> dict[str, Any]:
     server = uvicorn.Server(uvicorn.Config(create_worker_http_app(server_runtime, token=token), host="127.0.0.1",
                                           port=port, log_level="warning", lifespan="off"))
     serving = asyncio.create_task(server.serve())
-    while not server.started:
+    while not server.started:  # noqa: ASYNC110 - uvicorn exposes a flag, not an event
         await asyncio.sleep(0.01)
     transport = create_http_transport(id="demo", url=f"http://127.0.0.1:{port}", token=token)
     caller = create_ditto(transports=[transport])

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from ..errors import ConfigError
 from .models import RuntimeConfig
 
-__all__ = ["load_runtime_config", "load_runtime_config_file", "load_dotenv_mapping"]
+__all__ = ["load_dotenv_mapping", "load_runtime_config", "load_runtime_config_file"]
 
 _VAR = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 

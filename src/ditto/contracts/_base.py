@@ -10,7 +10,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-__all__ = ["DittoModel", "MODEL_CONFIG"]
+__all__ = ["MODEL_CONFIG", "DittoModel"]
 
 MODEL_CONFIG = ConfigDict(
     alias_generator=to_camel,

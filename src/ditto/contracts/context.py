@@ -8,7 +8,7 @@ from pydantic import Field
 
 from ._base import DittoModel
 
-__all__ = ["Reference", "Message", "ContextItem", "Context", "ContextSelection", "ContextPurpose"]
+__all__ = ["Context", "ContextItem", "ContextPurpose", "ContextSelection", "Message", "Reference"]
 
 ContextPurpose = Literal["infer", "memory"]
 

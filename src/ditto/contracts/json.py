@@ -16,13 +16,13 @@ from typing import Any, NoReturn, TypeAlias
 
 __all__ = [
     "FrozenDict",
-    "JsonValue",
-    "JsonObject",
     "InvalidJson",
-    "freeze_json",
-    "thaw_json",
+    "JsonObject",
+    "JsonValue",
     "check_json",
+    "freeze_json",
     "js_json_dumps",
+    "thaw_json",
 ]
 
 JsonValue: TypeAlias = Any
@@ -48,7 +48,7 @@ class FrozenDict(dict[str, Any]):
 
     __setitem__ = _readonly
     __delitem__ = _readonly
-    __ior__ = _readonly  # type: ignore[assignment]
+    __ior__ = _readonly
     clear = _readonly
     pop = _readonly
     popitem = _readonly

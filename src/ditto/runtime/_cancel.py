@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Awaitable
 from typing import TypeVar
 
-from ..signal import CancelledBySignal, CancelSignal
+from ..signal import CancelSignal
 
 T = TypeVar("T")
 

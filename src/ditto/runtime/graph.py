@@ -23,7 +23,7 @@ from typing import Any
 from ..errors import GraphError
 from .result import NodeError, NodeResult
 
-__all__ = ["Graph", "GraphNode", "GraphResult", "graph", "INPUT_FN_FAILED"]
+__all__ = ["INPUT_FN_FAILED", "Graph", "GraphNode", "GraphResult", "graph"]
 
 InputFn = Callable[[Any, Mapping[str, NodeResult[Any]]], Any]
 

@@ -67,8 +67,8 @@ class HttpTransport:
                 from None
         if timeout is not None:
             payload["timeoutMs"] = timeout * 1000
-        request = self._client.post("/v1/invoke", content=dumps(payload), headers=self._headers,
-                                    timeout=httpx.Timeout(timeout, connect=timeout) if timeout else httpx.USE_CLIENT_DEFAULT)
+        per_call = httpx.Timeout(timeout, connect=timeout) if timeout else httpx.USE_CLIENT_DEFAULT
+        request = self._client.post("/v1/invoke", content=dumps(payload), headers=self._headers, timeout=per_call)
         try:
             response = await (request if signal is None else await_with_signal(request, signal))
         except CancelledBySignal as stop:
