@@ -62,10 +62,15 @@ class MemoryWriteInput(DittoModel):
 
 
 class MemoryGetInput(DittoModel):
-    """Exactly one of ``ids`` / ``keys`` (exact matches)."""
+    """Exactly one of ``ids`` / ``keys`` (exact matches).
+
+    Missing records are omitted from the answer; ``strict=True`` turns a
+    missing one into ``MEMORY_NOT_FOUND`` instead.
+    """
 
     ids: tuple[str, ...] | None = None
     keys: tuple[str, ...] | None = None
+    strict: bool = False
 
 
 class MemoryDeleteInput(DittoModel):
