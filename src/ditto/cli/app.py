@@ -7,6 +7,7 @@ import importlib
 import inspect
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -40,6 +41,8 @@ def load_worker_factory(spec: str, config: RuntimeConfig) -> list[WorkerDefiniti
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise typer.BadParameter(f"--worker must look like module:factory, got {spec!r}")
+    if os.getcwd() not in sys.path:  # like uvicorn's --app-dir ".": factories may live in the project
+        sys.path.insert(0, os.getcwd())
     try:
         factory = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:

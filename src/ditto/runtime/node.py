@@ -13,7 +13,7 @@ In = TypeVar("In")
 Out = TypeVar("Out")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)  # no slots: typing sets __orig_class__ on NodeDescriptor[In, Out](...)
 class NodeDescriptor(Generic[In, Out]):
     """``descriptor.type`` is the dotted node name; ``define`` binds a handler to it.
 

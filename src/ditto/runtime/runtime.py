@@ -220,8 +220,11 @@ class Runtime:
                                    _BoundRuntime(self, signal))
         token = _current.set(context)
         try:
-            awaitable = replica.handlers[node](input, context)
-            output = await (awaitable if signal is None else await_with_signal(awaitable, signal))
+            if signal is None:
+                output = await replica.handlers[node](input, context)
+            else:
+                signal.raise_if_aborted()  # an already-cancelled call never starts its handler
+                output = await await_with_signal(replica.handlers[node](input, context), signal)
         except DittoError as error:
             return NodeResult(execution_id, node, error.status, error=NodeError(error.code, error.message))
         except Exception:

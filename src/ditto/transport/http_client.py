@@ -65,8 +65,8 @@ class HttpTransport:
         except NotSerializable as exc:
             raise TransportError("TRANSPORT_INVALID_INPUT", f"input of {node} cannot be sent as JSON: {exc}") \
                 from None
-        if timeout is not None:
-            payload["timeoutMs"] = timeout * 1000
+        # The timeout is not sent: a client timeout stops waiting only (seed 000), the
+        # server finishes the call. Callers that want a server deadline send timeoutMs.
         per_call = httpx.Timeout(timeout, connect=timeout) if timeout else httpx.USE_CLIENT_DEFAULT
         request = self._client.post("/v1/invoke", content=dumps(payload), headers=self._headers, timeout=per_call)
         try:

@@ -1,0 +1,276 @@
+"""The HTTP transport (RT-6) against real uvicorn servers on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+from typing import Any
+
+import httpx
+import pytest
+
+from ditto import (
+    RegistrationError,
+    RoutingError,
+    TransportError,
+    WorkerDefinition,
+    create_ditto,
+    create_http_transport,
+    create_worker_http_app,
+)
+from ditto.runtime import ExecutionContext
+
+from ..support.ditto_serve import ditto_serve
+from ..support.uvicorn_thread import serve_app
+from .workers import make
+
+TOKEN = "test-token-0123456789"
+
+
+async def test_remote_call_matches_local() -> None:
+    """RT-6: a call through the HTTP transport returns the same NodeResult shape as a local call."""
+    server = create_ditto(workers=make())
+    async with serve_app(create_worker_http_app(server, token=TOKEN)) as url:
+        transport = create_http_transport(id="svc", url=url, token=TOKEN)
+        caller = create_ditto(transports=[transport])
+        (worker,) = await transport.workers()
+        info = caller.register_remote(address=worker["address"], transport_id="svc",
+                                      capabilities=worker["capabilities"])
+        assert info.location == "same-host" and info.transport_id == "svc"
+        result = await caller.invoke("TEST.ECHO", {"nested": {"list": [1, 2.5, "x"]}, "ünï": True})
+        assert result.status == "success" and result.output == {"nested": {"list": [1, 2.5, "x"]}, "ünï": True}
+        failed = await caller.invoke("TEST.FAIL", {})
+        assert failed.status == "error" and failed.error is not None and failed.error.code == "HANDLER_ERROR"
+        assert "hunter2" not in failed.error.message
+        await transport.aclose()
+    await server.close()
+
+
+async def test_token_required_and_nothing_runs_without_it() -> None:
+    """RT-6: a missing or wrong bearer token gives 401 and the handler never runs."""
+    calls: list[Any] = []
+
+    async def record(input: Any) -> Any:
+        calls.append(input)
+        return input
+
+    server = create_ditto(workers=[WorkerDefinition("R", {"R.REC": record})])
+    async with serve_app(create_worker_http_app(server, token=TOKEN)) as url:
+        async with httpx.AsyncClient(base_url=url) as client:
+            body = {"node": "R.REC", "input": 1}
+            assert (await client.post("/v1/invoke", json=body)).status_code == 401
+            wrong = await client.post("/v1/invoke", json=body, headers={"authorization": "Bearer nope"})
+            assert wrong.status_code == 401 and wrong.json()["error"]["code"] == "UNAUTHORIZED"
+            assert (await client.get("/v1/workers")).status_code == 401
+            assert (await client.get("/healthz")).status_code == 200
+        assert calls == []
+        transport = create_http_transport(id="bad", url=url, token="wrong-token")
+        caller = create_ditto(transports=[transport])
+        caller.register_remote(address="x", transport_id="bad", capabilities=["R.REC"])
+        with pytest.raises(TransportError) as refused:
+            await caller.invoke("R.REC", 1)
+        assert refused.value.code == "TRANSPORT_UNAUTHORIZED" and calls == []
+        await transport.aclose()
+
+
+async def test_bad_requests_get_documented_statuses() -> None:
+    """RT-6: body over the cap → 413, malformed JSON → 400, bad shape → 400, unknown node → 404."""
+    server = create_ditto(workers=make())
+    async with serve_app(create_worker_http_app(server, token=TOKEN, max_body_bytes=1024)) as url:
+        headers = {"authorization": f"Bearer {TOKEN}", "content-type": "application/json"}
+        async with httpx.AsyncClient(base_url=url, headers=headers) as client:
+            big = await client.post("/v1/invoke", content=json.dumps({"node": "TEST.ECHO", "input": "x" * 5000}))
+            assert big.status_code == 413 and big.json()["error"]["code"] == "PAYLOAD_TOO_LARGE"
+
+            async def chunks() -> Any:  # no Content-Length: the cap is enforced while streaming
+                for _ in range(10):
+                    yield b"x" * 200
+
+            streamed = await client.post("/v1/invoke", content=chunks())
+            assert streamed.status_code == 413
+            malformed = await client.post("/v1/invoke", content=b"{not json")
+            assert malformed.status_code == 400 and malformed.json()["error"]["code"] == "INVALID_JSON"
+            for body in ([], {"input": 1}, {"node": 5, "input": 1}, {"node": "TEST.ECHO"},
+                         {"node": "TEST.ECHO", "input": 1, "timeoutMs": -5}):
+                shaped = await client.post("/v1/invoke", json=body)
+                assert shaped.status_code == 400 and shaped.json()["error"]["code"] == "INVALID_REQUEST"
+            unknown = await client.post("/v1/invoke", json={"node": "NOPE.X", "input": 1})
+            assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "UNKNOWN_NODE"
+            ok = await client.post("/v1/invoke", json={"node": "TEST.ECHO", "input": 7})
+            assert ok.status_code == 200 and ok.json()["output"] == 7 and ok.json()["status"] == "success"
+
+
+async def test_non_serialisable_output_is_an_error_result() -> None:
+    """RT-6: a handler output that JSON cannot carry becomes OUTPUT_NOT_SERIALIZABLE; the server keeps serving."""
+    server = create_ditto(workers=make())
+    async with serve_app(create_worker_http_app(server, token=TOKEN)) as url:
+        transport = create_http_transport(id="svc", url=url, token=TOKEN)
+        caller = create_ditto(transports=[transport])
+        (worker,) = await transport.workers()
+        caller.register_remote(address=worker["address"], transport_id="svc", capabilities=worker["capabilities"])
+        bad = await caller.invoke("TEST.BAD_OUTPUT", None)
+        assert bad.status == "error" and bad.error is not None and bad.error.code == "OUTPUT_NOT_SERIALIZABLE"
+        assert (await caller.invoke("TEST.ECHO", 1)).output == 1
+        with pytest.raises(TransportError) as unsendable:
+            await caller.invoke("TEST.ECHO", {"x": object()})
+        assert unsendable.value.code == "TRANSPORT_INVALID_INPUT"
+        await transport.aclose()
+
+
+async def test_client_timeout_and_cancel_stop_waiting_only() -> None:
+    """RT-6: a client timeout or signal returns timeout/cancelled at once; the server finishes its call."""
+    finished = asyncio.Event()
+
+    async def slow(_input: Any, ctx: ExecutionContext) -> str:
+        await asyncio.sleep(0.3)
+        finished.set()
+        return "late"
+
+    server = create_ditto(workers=[WorkerDefinition("S", {"S.SLOW": slow})])
+    async with serve_app(create_worker_http_app(server, token=TOKEN)) as url:
+        transport = create_http_transport(id="svc", url=url, token=TOKEN)
+        caller = create_ditto(transports=[transport])
+        caller.register_remote(address=(await transport.workers())[0]["address"], transport_id="svc",
+                               capabilities=["S.SLOW"])
+        timed = await caller.invoke("S.SLOW", None, timeout=0.05)
+        assert timed.status == "timeout" and timed.error is not None and timed.error.code == "TIMEOUT"
+        await asyncio.wait_for(finished.wait(), 2)
+        await transport.aclose()
+
+
+async def test_unreachable_replica_raises_transport_error() -> None:
+    """RT-6: a replica nobody listens on raises TransportError(TRANSPORT_UNAVAILABLE)."""
+    from ..support.net import free_port
+
+    transport = create_http_transport(id="gone", url=f"http://127.0.0.1:{free_port()}", token=TOKEN)
+    caller = create_ditto(transports=[transport])
+    caller.register_remote(address="x", transport_id="gone", capabilities=["TEST.ECHO"])
+    with pytest.raises(TransportError) as raised:
+        await caller.invoke("TEST.ECHO", 1)
+    assert raised.value.code == "TRANSPORT_UNAVAILABLE"
+    with pytest.raises(RegistrationError):
+        caller.register_remote(address="x", transport_id="missing", capabilities=["TEST.ECHO"])
+    with pytest.raises(RegistrationError):
+        caller.register_remote(address="x", transport_id="gone", capabilities=[])
+    with pytest.raises(RegistrationError):
+        create_ditto(transports=[transport, transport])
+    await transport.aclose()
+
+
+async def test_local_first_then_remote() -> None:
+    """RT-5: a local replica is preferred; when it is full the call goes to the remote tier."""
+    gate = asyncio.Event()
+
+    async def where(_input: Any) -> str:
+        await gate.wait()
+        return f"local-{os.getpid()}"
+
+    server = create_ditto(workers=make())
+    async with serve_app(create_worker_http_app(server, token=TOKEN)) as url:
+        transport = create_http_transport(id="svc", url=url, token=TOKEN)
+        caller = create_ditto(workers=[WorkerDefinition("TEST", {"TEST.ECHO": where}, concurrency=1)],
+                              transports=[transport])
+        caller.register_remote(address=(await transport.workers())[0]["address"], transport_id="svc",
+                               capabilities=["TEST.ECHO"])
+        held = asyncio.create_task(caller.invoke("TEST.ECHO", "a"))
+        await asyncio.sleep(0.01)
+        overflow = await caller.invoke("TEST.ECHO", "remote")
+        assert overflow.output == "remote"  # served by the remote echo, not the busy local one
+        gate.set()
+        assert str((await held).output).startswith("local-")
+        await transport.aclose()
+
+
+async def test_two_replica_processes_round_robin_and_death_mid_call() -> None:
+    """RT-6/RT-5: two `ditto serve` processes behind one caller alternate; a replica killed mid-call
+    surfaces as TransportError(TRANSPORT_FAILED) and the surviving replica keeps serving."""
+    spec = "tests.runtime.workers:make"
+    with ditto_serve([spec], TOKEN) as (url_a, proc_a), ditto_serve([spec], TOKEN) as (url_b, proc_b):
+        transports = [create_http_transport(id="a", url=url_a, token=TOKEN),
+                      create_http_transport(id="b", url=url_b, token=TOKEN)]
+        caller = create_ditto(transports=transports)
+        for transport in transports:
+            (worker,) = await transport.workers()
+            caller.register_remote(address=worker["address"], transport_id=transport.id,
+                                   capabilities=worker["capabilities"])
+        pids = [(await caller.invoke("TEST.PID", None)).output["pid"] for _ in range(6)]
+        assert set(pids) == {proc_a.pid, proc_b.pid}
+        assert pids[0::2] == [pids[0]] * 3 and pids[1::2] == [pids[1]] * 3
+
+        # The next call goes to the replica at pids[0]; kill that process while it is busy.
+        victim = proc_a if pids[0] == proc_a.pid else proc_b
+        call = asyncio.create_task(caller.invoke("TEST.SLEEP", {"ms": 3000}))
+        await asyncio.sleep(0.5)
+        os.kill(victim.pid, signal.SIGKILL)
+        with pytest.raises(TransportError) as died:
+            await asyncio.wait_for(call, 10)
+        assert died.value.code == "TRANSPORT_FAILED"
+        survivor = proc_b if victim is proc_a else proc_a
+        # No automatic retry or failover: the dead replica's turn raises, the survivor's turn succeeds.
+        outcomes: list[object] = []
+        for _ in range(2):
+            try:
+                outcomes.append((await caller.invoke("TEST.PID", None)).output["pid"])
+            except TransportError as error:
+                outcomes.append(error.code)
+        assert sorted(map(str, outcomes)) == sorted([str(survivor.pid), "TRANSPORT_UNAVAILABLE"])
+        for transport in transports:
+            await transport.aclose()
+
+
+async def test_remote_replica_rejects_when_full() -> None:
+    """RT-3/RT-6: the receiving runtime enforces its replica's concurrency and answers rejected."""
+    gate = asyncio.Event()
+
+    async def hold(_input: Any) -> str:
+        await gate.wait()
+        return "ok"
+
+    server = create_ditto(workers=[WorkerDefinition("H", {"H.HOLD": hold}, concurrency=1)])
+    async with serve_app(create_worker_http_app(server, token=TOKEN)) as url:
+        transport = create_http_transport(id="svc", url=url, token=TOKEN)
+        caller = create_ditto(transports=[transport])
+        caller.register_remote(address=(await transport.workers())[0]["address"], transport_id="svc",
+                               capabilities=["H.HOLD"])
+        first = asyncio.create_task(caller.invoke("H.HOLD", None))
+        await asyncio.sleep(0.05)
+        second = await caller.invoke("H.HOLD", None)
+        assert second.status == "rejected" and second.error is not None and second.error.code == "WORKER_BUSY"
+        gate.set()
+        assert (await first).output == "ok"
+        await transport.aclose()
+
+
+async def test_closed_server_runtime_answers_503() -> None:
+    """RT-6: after runtime.close() the app refuses new calls (TransportError TRANSPORT_UNAVAILABLE)."""
+    server = create_ditto(workers=make())
+    async with serve_app(create_worker_http_app(server, token=TOKEN)) as url:
+        transport = create_http_transport(id="svc", url=url, token=TOKEN)
+        caller = create_ditto(transports=[transport])
+        caller.register_remote(address=(await transport.workers())[0]["address"], transport_id="svc",
+                               capabilities=["TEST.ECHO"])
+        await server.close()
+        with pytest.raises(TransportError) as closed:
+            await caller.invoke("TEST.ECHO", 1)
+        assert closed.value.code == "TRANSPORT_UNAVAILABLE"
+        await transport.aclose()
+
+
+async def test_wrong_address_is_unknown_node() -> None:
+    """RT-6: a call for an address the server does not host is refused (404 → RoutingError)."""
+    server = create_ditto(workers=make())
+    async with serve_app(create_worker_http_app(server, token=TOKEN)) as url:
+        transport = create_http_transport(id="svc", url=url, token=TOKEN)
+        caller = create_ditto(transports=[transport])
+        caller.register_remote(address="TEST@elsewhere#1", transport_id="svc", capabilities=["TEST.ECHO"])
+        with pytest.raises(RoutingError):
+            await caller.invoke("TEST.ECHO", 1)
+        await transport.aclose()
+
+
+def test_app_requires_token() -> None:
+    """RT-6: the app cannot be created without a token."""
+    with pytest.raises(ValueError):
+        create_worker_http_app(create_ditto(), token="")

@@ -1,0 +1,48 @@
+"""Start ``ditto serve`` in its own OS process (a real uvicorn worker service)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from .net import free_port, wait_http_ok
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@contextmanager
+def ditto_serve(workers: Sequence[str], token: str, *, config: Path | None = None,
+                env: dict[str, str] | None = None) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """Yield ``(url, process)`` for a running ``ditto serve``; kill it on exit."""
+    port = free_port()
+    args = [sys.executable, "-m", "ditto", "serve", "--host", "127.0.0.1", "--port", str(port)]
+    for spec in workers:
+        args += ["--worker", spec]
+    if config is not None:
+        args += ["--config", str(config)]
+    process_env = {**os.environ, "DITTO_TRANSPORT_HTTP_WORKER_TOKEN": token, **(env or {})}
+    process = subprocess.Popen(args, cwd=ROOT, env=process_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        try:
+            wait_http_ok(f"{url}/healthz")
+        except TimeoutError:
+            process.kill()
+            _, err = process.communicate(timeout=5)
+            raise RuntimeError(f"ditto serve did not start: {err.decode(errors='replace')[-2000:]}") from None
+        yield url, process
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
