@@ -13,7 +13,6 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 
-
 from .errors import DittoError
 
 __all__ = ["AbortController", "CancelSignal", "CancelledBySignal"]
