@@ -1,0 +1,117 @@
+"""Default layering for RETRIEVAL (seed 000 "Provider 参数决定候选池与计算成本").
+
+* Final ``limit``: request → worker/SDK defaults → runtime YAML → 10.
+* Provider numbers (``embedding.batch_size``, ``hybrid.candidate_limit``,
+  ``hybrid.rrf_k``, ``rerank.candidate_limit``): constructor option → the
+  merged defaults in ``RetrievalExecutionContext.defaults`` (worker defaults,
+  then YAML) → built-in value.
+
+The merge is done once per worker/SDK (not per call), so the hot path reads a
+frozen model and never touches a file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from .errors import INVALID_INPUT, RetrievalError
+from .types import (
+    DEFAULT_SEARCH_LIMIT,
+    RetrievalDefaults,
+    RetrievalEmbeddingDefaults,
+    RetrievalExecutionContext,
+    RetrievalHybridDefaults,
+    RetrievalRerankDefaults,
+)
+
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "DEFAULT_CANDIDATE_LIMIT",
+    "DEFAULT_RRF_K",
+    "DEFAULT_SEARCH_LIMIT",
+    "coerce_defaults",
+    "merge_defaults",
+    "pick_number",
+    "resolve_limit",
+]
+
+DEFAULT_BATCH_SIZE = 64
+DEFAULT_CANDIDATE_LIMIT = 100
+DEFAULT_RRF_K = 60
+
+_SECTIONS: dict[str, type[BaseModel]] = {
+    "embedding": RetrievalEmbeddingDefaults,
+    "hybrid": RetrievalHybridDefaults,
+    "rerank": RetrievalRerankDefaults,
+}
+
+T = TypeVar("T")
+
+
+def coerce_defaults(value: Any) -> RetrievalDefaults:
+    """Accept ``None``, :class:`RetrievalDefaults`, a mapping (camelCase or snake_case),
+    ``config.retrieval`` (``RetrievalWorkerConfig``) or a whole ``RuntimeConfig``."""
+    if value is None:
+        return RetrievalDefaults()
+    if isinstance(value, RetrievalDefaults):
+        return value
+    retrieval_section = getattr(value, "retrieval", None)
+    if isinstance(value, BaseModel) and isinstance(retrieval_section, BaseModel):  # RuntimeConfig
+        value = retrieval_section
+    if isinstance(value, BaseModel):
+        value = value.model_dump(exclude_none=True)
+    if not isinstance(value, Mapping):
+        raise RetrievalError(INVALID_INPUT, "retrieval defaults must be an object")
+    try:
+        return RetrievalDefaults.model_validate(dict(value), strict=False)
+    except ValidationError:
+        raise RetrievalError(INVALID_INPUT, "retrieval defaults are invalid") from None
+
+
+def merge_defaults(*layers: Any) -> RetrievalDefaults:
+    """Merge layers field by field; the first layer that sets a value wins."""
+    models = [coerce_defaults(layer) for layer in layers if layer is not None]
+    if not models:
+        return RetrievalDefaults()
+    if len(models) == 1:
+        return models[0]
+    merged: dict[str, Any] = {}
+    search_limit = next((m.search_limit for m in models if m.search_limit is not None), None)
+    if search_limit is not None:
+        merged["search_limit"] = search_limit
+    for name, section_type in _SECTIONS.items():
+        section: dict[str, Any] = {}
+        for field in section_type.model_fields:
+            for model in models:
+                part = getattr(model, name)
+                if part is not None and getattr(part, field) is not None:
+                    section[field] = getattr(part, field)
+                    break
+        if section:
+            merged[name] = section_type(**section)
+    return RetrievalDefaults(**merged)
+
+
+def resolve_limit(request_limit: int | None, defaults: RetrievalDefaults) -> int:
+    """Request → merged defaults (worker, then YAML) → 10."""
+    if request_limit is not None:
+        return request_limit
+    if defaults.search_limit is not None:
+        return defaults.search_limit
+    return DEFAULT_SEARCH_LIMIT
+
+
+def pick_number(constructor: int | None, context: RetrievalExecutionContext | None, section: str, field: str,
+                builtin: int) -> int:
+    """Constructor option → ``context.defaults.<section>.<field>`` → built-in."""
+    if constructor is not None:
+        return constructor
+    if context is not None:
+        part = getattr(context.defaults, section, None)
+        value = getattr(part, field, None) if part is not None else None
+        if isinstance(value, int):
+            return value
+    return builtin

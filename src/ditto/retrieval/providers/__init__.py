@@ -1,0 +1,1 @@
+"""Search providers. Import the module you need; this package imports nothing heavy."""

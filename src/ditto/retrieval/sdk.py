@@ -1,0 +1,137 @@
+"""``create_retrieval`` (RET-2): the direct SDK, and the search core the worker reuses.
+
+``execute_search`` is the one implementation: validate input (RET-1) → pick
+the limit → resolve the provider (RET-3) → call it with the signal and merged
+defaults → validate the output (RET-4). It raises ``RetrievalError`` only.
+``Retrieval.search`` wraps it into a ``NodeResult`` and never raises for a
+provider's failure; the worker handler lets the runtime do the wrapping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from ..runtime import NodeError, NodeResult
+from ..signal import CancelledBySignal, CancelSignal
+from ._cancel import await_with_signal, check_signal
+from .defaults import coerce_defaults, merge_defaults, resolve_limit
+from .errors import (
+    BACKEND_ERROR,
+    CANCELLED,
+    INVALID_INPUT,
+    PROVIDER_UNAVAILABLE,
+    TIMEOUT,
+    RetrievalError,
+)
+from .registry import StrategyBoundProvider
+from .types import (
+    RetrievalDefaults,
+    RetrievalExecutionContext,
+    RetrievalProviderRegistry,
+    RetrievalSearchOutput,
+)
+from .validation import parse_search_input, validate_search_output
+
+__all__ = ["RETRIEVAL_SEARCH", "Retrieval", "create_retrieval", "execute_search"]
+
+RETRIEVAL_SEARCH = "RETRIEVAL.SEARCH"
+
+
+def _as_retrieval_error(error: BaseException) -> RetrievalError:
+    """Map anything a provider raised onto a public RetrievalError (backend text hidden)."""
+    if isinstance(error, RetrievalError):
+        return error
+    if isinstance(error, CancelledBySignal):
+        return RetrievalError(TIMEOUT if error.code == "TIMEOUT" else CANCELLED,
+                              "The retrieval deadline passed" if error.code == "TIMEOUT"
+                              else "The retrieval was cancelled")
+    if isinstance(error, TimeoutError):
+        return RetrievalError(TIMEOUT, "The retrieval backend timed out")
+    return RetrievalError(BACKEND_ERROR, "The retrieval backend failed")
+
+
+async def execute_search(registry: RetrievalProviderRegistry, raw_input: Any, defaults: RetrievalDefaults,
+                         signal: CancelSignal | None) -> RetrievalSearchOutput:
+    """Run one RETRIEVAL.SEARCH; raises :class:`RetrievalError` for every failure."""
+    request = parse_search_input(raw_input)
+    limit = resolve_limit(request.limit, defaults)
+    check_signal(signal)
+    resolve = getattr(registry, "resolve", None)
+    if not callable(resolve):
+        raise RetrievalError(PROVIDER_UNAVAILABLE, "the retrieval registry has no resolve method")
+    try:
+        provider = resolve(request.target, request.strategy)
+    except Exception as error:  # a custom registry may raise anything
+        raise _as_retrieval_error(error) from None
+    search = getattr(provider, "search", None)
+    if not callable(search):
+        raise RetrievalError(PROVIDER_UNAVAILABLE, "the retrieval provider has no search method")
+    strategy = provider.strategy if isinstance(provider, StrategyBoundProvider) else request.strategy
+    call_input = request if request.limit == limit else request.model_copy(update={"limit": limit})
+    context = RetrievalExecutionContext.model_construct(signal=signal, defaults=defaults)
+    try:
+        raw_output = await search(call_input, context)
+    except asyncio.CancelledError:
+        raise
+    except Exception as error:
+        raise _as_retrieval_error(error) from None
+    return validate_search_output(raw_output, request, limit=limit, strategy=strategy)
+
+
+def _context_signal(context: RetrievalExecutionContext | Mapping[str, Any] | None) -> CancelSignal | None:
+    if context is None:
+        return None
+    signal = context.get("signal") if isinstance(context, Mapping) else getattr(context, "signal", None)
+    if signal is not None and not isinstance(signal, CancelSignal):
+        raise RetrievalError(INVALID_INPUT, "context.signal must be a CancelSignal")
+    return signal
+
+
+class Retrieval:
+    """The direct SDK returned by :func:`create_retrieval`; only ``search``.
+
+    It validates and wraps exactly like the worker but does not limit
+    concurrency (that is a worker setting).
+    """
+
+    __slots__ = ("_defaults", "_providers")
+
+    def __init__(self, providers: RetrievalProviderRegistry, defaults: Any = None) -> None:
+        self._providers = providers
+        self._defaults = coerce_defaults(defaults)
+
+    @property
+    def providers(self) -> RetrievalProviderRegistry:
+        return self._providers
+
+    async def search(self, input: Any, runtime_defaults: Any = None,
+                     context: RetrievalExecutionContext | Mapping[str, Any] | None = None
+                     ) -> NodeResult[RetrievalSearchOutput]:
+        """Search and return a ``NodeResult`` (success/error/cancelled/timeout).
+
+        ``runtime_defaults`` is a fallback layer *below* the factory defaults
+        (e.g. ``config.retrieval``); ``context`` carries the ``signal`` only:
+        its ``defaults`` are replaced by the merged factory/runtime defaults.
+        """
+        execution_id = uuid.uuid4().hex
+        try:
+            signal = _context_signal(context)
+            defaults = merge_defaults(self._defaults, runtime_defaults) if runtime_defaults is not None \
+                else self._defaults
+            output = await await_with_signal(execute_search(self._providers, input, defaults, signal), signal)
+        except RetrievalError as error:
+            return NodeResult(execution_id, RETRIEVAL_SEARCH, error.status, error=NodeError(error.code, error.message))
+        return NodeResult(execution_id, RETRIEVAL_SEARCH, "success", output)
+
+    def __repr__(self) -> str:
+        return f"<Retrieval providers={self._providers!r}>"
+
+
+def create_retrieval(providers: RetrievalProviderRegistry, defaults: Any = None) -> Retrieval:
+    """The direct SDK (RET-2). ``defaults`` may be ``config.retrieval`` or a RetrievalDefaults."""
+    if providers is None or not callable(getattr(providers, "resolve", None)):
+        raise RetrievalError(PROVIDER_UNAVAILABLE, "create_retrieval needs providers with a resolve method")
+    return Retrieval(providers, defaults)
