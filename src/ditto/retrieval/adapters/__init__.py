@@ -1,0 +1,1 @@
+"""Optional adapters between RETRIEVAL and other workers (import the submodule you need)."""

@@ -1,0 +1,199 @@
+"""Hybrid search (RET-6): concurrent branches fused by weighted Reciprocal Rank Fusion.
+
+``rrf_fuse`` is the pure algorithm: a record's fused score is
+``Σ_branch weight / (rrf_k + rank)`` with ``rank`` counted from 1 in each
+branch it appears in. Raw branch scores are never added (they live on
+different scales). Ties keep first-seen order (branch order, then rank), so
+results are deterministic.
+
+``create_hybrid_search_provider`` queries every branch concurrently with a pool
+of at least ``max(request.limit, candidate_limit)`` candidates, waits for *all*
+branches, and fails the whole call if any branch failed (the first failing
+branch's error, in branch order; other exceptions become
+``RETRIEVAL_BACKEND_ERROR``). Records are identified by ``key``: default
+``(source.target, id or source.ref)``; a candidate with neither id nor ref,
+and no ``key`` function, is ``RETRIEVAL_INVALID_BACKEND_OUTPUT``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from .._cancel import check_signal
+from ..defaults import DEFAULT_CANDIDATE_LIMIT, DEFAULT_RRF_K, pick_number
+from ..errors import BACKEND_ERROR, INVALID_BACKEND_OUTPUT, INVALID_INPUT, RetrievalError
+from ..types import (
+    RetrievalCandidate,
+    RetrievalExecutionContext,
+    RetrievalSearchInput,
+    RetrievalSearchOutput,
+    RetrievalSearchProvider,
+)
+from ..validation import parse_search_output
+
+__all__ = [
+    "CandidateKey",
+    "HybridBranch",
+    "HybridSearchProvider",
+    "create_hybrid_search_provider",
+    "default_candidate_key",
+    "rrf_fuse",
+]
+
+T = TypeVar("T")
+CandidateKey = Callable[[RetrievalCandidate], Hashable]
+
+
+def _positive_int(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise RetrievalError(INVALID_INPUT, f"{name} must be a positive integer")
+    return value
+
+
+def _positive_weight(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise RetrievalError(INVALID_INPUT, "branch weights must be positive finite numbers")
+    return float(value)
+
+
+def rrf_fuse(rankings: Sequence[Sequence[T]], *, key: Callable[[T], Hashable],
+             weights: Sequence[float] | None = None, rrf_k: int = DEFAULT_RRF_K) -> list[tuple[T, float]]:
+    """Weighted RRF over ranked lists; returns ``(first-seen item, fused score)`` best first.
+
+    Within one list only an item's first (best) occurrence counts.
+    """
+    rrf_k = _positive_int(rrf_k, "rrf_k")
+    if weights is None:
+        weights = [1.0] * len(rankings)
+    if len(weights) != len(rankings):
+        raise RetrievalError(INVALID_INPUT, "rrf_fuse needs one weight per ranking")
+    checked = [_positive_weight(w) for w in weights]
+    scores: dict[Hashable, float] = {}
+    first: dict[Hashable, T] = {}
+    for ranking, weight in zip(rankings, checked, strict=True):
+        seen: set[Hashable] = set()
+        for rank, item in enumerate(ranking, start=1):
+            k = key(item)
+            if k in seen:
+                continue
+            seen.add(k)
+            if k not in first:
+                first[k] = item
+                scores[k] = 0.0
+            scores[k] += weight / (rrf_k + rank)
+    order = sorted(first, key=lambda k: -scores[k])  # stable: ties keep first-seen order
+    return [(first[k], scores[k]) for k in order]
+
+
+def default_candidate_key(candidate: RetrievalCandidate) -> Hashable:
+    """``(source.target, id or source.ref)``; refuses candidates with neither id nor ref."""
+    source = candidate.source
+    ident = candidate.id if candidate.id is not None else (source.ref if source is not None else None)
+    if ident is None:
+        raise RetrievalError(INVALID_BACKEND_OUTPUT,
+                             "hybrid fusion needs a candidate id or source.ref (or an explicit key function)")
+    return (source.target if source is not None else None, ident)
+
+
+@dataclass(frozen=True, slots=True)
+class HybridBranch:
+    """One branch: a provider, its RRF ``weight`` and the ``strategy`` it is asked for."""
+
+    provider: RetrievalSearchProvider
+    weight: float = 1.0
+    strategy: str | None = None
+    name: str | None = None
+
+
+def _as_branch(value: Any) -> HybridBranch:
+    if isinstance(value, HybridBranch):
+        branch = value
+    elif isinstance(value, Mapping):
+        branch = HybridBranch(**dict(value))
+    else:
+        branch = HybridBranch(value)
+    if not callable(getattr(branch.provider, "search", None)):
+        raise RetrievalError(INVALID_INPUT, "every hybrid branch needs a provider with a search method")
+    _positive_weight(branch.weight)
+    return branch
+
+
+class HybridSearchProvider:
+    """The provider built by :func:`create_hybrid_search_provider`."""
+
+    def __init__(self, branches: Sequence[HybridBranch], candidate_limit: int | None, rrf_k: int | None,
+                 key: CandidateKey | None) -> None:
+        self.branches = tuple(branches)
+        self.candidate_limit = candidate_limit
+        self.rrf_k = rrf_k
+        self.key = key
+
+    async def _branch(self, branch: HybridBranch, request: RetrievalSearchInput,
+                      context: RetrievalExecutionContext | None, pool: int) -> tuple[RetrievalCandidate, ...]:
+        output = parse_search_output(await branch.provider.search(request, context))
+        if len(output.candidates) > pool:
+            raise RetrievalError(INVALID_BACKEND_OUTPUT, "a hybrid branch returned more candidates than asked")
+        return output.candidates
+
+    async def search(self, input: RetrievalSearchInput, context: RetrievalExecutionContext | None = None
+                     ) -> RetrievalSearchOutput:
+        signal = context.signal if context else None
+        check_signal(signal)
+        limit = input.limit or 10
+        pool = max(limit, pick_number(self.candidate_limit, context, "hybrid", "candidate_limit",
+                                      DEFAULT_CANDIDATE_LIMIT))
+        rrf_k = _positive_int(pick_number(self.rrf_k, context, "hybrid", "rrf_k", DEFAULT_RRF_K), "rrf_k")
+        requests = [input.model_copy(update={"limit": pool, "strategy": branch.strategy})
+                    for branch in self.branches]
+        results = await asyncio.gather(
+            *(self._branch(branch, request, context, pool) for branch, request in zip(self.branches, requests,
+                                                                                         strict=True)),
+            return_exceptions=True)
+        for result in results:  # every branch has finished here; report the first failure in branch order
+            if isinstance(result, asyncio.CancelledError):
+                raise result
+            if isinstance(result, RetrievalError):
+                raise result
+            if isinstance(result, BaseException):
+                if isinstance(result, TimeoutError):
+                    raise RetrievalError("RETRIEVAL_TIMEOUT", "a hybrid branch timed out")
+                if not isinstance(result, Exception):
+                    raise result
+                raise RetrievalError(BACKEND_ERROR, "a hybrid branch failed")
+        check_signal(signal)
+        rankings = [r for r in results if not isinstance(r, BaseException)]
+        fused = rrf_fuse(rankings, key=self.key or default_candidate_key,
+                         weights=[b.weight for b in self.branches], rrf_k=rrf_k)
+        candidates = tuple(candidate.model_copy(update={"score": score}) for candidate, score in fused[:limit])
+        return RetrievalSearchOutput.model_construct(candidates=candidates, target=input.target,
+                                                     strategy=input.strategy, metadata=None)
+
+    def __repr__(self) -> str:
+        return f"<HybridSearchProvider branches={len(self.branches)}>"
+
+
+def create_hybrid_search_provider(branches: Sequence[HybridBranch | RetrievalSearchProvider | Mapping[str, Any]],
+                                  *, candidate_limit: int | None = None, rrf_k: int | None = None,
+                                  key: CandidateKey | None = None) -> HybridSearchProvider:
+    """Fuse ``branches`` with weighted RRF.
+
+    ``candidate_limit`` (constructor → ``defaults.hybrid.candidate_limit`` → 100)
+    is a lower bound for each branch's pool, never a cap below ``limit``.
+    ``rrf_k`` (constructor → ``defaults.hybrid.rrf_k`` → 60) must be a positive
+    integer. A branch is a :class:`HybridBranch`, a ``{provider, weight?,
+    strategy?}`` mapping or a bare provider (weight 1).
+    """
+    checked = [_as_branch(branch) for branch in branches]
+    if not checked:
+        raise RetrievalError(INVALID_INPUT, "a hybrid provider needs at least one branch")
+    if candidate_limit is not None:
+        _positive_int(candidate_limit, "candidate_limit")
+    if rrf_k is not None:
+        _positive_int(rrf_k, "rrf_k")
+    if key is not None and not callable(key):
+        raise RetrievalError(INVALID_INPUT, "key must be a function of a candidate")
+    return HybridSearchProvider(checked, candidate_limit, rrf_k, key)
