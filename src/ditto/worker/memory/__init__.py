@@ -1,0 +1,57 @@
+"""MEMORY: long-term records owned by one worker (SPEC §3, MEM-1…MEM-3).
+
+``create_memory`` is the SDK, ``create_memory_worker`` registers the nodes
+MEMORY.WRITE / GET / SEARCH / DELETE, ``create_sqlite_memory_store`` is the
+default store (one SQLite file, WAL, FTS5 keyword search). The data types in
+:mod:`ditto.worker.memory.types` are what other packages depend on.
+"""
+
+from .sdk import Memory, create_memory
+from .sqlite_store import SqliteMemoryStore, create_sqlite_memory_store
+from .types import (
+    DittoMemoryError,
+    MemoryCallOptions,
+    MemoryDeleteInput,
+    MemoryGetInput,
+    MemoryItem,
+    MemoryResources,
+    MemorySearchHit,
+    MemorySearchInput,
+    MemorySearchProvider,
+    MemoryStore,
+    MemoryWriteInput,
+    MemoryWriteItem,
+)
+from .worker import (
+    MEMORY_WORKER_TYPE,
+    create_memory_worker,
+    memory_delete_node,
+    memory_get_node,
+    memory_search_node,
+    memory_write_node,
+)
+
+__all__ = [
+    "MEMORY_WORKER_TYPE",
+    "DittoMemoryError",
+    "Memory",
+    "MemoryCallOptions",
+    "MemoryDeleteInput",
+    "MemoryGetInput",
+    "MemoryItem",
+    "MemoryResources",
+    "MemorySearchHit",
+    "MemorySearchInput",
+    "MemorySearchProvider",
+    "MemoryStore",
+    "MemoryWriteInput",
+    "MemoryWriteItem",
+    "SqliteMemoryStore",
+    "create_memory",
+    "create_memory_worker",
+    "create_sqlite_memory_store",
+    "memory_delete_node",
+    "memory_get_node",
+    "memory_search_node",
+    "memory_write_node",
+]
