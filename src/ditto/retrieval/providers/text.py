@@ -1,0 +1,198 @@
+"""``create_text_search_provider``: keyword and BM25 search over the embedded index (RET-6).
+
+Strategies:
+
+* ``bm25`` — classic disjunctive BM25 (Lucene variant): any document sharing a term
+  with the query is a candidate, ranked by BM25.
+* ``keyword`` — conjunctive: only documents containing *every* query term, ranked by
+  BM25. Use it when a query is a set of required keywords.
+
+Candidates carry the document ``id``, its ``content``, the BM25 ``score``, ``source``
+``{target: <request target name>, ref: <document ref or id>}`` and the document's
+``metadata``. ``filter`` supports the shared filter language (see
+:mod:`ditto.retrieval.engines.filters`); anything else fails with
+``RETRIEVAL_INVALID_INPUT``. ``query.content`` must be a string. The provider reads no
+per-request ``options``.
+
+Searching a small index costs less than a thread hop, so it runs on the event loop;
+indexes with at least ``offload_threshold`` documents search in a worker thread. The
+lazy rebuild after changes always runs in a thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError
+
+from ...contracts import DittoModel
+from ..engines.analysis import TextAnalyzer
+from ..engines.bm25 import BM25Index, MatchMode, ProgressCallback, TextDocument
+from ..engines.filters import parse_filter
+from ..errors import INVALID_INPUT, STRATEGY_UNSUPPORTED, RetrievalError
+from ..types import (
+    RetrievalCandidate,
+    RetrievalCandidateSource,
+    RetrievalExecutionContext,
+    RetrievalSearchInput,
+    RetrievalSearchOutput,
+)
+from ._backend import check_signal, coerce_search_input, context_signal, resolve_limit
+
+__all__ = ["TextSearchOptions", "TextSearchProvider", "create_text_search_provider"]
+
+TextStrategy = Literal["bm25", "keyword"]
+_MODES: dict[str, MatchMode] = {"bm25": "any", "keyword": "all"}
+Progress = bool | ProgressCallback | None
+_SOURCE_CACHE_LIMIT = 200_000
+
+
+class TextSearchOptions(DittoModel):
+    """Constructor options of the text provider (analysis and BM25 parameters)."""
+
+    default_strategy: TextStrategy = "bm25"
+    k1: float = Field(default=1.2, ge=0, allow_inf_nan=False)
+    b: float = Field(default=0.75, ge=0, le=1)
+    stopwords: Literal["english", "none"] | tuple[str, ...] = "english"
+    stemmer: str | None = "english"
+    cjk: bool = True
+    offload_threshold: int = Field(default=50_000, ge=1)
+
+
+class TextSearchProvider:
+    """A ``RetrievalSearchProvider`` over a :class:`BM25Index` it owns (or was given)."""
+
+    strategies: tuple[str, ...] = ("bm25", "keyword")
+
+    def __init__(self, index: BM25Index, options: TextSearchOptions | None = None) -> None:
+        self._index = index
+        self._options = options if options is not None else TextSearchOptions()
+        self._default_mode = _MODES[self._options.default_strategy]
+        self._offload = self._options.offload_threshold
+        # Sources are immutable, so one object per (target, id, ref) is shared by all results.
+        self._sources: dict[tuple[str, str, str | None], RetrievalCandidateSource] = {}
+
+    @property
+    def index(self) -> BM25Index:
+        return self._index
+
+    @property
+    def options(self) -> TextSearchOptions:
+        return self._options
+
+    async def search(self, input: RetrievalSearchInput | Mapping[str, Any],
+                     context: RetrievalExecutionContext | None = None) -> RetrievalSearchOutput:
+        request = coerce_search_input(input)
+        signal = context_signal(context)
+        check_signal(signal)
+        query = request.query.content
+        if not isinstance(query, str):
+            raise RetrievalError(INVALID_INPUT, "The text provider needs query.content to be a string")
+        strategy = request.strategy
+        if strategy is None:
+            strategy, mode = self._options.default_strategy, self._default_mode
+        else:
+            found = _MODES.get(strategy)
+            if found is None:
+                raise RetrievalError(STRATEGY_UNSUPPORTED, "The text provider supports bm25 and keyword")
+            mode = found
+        conditions = parse_filter(request.filter) if request.filter else ()
+        limit = resolve_limit(request, context)
+        index = self._index
+        if index.dirty:
+            await asyncio.to_thread(index.refresh)
+            check_signal(signal)
+        if len(index) >= self._offload:
+            hits = await asyncio.to_thread(index.search, query, limit=limit, mode=mode, conditions=conditions)
+            check_signal(signal)
+        else:
+            hits = index.search(query, limit=limit, mode=mode, conditions=conditions)
+        target = request.target.name
+        sources = self._sources
+        if len(sources) > _SOURCE_CACHE_LIMIT:
+            sources.clear()
+        candidates = []
+        for document, score in hits:
+            key = (target, document.id, document.ref)
+            source = sources.get(key)
+            if source is None:
+                source = sources[key] = RetrievalCandidateSource.model_construct(
+                    target=target, ref=document.ref or document.id)
+            candidates.append(RetrievalCandidate.model_construct(
+                id=document.id, content=document.content, score=score, source=source,
+                metadata=document.metadata))
+        return RetrievalSearchOutput.model_construct(
+            candidates=tuple(candidates), strategy=strategy, target=request.target, metadata=None)
+
+    async def add_documents(self, documents: Iterable[TextDocument | Mapping[str, Any]], *,
+                            progress: Progress = None) -> int:
+        """Index (or replace) documents in a worker thread; ``progress`` as in the factory."""
+        batch = list(documents)
+        with _progress_callback(progress, len(batch)) as callback:
+            return await asyncio.to_thread(self._index.add, batch, progress=callback)
+
+    async def remove_documents(self, document_ids: Iterable[str]) -> int:
+        """Remove documents by id; the matrix is rebuilt lazily before the next search."""
+        return self._index.remove(list(document_ids))
+
+    async def save(self, directory: str | os.PathLike[str]) -> None:
+        await asyncio.to_thread(self._index.save, directory)
+
+    @classmethod
+    async def load(cls, directory: str | os.PathLike[str],
+                   options: TextSearchOptions | Mapping[str, Any] | None = None) -> TextSearchProvider:
+        """Open an index saved with :meth:`save` (its analysis and BM25 settings come with it)."""
+        index = await asyncio.to_thread(BM25Index.load, directory)
+        return create_text_search_provider(options=options, index=index)
+
+
+def create_text_search_provider(documents: Iterable[TextDocument | Mapping[str, Any]] | None = None,
+                                options: TextSearchOptions | Mapping[str, Any] | None = None, *,
+                                index: BM25Index | None = None, progress: Progress = None) -> TextSearchProvider:
+    """A keyword/BM25 provider over an embedded index.
+
+    ``documents`` are indexed at once (``progress=True`` shows a rich progress bar, a
+    callable receives ``(done, total)``). Pass ``index=`` to serve an existing
+    :class:`BM25Index` (e.g. ``BM25Index.load(dir)``); its own analysis and BM25
+    settings apply, so ``options`` may then only set strategy and offloading.
+    """
+    try:
+        resolved = options if isinstance(options, TextSearchOptions) else TextSearchOptions.model_validate(
+            options or {})
+    except ValidationError as error:
+        raise ValueError(f"invalid text search options: {error.errors(include_url=False)}") from None
+    if index is None:
+        stopwords: Any = None if resolved.stopwords == "none" else resolved.stopwords
+        analyzer = TextAnalyzer(stopwords=stopwords, stemmer=resolved.stemmer, cjk=resolved.cjk)
+        index = BM25Index(k1=resolved.k1, b=resolved.b, analyzer=analyzer)
+    elif resolved.model_fields_set & {"k1", "b", "stopwords", "stemmer", "cjk"}:
+        raise ValueError("k1, b and analysis options belong to the index when index= is given")
+    if documents is not None:
+        batch = list(documents)
+        with _progress_callback(progress, len(batch)) as callback:
+            index.add(batch, progress=callback)
+    return TextSearchProvider(index, resolved)
+
+
+@contextmanager
+def _progress_callback(progress: Progress, total: int) -> Iterator[ProgressCallback | None]:
+    if progress is None or progress is False:
+        yield None
+    elif progress is True:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        with Progress(TextColumn("Indexing"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                      transient=True) as bar:
+            task = bar.add_task("index", total=total)
+
+            def advance(done: int, _total: int) -> None:
+                bar.update(task, completed=done)
+
+            yield advance
+    else:
+        callback: Callable[[int, int], None] = progress
+        yield callback
