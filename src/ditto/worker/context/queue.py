@@ -1,0 +1,88 @@
+"""A bounded, per-scope serial operation queue (CX-13).
+
+Operations on the same scope run one after another in arrival order;
+different scopes run independently. It only orders work inside this process:
+cross-process safety still comes from the store's compare-and-set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from .errors import ContextError
+from .ports import ContextCallOptions
+from .scope import ContextScope, parse_scope, scope_tuple
+from .validation import MAX_SAFE_INTEGER, read_fields
+
+__all__ = ["DEFAULT_MAX_PENDING", "InProcessContextQueue", "create_context_operation_queue"]
+
+DEFAULT_MAX_PENDING = 1024
+
+T = TypeVar("T")
+_Key = tuple[str | None, str | None, str | None]
+
+
+class _Lane:
+    __slots__ = ("lock", "users")
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.users = 0
+
+
+class InProcessContextQueue:
+    """``enqueue(scope, operation, options)`` runs ``await operation()`` in its scope's turn.
+
+    Capacity counts waiting and running operations together; at capacity a new
+    call fails at once with QUEUE_FULL. A failed operation releases its slot
+    and does not block the ones behind it. Cancellation (``options.signal``) is
+    checked when enqueuing and again when the operation's turn comes; a
+    cancelled waiter keeps its slot until then, as in the seed.
+    """
+
+    def __init__(self, max_pending: int = DEFAULT_MAX_PENDING) -> None:
+        if isinstance(max_pending, bool) or not isinstance(max_pending, int) \
+                or not 1 <= max_pending <= MAX_SAFE_INTEGER:
+            raise ContextError("INVALID_INPUT", "maxPending must be a positive safe integer")
+        self.max_pending = max_pending
+        self._pending = 0
+        self._lanes: dict[_Key, _Lane] = {}
+
+    @property
+    def pending(self) -> int:
+        """Operations waiting or running now."""
+        return self._pending
+
+    async def enqueue(self, scope: ContextScope | Any, operation: Callable[[], Awaitable[T]],
+                      options: ContextCallOptions | None = None) -> T:
+        if not callable(operation):
+            raise ContextError("INVALID_INPUT", "operation must be an async function")
+        key = scope_tuple(parse_scope(scope))
+        if options is not None:
+            options.raise_if_aborted()
+        if self._pending >= self.max_pending:
+            raise ContextError("QUEUE_FULL", f"the context operation queue holds {self.max_pending} operations")
+        lane = self._lanes.get(key)
+        if lane is None:
+            lane = self._lanes[key] = _Lane()
+        lane.users += 1
+        self._pending += 1
+        try:
+            async with lane.lock:
+                if options is not None:
+                    options.raise_if_aborted()
+                return await operation()
+        finally:
+            self._pending -= 1
+            lane.users -= 1
+            if lane.users == 0:
+                del self._lanes[key]
+
+
+def create_context_operation_queue(options: Any = None, *, max_pending: int | None = None) -> InProcessContextQueue:
+    """Create a queue; ``options`` may be ``config.context.queue`` or ``{"maxPending": n}``."""
+    fields = {} if options is None else read_fields(options, ("max_pending",), "options")
+    return InProcessContextQueue(max_pending if max_pending is not None
+                                 else fields.get("max_pending", DEFAULT_MAX_PENDING))

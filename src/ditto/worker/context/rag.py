@@ -1,0 +1,121 @@
+"""``create_rag_strategy`` (CX-14): optional embed → retrieve → optional rank, first item per id.
+
+It is a SELECT strategy (``{kind: "rag"}``), not a node. Candidates' ``score``
+and ``metadata`` are *not* merged into items: an adapter that wants the
+default ranking to see a score writes it as ``metadata.relevance`` itself.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ...contracts import ContextItem, Reference
+from .errors import ContextError
+from .items import coerce_item
+from .ports import ContextCallOptions, call_port, port_method
+from .select import ContextSelectRequest, parse_select
+from .validation import read_fields, read_json
+
+__all__ = ["RagCandidate", "RagStageInput", "RagStrategyPipeline", "create_rag_strategy"]
+
+
+@dataclass(frozen=True, slots=True)
+class RagStageInput:
+    """What each stage receives: ``embedding`` is set for retrieve/rank, ``candidates`` for rank."""
+
+    query: Any
+    items: tuple[ContextItem, ...]
+    corpus: Reference | None = None
+    options: Mapping[str, Any] | None = None
+    embedding: Any = None
+    candidates: tuple[RagCandidate, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RagCandidate:
+    item: ContextItem
+    score: float | None = None
+    metadata: Mapping[str, Any] | None = None
+
+
+def _candidates(raw: Any, stage: str) -> tuple[RagCandidate, ...]:
+    if isinstance(raw, (str, bytes, Mapping)) or not isinstance(raw, Sequence):
+        raise ContextError("INVALID_PROVIDER_OUTPUT", f"RAG {stage} must return an array of candidates")
+    out: list[RagCandidate] = []
+    for index, value in enumerate(raw):
+        where = f"RAG {stage} output[{index}]"
+        if isinstance(value, RagCandidate):
+            fields: dict[str, Any] = {"item": value.item, "score": value.score, "metadata": value.metadata}
+        else:
+            fields = read_fields(value, ("item", "score", "metadata"), where, "INVALID_PROVIDER_OUTPUT")
+        if "item" not in fields or fields["item"] is None:
+            raise ContextError("INVALID_PROVIDER_OUTPUT", f"{where} has no item")
+        score = fields.get("score")
+        if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))
+                                  or not math.isfinite(score)):
+            raise ContextError("INVALID_PROVIDER_OUTPUT", f"{where}.score must be a finite number")
+        metadata = fields.get("metadata")
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise ContextError("INVALID_PROVIDER_OUTPUT", f"{where}.metadata must be an object")
+        out.append(RagCandidate(
+            coerce_item(fields["item"], f"{where}.item", "INVALID_PROVIDER_OUTPUT"),
+            None if score is None else float(score),
+            None if metadata is None else read_json(metadata, f"{where}.metadata", "INVALID_PROVIDER_OUTPUT"),
+        ))
+    return tuple(out)
+
+
+class RagStrategyPipeline:
+    """The object ``create_rag_strategy`` returns; pass it as ``services.rag_strategy``."""
+
+    def __init__(self, retrieve: Any, embed: Any = None, rank: Any = None) -> None:
+        self._retrieve = port_method(retrieve, "retrieve")
+        self._embed = None if embed is None else port_method(embed, "embed")
+        self._rank = None if rank is None else port_method(rank, "rank")
+
+    async def select(self, input: ContextSelectRequest | Any,
+                     options: ContextCallOptions | None = None) -> list[ContextItem]:
+        request = parse_select(input)
+        call_options = options or ContextCallOptions()
+        stage = RagStageInput(request.query, request.context.items, request.strategy.corpus,
+                              request.strategy.options)
+        if self._embed is not None:
+            call_options.raise_if_aborted()
+            embedding = await call_port(self._embed, (stage,), call_options)
+            stage = RagStageInput(stage.query, stage.items, stage.corpus, stage.options, embedding)
+        call_options.raise_if_aborted()
+        candidates = _candidates(await call_port(self._retrieve, (stage,), call_options), "retrieve")
+        if self._rank is not None:
+            call_options.raise_if_aborted()
+            ranked_input = RagStageInput(stage.query, stage.items, stage.corpus, stage.options, stage.embedding,
+                                         candidates)
+            candidates = _candidates(await call_port(self._rank, (ranked_input,), call_options), "rank")
+        seen: set[str] = set()
+        items: list[ContextItem] = []
+        for candidate in candidates:
+            if candidate.item.id not in seen:
+                seen.add(candidate.item.id)
+                items.append(candidate.item)
+        return items
+
+
+def _stage(value: Any, method: str, name: str) -> None:
+    if value is None:
+        return
+    if callable(value) or callable(getattr(value, method, None)) or (
+            isinstance(value, Mapping) and callable(value.get(method))):
+        return
+    raise ContextError("INVALID_INPUT", f"{name} must provide {method}()")
+
+
+def create_rag_strategy(*, retrieve: Any, embed: Any = None, rank: Any = None) -> RagStrategyPipeline:
+    """Build a RAG selection strategy from stage objects (or plain async functions)."""
+    if retrieve is None:
+        raise ContextError("INVALID_INPUT", "create_rag_strategy needs retrieve")
+    _stage(retrieve, "retrieve", "retrieve")
+    _stage(embed, "embed", "embed")
+    _stage(rank, "rank", "rank")
+    return RagStrategyPipeline(retrieve, embed, rank)

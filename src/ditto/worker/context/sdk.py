@@ -1,0 +1,241 @@
+"""``create_context`` (CX-1, CX-9): the direct SDK and the cache routing shared with the worker.
+
+A request with ``context`` is computed on that snapshot. A request with
+``scope`` reads the scope from the state store, computes, and (LOAD with
+sources, UPDATE, COMPRESS) commits with one compare-and-set on the version it
+read; a conflict is STATE_CONFLICT and is never retried here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal, overload
+
+from ...contracts import Context, ContextSelection
+from ...runtime import RuntimeClient
+from ...signal import CancelSignal
+from .compress import COMPRESS_FIELDS, compress_node
+from .errors import ContextError
+from .execution import ContextExecution, guard
+from .items import coerce_context, make_context
+from .load import LOAD_FIELDS, load_node
+from .policy import resolve_policy
+from .ports import ContextServices, StoredContext, call_port, port_method, resolve_services
+from .scope import ContextScope, parse_scope
+from .select import SELECT_FIELDS, select_node
+from .update import UPDATE_FIELDS, update_node
+from .validation import optional_str, read_fields
+
+__all__ = ["CONTEXT_NODES", "ContextClient", "ContextNode", "ContextOptions", "create_context", "resolve_options"]
+
+ContextNode = Literal["CONTEXT.LOAD", "CONTEXT.UPDATE", "CONTEXT.SELECT", "CONTEXT.COMPRESS"]
+CONTEXT_NODES: Final = ("CONTEXT.LOAD", "CONTEXT.UPDATE", "CONTEXT.SELECT", "CONTEXT.COMPRESS")
+
+_SCOPE_FIELDS: Final = ("scope", "expected_version")
+_NODE_FIELDS: Final = {
+    "CONTEXT.LOAD": LOAD_FIELDS + _SCOPE_FIELDS,
+    "CONTEXT.UPDATE": UPDATE_FIELDS + _SCOPE_FIELDS,
+    "CONTEXT.SELECT": SELECT_FIELDS + _SCOPE_FIELDS,
+    "CONTEXT.COMPRESS": COMPRESS_FIELDS + _SCOPE_FIELDS,
+}
+_NODE_FUNCTIONS: Final[Mapping[str, Callable[[Any, ContextExecution], Awaitable[Any]]]] = {
+    "CONTEXT.LOAD": load_node,
+    "CONTEXT.UPDATE": update_node,
+    "CONTEXT.SELECT": select_node,
+    "CONTEXT.COMPRESS": compress_node,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ContextOptions:
+    """Options of ``create_context`` / ``create_context_worker``.
+
+    ``redis`` is ``{"client": redis.asyncio client, "ttl_ms"?: int, "key_prefix"?: str}``
+    and may not be combined with ``services.state_store``. ``services_factory``
+    and ``concurrency`` apply to the worker only.
+    """
+
+    policy: Any = None
+    services: Any = None
+    redis: Any = None
+    services_factory: Callable[[], Any] | None = None
+    concurrency: int | None = None
+
+
+_OPTION_FIELDS: Final = ("policy", "services", "redis", "services_factory", "concurrency")
+
+
+def resolve_options(options: Any = None, **overrides: Any) -> ContextOptions:
+    """Options from a ``ContextOptions``, a dict, a ``RuntimeConfig`` or ``None``, plus keyword overrides."""
+    from ...config import RuntimeConfig
+
+    if isinstance(options, RuntimeConfig):
+        from .settings import context_options_from_config
+
+        options = context_options_from_config(options)
+    if options is None:
+        fields: dict[str, Any] = {}
+    elif isinstance(options, ContextOptions):
+        fields = {name: getattr(options, name) for name in _OPTION_FIELDS if getattr(options, name) is not None}
+    else:
+        fields = read_fields(options, _OPTION_FIELDS, "options")
+    fields.update({key: value for key, value in overrides.items() if value is not None})
+    return ContextOptions(**fields)
+
+
+def _with_redis(services: ContextServices, redis: Any) -> ContextServices:
+    if redis is None:
+        return services
+    if services.state_store is not None:
+        raise ContextError("INVALID_INPUT", "pass either redis or services.stateStore, not both")
+    from dataclasses import replace
+
+    from .stores.redis import create_redis_context_store
+
+    fields = read_fields(redis, ("client", "ttl_ms", "key_prefix"), "redis")
+    if fields.get("client") is None:
+        raise ContextError("INVALID_INPUT", "redis.client is required")
+    store = create_redis_context_store(fields["client"], ttl_ms=fields.get("ttl_ms"),
+                                       key_prefix=fields.get("key_prefix"))
+    return replace(services, state_store=store)
+
+
+def build_execution(policy: Any, services: Any, redis: Any) -> ContextExecution:
+    return ContextExecution(resolve_policy(policy), _with_redis(resolve_services(services), redis))
+
+
+def _stored(value: Any) -> StoredContext | None:
+    """Accept a store's answer as StoredContext, ``{"version", "context"}`` or None."""
+    if value is None:
+        return None
+    if isinstance(value, StoredContext):
+        version, context = value.version, value.context
+    elif isinstance(value, Mapping) and set(value) == {"version", "context"}:
+        version, context = value["version"], value["context"]
+    else:
+        raise ContextError("INVALID_STATE", "the state store returned an unexpected value")
+    if not isinstance(version, str) or not version:
+        raise ContextError("INVALID_STATE", "the state store returned no version")
+    items = coerce_context(context, "stored context", "INVALID_STATE")
+    trusted = context if isinstance(context, Context) and context.items is items else make_context(items)
+    return StoredContext.model_construct(version=version, context=trusted)
+
+
+class ContextClient:
+    """The CONTEXT SDK. Methods return ``Context`` / ``ContextSelection`` and raise ``ContextError``.
+
+    Every method takes an optional ``signal``; it reaches every service the
+    call uses (as ``ContextCallOptions``), and a cancelled call never commits.
+    """
+
+    def __init__(self, execution: ContextExecution) -> None:
+        self._execution = execution
+
+    @property
+    def execution(self) -> ContextExecution:
+        """The resolved policy and services (immutable)."""
+        return self._execution
+
+    async def load(self, input: Any, *, signal: CancelSignal | None = None) -> Context:
+        return await guard(self.run("CONTEXT.LOAD", input, signal), signal)
+
+    async def update(self, input: Any, *, signal: CancelSignal | None = None) -> Context:
+        return await guard(self.run("CONTEXT.UPDATE", input, signal), signal)
+
+    async def select(self, input: Any, *, signal: CancelSignal | None = None) -> ContextSelection:
+        return await guard(self.run("CONTEXT.SELECT", input, signal), signal)
+
+    async def compress(self, input: Any, *, signal: CancelSignal | None = None) -> Context:
+        return await guard(self.run("CONTEXT.COMPRESS", input, signal), signal)
+
+    @overload
+    async def execute(self, node: Literal["CONTEXT.SELECT"], input: Any, *,
+                      signal: CancelSignal | None = None) -> ContextSelection: ...
+
+    @overload
+    async def execute(self, node: Literal["CONTEXT.LOAD", "CONTEXT.UPDATE", "CONTEXT.COMPRESS"], input: Any, *,
+                      signal: CancelSignal | None = None) -> Context: ...
+
+    @overload
+    async def execute(self, node: str, input: Any, *,
+                      signal: CancelSignal | None = None) -> Context | ContextSelection: ...
+
+    async def execute(self, node: str, input: Any, *,
+                      signal: CancelSignal | None = None) -> Context | ContextSelection:
+        """Run any of the four leaves by name; another name is UNKNOWN_NODE."""
+        return await guard(self.run(node, input, signal), signal)
+
+    async def run(self, node: str, input: Any, signal: CancelSignal | None = None,
+                  runtime: RuntimeClient | None = None) -> Any:
+        """One call without the signal guard (the worker's runtime already provides it)."""
+        function = _NODE_FUNCTIONS.get(node) if isinstance(node, str) else None
+        if function is None:
+            raise ContextError("UNKNOWN_NODE", f"CONTEXT has no node {node!r}")
+        execution = self._execution.with_options(signal, runtime)
+        fields = read_fields(input, _NODE_FIELDS[node], "input")
+        raw_scope = fields.pop("scope", None)
+        expected = optional_str(fields.pop("expected_version", None), "expectedVersion")
+        if raw_scope is None:
+            if expected is not None:
+                raise ContextError("INVALID_INPUT", "expectedVersion needs a scope")
+            return await function(fields, execution)
+        if "context" in fields:
+            raise ContextError("INVALID_INPUT", "a cache request cannot also pass context")
+        scope = parse_scope(raw_scope)
+        if execution.services.state_store is None:
+            raise ContextError("STATE_STORE_UNAVAILABLE", "scope requests need redis or services.stateStore")
+
+        async def operation() -> Any:
+            return await self._scoped(node, fields, scope, expected, execution)
+
+        queue = execution.services.operation_queue
+        if queue is None:
+            return await operation()
+        return await call_port(port_method(queue, "enqueue"), (scope, operation), execution.options)
+
+    async def _scoped(self, node: str, fields: dict[str, Any], scope: ContextScope, expected: str | None,
+                      execution: ContextExecution) -> Any:
+        store = execution.services.state_store
+        if node == "CONTEXT.LOAD" and "sources" not in fields and fields:
+            raise ContextError("INVALID_INPUT", "resolveReferences needs sources")
+        execution.check()
+        current = _stored(await call_port(port_method(store, "get"), (scope,), execution.options))
+        if node == "CONTEXT.LOAD" and "sources" in fields:
+            if expected is not None and (current is None or current.version != expected):
+                raise ContextError("STATE_CONFLICT", "the scope's version changed or expired")
+            result = await load_node(fields, execution)
+            await self._commit(scope, None if current is None else current.version, result, execution)
+            return result
+        if current is None:
+            raise ContextError("CONTEXT_NOT_FOUND", "no cached context for this scope (missing or expired)")
+        if expected is not None and current.version != expected:
+            raise ContextError("STATE_CONFLICT", "the scope's version changed")
+        if node == "CONTEXT.LOAD":
+            return current.context
+        fields["context"] = current.context
+        if node == "CONTEXT.SELECT":
+            return await select_node(fields, execution)
+        function = update_node if node == "CONTEXT.UPDATE" else compress_node
+        result = await function(fields, execution)
+        await self._commit(scope, current.version, result, execution)
+        return result
+
+    @staticmethod
+    async def _commit(scope: ContextScope, version: str | None, context: Context,
+                      execution: ContextExecution) -> None:
+        execution.check()  # cancelled before persisting: nothing is written
+        store = execution.services.state_store
+        written = await call_port(port_method(store, "compare_and_set"), (scope, version, context),
+                                  execution.options)
+        if written is None:
+            raise ContextError("INVALID_STATE", "the state store returned nothing for a write")
+
+
+def create_context(options: Any = None, *, policy: Any = None, services: Any = None,
+                   redis: Any = None) -> ContextClient:
+    """Create the direct SDK. It opens no connection; only scope calls touch the cache."""
+    resolved = resolve_options(options, policy=policy, services=services, redis=redis)
+    if resolved.services_factory is not None or resolved.concurrency is not None:
+        raise ContextError("INVALID_INPUT", "servicesFactory and concurrency are worker options")
+    return ContextClient(build_execution(resolved.policy, resolved.services, resolved.redis))

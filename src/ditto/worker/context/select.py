@@ -1,0 +1,226 @@
+"""SELECT (CX-6): a projection of the working set for inference or long-term memory.
+
+The default strategy is a pure ranking (:func:`default_select`); the node then
+removes repeated ids, applies the item limit and skips items that do not fit
+the token budget, continuing with later ones. SELECT never writes anything.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel
+
+from ...contracts import Context, ContextItem, ContextSelection, Reference
+from .errors import ContextError
+from .execution import ContextExecution
+from .items import coerce_context, coerce_item, coerce_reference, facts, make_context, text_terms
+from .merge import check_inline
+from .policy import tighten
+from .ports import call_port, port_method
+from .validation import optional_str, read_fields, read_json, request_limit
+
+__all__ = [
+    "SELECT_FIELDS",
+    "ContextSelectRequest",
+    "ContextStrategy",
+    "default_select",
+    "fit_budget",
+    "parse_select",
+    "parse_strategy",
+    "select_node",
+]
+
+SELECT_FIELDS: Final = ("context", "purpose", "query", "limit", "max_tokens", "strategy")
+
+#: Weight of the fraction of query terms found in an item (0..1).
+QUERY_WEIGHT: Final = 1.0
+#: Weight of an item's position, 0 for the oldest and this value for the newest.
+POSITION_WEIGHT: Final = 0.1
+
+StrategyKind = Literal["default", "provider", "rag"]
+
+
+@dataclass(frozen=True, slots=True)
+class ContextStrategy:
+    """``{kind: default}``, ``{kind: provider, name, options?}`` or ``{kind: rag, corpus?, options?}``."""
+
+    kind: StrategyKind = "default"
+    name: str | None = None
+    options: Mapping[str, Any] | None = None
+    corpus: Reference | None = None
+
+
+DEFAULT_STRATEGY: Final = ContextStrategy()
+
+
+@dataclass(frozen=True, slots=True)
+class ContextSelectRequest:
+    """A validated SELECT request; what ``selector.select`` and ``rag_strategy.select`` receive."""
+
+    context: Context
+    purpose: Literal["infer", "memory"]
+    query: Any = None
+    strategy: ContextStrategy = DEFAULT_STRATEGY
+    limit: int | None = None
+    max_tokens: int | None = None
+
+
+def parse_strategy(value: Any) -> ContextStrategy:
+    if value is None:
+        return DEFAULT_STRATEGY
+    if isinstance(value, ContextStrategy):
+        value = {"kind": value.kind, "name": value.name, "options": value.options, "corpus": value.corpus}
+    if not isinstance(value, (Mapping, BaseModel)):
+        raise ContextError("INVALID_INPUT", "strategy must be an object")
+    fields = read_fields(value, ("kind", "name", "options", "corpus"), "strategy")
+    kind = fields.get("kind")
+    if not isinstance(kind, str):
+        raise ContextError("INVALID_INPUT", "strategy.kind must be a string")
+    if kind not in ("default", "provider", "rag"):
+        raise ContextError("STRATEGY_UNAVAILABLE", f"the selection strategy {kind!r} is not supported")
+    allowed = {"default": {"kind"}, "provider": {"kind", "name", "options"},
+               "rag": {"kind", "corpus", "options"}}[kind]
+    extra = set(fields) - allowed
+    if extra:
+        raise ContextError("INVALID_INPUT", f"strategy {kind} does not take {', '.join(sorted(extra))}")
+    name = optional_str(fields.get("name"), "strategy.name")
+    if kind == "provider" and name is None:
+        raise ContextError("INVALID_INPUT", "strategy provider needs a name")
+    options = fields.get("options")
+    if options is not None and not isinstance(options, Mapping):
+        raise ContextError("INVALID_INPUT", "strategy.options must be an object")
+    corpus = fields.get("corpus")
+    return ContextStrategy(
+        kind=kind,  # type: ignore[arg-type]
+        name=name,
+        options=None if options is None else read_json(options, "strategy.options"),
+        corpus=None if corpus is None else coerce_reference(corpus, "strategy.corpus"),
+    )
+
+
+def parse_select(input: Any) -> ContextSelectRequest:
+    if isinstance(input, ContextSelectRequest):
+        return input
+    fields = read_fields(input, SELECT_FIELDS, "input")
+    if "context" not in fields:
+        raise ContextError("INVALID_INPUT", "context is required")
+    purpose = fields.get("purpose")
+    if purpose not in ("infer", "memory"):
+        raise ContextError("INVALID_INPUT", "purpose must be infer or memory")
+    context = fields["context"]
+    items = coerce_context(context)
+    return ContextSelectRequest(
+        context=make_context(items) if not (isinstance(context, Context) and context.items is items) else context,
+        purpose=purpose,
+        query=None if fields.get("query") is None else read_json(fields["query"], "query"),
+        strategy=parse_strategy(fields.get("strategy")),
+        limit=request_limit(fields.get("limit"), "limit"),
+        max_tokens=request_limit(fields.get("max_tokens"), "maxTokens"),
+    )
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return 0.0
+
+
+def default_select(input: Any) -> tuple[ContextItem, ...]:
+    """Rank the items of ``input.context`` for ``input.purpose`` (the default strategy).
+
+    ``infer`` puts system messages and ``protected``/``currentGoal`` items first;
+    ``memory`` puts ``memoryCandidate``/``reusable``/``stable`` items first and
+    drops ``private: true`` and ``memoryEligible: false`` items. Inside each
+    group the score is ``priority + relevance + QUERY_WEIGHT × (share of query
+    terms in the item) + POSITION_WEIGHT × position`` (newer items score more);
+    ties keep context order. Limits and budgets are applied by ``select_node``.
+    """
+    request = parse_select(input)
+    items = request.context.items
+    memory = request.purpose == "memory"
+    query_terms = text_terms(request.query) if request.query is not None else frozenset()
+    share = QUERY_WEIGHT / len(query_terms) if query_terms else 0.0
+    step = POSITION_WEIGHT / max(len(items) - 1, 1)
+    keyed: list[tuple[bool, float, int]] = []
+    for index, item in enumerate(items):
+        meta = item.metadata
+        weight = step * index
+        preferred = False
+        if meta:
+            if memory:
+                if meta.get("private") is True or meta.get("memoryEligible") is False:
+                    continue
+                preferred = (meta.get("memoryCandidate") is True or meta.get("reusable") is True
+                             or meta.get("stable") is True)
+            else:
+                preferred = (meta.get("role") == "system" or meta.get("protected") is True
+                             or meta.get("currentGoal") is True)
+            if "priority" in meta:
+                weight += _number(meta["priority"])
+            if "relevance" in meta:
+                weight += _number(meta["relevance"])
+        if share:
+            weight += share * len(query_terms & facts(item).terms(item))
+        keyed.append((not preferred, -weight, index))
+    keyed.sort()
+    return tuple(items[entry[2]] for entry in keyed)
+
+
+def _provider_items(raw: Any, who: str, execution: ContextExecution) -> list[ContextItem]:
+    if isinstance(raw, (str, bytes, Mapping)) or not isinstance(raw, Sequence):
+        raise ContextError("INVALID_PROVIDER_OUTPUT", f"the {who} must return an array of context items")
+    items = [coerce_item(value, f"{who} output[{index}]", "INVALID_PROVIDER_OUTPUT")
+             for index, value in enumerate(raw)]
+    check_inline(items, execution.policy, "INVALID_PROVIDER_OUTPUT")
+    return items
+
+
+async def fit_budget(candidates: Sequence[ContextItem], limit: int | None, max_tokens: int | None,
+                     execution: ContextExecution) -> list[ContextItem]:
+    """First occurrence of each id, at most ``limit`` items, skipping those over the token budget."""
+    chosen: list[ContextItem] = []
+    if limit == 0:
+        return chosen
+    seen: set[str] = set()
+    used = 0
+    default_estimator = execution.services.token_estimator is None
+    for item in candidates:
+        if item.id in seen:
+            continue
+        seen.add(item.id)
+        if max_tokens is not None:
+            tokens = facts(item).default_tokens if default_estimator else await execution.estimate(item)
+            if used + tokens > max_tokens:
+                continue
+            used += tokens
+        chosen.append(item)
+        if limit is not None and len(chosen) >= limit:
+            break
+        if default_estimator and max_tokens is not None and used >= max_tokens:
+            break  # every default estimate is at least 1 token
+    return chosen
+
+
+async def select_node(input: Any, execution: ContextExecution) -> ContextSelection:
+    """Choose items for ``purpose`` with the requested strategy, within limit and budget."""
+    request = parse_select(input)
+    check_inline(request.context.items, execution.policy)
+    kind = request.strategy.kind
+    if kind == "default":
+        candidates: Sequence[ContextItem] = default_select(request)
+    else:
+        service = execution.services.selector if kind == "provider" else execution.services.rag_strategy
+        who, wanted = ("selector", "selector") if kind == "provider" else ("RAG strategy", "ragStrategy")
+        if service is None:
+            raise ContextError("STRATEGY_UNAVAILABLE", f"strategy {kind} needs services.{wanted}")
+        execution.check()
+        raw = await call_port(port_method(service, "select"), (request,), execution.options)
+        candidates = _provider_items(raw, who, execution)
+    chosen = await fit_budget(candidates, tighten(request.limit, execution.policy.max_items),
+                              tighten(request.max_tokens, execution.policy.max_tokens), execution)
+    return ContextSelection.model_construct(purpose=request.purpose, context=make_context(chosen),
+                                            selected_item_ids=tuple(item.id for item in chosen))
