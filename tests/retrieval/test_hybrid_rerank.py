@@ -1,0 +1,226 @@
+"""Weighted RRF, the hybrid provider and reranking (RET-6), checked against hand-computed values."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from ditto import AbortController
+from ditto.retrieval import (
+    HybridBranch,
+    RetrievalCandidate,
+    RetrievalError,
+    RetrievalExecutionContext,
+    RetrievalQuery,
+    RetrievalTargetRegistry,
+    create_cosine_reranker,
+    create_hybrid_search_provider,
+    create_rerank_search_provider,
+    create_retrieval,
+    rerank_candidates,
+    rrf_fuse,
+)
+
+from .providers import FailingProvider, ListProvider, SlowProvider, docs
+from .test_embedding import CountingEmbedding
+
+REQUEST = {"query": {"content": "q"}, "target": {"name": "kb"}}
+
+
+def _key(x: str) -> str:
+    return x
+
+
+def test_rrf_hand_computed() -> None:
+    """RET-6: Σ weight/(rrf_k + rank), rank from 1; ids in one branch only; weights; ties; rrf_k effect."""
+    fused = dict(rrf_fuse([["a", "b", "c"], ["b", "d"]], key=_key, rrf_k=60))
+    assert fused["a"] == pytest.approx(1 / 61)
+    assert fused["b"] == pytest.approx(1 / 62 + 1 / 61)
+    assert fused["c"] == pytest.approx(1 / 63)
+    assert fused["d"] == pytest.approx(1 / 62)
+    order = [item for item, _ in rrf_fuse([["a", "b", "c"], ["b", "d"]], key=_key)]
+    assert order == ["b", "a", "d", "c"]  # d (1/62) beats c (1/63)
+    weighted = dict(rrf_fuse([["a", "b"], ["b", "a"]], key=_key, weights=[3, 1], rrf_k=1))
+    assert weighted["a"] == pytest.approx(3 / 2 + 1 / 3)
+    assert weighted["b"] == pytest.approx(3 / 3 + 1 / 2)
+    tie = rrf_fuse([["x", "y"], ["y", "x"]], key=_key, rrf_k=10)
+    assert [i for i, _ in tie] == ["x", "y"] and tie[0][1] == pytest.approx(tie[1][1])  # first-seen wins ties
+    # rrf_k: small k emphasises top ranks, large k lets cross-branch presence dominate.
+    lists = [["solo", "x1", "x2", "both"], ["other", "y1", "y2", "both"]]  # both: rank 4 in each
+    assert dict(rrf_fuse(lists, key=_key, rrf_k=1))["both"] == pytest.approx(2 / 5)  # < solo's 1/2
+    small = [i for i, _ in rrf_fuse(lists, key=_key, rrf_k=1)]
+    large = [i for i, _ in rrf_fuse(lists, key=_key, rrf_k=1000)]
+    assert small[0] == "solo" and large[0] == "both"
+    assert dict(rrf_fuse([["a", "a", "b"]], key=_key, rrf_k=60))["b"] == pytest.approx(1 / 63)  # dup keeps best
+    for bad in ({"rrf_k": 0}, {"rrf_k": 1.5}, {"rrf_k": True}, {"weights": [0, 1]}, {"weights": [1]}):
+        with pytest.raises(RetrievalError):
+            rrf_fuse([["a"], ["b"]], key=_key, **bad)
+
+
+class RecordingBranch(ListProvider):
+    def __init__(self, candidates: list[dict[str, Any]], delay: float = 0.0) -> None:
+        super().__init__(candidates)
+        self.delay = delay
+        self.finished = False
+
+    async def search(self, input: Any, context: Any = None) -> dict[str, Any]:
+        await asyncio.sleep(self.delay)
+        output = await super().search(input, context)
+        self.finished = True
+        return output
+
+
+async def test_hybrid_provider_fuses_and_sizes_pool() -> None:
+    """RET-6: branches queried concurrently with pool ≥ max(limit, candidate_limit); key = source target + id."""
+    vector = RecordingBranch(docs("a", "b", "c"), delay=0.2)
+    text = RecordingBranch(docs("b", "d"), delay=0.2)
+    hybrid = create_hybrid_search_provider([HybridBranch(vector, weight=1, strategy="vector"),
+                                            {"provider": text, "weight": 1, "strategy": "bm25"}])
+    retrieval = create_retrieval(RetrievalTargetRegistry({"kb": {"default_strategy": "hybrid",
+                                                                 "providers": {"hybrid": hybrid}}}))
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    result = await retrieval.search({**REQUEST, "limit": 3})
+    assert loop.time() - started < 0.35  # concurrent, not 0.4 s sequential
+    assert result.status == "success" and result.output is not None
+    assert [c.id for c in result.output.candidates] == ["b", "a", "d"]
+    assert result.output.candidates[0].score == pytest.approx(1 / 62 + 1 / 61)
+    assert [call[0].limit for call in vector.calls + text.calls] == [100, 100]
+    assert [vector.calls[0][0].strategy, text.calls[0][0].strategy] == ["vector", "bm25"]
+    await retrieval.search({**REQUEST, "limit": 250})
+    assert vector.calls[-1][0].limit == 250
+    tuned = create_retrieval(RetrievalTargetRegistry({"kb": {"default_strategy": "h", "providers": {
+        "h": create_hybrid_search_provider([vector, text])}}}), defaults={"hybrid": {"candidateLimit": 20,
+                                                                                    "rrfK": 1}})
+    out = await tuned.search({**REQUEST, "limit": 2})
+    assert vector.calls[-1][0].limit == 20
+    assert out.output is not None and out.output.candidates[0].score == pytest.approx(1 / 3 + 1 / 2)
+    fixed = create_retrieval(RetrievalTargetRegistry({"kb": {"default_strategy": "h", "providers": {
+        "h": create_hybrid_search_provider([vector, text], candidate_limit=7)}}}),
+        defaults={"hybrid": {"candidateLimit": 20}})
+    await fixed.search({**REQUEST, "limit": 2})
+    assert vector.calls[-1][0].limit == 7  # constructor beats defaults
+
+
+async def test_hybrid_keys() -> None:
+    """RET-6: same id from different source targets stays separate; ref works; no id/ref needs a key."""
+    left = ListProvider([{"id": "1", "content": "x", "source": {"target": "wiki"}},
+                         {"content": "r", "source": {"target": "kb", "ref": "row-9"}}])
+    right = ListProvider([{"id": "1", "content": "y", "source": {"target": "code"}},
+                          {"content": "r2", "source": {"target": "kb", "ref": "row-9"}}])
+    out = await create_hybrid_search_provider([left, right]).search(
+        create_retrieval_input({**REQUEST, "limit": 10}))
+    assert [c.content for c in out.candidates] == ["r", "x", "y"]  # row-9 fused (2/62); the two "1"s apart
+    assert out.candidates[0].score == pytest.approx(2 / 62) and out.candidates[1].score == pytest.approx(1 / 61)
+    anonymous = ListProvider([{"content": "no id"}])
+    with pytest.raises(RetrievalError) as info:
+        await create_hybrid_search_provider([anonymous]).search(create_retrieval_input(REQUEST))
+    assert info.value.code == "RETRIEVAL_INVALID_BACKEND_OUTPUT"
+    keyed = create_hybrid_search_provider([anonymous, ListProvider([{"content": "no id"}])],
+                                          key=lambda c: str(c.content))
+    out = await keyed.search(create_retrieval_input(REQUEST))
+    assert len(out.candidates) == 1 and out.candidates[0].score == pytest.approx(2 / 61)
+
+
+def create_retrieval_input(raw: dict[str, Any]) -> Any:
+    from ditto.retrieval import parse_search_input
+
+    return parse_search_input(raw)
+
+
+async def test_hybrid_branch_failure_waits_for_others() -> None:
+    """RET-6: a failing branch fails the whole call, but only after the other branches finished."""
+    slow = RecordingBranch(docs("a"), delay=0.2)
+    hybrid = create_hybrid_search_provider([FailingProvider(RuntimeError("secret")), slow])
+    result = await create_retrieval(RetrievalTargetRegistry({"kb": {"default_strategy": "h", "providers": {
+        "h": hybrid}}})).search(REQUEST)
+    assert slow.finished
+    assert result.error is not None and result.error.code == "RETRIEVAL_BACKEND_ERROR"
+    assert "secret" not in result.error.message
+    denied = create_hybrid_search_provider([slow, FailingProvider(RetrievalError("RETRIEVAL_PERMISSION_DENIED"))])
+    with pytest.raises(RetrievalError) as info:
+        await denied.search(create_retrieval_input(REQUEST))
+    assert info.value.code == "RETRIEVAL_PERMISSION_DENIED"
+    bad = create_hybrid_search_provider([ListProvider([{"id": "x"}])])  # content missing
+    with pytest.raises(RetrievalError) as info:
+        await bad.search(create_retrieval_input(REQUEST))
+    assert info.value.code == "RETRIEVAL_INVALID_BACKEND_OUTPUT"
+
+
+async def test_hybrid_cancellation_reaches_branches() -> None:
+    """RET-5: the signal reaches every branch and a cancelled hybrid call stops its branches."""
+    one, two = SlowProvider(5), SlowProvider(5)
+    retrieval = create_retrieval(RetrievalTargetRegistry({"kb": {"default_strategy": "h", "providers": {
+        "h": create_hybrid_search_provider([one, two])}}}))
+    controller = AbortController()
+    task = asyncio.create_task(retrieval.search(REQUEST, context={"signal": controller.signal}))
+    await one.started.wait()
+    await two.started.wait()
+    controller.abort()
+    result = await task
+    assert result.status == "cancelled"
+    assert one.cancelled and two.cancelled
+    assert one.signals == [controller.signal] and two.signals == [controller.signal]
+
+
+class FixedReranker:
+    def __init__(self, scores: Sequence[float]) -> None:
+        self.scores = list(scores)
+        self.seen: list[int] = []
+
+    async def rerank(self, query: RetrievalQuery, candidates: Sequence[RetrievalCandidate],
+                     context: RetrievalExecutionContext | None = None) -> list[float]:
+        self.seen.append(len(candidates))
+        return self.scores[:len(candidates)]
+
+
+async def test_rerank_candidates_and_provider() -> None:
+    """RET-6: rerank orders by reranker score (stable ties), pool ≥ final limit, candidate_limit default 100."""
+    candidates = [RetrievalCandidate(id=i, content=i) for i in "abcd"]
+    ranked = await rerank_candidates(FixedReranker([0.1, 0.9, 0.5, 0.9]), "q", candidates, limit=3)
+    assert [c.id for c in ranked] == ["b", "d", "c"] and ranked[0].score == 0.9
+    inner = ListProvider(docs(*[str(i) for i in range(300)]))
+    reranker = FixedReranker([float(i % 7) for i in range(300)])
+    provider = create_rerank_search_provider(inner, reranker)
+    retrieval = create_retrieval(RetrievalTargetRegistry({"kb": {"default_strategy": "r", "providers": {
+        "r": provider}}}))
+    result = await retrieval.search({**REQUEST, "limit": 8})
+    assert inner.calls[-1][0].limit == 100 and reranker.seen[-1] == 100
+    assert result.output is not None and [c.id for c in result.output.candidates][:3] == ["6", "13", "20"]
+    await retrieval.search({**REQUEST, "limit": 150})
+    assert inner.calls[-1][0].limit == 150
+    yaml_tuned = create_retrieval(RetrievalTargetRegistry({"kb": {"default_strategy": "r", "providers": {
+        "r": provider}}}), defaults={"rerank": {"candidateLimit": 50}})
+    await yaml_tuned.search({**REQUEST, "limit": 8})
+    assert inner.calls[-1][0].limit == 50
+    for bad in ([0.1], [float("nan")] * 100):
+        broken = create_rerank_search_provider(inner, FixedReranker(bad), candidate_limit=100)
+        with pytest.raises(RetrievalError) as info:
+            await broken.search(create_retrieval_input({**REQUEST, "limit": 5}))
+        assert info.value.code == "RETRIEVAL_INVALID_BACKEND_OUTPUT"
+
+
+async def test_rerank_over_hybrid_pool_sizes() -> None:
+    """RET-6 (seed example): limit 8, hybrid branches candidate_limit 100, outer rerank candidate_limit 50."""
+    left, right = ListProvider(docs(*[f"l{i}" for i in range(200)])), ListProvider(docs(*[f"r{i}" for i in range(200)]))
+    hybrid = create_hybrid_search_provider([left, right], candidate_limit=100)
+    reranker = FixedReranker([1.0] * 200)
+    provider = create_rerank_search_provider(hybrid, reranker, candidate_limit=50)
+    out = await provider.search(create_retrieval_input({**REQUEST, "limit": 8}))
+    assert left.calls[-1][0].limit == 100 and reranker.seen[-1] == 50 and len(out.candidates) == 8
+
+
+async def test_cosine_reranker() -> None:
+    """RET-6: create_cosine_reranker embeds query and candidates and orders by cosine similarity."""
+    model = CountingEmbedding(dimensions=64)
+    reranker = create_cosine_reranker(model)
+    candidates = [RetrievalCandidate(id="1", content="cooking pasta"),
+                  RetrievalCandidate(id="2", content="agent memory migration plan"),
+                  RetrievalCandidate(id="3", content="memory")]
+    ranked = await rerank_candidates(reranker, "agent memory migration", candidates)
+    assert ranked[0].id == "2" and ranked[-1].id == "1"
+    assert model.batches == [4]
+    assert await reranker.rerank(RetrievalQuery(content="q"), []) == []
