@@ -1,0 +1,454 @@
+"""The default SQLite store: schema, writes, key namespaces, filters, FTS5 search (MEM-2)."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ditto.contracts import thaw_json
+from ditto.signal import AbortController, CancelSignal
+from ditto.worker.memory import (
+    DittoMemoryError,
+    MemoryCallOptions,
+    MemorySearchInput,
+    MemoryWriteItem,
+    SqliteMemoryStore,
+    create_memory,
+    create_sqlite_memory_store,
+)
+from ditto.worker.memory._filters import prefix_upper_bound
+from ditto.worker.memory._fts import match_expression, query_tokens
+
+
+def items(*specs: dict[str, Any]) -> list[MemoryWriteItem]:
+    return [MemoryWriteItem.model_validate(spec) for spec in specs]
+
+
+async def test_file_is_wal_with_expected_schema(store: SqliteMemoryStore, db_path: Path) -> None:
+    """MEM-2: one SQLite file in WAL mode with a records table and an FTS5 index."""
+    await store.write(items({"content": "hello"}))
+    with sqlite3.connect(db_path) as raw:
+        assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == 1
+        columns = [row[1] for row in raw.execute("PRAGMA table_info(memory_records)")]
+        assert columns == ["seq", "id", "key", "content", "metadata", "created_at", "updated_at"]
+        sql = raw.execute("SELECT sql FROM sqlite_master WHERE name = 'memory_fts'").fetchone()[0]
+        assert "fts5" in sql.lower()
+        created, updated = raw.execute("SELECT created_at, updated_at FROM memory_records").fetchone()
+        assert created == updated and created.endswith("+00:00")
+
+
+async def test_nothing_is_opened_before_the_first_call(db_path: Path) -> None:
+    """MEM-2: creating the store does no I/O; the file appears on first use."""
+    store = create_sqlite_memory_store(db_path)
+    assert not db_path.exists()
+    await store.get(ids=["x"])
+    assert db_path.exists()
+    await store.close()
+
+
+async def test_write_generates_ids_and_round_trips_json(store: SqliteMemoryStore) -> None:
+    """MEM-1/MEM-2: ids default to uuid4 hex; content is any JSON and comes back equal."""
+    content = {"kind": "knowledge", "tags": ["a", "b"], "n": 3, "ok": True, "none": None, "x": 1.5, "u": "日本語"}
+    written = await store.write(items({"content": content, "metadata": {"source": "unit"}}, {"content": [1, 2]},
+                                      {"content": None}, {"content": "plain"}))
+    assert [len(item.id) for item in written] == [32, 32, 32, 32]
+    assert all(int(item.id, 16) >= 0 for item in written)
+    fetched = await store.get(ids=[item.id for item in written])
+    assert fetched == written
+    assert thaw_json(fetched[0].content) == content and fetched[0].metadata == {"source": "unit"}
+    assert fetched[1].content == (1, 2) and fetched[2].content is None and fetched[3].content == "plain"
+
+
+async def test_returned_items_are_frozen_snapshots(store: SqliteMemoryStore) -> None:
+    """MEM-1: callers cannot change stored state through a returned item."""
+    source = {"nested": {"list": [1]}}
+    (item,) = await store.write(items({"id": "a", "content": source, "metadata": {"m": 1}}))
+    source["nested"]["list"].append(2)
+    with pytest.raises(TypeError):
+        item.content["nested"]["x"] = 1
+    with pytest.raises(TypeError):
+        item.metadata["m"] = 2  # type: ignore[index]
+    with pytest.raises(Exception):  # noqa: B017 - pydantic's frozen-instance error
+        item.id = "b"  # type: ignore[misc]
+    (again,) = await store.get(ids=["a"])
+    assert again.content == {"nested": {"list": (1,)}}
+
+
+async def test_same_id_replaces_record_and_keeps_created_at(store: SqliteMemoryStore, db_path: Path) -> None:
+    """MEM-2: writing an existing id replaces the whole record (key, content, metadata)."""
+    await store.write(items({"id": "a", "key": "k:1", "content": "old text", "metadata": {"v": 1}}))
+    with sqlite3.connect(db_path) as raw:
+        created = raw.execute("SELECT created_at FROM memory_records WHERE id = 'a'").fetchone()[0]
+    await asyncio.sleep(0.002)
+    await store.write(items({"id": "a", "content": "new words"}))
+    (item,) = await store.get(ids=["a"])
+    assert (item.key, item.content, item.metadata) == (None, "new words", None)
+    assert await store.get(keys=["k:1"]) == ()
+    assert await store.search(MemorySearchInput(query="old")) == ()
+    assert [hit.memory.id for hit in await store.search(MemorySearchInput(query="words"))] == ["a"]
+    with sqlite3.connect(db_path) as raw:
+        row = raw.execute("SELECT created_at, updated_at FROM memory_records WHERE id = 'a'").fetchone()
+        assert row[0] == created and row[1] > created
+        assert raw.execute("SELECT count(*) FROM memory_records").fetchone()[0] == 1
+
+
+async def test_existing_key_under_other_id_is_replaced(store: SqliteMemoryStore) -> None:
+    """MEM-2: a key is unique; writing it under another id replaces the record that held it."""
+    await store.write(items({"id": "first", "key": "knowledge:acme:retention", "content": "30 days"}))
+    (second,) = await store.write(items({"id": "second", "key": "knowledge:acme:retention", "content": "90 days"}))
+    assert await store.get(ids=["first"]) == ()
+    assert await store.get(keys=["knowledge:acme:retention"]) == (second,)
+    assert [hit.memory.id for hit in await store.search(MemorySearchInput(query="days"))] == ["second"]
+
+
+async def test_get_keeps_request_order_omits_missing_and_repeats(store: SqliteMemoryStore) -> None:
+    """MEM-1: GET answers in request order; missing ids are omitted; a repeated id is answered once."""
+    await store.write(items({"id": "a", "key": "ka", "content": 1}, {"id": "b", "key": "kb", "content": 2},
+                            {"id": "c", "content": 3}))
+    assert [item.id for item in await store.get(ids=["c", "missing", "a", "c", "b"])] == ["c", "a", "b"]
+    assert [item.id for item in await store.get(keys=["kb", "nope", "ka"])] == ["b", "a"]
+    assert await store.get(ids=[]) == ()
+
+
+async def test_delete_counts_existing_records_only(store: SqliteMemoryStore, db_path: Path) -> None:
+    """MEM-1: DELETE by ids or keys returns how many records existed; the FTS rows go too."""
+    await store.write(items({"id": "a", "key": "ka", "content": "apple"}, {"id": "b", "key": "kb", "content": "apple"},
+                            {"id": "c", "content": "apple"}))
+    assert await store.delete(ids=["a", "zzz"]) == 1
+    assert await store.delete(keys=["kb", "kb"]) == 1
+    assert await store.delete(ids=["a"]) == 0
+    assert [hit.memory.id for hit in await store.search(MemorySearchInput(query="apple"))] == ["c"]
+    with sqlite3.connect(db_path) as raw:
+        assert raw.execute("SELECT count(*) FROM memory_fts").fetchone()[0] == 1
+
+
+async def test_multi_item_write_with_invalid_item_stores_nothing(store: SqliteMemoryStore) -> None:
+    """MEM-2: a write stores all items of a call or none (invalid JSON in the last item)."""
+    good = MemoryWriteItem(id="ok", content="fine")
+    bad = MemoryWriteItem(id="bad", content=float("nan"))
+    with pytest.raises(DittoMemoryError) as raised:
+        await store.write([good, bad])
+    assert raised.value.code == "MEMORY_INVALID_INPUT"
+    assert await store.get(ids=["ok", "bad"]) == ()
+    memory = create_memory(store=store)
+    with pytest.raises(DittoMemoryError) as via_sdk:
+        await memory.write({"memories": [{"id": "ok", "content": "fine"}, {"id": "", "content": 1}]})
+    assert via_sdk.value.code == "MEMORY_INVALID_INPUT"
+    assert await store.get(ids=["ok"]) == ()
+
+
+async def test_database_failure_mid_transaction_rolls_back_every_item(store: SqliteMemoryStore,
+                                                                      db_path: Path) -> None:
+    """MEM-2: a failure inside SQLite after some items were inserted leaves none of them stored."""
+    await store.write(items({"id": "before", "content": "kept"}))
+    with sqlite3.connect(db_path) as raw:  # a real constraint in the file, hit by the third insert
+        raw.execute("CREATE TRIGGER refuse BEFORE INSERT ON memory_records WHEN NEW.id = 'boom' "
+                    "BEGIN SELECT RAISE(ABORT, 'refused by /secret/path'); END")
+    with pytest.raises(DittoMemoryError) as raised:
+        await store.write(items({"id": "one", "content": "x"}, {"id": "two", "content": "y"},
+                                {"id": "boom", "content": "z"}))
+    assert raised.value.code == "MEMORY_BACKEND_ERROR"
+    assert raised.value.message == "the memory backend failed"
+    assert "secret" not in str(raised.value)
+    assert [item.id for item in await store.get(ids=["before", "one", "two"])] == ["before"]
+    with sqlite3.connect(db_path) as raw:
+        assert raw.execute("SELECT count(*) FROM memory_fts").fetchone()[0] == 1
+
+
+async def test_write_repeating_an_id_or_key_in_one_call_is_invalid(store: SqliteMemoryStore) -> None:
+    """MEM-1: two items of one call may not claim the same id or the same key (ambiguous)."""
+    for batch in (items({"id": "a", "content": 1}, {"id": "a", "content": 2}),
+                  items({"key": "k", "content": 1}, {"key": "k", "content": 2})):
+        with pytest.raises(DittoMemoryError) as raised:
+            await store.write(batch)
+        assert raised.value.code == "MEMORY_INVALID_INPUT"
+
+
+async def test_keyword_search_ranks_with_bm25(store: SqliteMemoryStore) -> None:
+    """MEM-2: OR of query tokens, ranked by bm25 (score = -bm25, higher is better)."""
+    await store.write(items(
+        {"id": "both", "content": "agent memory migration notes"},
+        {"id": "one", "content": "memory of a trip"},
+        {"id": "none", "content": "unrelated gardening tips"},
+        *({"id": f"filler{i}", "content": f"filler text {i}"} for i in range(6)),
+    ))
+    hits = await store.search(MemorySearchInput(query="agent memory"))
+    assert [hit.memory.id for hit in hits] == ["both", "one"]
+    assert hits[0].score is not None and hits[1].score is not None
+    assert hits[0].score > hits[1].score > 0
+    # Porter stemming and case folding: "Migrations" finds "migration".
+    assert [hit.memory.id for hit in await store.search(MemorySearchInput(query="Migrations"))] == ["both"]
+    assert [hit.memory.id for hit in await store.search(MemorySearchInput(query="memory", limit=1))] == ["both"]
+
+
+async def test_structured_content_indexes_string_leaves_only(store: SqliteMemoryStore) -> None:
+    """MEM-2: non-string content is searchable by its string values, not by keys or numbers."""
+    await store.write(items({"id": "doc", "content": {"title": "Retention policy", "body": ["kept", "ninety days"],
+                                                      "retentiondays": 90}}))
+    assert [hit.memory.id for hit in await store.search(MemorySearchInput(query="ninety"))] == ["doc"]
+    assert await store.search(MemorySearchInput(query="retentiondays")) == ()
+    assert await store.search(MemorySearchInput(query="90")) == ()
+    # A structured query searches by its string leaves too.
+    assert [hit.memory.id for hit in await store.search(MemorySearchInput(query={"q": "policy"}))] == ["doc"]
+
+
+@pytest.mark.parametrize("query", ['"', 'memory" OR body:*', "NEAR(memory agent)", "memory*", "-memory", "^memory",
+                                   "body:memory", "memory AND", "(", "'; DROP TABLE memory_records; --", "\\"])
+async def test_fts_syntax_in_queries_is_literal(store: SqliteMemoryStore, query: str) -> None:
+    """MEM-2: query text becomes a quoted FTS5 expression; operators cannot break or widen it."""
+    await store.write(items({"id": "m", "content": "memory"}, {"id": "other", "content": "unrelated"}))
+    hits = await store.search(MemorySearchInput(query=query))
+    assert {hit.memory.id for hit in hits} <= {"m"}
+    assert len(await store.get(ids=["m", "other"])) == 2
+
+
+def test_match_expression_quotes_every_token() -> None:
+    """MEM-2: tokens are deduplicated case-insensitively, quoted, and ORed."""
+    assert query_tokens("Agent agent MEMORY, memory! foo_bar") == ("Agent", "MEMORY", "foo", "bar")
+    assert match_expression(("a", 'b"c')) == '"a" OR "b""c"'
+    assert len(query_tokens(" ".join(f"w{i}" for i in range(500)))) == 64
+
+
+async def test_query_without_words_returns_nothing_and_blank_query_lists(store: SqliteMemoryStore) -> None:
+    """MEM-2: a query with no searchable words finds nothing; a None/blank query lists the filtered records."""
+    await store.write(items({"id": "a", "key": "ns:a", "content": "x"}, {"id": "b", "key": "ns:b", "content": "y"},
+                            {"id": "c", "key": "other:c", "content": "z"}))
+    assert await store.search(MemorySearchInput(query="!!! ???")) == ()
+    assert await store.search(MemorySearchInput(query=42)) == ()
+    listed = await store.search(MemorySearchInput(query=None, filter={"keyPrefix": "ns:"}))
+    assert [hit.memory.id for hit in listed] == ["b", "a"]  # most recently written first
+    assert all(hit.score is None for hit in listed)
+    assert len(await store.search(MemorySearchInput(query="  ", limit=2))) == 2
+
+
+async def test_filters_exact_key_in_list_prefix_and_metadata(store: SqliteMemoryStore) -> None:
+    """MEM-2: exact key, key in [...], keyPrefix and metadata equality filters, combined with AND."""
+    await store.write(items(
+        {"id": "k1", "key": "knowledge:acme:retention", "content": "policy text",
+         "metadata": {"tenant": "acme", "version": 2, "public": True}},
+        {"id": "k2", "key": "knowledge:acme:backup", "content": "policy text",
+         "metadata": {"tenant": "acme", "version": 1, "public": False, "owner": None}},
+        {"id": "k3", "key": "knowledge:globex:retention", "content": "policy text", "metadata": {"tenant": "globex"}},
+        {"id": "t1", "key": "retrieval:req1:queries", "content": "policy text"},
+        {"id": "nokey", "content": "policy text", "metadata": {"version": "2"}},
+    ))
+
+    async def ids(filter: dict[str, Any]) -> set[str]:
+        return {hit.memory.id for hit in await store.search(MemorySearchInput(query="policy", filter=filter))}
+
+    assert await ids({"key": "knowledge:acme:retention"}) == {"k1"}
+    assert await ids({"key": {"in": ["knowledge:acme:backup", "knowledge:globex:retention", "missing"]}}) == {"k2",
+                                                                                                            "k3"}
+    assert await ids({"key": {"in": []}}) == set()
+    assert await ids({"keyPrefix": "knowledge:acme:"}) == {"k1", "k2"}
+    assert await ids({"key_prefix": "retrieval:req1:"}) == {"t1"}
+    assert await ids({"metadata": {"tenant": "acme"}}) == {"k1", "k2"}
+    assert await ids({"metadata": {"version": 2}}) == {"k1"}  # the string "2" does not equal 2
+    assert await ids({"metadata": {"version": 2.0}}) == {"k1"}
+    assert await ids({"metadata": {"public": True}}) == {"k1"}
+    assert await ids({"metadata": {"public": False}}) == {"k2"}
+    assert await ids({"metadata": {"owner": None}}) == {"k2"}
+    assert await ids({"keyPrefix": "knowledge:", "metadata": {"tenant": "globex"}}) == {"k3"}
+
+
+@pytest.mark.parametrize("filter", [
+    {"tenant": "acme"}, {"id": "x"}, {"key": 5}, {"key": ""}, {"key": {"eq": "x"}}, {"key": {"in": "abc"}},
+    {"key": {"in": [1]}}, {"keyPrefix": ""}, {"keyPrefix": None}, {"metadata": {}}, {"metadata": "x"},
+    {"metadata": {"a": [1]}}, {"metadata": {"a": {"b": 1}}}, {"metadata": {"a": 2**70}},
+])
+async def test_unsupported_filters_are_refused_not_ignored(store: SqliteMemoryStore, filter: dict[str, Any]) -> None:
+    """MEM-2: an unsupported filter is MEMORY_INVALID_INPUT, never silently ignored."""
+    with pytest.raises(DittoMemoryError) as raised:
+        await store.search(MemorySearchInput(query="x", filter=filter))
+    assert raised.value.code == "MEMORY_INVALID_INPUT"
+
+
+async def test_unsupported_strategy_or_options_are_refused(store: SqliteMemoryStore) -> None:
+    """MEM-2: the built-in search is keyword only and takes no options."""
+    assert await store.search(MemorySearchInput(query="x", strategy="keyword")) == ()
+    for request in (MemorySearchInput(query="x", strategy="vector"), MemorySearchInput(query="x", options={"k": 1})):
+        with pytest.raises(DittoMemoryError) as raised:
+            await store.search(request)
+        assert raised.value.code == "MEMORY_INVALID_INPUT"
+
+
+_WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel")
+_NAMESPACES = ("knowledge:acme:", "knowledge:acme2:", "knowledge:ac:", "retrieval:r1:", "retrieval:r1:queries:",
+               "k\U0010ffff:", "k\ud7ff", "k\ue000", "")
+
+
+@given(records=st.lists(st.tuples(st.sampled_from(_NAMESPACES), st.text(max_size=4),
+                                  st.lists(st.sampled_from(_WORDS), min_size=1, max_size=4)),
+                        min_size=1, max_size=25),
+       prefix=st.sampled_from([ns for ns in _NAMESPACES if ns]),
+       query=st.lists(st.sampled_from(_WORDS), max_size=3))
+def test_key_prefix_search_never_leaves_its_namespace(records: list[tuple[str, str, list[str]]], prefix: str,
+                                                      query: list[str]) -> None:
+    """MEM-2: a keyPrefix filter returns exactly the matching records of that namespace, never another one."""
+    rows = {f"{namespace}{suffix}": " ".join(words) for namespace, suffix, words in records
+            if _text_ok(f"{namespace}{suffix}") and f"{namespace}{suffix}"}
+
+    async def run() -> tuple[set[str], set[str]]:
+        with tempfile.TemporaryDirectory() as directory:
+            store = create_sqlite_memory_store(Path(directory) / "memory.sqlite")
+            try:
+                await store.write([MemoryWriteItem(key=key, content=text) for key, text in rows.items()])
+                text = " ".join(query)
+                hits = await store.search(MemorySearchInput(query=text if query else None, limit=10_000,
+                                                            filter={"keyPrefix": prefix}))
+                listed = await store.search(MemorySearchInput(query=None, limit=10_000, filter={"keyPrefix": prefix}))
+                return {hit.memory.key or "" for hit in hits}, {hit.memory.key or "" for hit in listed}
+            finally:
+                await store.close()
+
+    found, listed = asyncio.run(run())
+    in_namespace = {key for key in rows if key.startswith(prefix)}
+    assert listed == in_namespace
+    expected = in_namespace if not query else {key for key in in_namespace if set(rows[key].split()) & set(query)}
+    assert found == expected
+
+
+def _text_ok(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\x00" not in value
+
+
+@given(st.text(min_size=1, max_size=6).filter(_text_ok))
+def test_prefix_upper_bound_is_tight(prefix: str) -> None:
+    """MEM-2: the index range used for keyPrefix covers every key with the prefix (UTF-8 byte order)."""
+    upper = prefix_upper_bound(prefix)
+    if upper is not None:
+        assert prefix.encode() < upper.encode()
+        assert (prefix + "\U0010ffff" * 3).encode() < upper.encode()
+
+
+@given(st.text(max_size=40))
+def test_arbitrary_query_text_never_breaks_search(query: str) -> None:
+    """MEM-2: any query text is made safe: the search answers (possibly empty), never a backend error."""
+    async def run() -> None:
+        with tempfile.TemporaryDirectory() as directory:
+            store = create_sqlite_memory_store(Path(directory) / "memory.sqlite")
+            try:
+                await store.write([MemoryWriteItem(id="a", content="alpha bravo \" NEAR * : ^ -")])
+                try:
+                    await store.search(MemorySearchInput(query=query))
+                except DittoMemoryError as error:  # only lone surrogates may be refused, as invalid input
+                    assert error.code == "MEMORY_INVALID_INPUT" and not _text_ok(query.replace("\x00", ""))
+            finally:
+                await store.close()
+
+    asyncio.run(run())
+
+
+async def test_closed_store_refuses_calls(db_path: Path) -> None:
+    """MEM-2: after close() every call fails with MEMORY_BACKEND_ERROR (no reopening behind the caller)."""
+    async with create_sqlite_memory_store(db_path) as store:
+        await store.write(items({"content": "x"}))
+    with pytest.raises(DittoMemoryError) as raised:
+        await store.get(ids=["a"])
+    assert raised.value.code == "MEMORY_BACKEND_ERROR" and str(db_path) not in str(raised.value)
+
+
+async def test_read_only_mode_reads_but_refuses_writes(db_path: Path) -> None:
+    """MEM-2: read_only=True opens the file with mode=ro; reads work, writes are MEMORY_BACKEND_ERROR."""
+    async with create_sqlite_memory_store(db_path) as writer:
+        await writer.write(items({"id": "a", "content": "alpha"}))
+    async with create_sqlite_memory_store(db_path, read_only=True) as reader:
+        assert [hit.memory.id for hit in await reader.search(MemorySearchInput(query="alpha"))] == ["a"]
+        with pytest.raises(DittoMemoryError) as raised:
+            await reader.write(items({"id": "b", "content": "beta"}))
+        assert raised.value.code == "MEMORY_BACKEND_ERROR"
+        assert raised.value.message == "the memory backend failed"
+        assert str(db_path) not in str(raised.value) and "readonly" not in str(raised.value).lower()
+        with pytest.raises(DittoMemoryError):
+            await reader.delete(ids=["a"])
+        assert len(await reader.get(ids=["a"])) == 1
+
+
+async def test_read_only_mode_on_missing_file_is_backend_error(tmp_path: Path) -> None:
+    """MEM-2: a read-only store never creates the file; a missing one is MEMORY_BACKEND_ERROR."""
+    path = tmp_path / "absent.sqlite"
+    async with create_sqlite_memory_store(path, read_only=True) as store:
+        with pytest.raises(DittoMemoryError) as raised:
+            await store.get(ids=["a"])
+    assert raised.value.code == "MEMORY_BACKEND_ERROR" and "absent" not in str(raised.value)
+    assert not path.exists()
+
+
+async def test_newer_schema_version_is_refused(db_path: Path) -> None:
+    """MEM-2: a file written by a newer schema is not modified; calls fail with MEMORY_BACKEND_ERROR."""
+    with sqlite3.connect(db_path) as raw:
+        raw.execute("PRAGMA user_version = 99")
+    async with create_sqlite_memory_store(db_path) as store:
+        with pytest.raises(DittoMemoryError) as raised:
+            await store.write(items({"content": "x"}))
+    assert raised.value.code == "MEMORY_BACKEND_ERROR"
+
+
+async def test_signal_interrupts_a_running_statement(store: SqliteMemoryStore, db_path: Path) -> None:
+    """MEM-2: a signal that fires mid-query interrupts SQLite; the write is rolled back, the store still works."""
+    await store.write(items({"id": "seed", "content": "x"}))
+    with sqlite3.connect(db_path) as raw:  # a trigger that keeps SQLite busy for minutes inside the write
+        raw.execute("CREATE TABLE pad (x)")
+        raw.executemany("INSERT INTO pad VALUES (?)", [(i,) for i in range(2000)])
+        raw.execute("CREATE TRIGGER spin AFTER INSERT ON memory_records WHEN NEW.key = 'slow' BEGIN "
+                    "SELECT count(*) FROM pad a, pad b, pad c; END")
+    started = asyncio.get_running_loop().time()
+    with pytest.raises(DittoMemoryError) as raised:
+        await store.write(items({"id": "w1", "content": "x"}, {"id": "w2", "key": "slow", "content": "y"}),
+                          MemoryCallOptions(signal=CancelSignal.timeout(0.3)))
+    assert raised.value.code == "MEMORY_TIMEOUT" and raised.value.status == "timeout"
+    assert asyncio.get_running_loop().time() - started < 10
+    assert await store.get(ids=["w1", "w2"]) == ()
+    assert len(await store.write(items({"id": "after", "content": "ok"}))) == 1
+
+
+async def test_signal_stops_waiting_for_another_writer(store: SqliteMemoryStore, db_path: Path) -> None:
+    """MEM-2: a write waiting on another process's lock gives up when its signal fires."""
+    await store.write(items({"id": "seed", "content": "x"}))
+    holder = sqlite3.connect(db_path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        controller = AbortController()
+        asyncio.get_running_loop().call_later(0.2, controller.abort)
+        started = asyncio.get_running_loop().time()
+        with pytest.raises(DittoMemoryError) as raised:
+            await store.write(items({"id": "blocked", "content": "x"}), MemoryCallOptions(signal=controller.signal))
+        assert raised.value.code == "MEMORY_CANCELLED" and raised.value.status == "cancelled"
+        assert asyncio.get_running_loop().time() - started < 2  # not the 5 s busy timeout
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert await store.get(ids=["blocked"]) == ()
+
+
+async def test_aborted_signal_is_checked_before_starting(store: SqliteMemoryStore) -> None:
+    """MEM-2: an already-aborted signal fails fast with MEMORY_CANCELLED and touches nothing."""
+    controller = AbortController()
+    controller.abort()
+    with pytest.raises(DittoMemoryError) as raised:
+        await store.write(items({"id": "x", "content": 1}), MemoryCallOptions(signal=controller.signal))
+    assert raised.value.code == "MEMORY_CANCELLED"
+    assert await store.get(ids=["x"]) == ()
+
+
+async def test_concurrent_calls_in_one_process(store: SqliteMemoryStore) -> None:
+    """MEM-2: many concurrent writes and reads through the connection pool lose nothing."""
+    async def writer(n: int) -> None:
+        await store.write(items({"id": f"r{n}", "key": f"ns:{n}", "content": f"record {n}"}))
+        assert len(await store.get(ids=[f"r{n}"])) == 1
+
+    await asyncio.gather(*(writer(n) for n in range(60)))
+    listed = await store.search(MemorySearchInput(query=None, limit=1000, filter={"keyPrefix": "ns:"}))
+    assert len(listed) == 60
