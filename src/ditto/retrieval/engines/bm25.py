@@ -283,7 +283,7 @@ class BM25Index:
     def _build(self) -> _Snapshot:
         documents = tuple(self._documents.values())
         n_terms = len(self._terms)
-        if not documents:
+        if not any(self._tokens[document.id] for document in documents):  # nothing to score
             empty = np.zeros(0, dtype=np.float32)
             return _Snapshot(documents, empty, np.zeros(0, dtype=np.int32),
                              np.zeros(n_terms + 1, dtype=np.int64), n_terms)
