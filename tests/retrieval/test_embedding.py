@@ -166,11 +166,11 @@ async def test_http_embedding_happy_path_and_batches() -> None:
 @pytest.mark.parametrize("model", ["wrong-count", "nan", "wrong-dim", "bad-index"])
 async def test_http_embedding_bad_vectors(model: str) -> None:
     """RET-6: wrong counts, bad index, NaN, wrong dimension from the server → RETRIEVAL_INVALID_EMBEDDING."""
-    async with openai_embeddings_server() as (url, _state):
-        async with create_http_embedding_provider(url=url, model=model) as provider:
-            with pytest.raises(RetrievalError) as info:
-                await embed_contents(provider, ["a b", "c d", "e"])
-            assert info.value.code == "RETRIEVAL_INVALID_EMBEDDING"
+    async with openai_embeddings_server() as (url, _state), \
+            create_http_embedding_provider(url=url, model=model) as provider:
+        with pytest.raises(RetrievalError) as info:
+            await embed_contents(provider, ["a b", "c d", "e"])
+        assert info.value.code == "RETRIEVAL_INVALID_EMBEDDING"
 
 
 async def test_http_embedding_deadline_and_5xx() -> None:

@@ -60,12 +60,16 @@ if TYPE_CHECKING:
         create_retrieval_memory_search_provider,
         map_memory_candidates,
     )
+    from .providers.text import TextSearchOptions, TextSearchProvider, create_text_search_provider
 
 _LAZY: dict[str, str] = {
     "RemoteRetrievalSearchProvider": ".adapters.memory",
     "create_memory_retrieval_provider": ".adapters.memory",
     "create_retrieval_memory_search_provider": ".adapters.memory",
     "map_memory_candidates": ".adapters.memory",
+    "TextSearchOptions": ".providers.text",
+    "TextSearchProvider": ".providers.text",
+    "create_text_search_provider": ".providers.text",
 }
 
 
@@ -104,6 +108,8 @@ __all__ = [
     "RetrievalSearchProvider",
     "RetrievalTarget",
     "RetrievalTargetRegistry",
+    "TextSearchOptions",
+    "TextSearchProvider",
     "VectorHit",
     "VectorRecord",
     "compile_filter",
@@ -115,6 +121,7 @@ __all__ = [
     "create_retrieval",
     "create_retrieval_memory_search_provider",
     "create_retrieval_worker",
+    "create_text_search_provider",
     "create_vector_search_provider",
     "default_candidate_key",
     "embed_contents",
