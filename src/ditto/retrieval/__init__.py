@@ -50,7 +50,7 @@ from .types import (
     RetrievalSearchProvider,
     RetrievalTarget,
 )
-from .validation import parse_search_input, validate_search_output
+from .validation import coerce_input, parse_search_input, parse_search_output, validate_search_output
 from .worker import create_retrieval_worker, retrieval_search_node
 
 if TYPE_CHECKING:
@@ -112,6 +112,7 @@ __all__ = [
     "TextSearchProvider",
     "VectorHit",
     "VectorRecord",
+    "coerce_input",
     "compile_filter",
     "create_cosine_reranker",
     "create_http_embedding_provider",
@@ -129,6 +130,7 @@ __all__ = [
     "map_memory_candidates",
     "merge_defaults",
     "parse_search_input",
+    "parse_search_output",
     "rerank_candidates",
     "resolve_limit",
     "retrieval_search_node",

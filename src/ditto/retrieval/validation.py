@@ -26,6 +26,7 @@ from .types import (
 )
 
 __all__ = [
+    "coerce_input",
     "parse_candidates",
     "parse_search_input",
     "parse_search_output",
@@ -127,6 +128,11 @@ def parse_search_input(raw: Any) -> RetrievalSearchInput:
     return RetrievalSearchInput.model_construct(
         query=query, target=target, strategy=strategy, filter=fields.get("filter"), limit=limit,
         options=fields.get("options"))
+
+
+def coerce_input(input: RetrievalSearchInput | Mapping[str, Any]) -> RetrievalSearchInput:
+    """What providers call first, so they can be used directly with a plain dict too."""
+    return input if isinstance(input, RetrievalSearchInput) else parse_search_input(input)
 
 
 def _fail_output(message: str) -> RetrievalError:

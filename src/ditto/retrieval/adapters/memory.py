@@ -47,7 +47,7 @@ from ..types import (
     RetrievalSearchProvider,
     RetrievalTarget,
 )
-from ..validation import parse_search_input, parse_search_output
+from ..validation import coerce_input, parse_search_input, parse_search_output
 
 __all__ = [
     "MapOutput",
@@ -231,8 +231,9 @@ class MemoryRetrievalProvider:
     def __init__(self, memory: MemoryStore | MemorySearchProvider) -> None:
         self.memory = memory
 
-    async def search(self, input: RetrievalSearchInput, context: RetrievalExecutionContext | None = None
-                     ) -> RetrievalSearchOutput:
+    async def search(self, input: RetrievalSearchInput | Mapping[str, Any],
+                     context: RetrievalExecutionContext | None = None) -> RetrievalSearchOutput:
+        input = coerce_input(input)
         signal = context.signal if context is not None else None
         memory_input = MemorySearchInput.model_construct(
             query=input.query.content, limit=input.limit, filter=input.filter, strategy=input.strategy,

@@ -33,7 +33,7 @@ from ..types import (
     RetrievalSearchOutput,
     RetrievalSearchProvider,
 )
-from ..validation import parse_search_output
+from ..validation import coerce_input, parse_search_output
 
 __all__ = [
     "CandidateKey",
@@ -139,8 +139,9 @@ class HybridSearchProvider:
             raise RetrievalError(INVALID_BACKEND_OUTPUT, "a hybrid branch returned more candidates than asked")
         return output.candidates
 
-    async def search(self, input: RetrievalSearchInput, context: RetrievalExecutionContext | None = None
-                     ) -> RetrievalSearchOutput:
+    async def search(self, input: RetrievalSearchInput | Mapping[str, Any],
+                     context: RetrievalExecutionContext | None = None) -> RetrievalSearchOutput:
+        input = coerce_input(input)
         signal = context.signal if context else None
         check_signal(signal)
         limit = input.limit or 10

@@ -10,7 +10,7 @@ the top ``limit``. The search provider first widens the inner pool to
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -26,7 +26,7 @@ from ..types import (
     RetrievalSearchOutput,
     RetrievalSearchProvider,
 )
-from ..validation import parse_search_output
+from ..validation import coerce_input, parse_search_output
 from .embedding import EmbeddingProvider, embed_contents
 
 __all__ = [
@@ -112,8 +112,9 @@ class RerankSearchProvider:
         self.reranker = reranker
         self.candidate_limit = candidate_limit
 
-    async def search(self, input: RetrievalSearchInput, context: RetrievalExecutionContext | None = None
-                     ) -> RetrievalSearchOutput:
+    async def search(self, input: RetrievalSearchInput | Mapping[str, Any],
+                     context: RetrievalExecutionContext | None = None) -> RetrievalSearchOutput:
+        input = coerce_input(input)
         check_signal(context.signal if context else None)
         limit = input.limit or 10
         pool = max(limit, pick_number(self.candidate_limit, context, "rerank", "candidate_limit",

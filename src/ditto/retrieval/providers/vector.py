@@ -29,6 +29,7 @@ from ..types import (
     RetrievalSearchInput,
     RetrievalSearchOutput,
 )
+from ..validation import coerce_input
 from .embedding import EmbeddingProvider, Vector, check_dimensions, embed_contents, validate_vector
 
 __all__ = [
@@ -227,8 +228,9 @@ class VectorSearchProvider:
         self.dimensions = dimensions
         self.batch_size = batch_size
 
-    async def search(self, input: RetrievalSearchInput, context: RetrievalExecutionContext | None = None
-                     ) -> RetrievalSearchOutput:
+    async def search(self, input: RetrievalSearchInput | Mapping[str, Any],
+                     context: RetrievalExecutionContext | None = None) -> RetrievalSearchOutput:
+        input = coerce_input(input)
         signal = context.signal if context else None
         check_signal(signal)
         content = input.query.content
