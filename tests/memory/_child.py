@@ -18,14 +18,18 @@ from ditto.worker.memory import DittoMemoryError, create_memory, create_sqlite_m
 NOBODY = 65534
 
 
-async def _write_many(path: str, prefix: str, count: int, start_flag: str) -> None:
-    """Wait for the start flag, then write ``count`` records one transaction each."""
-    store = create_sqlite_memory_store(path, busy_timeout_ms=30_000)
-    memory = create_memory(store=store)
+def _wait_for_start(start_flag: str) -> None:
+    """Say we are imported and ready, then wait for the parent to start every writer at once."""
     print(json.dumps({"ready": True}), flush=True)
     deadline = time.monotonic() + 30
     while not Path(start_flag).exists() and time.monotonic() < deadline:
-        await asyncio.sleep(0.005)
+        time.sleep(0.005)
+
+
+async def _write_many(path: str, prefix: str, count: int) -> None:
+    """Write ``count`` records, one transaction each."""
+    store = create_sqlite_memory_store(path, busy_timeout_ms=30_000)
+    memory = create_memory(store=store)
     for index in range(count):
         await memory.write({"memories": [{"key": f"{prefix}:{index}",
                                           "content": f"record {prefix} number {index}"}]})
@@ -70,7 +74,8 @@ async def _unprivileged(path: str) -> None:
 def main() -> None:
     mode, path, *rest = sys.argv[1:]
     if mode == "write":
-        asyncio.run(_write_many(path, rest[0], int(rest[1]), rest[2]))
+        _wait_for_start(rest[2])
+        asyncio.run(_write_many(path, rest[0], int(rest[1])))
     elif mode == "slow-write":
         asyncio.run(_slow_write(path))
     elif mode == "unprivileged":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import json
 import os
 import random
@@ -45,6 +47,46 @@ def integrity(path: Path) -> tuple[str, int, int]:
     return check, records, indexed
 
 
+def kill_inside_transaction(db_path: Path) -> int:
+    """Start a child write, wait until it holds SQLite's write lock, SIGKILL it; returns its exit status."""
+    process = child("slow-write", str(db_path))
+    try:
+        assert process.stdout is not None
+        assert json.loads(process.stdout.readline()) == {"starting": True}
+        probe = sqlite3.connect(db_path, isolation_level=None, timeout=0)
+        deadline = time.monotonic() + 30
+        while True:  # wait until the child holds the write lock, i.e. is inside its transaction
+            try:
+                probe.execute("BEGIN IMMEDIATE")
+                probe.execute("ROLLBACK")
+            except sqlite3.OperationalError:
+                break
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.02)
+        probe.close()
+        time.sleep(0.2)
+        process.send_signal(signal.SIGKILL)
+        return process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+
+
+def lock_down(path: Path, directory: Path) -> None:
+    assert not Path(f"{path}-wal").exists()  # the last close checkpointed the WAL away
+    path.chmod(0o444)
+    directory.chmod(0o555)
+
+
+def damage_pages(path: Path) -> None:
+    """Keep the 100-byte header and first page, overwrite every later page with noise."""
+    data = bytearray(path.read_bytes())
+    page = int.from_bytes(data[16:18], "big")
+    data[page:] = random.Random(11).randbytes(len(data) - page)
+    path.write_bytes(bytes(data))
+
+
 def assert_hidden(error: DittoMemoryError, path: Path) -> None:
     text = f"{error} {error.message!r} {error!r}"
     assert error.code == "MEMORY_BACKEND_ERROR" and error.message == FIXED_MESSAGE
@@ -63,7 +105,7 @@ async def test_two_processes_writing_concurrently_lose_nothing(db_path: Path) ->
         assert process.stdout is not None
         assert json.loads(process.stdout.readline()) == {"ready": True}
     flag.touch()
-    outputs = [process.communicate(timeout=240) for process in writers]
+    outputs = [await asyncio.to_thread(process.communicate, timeout=240) for process in writers]
     for process, (out, err) in zip(writers, outputs, strict=True):
         assert process.returncode == 0, err
         assert json.loads(out.strip().splitlines()[-1]) == {"written": 500}
@@ -80,7 +122,7 @@ async def test_two_processes_writing_concurrently_lose_nothing(db_path: Path) ->
     assert integrity(db_path) == ("ok", 1000, 1000)
     with sqlite3.connect(db_path) as raw:  # the two writers really interleaved their transactions
         owners = [key.split(":")[0] for (key,) in raw.execute("SELECT key FROM memory_records ORDER BY seq")]
-    assert sum(1 for a, b in zip(owners, owners[1:], strict=False) if a != b) >= 2
+    assert sum(1 for a, b in itertools.pairwise(owners) if a != b) >= 2
 
 
 @pytest.mark.slow
@@ -93,35 +135,14 @@ async def test_writer_killed_mid_transaction_leaves_file_consistent(db_path: Pat
         raw.executemany("INSERT INTO pad VALUES (?)", [(i,) for i in range(3000)])
         raw.execute("CREATE TRIGGER spin AFTER INSERT ON memory_records WHEN NEW.key = 'slow' BEGIN "
                     "SELECT count(*) FROM pad a, pad b, pad c; END")
-    process = child("slow-write", str(db_path))
-    try:
-        assert process.stdout is not None
-        assert json.loads(process.stdout.readline()) == {"starting": True}
-        probe = sqlite3.connect(db_path, isolation_level=None, timeout=0)
-        deadline = time.monotonic() + 30
-        while True:  # wait until the child holds the write lock, i.e. is inside its transaction
-            try:
-                probe.execute("BEGIN IMMEDIATE")
-                probe.execute("ROLLBACK")
-            except sqlite3.OperationalError:
-                break
-            assert time.monotonic() < deadline and process.poll() is None
-            time.sleep(0.02)
-        probe.close()
-        time.sleep(0.2)
-        process.send_signal(signal.SIGKILL)
-        process.wait(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.communicate()
-    assert process.returncode == -signal.SIGKILL
+    assert await asyncio.to_thread(kill_inside_transaction, db_path) == -signal.SIGKILL
     with sqlite3.connect(db_path) as raw:
         raw.execute("DROP TRIGGER spin")
     async with create_sqlite_memory_store(db_path) as store:
         assert await store.get(keys=["killed:first", "slow", "killed:last"]) == ()
         assert len(await store.get(keys=[f"base:{i}" for i in range(20)])) == 20
-        assert [hit.memory.id for hit in await store.search(MemorySearchInput(query="baseline 7"))][0] == "base7"
+        best = (await store.search(MemorySearchInput(query="baseline 7")))[0]
+        assert best.memory.id == "base7"
         assert len(await store.write([MemoryWriteItem(key="after", content="writable again")])) == 1
     assert integrity(db_path) == ("ok", 21, 21)
 
@@ -143,25 +164,23 @@ async def test_read_only_file_gives_backend_error_without_path(locked_dir: Path)
     path = locked_dir / "memory.sqlite"
     async with create_sqlite_memory_store(path) as store:
         await store.write([MemoryWriteItem(key="k", content="alpha")])
-    assert not Path(f"{path}-wal").exists()  # the last close checkpointed the WAL away
-    path.chmod(0o444)
-    locked_dir.chmod(0o555)
+    await asyncio.to_thread(lock_down, path, locked_dir)
     process = child("unprivileged", str(path))
-    out, err = process.communicate(timeout=60)
+    out, err = await asyncio.to_thread(process.communicate, timeout=60)
     assert process.returncode == 0, err
     report = json.loads(out.strip().splitlines()[-1])
     assert report["uid"] != 0
     for outcome in (report["write"], report["search"]):
         # Without write access SQLite cannot even set up WAL's shared memory: both calls fail, hidden.
         assert outcome == {"code": "MEMORY_BACKEND_ERROR", "message": FIXED_MESSAGE}
-    locked_dir.chmod(0o755)
+    await asyncio.to_thread(locked_dir.chmod, 0o755)
     async with create_sqlite_memory_store(path, read_only=True) as reader:
         assert await reader.get(keys=["blocked"]) == ()
 
 
 async def test_corrupt_file_gives_backend_error_without_path(db_path: Path) -> None:
     """MEM-2: random bytes instead of a database: every call is MEMORY_BACKEND_ERROR with a fixed message."""
-    db_path.write_bytes(random.Random(7).randbytes(64 * 1024))
+    await asyncio.to_thread(db_path.write_bytes, random.Random(7).randbytes(64 * 1024))
     async with create_sqlite_memory_store(db_path) as store:
         memory = create_memory(store=store)
         for call in (memory.write({"memories": [{"content": "x"}]}), memory.get({"ids": ["a"]}),
@@ -180,11 +199,7 @@ async def test_damaged_pages_give_backend_error_without_path(db_path: Path) -> N
     """MEM-2: a valid header over damaged pages (malformed image) is MEMORY_BACKEND_ERROR, text hidden."""
     async with create_sqlite_memory_store(db_path) as store:
         await store.write([MemoryWriteItem(content=f"record number {i} " * 50) for i in range(200)])
-    data = bytearray(db_path.read_bytes())
-    page = int.from_bytes(data[16:18], "big")
-    noise = random.Random(11).randbytes(len(data) - page)
-    data[page:] = noise
-    db_path.write_bytes(bytes(data))
+    await asyncio.to_thread(damage_pages, db_path)
     async with create_sqlite_memory_store(db_path) as store:
         with pytest.raises(DittoMemoryError) as raised:
             await store.search(MemorySearchInput(query="record"))

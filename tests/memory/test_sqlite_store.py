@@ -48,9 +48,9 @@ async def test_file_is_wal_with_expected_schema(store: SqliteMemoryStore, db_pat
 async def test_nothing_is_opened_before_the_first_call(db_path: Path) -> None:
     """MEM-2: creating the store does no I/O; the file appears on first use."""
     store = create_sqlite_memory_store(db_path)
-    assert not db_path.exists()
+    assert not await asyncio.to_thread(db_path.exists)
     await store.get(ids=["x"])
-    assert db_path.exists()
+    assert await asyncio.to_thread(db_path.exists)
     await store.close()
 
 
