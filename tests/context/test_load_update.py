@@ -1,0 +1,137 @@
+"""LOAD (CX-4) and UPDATE (CX-5)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ditto.contracts import ContextItem, Message, Reference
+from ditto.signal import AbortController, CancelledBySignal
+from ditto.worker.context import ContextError, create_context
+
+
+async def _code(awaitable: Any) -> str:
+    with pytest.raises(ContextError) as caught:
+        await awaitable
+    return caught.value.code
+
+
+async def test_stable_ids_from_canonical_content() -> None:
+    """CX-4: Message/Reference ids derive from canonical content; role/name go to metadata."""
+    client = create_context()
+    first = await client.load({"sources": [
+        {"role": "user", "content": {"b": 1, "a": 2}, "name": "ann"},
+        Reference(uri="file:///a.md", media_type="text/markdown"),
+        Message(role="assistant", content="ok"),
+        ContextItem(id="given", content=[1, 2]),
+    ]})
+    again = await client.load({"sources": [
+        Message(role="user", content={"a": 2, "b": 1.0}, name="ann"),
+        {"uri": "file:///a.md", "media_type": "text/markdown"},
+        {"role": "assistant", "content": "ok"},
+        {"id": "given", "content": [1, 2]},
+    ]})
+    assert [item.id for item in first.items] == [item.id for item in again.items]
+    ids = [item.id for item in first.items]
+    assert ids[0].startswith("message:") and ids[1].startswith("reference:") and ids[3] == "given"
+    assert first.items[0].metadata == {"role": "user", "name": "ann"}
+    assert first.items[2].metadata == {"role": "assistant"}
+    reference = first.items[1]
+    assert reference.source == Reference(uri="file:///a.md", media_type="text/markdown")
+    assert reference.content == {"uri": "file:///a.md", "mediaType": "text/markdown"}
+    other = await client.load({"sources": [{"role": "user", "content": "x"}, {"role": "system", "content": "x"}]})
+    assert other.items[0].id != other.items[1].id
+
+
+async def test_resolve_references_in_input_order_keeping_identity() -> None:
+    """CX-4: resolveReferences calls the resolver in input order and keeps the stable id and source URI."""
+    order: list[str] = []
+
+    class Resolver:
+        async def resolve(self, reference: Reference, options: Any) -> Any:
+            order.append(reference.uri)
+            return {"text": f"body of {reference.uri}"}
+
+    client = create_context(services={"referenceResolver": Resolver()})
+    sources = [{"uri": "urn:b"}, {"role": "user", "content": "hi"}, {"uri": "urn:a"}]
+    plain = await client.load({"sources": sources})
+    resolved = await client.load({"sources": sources, "resolveReferences": True})
+    assert order == ["urn:b", "urn:a"]
+    assert [item.id for item in plain.items] == [item.id for item in resolved.items]
+    assert resolved.items[0].content == {"text": "body of urn:b"}
+    assert resolved.items[0].source is not None and resolved.items[0].source.uri == "urn:b"
+    assert plain.items[0].content == {"uri": "urn:b"}
+
+
+async def test_resolver_errors() -> None:
+    """CX-4: RESOLVER_UNAVAILABLE, INVALID_PROVIDER_OUTPUT, INLINE_LIMIT_EXCEEDED from resolution."""
+    sources = {"sources": [{"uri": "urn:x"}], "resolveReferences": True}
+    assert await _code(create_context().load(sources)) == "RESOLVER_UNAVAILABLE"
+    bad = create_context(services={"referenceResolver": lambda reference: float("inf")})
+    assert await _code(bad.load(sources)) == "INVALID_PROVIDER_OUTPUT"
+    big = create_context(policy={"maxInlineBytes": 10}, services={"referenceResolver": lambda ref: "x" * 20})
+    assert await _code(big.load(sources)) == "INLINE_LIMIT_EXCEEDED"
+    assert await _code(create_context(services={"referenceResolver": lambda ref: 1}).load(
+        {"resolveReferences": True, "scope": {"sessionId": "s"}})) in {"INVALID_INPUT", "STATE_STORE_UNAVAILABLE"}
+
+    class Failing:
+        async def resolve(self, reference: Reference) -> Any:
+            raise LookupError("secret path /etc/x")
+
+    with pytest.raises(LookupError):  # the application's own exception propagates as-is (seed)
+        await create_context(services={"referenceResolver": Failing()}).load(sources)
+
+
+async def test_resolver_receives_signal_and_cancellation_rejects() -> None:
+    """CX-4: the signal reaches the resolver; a cancelled call rejects."""
+    controller = AbortController()
+    seen: list[Any] = []
+
+    async def resolve(reference: Reference, options: Any) -> str:
+        seen.append(options.signal)
+        controller.abort()
+        options.raise_if_aborted()
+        return "never"
+
+    client = create_context(services={"referenceResolver": resolve})
+    with pytest.raises(CancelledBySignal):
+        await client.load({"sources": [{"uri": "urn:x"}], "resolveReferences": True}, signal=controller.signal)
+    assert seen == [controller.signal]
+
+
+async def test_update_order_remove_add_ingress() -> None:
+    """CX-5: removeIds → add → ingress; replace keeps the original position; sourceNode into metadata."""
+    client = create_context()
+    context = await client.load({"sources": [{"id": i, "content": i} for i in ("a", "b", "c")]})
+    updated = await client.update({
+        "context": context,
+        "remove_ids": ["a"],
+        "add": [{"id": "a", "content": "new a"}, {"id": "b", "content": "B"}],
+        "ingress": [{"id": "c", "source_node": "TOOL.OBSERVE", "content": "C", "reference": {"uri": "urn:c"},
+                     "metadata": {"sourceNode": "spoofed", "k": 1}}],
+    })
+    assert [(item.id, item.content) for item in updated.items] == [("b", "B"), ("c", "C"), ("a", "new a")]
+    assert updated.items[1].metadata == {"k": 1, "sourceNode": "TOOL.OBSERVE"}
+    assert updated.items[1].source == Reference(uri="urn:c")
+    assert [item.id for item in context.items] == ["a", "b", "c"]  # the input snapshot is untouched
+
+
+async def test_duplicate_and_missing_removal_policies() -> None:
+    """CX-5: duplicate replace|keep-first|reject, missingRemoval ignore|reject."""
+    base = [{"id": "a", "content": 1}, {"id": "b", "content": 2}]
+    add = {"add": [{"id": "a", "content": 9}]}
+    replace = create_context()
+    context = await replace.load({"sources": base})
+    assert [i.content for i in (await replace.update({"context": context, **add})).items] == [9, 2]
+    keep = create_context(policy={"duplicate": "keep-first"})
+    assert [i.content for i in (await keep.update({"context": context, **add})).items] == [1, 2]
+    reject = create_context(policy={"duplicate": "reject"})
+    assert await _code(reject.update({"context": context, **add})) == "DUPLICATE_ITEM"
+    assert await _code(reject.load({"sources": [*base, base[0]]})) == "DUPLICATE_ITEM"
+    assert [i.id for i in (await replace.update({"context": context, "removeIds": ["zz"]})).items] == ["a", "b"]
+    strict = create_context(policy={"missingRemoval": "reject"})
+    assert await _code(strict.update({"context": context, "removeIds": ["zz"]})) == "MISSING_ITEM"
+    assert await _code(replace.update({"context": context, "ingress": [{"id": "x", "content": 1}]})) == (
+        "INVALID_INPUT")
+    assert await _code(replace.update({"add": []})) == "INVALID_INPUT"

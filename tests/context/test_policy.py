@@ -1,0 +1,217 @@
+"""Policy, request limits, the default token estimator and input validation (CX-2, CX-3, CX-8)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ditto.contracts import Context, ContextItem, FrozenDict, js_json_dumps
+from ditto.worker.context import (
+    CONTEXT_ERROR_CODES,
+    ContextError,
+    ContextPolicy,
+    create_context,
+    create_context_execution,
+)
+
+
+async def _code(awaitable: Any) -> str:
+    with pytest.raises(ContextError) as caught:
+        await awaitable
+    return caught.value.code
+
+
+def test_policy_defaults_and_bounds() -> None:
+    """CX-2: defaults 65536 / 256 / unset / replace / ignore; policy ints 1..1,000,000."""
+    policy = create_context().execution.policy
+    assert policy == ContextPolicy(65536, 256, None, "replace", "ignore")
+    ok = create_context(policy={"maxInlineBytes": 1, "max_items": 1_000_000, "maxTokens": 5,
+                                "duplicate": "reject", "missingRemoval": "reject"}).execution.policy
+    assert (ok.max_inline_bytes, ok.max_items, ok.max_tokens, ok.duplicate, ok.missing_removal) == (
+        1, 1_000_000, 5, "reject", "reject")
+    for bad in ({"maxItems": 0}, {"maxItems": 1_000_001}, {"maxTokens": True}, {"maxInlineBytes": 1.5},
+                {"duplicate": "merge"}, {"missingRemoval": "warn"}, {"unknown": 1}, "policy"):
+        with pytest.raises(ContextError) as caught:
+            create_context(policy=bad)
+        assert caught.value.code == "INVALID_INPUT"
+
+
+async def test_request_limits_and_tightening() -> None:
+    """CX-2: request limit/maxItems/maxTokens are 0..1,000,000, 0 is a zero budget, requests only tighten."""
+    client = create_context(policy={"maxItems": 3})
+    context = await client.load({"sources": [{"id": f"i{n}", "content": "x"} for n in range(3)]})
+    zero = await client.select({"context": context, "purpose": "infer", "limit": 0})
+    assert zero.selected_item_ids == () and zero.context.items == ()
+    assert (await client.select({"context": context, "purpose": "infer", "maxTokens": 0})).selected_item_ids == ()
+    wide = await client.select({"context": context, "purpose": "infer", "limit": 1_000_000})
+    assert len(wide.selected_item_ids) == 3  # the policy's 3, not the request's million
+    assert (await client.compress({"context": context, "maxItems": 0})).items == ()  # nothing protected
+    for field, value in (("limit", -1), ("limit", 1_000_001), ("maxTokens", 2.0), ("limit", True)):
+        assert await _code(client.select({"context": context, "purpose": "infer", field: value})) == "INVALID_INPUT"
+
+
+async def test_load_and_update_over_item_cap_fail() -> None:
+    """CX-2: LOAD/UPDATE over maxItems fail with ITEM_LIMIT_EXCEEDED, never auto-compress."""
+    client = create_context(policy={"maxItems": 2})
+    sources = [{"id": f"i{n}", "content": n} for n in range(3)]
+    assert await _code(client.load({"sources": sources})) == "ITEM_LIMIT_EXCEEDED"
+    context = await client.load({"sources": sources[:2]})
+    assert await _code(client.update({"context": context, "add": [sources[2]]})) == "ITEM_LIMIT_EXCEEDED"
+
+
+async def test_inline_limit_counts_js_json_utf8_bytes() -> None:
+    """CX-2 CX-3: maxInlineBytes counts JSON.stringify UTF-8 bytes of one item's content."""
+    content = "é" * 10  # 20 UTF-8 bytes + 2 quotes
+    assert len(js_json_dumps(content).encode()) == 22
+    assert (await create_context(policy={"maxInlineBytes": 22}).load(
+        {"sources": [{"id": "a", "content": content}]})).items[0].content == content
+    assert await _code(create_context(policy={"maxInlineBytes": 21}).load(
+        {"sources": [{"id": "a", "content": content}]})) == "INLINE_LIMIT_EXCEEDED"
+
+
+async def test_default_estimator_is_bytes_over_four_rounded_up() -> None:
+    """CX-3: ceil(len(JSON.stringify(content) UTF-8)/4); no spaces, non-ASCII kept."""
+    client = create_context()
+    contents = ["abc", "é", {"a": [1, 2.0, "x"]}, "x" * 9]
+    context = await client.load({"sources": [{"id": str(n), "content": c} for n, c in enumerate(contents)]})
+    for index, content in enumerate(contents):
+        tokens = math.ceil(len(js_json_dumps(content).encode()) / 4)
+        single = Context(items=(context.items[index],))
+        fits = await client.select({"context": single, "purpose": "infer", "maxTokens": tokens,
+                                    "strategy": {"kind": "default"}})
+        assert fits.selected_item_ids == (str(index),)
+        assert (await client.select({"context": single, "purpose": "infer", "maxTokens": tokens - 1}
+                                    )).selected_item_ids == ()
+
+
+async def test_estimator_skipped_without_budget_and_checked_with_one() -> None:
+    """CX-3: no token budget → no estimation; injected estimators must return non-negative safe ints."""
+    calls: list[Any] = []
+
+    def estimate(content: Any) -> int:
+        calls.append(content)
+        return 1
+
+    client = create_context(services={"tokenEstimator": estimate})
+    context = await client.load({"sources": [{"id": "a", "content": "x"}, {"id": "b", "content": "y"}]})
+    await client.select({"context": context, "purpose": "infer"})
+    await client.compress({"context": context, "maxItems": 1})
+    assert calls == []
+    picked = await client.select({"context": context, "purpose": "infer", "maxTokens": 1})
+    assert len(picked.selected_item_ids) == 1 and calls
+
+    async def async_estimate(content: Any, options: Any) -> int:
+        assert options.signal is None
+        return 0
+
+    free = create_context(services={"tokenEstimator": {"estimate": async_estimate}})
+    assert len((await free.select({"context": context, "purpose": "infer", "maxTokens": 0})).selected_item_ids) == 2
+    for bad in (-1, 1.5, True, 2**53, "3", None):
+        broken = create_context(services={"tokenEstimator": lambda content, bad=bad: bad})
+        assert await _code(broken.select({"context": context, "purpose": "infer", "maxTokens": 5})) == (
+            "INVALID_PROVIDER_OUTPUT")
+        assert await _code(broken.compress({"context": context, "maxTokens": 5})) == "INVALID_PROVIDER_OUTPUT"
+
+
+async def test_validation_codes() -> None:
+    """CX-8: ids non-empty, duplicate ids invalid, content finite acyclic JSON, unknown node."""
+    client = create_context()
+    cyclic: list[Any] = []
+    cyclic.append(cyclic)
+    cases: list[Any] = [
+        {"sources": [{"id": "", "content": 1}]},
+        {"sources": [{"id": "a", "content": math.nan}]},
+        {"sources": [{"id": "a", "content": cyclic}]},
+        {"sources": [{"id": "a", "content": {1: "x"}}]},
+        {"sources": [{"id": "a", "content": object()}]},
+        {"sources": [{"id": "a"}]},
+        {"sources": [{"id": "a", "content": 1, "metadata": []}]},
+        {"sources": [{"content": 1}]},
+        {"sources": "text"},
+        {"sources": [{"role": "", "content": "x"}]},
+        {"sources": [{"uri": ""}]},
+        {"bogus": 1},
+        {},
+        [],
+    ]
+    for case in cases:
+        assert await _code(client.load(case)) == "INVALID_INPUT", case
+    duplicate = {"items": [{"id": "a", "content": 1}, {"id": "a", "content": 2}]}
+    assert await _code(client.select({"context": duplicate, "purpose": "infer"})) == "INVALID_INPUT"
+    assert await _code(client.select({"context": {"items": []}, "purpose": "learn"})) == "INVALID_INPUT"
+    assert await _code(client.execute("CONTEXT.DELETE", {})) == "UNKNOWN_NODE"
+    assert await _code(client.select({"context": {"items": []}, "purpose": "infer",
+                                      "strategy": {"kind": "magic"}})) == "STRATEGY_UNAVAILABLE"
+
+
+async def test_outputs_are_frozen_independent_snapshots() -> None:
+    """CX-8: outputs are deep-frozen and independent of the caller's inputs."""
+    metadata: dict[str, Any] = {"tags": ["a"], "nested": {"k": 1}}
+    content: dict[str, Any] = {"list": [1, 2]}
+    context = await create_context().load({"sources": [{"id": "a", "content": content, "metadata": metadata}]})
+    metadata["tags"].append("b")
+    content["list"].append(3)
+    item = context.items[0]
+    assert item.metadata == {"tags": ("a",), "nested": {"k": 1}} and item.content == {"list": (1, 2)}
+    assert isinstance(item.metadata, FrozenDict)
+    with pytest.raises(TypeError):
+        item.metadata["x"] = 1  # type: ignore[index]
+    with pytest.raises(TypeError):
+        item.content["list"] = []
+    with pytest.raises(ValueError):
+        item.id = "b"  # frozen model
+    assert isinstance(context.items, tuple)
+
+
+def test_error_codes_are_the_seed_set() -> None:
+    """CX-8: the error codes are exactly the seed's list."""
+    assert CONTEXT_ERROR_CODES == {
+        "INVALID_INPUT", "UNKNOWN_NODE", "INLINE_LIMIT_EXCEEDED", "ITEM_LIMIT_EXCEEDED", "DUPLICATE_ITEM",
+        "MISSING_ITEM", "STRATEGY_UNAVAILABLE", "INVALID_PROVIDER_OUTPUT", "BUDGET_UNSATISFIABLE",
+        "STATE_STORE_UNAVAILABLE", "CONTEXT_NOT_FOUND", "STATE_CONFLICT", "INVALID_STATE",
+        "RESOLVER_UNAVAILABLE", "QUEUE_FULL"}
+
+
+def test_execution_is_resolved_and_frozen() -> None:
+    """CX-15: create_context_execution resolves and freezes the policy."""
+    execution = create_context_execution({"maxItems": 16})
+    assert execution.policy.max_items == 16 and execution.policy.max_inline_bytes == 65536
+    with pytest.raises(AttributeError):
+        execution.policy.max_items = 3  # type: ignore[misc]
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=5),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=3), children, max_size=3),
+    max_leaves=8,
+)
+_anything = st.one_of(_json, st.builds(object), st.sets(st.integers(), max_size=2), st.binary(max_size=3),
+                      st.dictionaries(st.sampled_from(["id", "content", "role", "uri", "metadata", "x"]), _json,
+                                      max_size=4))
+_requests = st.dictionaries(
+    st.sampled_from(["context", "sources", "purpose", "query", "limit", "maxTokens", "maxItems", "strategy",
+                     "removeIds", "add", "ingress", "scope", "expectedVersion", "resolveReferences", "junk"]),
+    st.one_of(_anything, st.lists(_anything, max_size=3),
+              st.fixed_dictionaries({"items": st.lists(_anything, max_size=3)})),
+    max_size=4,
+) | _anything
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(node=st.sampled_from(["CONTEXT.LOAD", "CONTEXT.UPDATE", "CONTEXT.SELECT", "CONTEXT.COMPRESS", "X"]),
+       request=_requests)
+async def test_malformed_input_always_raises_a_documented_context_error(node: str, request: Any) -> None:
+    """CX-8: any malformed input yields a ContextError with a documented code, never another exception."""
+    client = create_context()
+    try:
+        result = await client.execute(node, request)
+    except ContextError as error:
+        assert error.code in CONTEXT_ERROR_CODES
+    else:
+        assert isinstance(result, Context) or hasattr(result, "selected_item_ids")
+        items = result.items if isinstance(result, Context) else result.context.items
+        assert all(isinstance(item, ContextItem) for item in items)
