@@ -48,7 +48,7 @@ class TextAnalyzer:
     ``cjk`` enables jieba segmentation of CJK runs (otherwise a run is one token).
     """
 
-    __slots__ = ("_cjk", "_jieba", "_jieba_lock", "_stem", "_stemmer_name", "_stopwords", "_stopwords_spec")
+    __slots__ = ("_cjk", "_stem", "_stemmer_name", "_stopwords", "_stopwords_spec")
 
     def __init__(self, *, stopwords: str | Iterable[str] | None = "english", stemmer: str | None = "english",
                  cjk: bool = True) -> None:
@@ -67,8 +67,6 @@ class TextAnalyzer:
         self._stemmer_name = stemmer
         self._stem = Stemmer.Stemmer(stemmer).stemWords if stemmer is not None else None
         self._cjk = cjk
-        self._jieba: Any = None
-        self._jieba_lock = threading.Lock()
 
     # -- configuration round trip (saved with an index) ---------------------
     def config(self) -> dict[str, Any]:
@@ -101,7 +99,7 @@ class TextAnalyzer:
 
     def _analyze_mixed(self, lowered: str) -> list[str]:
         terms: list[str] = []
-        segmenter = self._segmenter()
+        segmenter = _segmenter()
         for index, part in enumerate(_CJK_RUN.split(lowered)):
             if not part:
                 continue
@@ -112,14 +110,20 @@ class TextAnalyzer:
                              if word.strip() and word not in CJK_STOPWORDS)
         return terms
 
-    def _segmenter(self) -> Any:
-        # A private jieba.Tokenizer: its dictionary loads once, on the first CJK text.
-        if self._jieba is None:
-            with self._jieba_lock:
-                if self._jieba is None:
-                    import jieba
 
-                    tokenizer = jieba.Tokenizer()
-                    tokenizer.initialize()
-                    self._jieba = tokenizer
-        return self._jieba
+_JIEBA: Any = None
+_JIEBA_LOCK = threading.Lock()
+
+
+def _segmenter() -> Any:
+    """One shared jieba tokenizer; its dictionary loads once per process, on the first CJK text."""
+    global _JIEBA
+    if _JIEBA is None:
+        with _JIEBA_LOCK:
+            if _JIEBA is None:
+                import jieba
+
+                tokenizer = jieba.Tokenizer()
+                tokenizer.initialize()
+                _JIEBA = tokenizer
+    return _JIEBA

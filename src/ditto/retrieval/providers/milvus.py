@@ -48,7 +48,7 @@ __all__ = ["MilvusSearchOptions", "MilvusSearchProvider", "create_milvus_search_
            "milvus_literal"]
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_ESCAPABLE_CONTROLS = frozenset("\n\r\t\b\f")
+_ESCAPABLE_CONTROLS = frozenset("\n\r\t")
 
 
 def _check_name(value: str) -> str:
@@ -111,7 +111,7 @@ def milvus_literal(value: Any) -> str:
             value.encode("utf-8")
         except UnicodeEncodeError:
             raise RetrievalError(INVALID_INPUT, "filter strings must be valid Unicode") from None
-        # JSON quoting escapes exactly what a Milvus string needs: \" \\ \n \r \t \b \f.
+        # With the controls above refused, JSON quoting emits only escapes Milvus reads: \" \\ \n \r \t.
         return json.dumps(value, ensure_ascii=False)
     raise RetrievalError(INVALID_INPUT, "filter values must be strings, numbers or booleans")
 
