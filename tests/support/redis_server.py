@@ -7,6 +7,7 @@ no persistence, and is killed (and its dir removed) on exit.
 from __future__ import annotations
 
 import shutil
+import socket
 import subprocess
 import tempfile
 import time
@@ -45,16 +46,35 @@ class RedisServer:
             self.process.wait(timeout=10)
 
 
-def _start(directory: Path, extra: list[str]) -> RedisServer:
-    port = free_port()
+def _bindable(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _cluster_port() -> int:
+    """A free port whose cluster bus port (port + 10000) is free and valid as well."""
+    while True:
+        port = free_port()
+        if port + 10000 <= 65535 and _bindable(port + 10000):
+            return port
+
+
+def _start(directory: Path, extra: list[str], port: int | None = None) -> RedisServer:
+    port = port or free_port()
     args = [REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(directory),
             "--save", "", "--appendonly", "no", "--protected-mode", "no", *extra]
-    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(directory / "redis.log", "ab") as log:
+        process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
     server = RedisServer(port, directory, process, extra)
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"redis-server exited with {process.returncode}")
+            output = (directory / "redis.log").read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"redis-server exited with {process.returncode}: {output}")
         try:
             if server.cli("PING") == "PONG":
                 return server
@@ -87,7 +107,8 @@ def redis_cluster(masters: int = 3) -> Iterator[list[RedisServer]]:
             directory = root / str(index)
             directory.mkdir()
             servers.append(_start(directory, ["--cluster-enabled", "yes", "--cluster-config-file",
-                                              str(directory / "nodes.conf"), "--cluster-node-timeout", "5000"]))
+                                              str(directory / "nodes.conf"), "--cluster-node-timeout", "5000"],
+                                  _cluster_port()))
         nodes = [f"127.0.0.1:{server.port}" for server in servers]
         subprocess.run([REDIS_CLI, "--cluster", "create", *nodes, "--cluster-replicas", "0", "--cluster-yes"],
                        capture_output=True, text=True, timeout=60, check=True)
