@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from examples import context as examples
 from redis.asyncio import Redis
 
 from ditto import create_ditto
@@ -28,7 +29,6 @@ from ditto.worker.context import (
     create_redis_context_store,
 )
 from ditto.worker.memory import create_memory, create_memory_worker, create_sqlite_memory_store
-from examples import context as examples
 
 
 def _yaml(tmp_path: Path) -> Path:
@@ -157,7 +157,8 @@ async def test_context_to_infer_maps_items_to_messages() -> None:
     context = await create_context().load({"sources": [{"id": "a", "content": {"k": 1}}, {"id": "b", "content": "t"}]})
     assert await examples.context_to_infer(context, Infer(), {"name": "model"}) == "sampled"
     messages = seen[0]["messages"]
-    assert {m["content"] for m in messages[:2]} == {'{"k": 1}', "t"} and messages[-1]["content"] == "Explain the evidence."
+    assert {m["content"] for m in messages[:2]} == {'{"k": 1}', "t"}
+    assert messages[-1]["content"] == "Explain the evidence."
 
 
 async def test_memory_graph_and_context_to_memory(tmp_path: Path) -> None:

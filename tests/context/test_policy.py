@@ -169,11 +169,11 @@ async def test_outputs_are_frozen_independent_snapshots() -> None:
 
 def test_error_codes_are_the_seed_set() -> None:
     """CX-8: the error codes are exactly the seed's list."""
-    assert CONTEXT_ERROR_CODES == {
+    assert {
         "INVALID_INPUT", "UNKNOWN_NODE", "INLINE_LIMIT_EXCEEDED", "ITEM_LIMIT_EXCEEDED", "DUPLICATE_ITEM",
         "MISSING_ITEM", "STRATEGY_UNAVAILABLE", "INVALID_PROVIDER_OUTPUT", "BUDGET_UNSATISFIABLE",
         "STATE_STORE_UNAVAILABLE", "CONTEXT_NOT_FOUND", "STATE_CONFLICT", "INVALID_STATE",
-        "RESOLVER_UNAVAILABLE", "QUEUE_FULL"}
+        "RESOLVER_UNAVAILABLE", "QUEUE_FULL"} == CONTEXT_ERROR_CODES
 
 
 def test_execution_is_resolved_and_frozen() -> None:
