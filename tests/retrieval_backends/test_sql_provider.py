@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -212,6 +213,27 @@ async def test_ret6_postgres_full_text_search(pg: psycopg.AsyncConnection[Any]) 
     both = await precomputed.search(_request("agent memory -garbage"))
     assert {c.id for c in both.candidates} == {"d1", "d3"}
     assert (await precomputed.search(_request("pasta memory"))).candidates == ()
+
+
+class _OneConnectionPool:
+    """The async-pool shape (psycopg_pool's ``connection()`` context manager) over one real connection."""
+
+    def __init__(self, connection: psycopg.AsyncConnection[Any]) -> None:
+        self._connection = connection
+        self.checkouts = 0
+
+    @contextlib.asynccontextmanager
+    async def connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        self.checkouts += 1
+        yield self._connection
+
+
+async def test_ret6_postgres_through_a_pool(pg: psycopg.AsyncConnection[Any]) -> None:
+    """RET-6: a pool-like client is used through ``async with pool.connection()`` per search."""
+    pool = _OneConnectionPool(pg)
+    provider = create_sql_search_provider(pool, PG_OPTIONS)
+    output = await provider.search(_request("pasta", limit=1))
+    assert [c.id for c in output.candidates] == ["d6"] and pool.checkouts == 1
 
 
 async def test_ret6_postgres_filters(pg: psycopg.AsyncConnection[Any]) -> None:
