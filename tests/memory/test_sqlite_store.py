@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import sqlite3
 import tempfile
 from pathlib import Path
@@ -38,7 +39,8 @@ async def test_file_is_wal_with_expected_schema(store: SqliteMemoryStore, db_pat
         assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert raw.execute("PRAGMA user_version").fetchone()[0] == 1
         columns = [row[1] for row in raw.execute("PRAGMA table_info(memory_records)")]
-        assert columns == ["seq", "id", "key", "content", "metadata", "created_at", "updated_at"]
+        assert columns == ["seq", "id", "key", "content", "metadata", "length", "created_at", "updated_at"]
+        assert raw.execute("SELECT records, tokens FROM memory_stats").fetchone() == (1, 1)
         sql = raw.execute("SELECT sql FROM sqlite_master WHERE name = 'memory_fts'").fetchone()[0]
         assert "fts5" in sql.lower()
         created, updated = raw.execute("SELECT created_at, updated_at FROM memory_records").fetchone()
@@ -173,7 +175,7 @@ async def test_write_repeating_an_id_or_key_in_one_call_is_invalid(store: Sqlite
 
 
 async def test_keyword_search_ranks_with_bm25(store: SqliteMemoryStore) -> None:
-    """MEM-2: OR of query tokens, ranked by bm25 (score = -bm25, higher is better)."""
+    """MEM-2: OR of query tokens, ranked by BM25 (higher is better, always positive for a match)."""
     await store.write(items(
         {"id": "both", "content": "agent memory migration notes"},
         {"id": "one", "content": "memory of a trip"},
@@ -184,9 +186,42 @@ async def test_keyword_search_ranks_with_bm25(store: SqliteMemoryStore) -> None:
     assert [hit.memory.id for hit in hits] == ["both", "one"]
     assert hits[0].score is not None and hits[1].score is not None
     assert hits[0].score > hits[1].score > 0
-    # Porter stemming and case folding: "Migrations" finds "migration".
-    assert [hit.memory.id for hit in await store.search(MemorySearchInput(query="Migrations"))] == ["both"]
-    assert [hit.memory.id for hit in await store.search(MemorySearchInput(query="memory", limit=1))] == ["both"]
+    # Case and diacritics are folded and English words stemmed (porter) on both sides.
+    assert [hit.memory.id for hit in await store.search(MemorySearchInput(query="MIGRATIONS"))] == ["both"]
+    await store.write(items({"id": "cafe", "content": "Café au lait"}))
+    assert [hit.memory.id for hit in await store.search(MemorySearchInput(query="cafe"))] == ["cafe"]
+
+
+async def test_small_store_scores_do_not_collapse(store: SqliteMemoryStore) -> None:
+    """MEM-2: in a tiny store (terms in most records) more matched terms still rank higher, scores stay > 0."""
+    await store.write(items(
+        {"id": "r1", "content": "A backup runs every 6 hours."},
+        {"id": "r2", "content": "Backups are kept for 35 days."},
+        {"id": "r3", "content": "Backups are kept for 90 days."},
+    ))
+    hits = await store.search(MemorySearchInput(query="how many days are backups kept"))
+    assert {hit.memory.id for hit in hits[:2]} == {"r2", "r3"} and hits[2].memory.id == "r1"
+    assert all(hit.score is not None and hit.score > 0.1 for hit in hits)
+
+
+async def test_bm25_scores_match_the_formula(store: SqliteMemoryStore) -> None:
+    """MEM-2: score = Σ ln(1 + (N - df + 0.5)/(df + 0.5)) · tf·(k1+1)/(tf + k1·(1 - b + b·dl/avgdl))."""
+    await store.write(items({"id": "a", "content": "red red blue"}, {"id": "b", "content": "blue green"},
+                            {"id": "c", "content": "yellow"}))
+    scores = {hit.memory.id: hit.score for hit in await store.search(MemorySearchInput(query="red blue"))}
+    n, avgdl, k1, b = 3, 6 / 3, 1.2, 0.75
+
+    def term(tf: int, df: int, dl: int) -> float:
+        return math.log(1 + (n - df + 0.5) / (df + 0.5)) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))
+
+    assert scores["a"] == pytest.approx(term(2, 1, 3) + term(1, 2, 3))
+    assert scores["b"] == pytest.approx(term(1, 2, 2))
+    # Statistics follow replacements and deletes.
+    await store.delete(ids=["c"])
+    await store.write(items({"id": "b", "content": "green"}))
+    (only,) = await store.search(MemorySearchInput(query="red blue"))
+    n, avgdl = 2, 4 / 2
+    assert only.memory.id == "a" and only.score == pytest.approx(term(2, 1, 3) + term(1, 1, 3))
 
 
 async def test_structured_content_indexes_string_leaves_only(store: SqliteMemoryStore) -> None:
@@ -211,8 +246,9 @@ async def test_fts_syntax_in_queries_is_literal(store: SqliteMemoryStore, query:
 
 
 def test_match_expression_quotes_every_token() -> None:
-    """MEM-2: tokens are deduplicated case-insensitively, quoted, and ORed."""
-    assert query_tokens("Agent agent MEMORY, memory! foo_bar") == ("Agent", "MEMORY", "foo", "bar")
+    """MEM-2: tokens are deduplicated after folding, quoted, and ORed."""
+    assert query_tokens("Agent agent MEMORY, memory! foo_bar Café cafe") == (
+        ("Agent", "agent"), ("MEMORY", "memory"), ("foo", "foo"), ("bar", "bar"), ("Café", "cafe"))
     assert match_expression(("a", 'b"c')) == '"a" OR "b""c"'
     assert len(query_tokens(" ".join(f"w{i}" for i in range(500)))) == 64
 

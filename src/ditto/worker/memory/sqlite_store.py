@@ -20,9 +20,15 @@ Why it looks like this:
 
 Schema (version 1, ``PRAGMA user_version``): ``memory_records(seq INTEGER
 PRIMARY KEY, id TEXT UNIQUE, key TEXT UNIQUE NULL, content JSON, metadata JSON,
-created_at, updated_at)`` and the FTS5 table ``memory_fts(body)`` whose rowid
-is ``seq``. ``seq`` is an internal, VACUUM-stable join key; ``id`` is the
-public identifier.
+length, created_at, updated_at)``, the FTS5 table ``memory_fts(body)`` whose
+rowid is ``seq``, and ``memory_stats`` (record and token totals for BM25,
+kept in step by every write). ``seq`` is an internal, VACUUM-stable join key;
+``id`` is the public identifier.
+
+Search: FTS5 finds the records matching any query token (within the filter);
+the best ``max(limit, 256)`` of them by FTS5's own ``bm25()`` are re-scored
+with BM25 in :mod:`._fts` from FTS5's term counts, with an idf that never
+collapses in small stores.
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ from urllib.parse import quote
 from ...contracts import freeze_json, js_json_dumps
 from ...signal import CancelSignal
 from ._filters import compile_filter
-from ._fts import index_text, match_expression, query_tokens
+from ._fts import bm25_score, index_text, match_expression, query_tokens, token_count
 from .types import (
     DittoMemoryError,
     MemoryCallOptions,
@@ -72,6 +78,9 @@ SCHEMA_VERSION = 1
 #: Strategies the built-in search understands (None means the same).
 _STRATEGIES = frozenset({"keyword"})
 
+#: Candidates re-scored per search (at least ``limit``).
+_SCORING_POOL = 256
+
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS memory_records (
         seq INTEGER PRIMARY KEY,
@@ -79,16 +88,26 @@ _SCHEMA = (
         key TEXT UNIQUE,
         content TEXT NOT NULL,
         metadata TEXT,
+        length INTEGER NOT NULL,
         created_at TEXT NOT NULL,
         updated_at TEXT NOT NULL
     )""",
     "CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5("
     "body, tokenize = 'porter unicode61 remove_diacritics 2')",
+    """CREATE TABLE IF NOT EXISTS memory_stats (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        records INTEGER NOT NULL,
+        tokens INTEGER NOT NULL
+    )""",
+    "INSERT OR IGNORE INTO memory_stats (id, records, tokens) VALUES (1, 0, 0)",
 )
 
 T = TypeVar("T")
 _Row = tuple[str, str | None, str, str | None]
-_Prepared = tuple[str, str | None, str, str | None, str]  # id, key, content JSON, metadata JSON, FTS body
+_Prepared = tuple[str, str | None, str, str | None, str, int]  # id, key, content, metadata, FTS body, length
+_Candidate = tuple[int, str, str | None, str, str | None, int]  # seq, id, key, content, metadata, length
+#: highlight() markers; each matched instance adds exactly their combined length to the text.
+_OPEN, _CLOSE = "\x02", "\x03"
 
 
 def _now() -> str:
@@ -273,6 +292,10 @@ class SqliteMemoryStore:
             raise backend_error() from None
         except DittoMemoryError:
             raise
+        except Exception:  # e.g. a statement answered a shape the schema does not allow
+            broken = True
+            _log.warning("memory store %s failed unexpectedly", operation, exc_info=True)
+            raise backend_error() from None
         except BaseException:
             broken = True
             raise
@@ -297,11 +320,12 @@ class SqliteMemoryStore:
         """Store every item or none; ids default to ``uuid4().hex``; a taken key moves to the new record."""
         items = tuple(items)
         check_write_items(items)
-        prepared: list[_Prepared] = [
-            (item.id or uuid.uuid4().hex, item.key, js_json_dumps(item.content),
-             None if item.metadata is None else js_json_dumps(item.metadata), index_text(item.content))
-            for item in items
-        ]
+        prepared: list[_Prepared] = []
+        for item in items:
+            text = index_text(item.content)
+            prepared.append((item.id or uuid.uuid4().hex, item.key, js_json_dumps(item.content),
+                             None if item.metadata is None else js_json_dumps(item.metadata), text,
+                             token_count(text)))
         if not prepared:
             return ()
         signal, busy = _signal_of(options), self._busy_timeout_ms
@@ -331,7 +355,7 @@ class SqliteMemoryStore:
 
     async def search(self, input: MemorySearchInput, options: MemoryCallOptions | None = None
                      ) -> tuple[MemorySearchHit, ...]:
-        """Keyword search (FTS5, OR of quoted query tokens, bm25 ranking) within the filter.
+        """Keyword search (FTS5, OR of quoted query tokens, BM25 ranking) within the filter.
 
         A ``None`` or blank string query lists the filtered records instead,
         most recently written first, without scores.
@@ -351,11 +375,18 @@ class SqliteMemoryStore:
         tokens = query_tokens(request.query)
         if not tokens:
             return ()
-        expression = match_expression(tokens)
-        scored = await self._run("search", lambda c: _match(c, expression, condition, params, limit), options)
-        return tuple(MemorySearchHit.model_construct(memory=_item_from_row(row[:4]), score=-float(row[4]),
-                                                     metadata=None)
-                     for row in scored)
+        originals = [original for original, _ in tokens]
+        pool = max(limit, _SCORING_POOL)
+        candidates, frequency, counts, (records, total) = await self._run(
+            "search", lambda c: _match(c, originals, condition, params, pool), options)
+        if not candidates:
+            return ()
+        average = total / records if records else 0.0
+        ranked = sorted(((bm25_score({token: counts.get((token, row[0]), 0) for token in originals}, row[5],
+                                     frequency, records, average), row)
+                         for row in candidates), key=lambda pair: (-pair[0], pair[1][0]))
+        return tuple(MemorySearchHit.model_construct(memory=_item_from_row(row[1:5]), score=score, metadata=None)
+                     for score, row in ranked[:limit])
 
     # -- lifecycle ----------------------------------------------------------------
     async def close(self) -> None:
@@ -419,28 +450,38 @@ def _transaction(connection: sqlite3.Connection, body: Callable[[], T], busy_tim
     return result
 
 
+def _count(connection: sqlite3.Connection, records: int, tokens: int) -> None:
+    connection.execute("UPDATE memory_stats SET records = records + ?, tokens = tokens + ? WHERE id = 1",
+                       (records, tokens))
+
+
 def _write(connection: sqlite3.Connection, prepared: list[_Prepared], busy_timeout_ms: int,
            signal: CancelSignal | None) -> None:
     def body() -> None:
         now = _now()
-        for record_id, key, content, metadata, text in prepared:
+        for record_id, key, content, metadata, text, length in prepared:
             if key is not None:
                 # A key names one record: writing it under another id replaces that record.
-                taken = connection.execute("SELECT seq FROM memory_records WHERE key = ? AND id != ?",
+                taken = connection.execute("SELECT seq, length FROM memory_records WHERE key = ? AND id != ?",
                                            (key, record_id)).fetchone()
                 if taken is not None:
                     connection.execute("DELETE FROM memory_fts WHERE rowid = ?", (taken[0],))
                     connection.execute("DELETE FROM memory_records WHERE seq = ?", (taken[0],))
-            existing = connection.execute("SELECT seq FROM memory_records WHERE id = ?", (record_id,)).fetchone()
+                    _count(connection, -1, -taken[1])
+            existing = connection.execute("SELECT seq, length FROM memory_records WHERE id = ?",
+                                          (record_id,)).fetchone()
             if existing is not None:
-                connection.execute("UPDATE memory_records SET key = ?, content = ?, metadata = ?, updated_at = ? "
-                                   "WHERE seq = ?", (key, content, metadata, now, existing[0]))
+                connection.execute("UPDATE memory_records SET key = ?, content = ?, metadata = ?, length = ?, "
+                                   "updated_at = ? WHERE seq = ?",
+                                   (key, content, metadata, length, now, existing[0]))
                 connection.execute("UPDATE memory_fts SET body = ? WHERE rowid = ?", (text, existing[0]))
+                _count(connection, 0, length - existing[1])
             else:
                 cursor = connection.execute(
-                    "INSERT INTO memory_records (id, key, content, metadata, created_at, updated_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?)", (record_id, key, content, metadata, now, now))
+                    "INSERT INTO memory_records (id, key, content, metadata, length, created_at, updated_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)", (record_id, key, content, metadata, length, now, now))
                 connection.execute("INSERT INTO memory_fts (rowid, body) VALUES (?, ?)", (cursor.lastrowid, text))
+                _count(connection, 1, length)
 
     _transaction(connection, body, busy_timeout_ms, signal)
 
@@ -460,9 +501,13 @@ def _delete(connection: sqlite3.Connection, field: str, values: tuple[str, ...],
     selector = json.dumps(values, ensure_ascii=False)
 
     def body() -> int:
+        records, tokens = connection.execute(
+            f"SELECT count(*), coalesce(sum(length), 0) FROM memory_records WHERE {_selector_sql(field)}",
+            (selector,)).fetchone()
         connection.execute("DELETE FROM memory_fts WHERE rowid IN "
                            f"(SELECT seq FROM memory_records WHERE {_selector_sql(field)})", (selector,))
         cursor = connection.execute(f"DELETE FROM memory_records WHERE {_selector_sql(field)}", (selector,))
+        _count(connection, -records, -tokens)
         return cursor.rowcount
 
     return _transaction(connection, body, busy_timeout_ms, signal)
@@ -474,12 +519,41 @@ def _list(connection: sqlite3.Connection, condition: str, params: list[Any], lim
     return connection.execute(sql, [*params, limit]).fetchall()
 
 
-def _match(connection: sqlite3.Connection, expression: str, condition: str, params: list[Any],
-           limit: int) -> list[tuple[str, str | None, str, str | None, float]]:
-    sql = ("SELECT r.id, r.key, r.content, r.metadata, bm25(memory_fts) AS raw FROM memory_fts "
+def _match(connection: sqlite3.Connection, tokens: list[str], condition: str, params: list[Any], pool: int
+           ) -> tuple[list[_Candidate], dict[str, int], dict[tuple[str, int], int], tuple[int, int]]:
+    """Candidates and what BM25 needs about them, read in one snapshot (a read transaction).
+
+    Term counts come from FTS5 itself (``highlight()`` marks each instance a
+    token matched, stemming included), so scoring agrees with matching.
+    """
+    sql = ("SELECT r.seq, r.id, r.key, r.content, r.metadata, r.length FROM memory_fts "
            "JOIN memory_records AS r ON r.seq = memory_fts.rowid "
-           f"WHERE memory_fts MATCH ? AND {condition} ORDER BY raw, r.seq LIMIT ?")
-    return connection.execute(sql, [expression, *params, limit]).fetchall()
+           f"WHERE memory_fts MATCH ? AND {condition} ORDER BY bm25(memory_fts), r.seq LIMIT ?")
+    marked = ("SELECT rowid, length(body), length(highlight(memory_fts, 0, ?, ?)) FROM memory_fts "
+              "WHERE memory_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))")
+    connection.execute("BEGIN")
+    try:
+        candidates: list[_Candidate] = connection.execute(sql, [match_expression(tokens), *params, pool]).fetchall()
+        frequency: dict[str, int] = {}
+        counts: dict[tuple[str, int], int] = {}
+        stats: tuple[int, int] = (0, 0)
+        if candidates:
+            rowids = json.dumps([row[0] for row in candidates])
+            width = len(_OPEN) + len(_CLOSE)
+            for token in tokens:
+                expression = match_expression([token])
+                frequency[token] = connection.execute("SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?",
+                                                      (expression,)).fetchone()[0]
+                for rowid, plain, highlighted in connection.execute(marked, (_OPEN, _CLOSE, expression, rowids)):
+                    counts[(token, rowid)] = (highlighted - plain) // width
+            row = connection.execute("SELECT records, tokens FROM memory_stats WHERE id = 1").fetchone()
+            if row is None:
+                raise backend_error()
+            stats = (int(row[0]), int(row[1]))
+    finally:
+        if connection.in_transaction:
+            connection.execute("COMMIT")
+    return candidates, frequency, counts, stats
 
 
 def create_sqlite_memory_store(path: str | os.PathLike[str], *, busy_timeout_ms: int = 5000,
