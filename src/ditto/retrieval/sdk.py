@@ -53,6 +53,22 @@ def _as_retrieval_error(error: BaseException) -> RetrievalError:
     return RetrievalError(BACKEND_ERROR, "The retrieval backend failed")
 
 
+_CONTEXTS: dict[int, RetrievalExecutionContext] = {}
+
+
+def _context_for(signal: CancelSignal | None, defaults: RetrievalDefaults) -> RetrievalExecutionContext:
+    """Contexts are frozen, so the signal-less one is built once per defaults object."""
+    if signal is not None:
+        return RetrievalExecutionContext.model_construct(signal=signal, defaults=defaults)
+    cached = _CONTEXTS.get(id(defaults))
+    if cached is None or cached.defaults is not defaults:
+        if len(_CONTEXTS) > 256:
+            _CONTEXTS.clear()
+        cached = _CONTEXTS[id(defaults)] = RetrievalExecutionContext.model_construct(signal=None,
+                                                                                    defaults=defaults)
+    return cached
+
+
 async def execute_search(registry: RetrievalProviderRegistry, raw_input: Any, defaults: RetrievalDefaults,
                          signal: CancelSignal | None) -> RetrievalSearchOutput:
     """Run one RETRIEVAL.SEARCH; raises :class:`RetrievalError` for every failure."""
@@ -69,9 +85,18 @@ async def execute_search(registry: RetrievalProviderRegistry, raw_input: Any, de
     search = getattr(provider, "search", None)
     if not callable(search):
         raise RetrievalError(PROVIDER_UNAVAILABLE, "the retrieval provider has no search method")
-    strategy = provider.strategy if isinstance(provider, StrategyBoundProvider) else request.strategy
-    call_input = request if request.limit == limit else request.model_copy(update={"limit": limit})
-    context = RetrievalExecutionContext.model_construct(signal=signal, defaults=defaults)
+    if isinstance(provider, StrategyBoundProvider):
+        # Unwrap the registry binding: one copy sets both the limit and the chosen strategy, and
+        # validate_search_output fills the strategy into the output, as the binding would.
+        strategy: str | None = provider.strategy
+        search = provider.provider.search
+    else:
+        strategy = request.strategy
+    if request.limit != limit or request.strategy != strategy:
+        call_input = request.model_copy(update={"limit": limit, "strategy": strategy})
+    else:
+        call_input = request
+    context = _context_for(signal, defaults)
     try:
         raw_output = await search(call_input, context)
     except asyncio.CancelledError:

@@ -33,11 +33,10 @@ __all__ = [
     "validate_search_output",
 ]
 
-_INPUT_FIELDS = frozenset({"query", "target", "strategy", "filter", "limit", "options"})
-_QUERY_FIELDS = frozenset({"content", "metadata"})
 _TARGET_FIELDS = frozenset({"name", "type", "namespace", "metadata"})
 _CANDIDATE_FIELDS = {"id": "id", "content": "content", "score": "score", "source": "source", "metadata": "metadata"}
 _SOURCE_FIELDS = frozenset({"target", "ref"})
+_isfinite = math.isfinite
 _OUTPUT_FIELDS = frozenset({"candidates", "strategy", "target", "metadata"})
 
 
@@ -83,51 +82,62 @@ def _parse_target(raw: Any, error: type[Exception] | None = None, *,
         raise RetrievalError(code, f"{where}.metadata must be an object")
     if isinstance(raw, RetrievalTarget):
         return raw
-    return RetrievalTarget.model_construct(**{k: v for k, v in fields.items() if v is not None})
+    return RetrievalTarget.model_validate({k: v for k, v in fields.items() if v is not None})
+
+
+def _describe(error: ValidationError) -> str:
+    """A short, input-free description of the first problem (field path + pydantic's message)."""
+    first = error.errors(include_url=False, include_input=False, include_context=False)[0]
+    where = ".".join(str(part) for part in first["loc"]) or "input"
+    return f"{where}: {first['msg']}"
+
+
+def _check_model_input(model: RetrievalSearchInput) -> None:
+    """Checks pydantic does not make (blank names) or a hand-built model may have skipped."""
+    target = model.target
+    if not isinstance(target, RetrievalTarget) or not isinstance(model.query, RetrievalQuery):
+        raise _fail_input("query and target must be objects")
+    if not _is_name(target.name):
+        raise _fail_input("target.name must be a non-empty string")
+    if (target.type is not None and not _is_name(target.type)) or (
+            target.namespace is not None and not _is_name(target.namespace)):
+        raise _fail_input("target.type and target.namespace must be non-empty strings")
+    if target.metadata is not None and not _is_object(target.metadata):
+        raise _fail_input("target.metadata must be an object")
+    if model.query.metadata is not None and not _is_object(model.query.metadata):
+        raise _fail_input("query.metadata must be an object")
+    if model.strategy is not None and not _is_name(model.strategy):
+        raise _fail_input("strategy must be a non-empty string")
+    if (model.filter is not None and not _is_object(model.filter)) or (
+            model.options is not None and not _is_object(model.options)):
+        raise _fail_input("filter and options must be objects")
+    limit = model.limit
+    if limit is not None and (not _is_int(limit) or not 1 <= limit <= MAX_SEARCH_LIMIT):
+        raise _fail_input(f"limit must be an integer from 1 to {MAX_SEARCH_LIMIT}")
 
 
 def parse_search_input(raw: Any) -> RetrievalSearchInput:
     """Check a search request (RET-1) and return it as a frozen model.
 
     Accepts a dict (camelCase and snake_case spell the same here) or a
-    :class:`RetrievalSearchInput`. ``limit`` stays ``None`` when omitted; the
-    caller applies the limit precedence.
+    :class:`RetrievalSearchInput`. Validation is pydantic's *strict* mode (no
+    ``"5"`` → 5, no ``True`` → 1, objects must be dicts) plus the checks strict
+    mode does not make (blank names). ``limit`` stays ``None`` when omitted;
+    the caller applies the limit precedence.
     """
-    fields = _fields(raw)
-    if fields is None:
-        raise _fail_input("the search input must be an object")
-    unknown = set(fields) - _INPUT_FIELDS
-    if unknown:
-        raise _fail_input(f"unknown input fields: {', '.join(sorted(map(str, unknown)))}")
-    query_fields = _fields(fields.get("query"))
-    if query_fields is None:
-        raise _fail_input("query must be an object")
-    if set(query_fields) - _QUERY_FIELDS:
-        raise _fail_input("query has unknown fields")
-    if "content" not in query_fields:
-        raise _fail_input("query.content is required")
-    if query_fields.get("metadata") is not None and not _is_object(query_fields["metadata"]):
-        raise _fail_input("query.metadata must be an object")
-    if "target" not in fields:
-        raise _fail_input("target is required")
-    target = _parse_target(fields["target"])
-    strategy = fields.get("strategy")
-    if strategy is not None and not _is_name(strategy):
-        raise _fail_input("strategy must be a non-empty string")
-    for name in ("filter", "options"):
-        if fields.get(name) is not None and not _is_object(fields[name]):
-            raise _fail_input(f"{name} must be an object")
-    limit = fields.get("limit")
-    if limit is not None and (not _is_int(limit) or not 1 <= limit <= MAX_SEARCH_LIMIT):
-        raise _fail_input(f"limit must be an integer from 1 to {MAX_SEARCH_LIMIT}")
-    query = raw.query if isinstance(raw, RetrievalSearchInput) else RetrievalQuery.model_construct(
-        **{k: v for k, v in query_fields.items() if k == "content" or v is not None})
-    if isinstance(raw, RetrievalSearchInput) and isinstance(raw.target, RetrievalTarget):
+    if isinstance(raw, RetrievalSearchInput):
+        _check_model_input(raw)
         return raw
-    # The checks above are the validation; construct skips a second, lax pass.
-    return RetrievalSearchInput.model_construct(
-        query=query, target=target, strategy=strategy, filter=fields.get("filter"), limit=limit,
-        options=fields.get("options"))
+    if not isinstance(raw, Mapping):
+        raise _fail_input("the search input must be an object")
+    try:
+        model = RetrievalSearchInput.model_validate(raw if type(raw) is dict else dict(raw), strict=True)
+    except ValidationError as error:
+        raise _fail_input(f"invalid search input ({_describe(error)})") from None
+    except (TypeError, ValueError, RecursionError):
+        raise _fail_input("invalid search input") from None
+    _check_model_input(model)
+    return model
 
 
 def coerce_input(input: RetrievalSearchInput | Mapping[str, Any]) -> RetrievalSearchInput:
@@ -164,7 +174,7 @@ def _parse_candidate(raw: Any, index: int) -> RetrievalCandidate:
                 value is not None and not isinstance(value, str) for value in source_fields.values()):
             raise _fail_output(f"candidate {index} source must be {{target?, ref?}} strings")
         source_model = source if isinstance(source, RetrievalCandidateSource) else \
-            RetrievalCandidateSource.model_construct(**{k: v for k, v in source_fields.items() if v is not None})
+            RetrievalCandidateSource.model_validate({k: v for k, v in source_fields.items() if v is not None})
     metadata = fields.get("metadata")
     if metadata is not None and not _is_object(metadata):
         raise _fail_output(f"candidate {index} metadata must be an object")
@@ -177,13 +187,29 @@ def _parse_candidate(raw: Any, index: int) -> RetrievalCandidate:
         values["source"] = source_model
     if metadata is not None:
         values["metadata"] = metadata
-    return RetrievalCandidate.model_construct(**values)
+    return RetrievalCandidate.model_validate(values)
 
 
 def _candidate_ok(candidate: RetrievalCandidate) -> bool:
-    score = candidate.score
-    return (score is None or (not isinstance(score, bool) and isinstance(score, (int, float))
-                              and math.isfinite(score))) and (candidate.id is None or _is_name(candidate.id))
+    """Fast path for candidates that are already models (possibly built with ``model_construct``)."""
+    if type(candidate) is not RetrievalCandidate:
+        return False
+    values = candidate.__dict__
+    score = values["score"]
+    if score is not None and not ((type(score) is float or type(score) is int) and _isfinite(score)):
+        return False
+    cid = values["id"]
+    if cid is not None and (type(cid) is not str or not cid.strip()):
+        return False
+    source = values["source"]
+    if source is not None:
+        if type(source) is not RetrievalCandidateSource:
+            return False
+        target, ref = source.target, source.ref
+        if (target is not None and type(target) is not str) or (ref is not None and type(ref) is not str):
+            return False
+    metadata = values["metadata"]
+    return metadata is None or _is_object(metadata)
 
 
 def parse_candidates(raw: Any) -> tuple[RetrievalCandidate, ...]:
@@ -193,8 +219,20 @@ def parse_candidates(raw: Any) -> tuple[RetrievalCandidate, ...]:
     return tuple(_parse_candidate(item, index) for index, item in enumerate(raw))
 
 
+def _output_ok(output: RetrievalSearchOutput) -> bool:
+    """Fast path: a well-formed model is returned as is (no copy, order and objects kept)."""
+    target = output.target
+    strategy = output.strategy
+    return (type(output.candidates) is tuple and type(target) is RetrievalTarget and _is_name(target.name)
+            and (strategy is None or _is_name(strategy))
+            and (output.metadata is None or _is_object(output.metadata))
+            and all(map(_candidate_ok, output.candidates)))
+
+
 def parse_search_output(raw: Any) -> RetrievalSearchOutput:
     """Check an output's shape only (used by composite providers on their branches)."""
+    if type(raw) is RetrievalSearchOutput and _output_ok(raw):
+        return raw
     fields = _fields(raw)
     if fields is None:
         raise _fail_output("the provider output must be an object")
@@ -212,8 +250,8 @@ def parse_search_output(raw: Any) -> RetrievalSearchOutput:
     metadata = fields.get("metadata")
     if metadata is not None and not _is_object(metadata):
         raise _fail_output("output metadata must be an object")
-    return RetrievalSearchOutput.model_construct(candidates=candidates, target=target, strategy=strategy,
-                                                 metadata=metadata)
+    return RetrievalSearchOutput.model_validate({"candidates": candidates, "target": target,
+                                                 "strategy": strategy, "metadata": metadata})
 
 
 def validate_search_output(raw: Any, request: RetrievalSearchInput, *, limit: int,

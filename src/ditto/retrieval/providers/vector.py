@@ -19,6 +19,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from ...contracts import freeze_json
 from .._cancel import check_signal
 from ..errors import INVALID_EMBEDDING, INVALID_INPUT, RetrievalError
 from ..filters import compile_filter
@@ -81,6 +82,11 @@ class NativeEmbeddingIndex(Protocol):
                           context: RetrievalExecutionContext | None = None) -> Sequence[VectorHit]: ...
 
 
+def _frozen(value: Any) -> Any:
+    """Store JSON-like values read-only, so a caller mutating a result cannot change the index."""
+    return freeze_json(value) if isinstance(value, (Mapping, list, tuple)) else value
+
+
 def _is_vector_query(value: Any) -> bool:
     if isinstance(value, np.ndarray):
         return True
@@ -139,12 +145,12 @@ class InMemoryVectorIndex:
                 self._rows[record.id] = len(self._ids)
                 self._ids.append(record.id)
                 self._vectors.append(array)
-                self._contents.append(record.content)
-                self._metadata.append(record.metadata)
+                self._contents.append(_frozen(record.content))
+                self._metadata.append(_frozen(record.metadata))
             else:
                 self._vectors[row] = array
-                self._contents[row] = record.content
-                self._metadata[row] = record.metadata
+                self._contents[row] = _frozen(record.content)
+                self._metadata[row] = _frozen(record.metadata)
         self._matrix = None
 
     async def add_contents(self, items: Sequence[Mapping[str, Any]],
@@ -252,7 +258,7 @@ class VectorSearchProvider:
             RetrievalCandidate.model_construct(
                 id=hit.id, content=hit.content, score=hit.score if math.isfinite(hit.score) else None,
                 source=RetrievalCandidateSource.model_construct(target=target, ref=hit.id),
-                metadata=dict(hit.metadata) if hit.metadata is not None else None)
+                metadata=hit.metadata)
             for hit in list(hits)[:limit])
         return RetrievalSearchOutput.model_construct(candidates=candidates, target=input.target,
                                                      strategy=input.strategy, metadata=None)
