@@ -23,6 +23,7 @@ from ditto.retrieval import (
     EmbeddingProvider,
     HybridBranch,
     InMemoryVectorIndex,
+    MilvusSearchOptions,
     RerankProvider,
     Retrieval,
     RetrievalCandidate,
@@ -32,12 +33,15 @@ from ditto.retrieval import (
     RetrievalSearchProvider,
     RetrievalTarget,
     RetrievalTargetRegistry,
+    SqlSearchOptions,
     create_cosine_reranker,
     create_http_embedding_provider,
     create_hybrid_search_provider,
+    create_milvus_search_provider,
     create_rerank_search_provider,
     create_retrieval,
     create_retrieval_worker,
+    create_sql_search_provider,
     create_text_search_provider,
     create_vector_search_provider,
     embed_contents,
@@ -53,7 +57,6 @@ from ditto.retrieval.adapters.memory import (
     create_retrieval_memory_search_provider,
     map_memory_candidates,
 )
-from ditto.retrieval.providers.sql import SqlSearchOptions, create_sql_search_provider
 from ditto.runtime import Runtime, WorkerDefinition
 from ditto.transport import create_worker_http_app
 from ditto.worker.context import RagStrategyPipeline, create_context, create_rag_strategy
@@ -274,6 +277,12 @@ def sql_search(connection: sqlite3.Connection) -> RetrievalSearchProvider:
                                                                    content_column="body"))
 
 
+def milvus_search(client: Any, embedding: EmbeddingProvider) -> RetrievalSearchProvider:
+    """Vector search in the application's pymilvus ``MilvusClient`` (server or Milvus Lite)."""
+    return create_milvus_search_provider(client, MilvusSearchOptions(collection="docs", dimensions=32),
+                                         embedding=embedding)
+
+
 # -- MEMORY adapters -------------------------------------------------------------------------
 
 
@@ -345,6 +354,7 @@ __all__ = [
     "http_embedding",
     "hybrid_search",
     "memory_as_retrieval",
+    "milvus_search",
     "native_vector_search",
     "registry_resolve",
     "remote_context_retrieval",

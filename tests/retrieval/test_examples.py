@@ -130,6 +130,31 @@ async def test_provider_examples(embedding: Any, tmp_path: Path) -> None:
         connection.close()
 
 
+async def test_milvus_example(embedding: Any, tmp_path: Path) -> None:
+    """RET-6: milvus_search over a Milvus Lite file with the schema the example expects."""
+    from pymilvus import DataType, MilvusClient
+
+    from tests.support.openai_embeddings_server import hashed_bow
+
+    client = MilvusClient(str(tmp_path / "milvus.db"))
+    try:
+        schema = client.create_schema(auto_id=False)
+        schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=64)
+        schema.add_field("vector", DataType.FLOAT_VECTOR, dim=32)
+        schema.add_field("text", DataType.VARCHAR, max_length=2000)
+        index = client.prepare_index_params()
+        index.add_index("vector", metric_type="COSINE", index_type="FLAT")
+        client.create_collection("docs", schema=schema, index_params=index)
+        client.insert("docs", [{"id": k, "vector": hashed_bow(v, 32), "text": v} for k, v in DOCS.items()])
+        provider = ex.milvus_search(client, embedding)
+        result = await create_retrieval(RetrievalTargetRegistry({"kb": {
+            "default_strategy": "vector", "providers": {"vector": provider}}})).search(
+            {"query": {"content": "pasta at home"}, "target": {"name": "kb"}, "limit": 2})
+        assert result.status == "success" and result.output.candidates[0].id == "d4"
+    finally:
+        client.close()
+
+
 async def test_context_examples() -> None:
     """RET-6 + CX-14: context_retrieval and remote_context_retrieval feed CONTEXT.SELECT's RAG strategy."""
     text = ex.text_search(DOCS)

@@ -60,6 +60,8 @@ if TYPE_CHECKING:
         create_retrieval_memory_search_provider,
         map_memory_candidates,
     )
+    from .providers.milvus import MilvusSearchOptions, MilvusSearchProvider, create_milvus_search_provider
+    from .providers.sql import SqlSearchOptions, SqlSearchProvider, create_sql_search_provider
     from .providers.text import TextSearchOptions, TextSearchProvider, create_text_search_provider
 
 _LAZY: dict[str, str] = {
@@ -70,6 +72,12 @@ _LAZY: dict[str, str] = {
     "TextSearchOptions": ".providers.text",
     "TextSearchProvider": ".providers.text",
     "create_text_search_provider": ".providers.text",
+    "SqlSearchOptions": ".providers.sql",
+    "SqlSearchProvider": ".providers.sql",
+    "create_sql_search_provider": ".providers.sql",
+    "MilvusSearchOptions": ".providers.milvus",
+    "MilvusSearchProvider": ".providers.milvus",
+    "create_milvus_search_provider": ".providers.milvus",
 }
 
 
@@ -90,6 +98,8 @@ __all__ = [
     "HttpEmbeddingProvider",
     "HybridBranch",
     "InMemoryVectorIndex",
+    "MilvusSearchOptions",
+    "MilvusSearchProvider",
     "RemoteRetrievalSearchProvider",
     "RerankProvider",
     "Retrieval",
@@ -108,6 +118,8 @@ __all__ = [
     "RetrievalSearchProvider",
     "RetrievalTarget",
     "RetrievalTargetRegistry",
+    "SqlSearchOptions",
+    "SqlSearchProvider",
     "TextSearchOptions",
     "TextSearchProvider",
     "VectorHit",
@@ -118,10 +130,12 @@ __all__ = [
     "create_http_embedding_provider",
     "create_hybrid_search_provider",
     "create_memory_retrieval_provider",
+    "create_milvus_search_provider",
     "create_rerank_search_provider",
     "create_retrieval",
     "create_retrieval_memory_search_provider",
     "create_retrieval_worker",
+    "create_sql_search_provider",
     "create_text_search_provider",
     "create_vector_search_provider",
     "default_candidate_key",
