@@ -70,7 +70,8 @@ def test_add_replace_remove_and_ties() -> None:
 
 
 def test_filters() -> None:
-    """RET-6: equality, in/nin, ne and numeric gt/gte/lt/lte filters; unsupported operators refused."""
+    """RET-6: equality, in/nin, ne and numeric gt/gte/lt/lte filters with the backends' semantics
+    (shared parser); unsupported operators refused, never ignored."""
     index = InMemoryVectorIndex()
     index.add(ROWS)
     assert _ids(index.query([0.5, 1], limit=3, filter={"year": {"gte": 2024}})) == ["c", "a"]
@@ -82,6 +83,15 @@ def test_filters() -> None:
         with pytest.raises(RetrievalError) as info:
             index.query([0.5, 1], limit=3, filter=bad)
         assert info.value.code == "RETRIEVAL_INVALID_INPUT"
+    tagged = InMemoryVectorIndex()
+    tagged.add([{"id": "t1", "vector": [1, 0], "metadata": {"tags": ["ai", "memory"], "flag": True, "n": 1}},
+                {"id": "t2", "vector": [1, 0], "metadata": {"tags": ["cooking"], "flag": 1, "n": 1.0}},
+                {"id": "t3", "vector": [1, 0]}])
+    assert _ids(tagged.query([1, 0], limit=5, filter={"tags": "memory"})) == ["t1"]  # any element matches
+    assert _ids(tagged.query([1, 0], limit=5, filter={"tags": {"nin": ["ai"]}})) == ["t2", "t3"]
+    assert _ids(tagged.query([1, 0], limit=5, filter={"flag": True})) == ["t1"]  # True is not 1 (JSON types)
+    assert _ids(tagged.query([1, 0], limit=5, filter={"n": 1})) == ["t1", "t2"]  # 1 == 1.0
+    assert _ids(tagged.query([1, 0], limit=5, filter={"flag": {"gte": 1}})) == ["t2"]  # booleans are not numbers
     predicate = compile_filter({"n": {"lte": 1.5}})
     assert predicate is not None and predicate({"n": 1}) and not predicate({"n": math.nan}) and not predicate({})
 

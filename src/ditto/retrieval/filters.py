@@ -1,80 +1,85 @@
-"""Metadata filters for the in-process providers (seed: ``filter: {year: {gte: 2024}}``).
+"""Metadata filters for in-process providers (seed: ``filter: {year: {gte: 2024}}``).
 
-Supported per field: a plain value (equality), ``{"eq": v}``, ``{"ne": v}``,
-``{"in": [...]}``, ``{"nin": [...]}`` and numeric ``gt/gte/lt/lte`` (several
-operators on one field are AND-ed). Anything else is refused with
-``RETRIEVAL_INVALID_INPUT``, never silently ignored: a filter that is not
-applied could leak or drop evidence.
+The language and its validation are shared with the search backends
+(:func:`ditto.retrieval.engines.filters.parse_filter`): equality (``{"f": v}``,
+``eq``/``ne``), membership (``in``/``nin``) and numeric ``gt/gte/lt/lte``,
+AND-ed. Anything else is ``RETRIEVAL_INVALID_INPUT``, never silently ignored:
+a filter that is not applied could leak or drop evidence.
+
+Matching follows the same rules as the BM25 engine, so a filter means the
+same thing on every backend: JSON-typed equality (``1 == 1.0`` but ``True``
+is not ``1``), a list-valued field (tags) matches ``eq``/``in`` when any
+element does, ``ne``/``nin`` are the exact complement (a record without the
+field passes), ranges apply to numbers only (never booleans).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from numbers import Real
 from typing import Any
 
-from .errors import INVALID_INPUT, RetrievalError
+from .engines.filters import FilterCondition, parse_filter
 
 __all__ = ["MetadataPredicate", "compile_filter"]
 
 MetadataPredicate = Callable[[Mapping[str, Any] | None], bool]
 
 _MISSING = object()
-_NUMERIC: dict[str, Callable[[Any, Any], bool]] = {
-    "gt": lambda a, b: a > b, "gte": lambda a, b: a >= b, "lt": lambda a, b: a < b, "lte": lambda a, b: a <= b,
-}
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(value)
+def _key(value: Any) -> tuple[str, Any] | None:
+    if value is None:
+        return ("null", None)
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, (int, float)):
+        return ("num", float(value))
+    if isinstance(value, str):
+        return ("str", value)
+    return None
 
 
-def _numeric(compare: Callable[[Any, Any], bool], operand: Any) -> Callable[[Any], bool]:
-    return lambda value: _is_number(value) and compare(value, operand)
+def _keys(value: Any) -> set[tuple[str, Any]]:
+    items = value if isinstance(value, (list, tuple)) else (value,)
+    return {key for key in map(_key, items) if key is not None}
 
 
-def _equal(operand: Any, negate: bool) -> Callable[[Any], bool]:
-    if negate:
-        return lambda value: value is _MISSING or value != operand
-    return lambda value: value is not _MISSING and value == operand
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
 
 
-def _member(values: list[Any], negate: bool) -> Callable[[Any], bool]:
-    if negate:
-        return lambda value: value is _MISSING or value not in values
-    return lambda value: value is not _MISSING and value in values
+def _test(condition: FilterCondition) -> Callable[[Any], bool]:
+    op = condition.op
+    if op in ("eq", "ne", "in", "nin"):
+        wanted = {_key(condition.value)} if op in ("eq", "ne") else {_key(v) for v in condition.value}
+        negate = op in ("ne", "nin")
 
+        def member(value: Any) -> bool:
+            hit = value is not _MISSING and not wanted.isdisjoint(_keys(value))
+            return hit != negate
 
-def _field_test(field: str, condition: Any) -> Callable[[Any], bool]:
-    if not isinstance(condition, Mapping):
-        return _equal(condition, False)
-    if not condition:
-        raise RetrievalError(INVALID_INPUT, f"filter on {field!r} is an empty object")
-    tests: list[Callable[[Any], bool]] = []
-    for op, operand in condition.items():
-        if op in _NUMERIC:
-            if not _is_number(operand):
-                raise RetrievalError(INVALID_INPUT, f"filter {field}.{op} needs a finite number")
-            tests.append(_numeric(_NUMERIC[op], operand))
-        elif op in ("eq", "ne"):
-            tests.append(_equal(operand, op == "ne"))
-        elif op in ("in", "nin"):
-            if isinstance(operand, (str, bytes, Mapping)) or not isinstance(operand, (list, tuple, set, frozenset)):
-                raise RetrievalError(INVALID_INPUT, f"filter {field}.{op} needs a list")
-            tests.append(_member(list(operand), op == "nin"))
-        else:
-            raise RetrievalError(INVALID_INPUT, f"filter operator {op!r} on {field!r} is not supported")
-    return lambda value: all(test(value) for test in tests)
+        return member
+    bound = float(condition.value)
+    compare: Callable[[float, float], bool] = {
+        "gt": lambda a, b: a > b, "gte": lambda a, b: a >= b, "lt": lambda a, b: a < b,
+    }.get(op, lambda a, b: a <= b)
+
+    def in_range(value: Any) -> bool:
+        number = _number(value) if value is not _MISSING else None
+        return number is not None and compare(number, bound)
+
+    return in_range
 
 
 def compile_filter(filter: Mapping[str, Any] | None) -> MetadataPredicate | None:
     """Turn a filter object into a predicate over candidate metadata (``None`` = no filter)."""
-    if not filter:
+    conditions = parse_filter(filter)
+    if not conditions:
         return None
-    if not isinstance(filter, Mapping):
-        raise RetrievalError(INVALID_INPUT, "filter must be an object")
-    tests = [(field, _field_test(field, condition)) for field, condition in filter.items()]
+    tests = [(condition.field, _test(condition)) for condition in conditions]
 
     def predicate(metadata: Mapping[str, Any] | None) -> bool:
         data = metadata or {}
