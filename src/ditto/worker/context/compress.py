@@ -9,16 +9,15 @@ BUDGET_UNSATISFIABLE rather than losing anything silently.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ...contracts import Context, ContextItem
+from ...contracts import Context
 from .errors import ContextError
 from .execution import ContextExecution
-from .items import coerce_context, facts, make_context
-from .merge import check_inline
+from .items import coerce_context, context_facts, context_memo, is_trusted_context, make_context
+from .merge import check_context_inline, check_inline
 from .policy import tighten
 from .ports import call_port, port_method
 from .validation import read_fields, request_limit
@@ -72,80 +71,73 @@ def parse_compress(input: Any) -> ContextCompressRequest:
     )
 
 
-def _number(value: Any) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value)
-    return 0.0
+class _Plan:
+    """The static part of compressing one context: its groups and the order to drop them in."""
+
+    __slots__ = ("default_tokens", "drop_order", "group_of", "groups", "protected")
+
+    def __init__(self, context: Context) -> None:
+        by_call: dict[str, int] = {}
+        groups: list[list[int]] = []
+        group_of: list[int] = []
+        protected: list[bool] = []
+        # Drop key per group: low priority, low relevance, re-retrievable (0), older (latest member) first.
+        keys: list[tuple[float, float, int, int]] = []
+        for index, (item, info) in enumerate(zip(context.items, context_facts(context), strict=True)):
+            _, _, _, priority, relevance, guarded, call_id, retrievable = info.meta(item)
+            position = None if call_id is None else by_call.get(call_id)
+            if position is None:
+                position = len(groups)
+                if call_id is not None:
+                    by_call[call_id] = position
+                groups.append([index])
+                keys.append((priority, relevance, 0 if retrievable else 1, index))
+                protected.append(guarded)
+            else:
+                groups[position].append(index)
+                old = keys[position]
+                keys[position] = (max(old[0], priority), max(old[1], relevance),
+                                  1 if old[2] or not retrievable else 0, index)
+                protected[position] = protected[position] or guarded
+            group_of.append(position)
+        self.groups = groups
+        self.group_of = group_of
+        self.protected = protected
+        self.drop_order = sorted((g for g in range(len(groups)) if not protected[g]), key=keys.__getitem__)
+        self.default_tokens: list[int] | None = None
+
+    def group_tokens(self, tokens: Sequence[int] | None) -> list[int]:
+        sums = [0] * len(self.groups)
+        if tokens is not None:
+            for group, count in zip(self.group_of, tokens, strict=True):
+                sums[group] += count
+        return sums
 
 
-def _call_id(item: ContextItem) -> str | None:
-    meta = item.metadata
-    if meta:
-        call_id = meta.get("callId")
-        if isinstance(call_id, str) and call_id:
-            return call_id
-    return None
+def _plan(context: Context) -> _Plan:
+    memo = context_memo(context)
+    plan: _Plan | None = memo.get("compress")
+    if plan is None:
+        plan = memo["compress"] = _Plan(context)
+    return plan
 
 
-class _Group:
-    __slots__ = ("last", "members", "priority", "protected", "relevance", "retrievable", "tokens")
-
-    def __init__(self) -> None:
-        self.members: list[int] = []
-        self.protected = False
-        self.priority = -math.inf
-        self.relevance = -math.inf
-        self.retrievable = True
-        self.last = 0
-        self.tokens = 0
-
-    def add(self, index: int, item: ContextItem, tokens: int) -> None:
-        self.members.append(index)
-        self.last = index
-        self.tokens += tokens
-        meta = item.metadata or {}
-        self.protected = self.protected or is_protected_context_item(item)
-        self.priority = max(self.priority, _number(meta.get("priority")))
-        self.relevance = max(self.relevance, _number(meta.get("relevance")))
-        # Re-retrievable: it points at a source it can be loaded from again.
-        self.retrievable = self.retrievable and (item.source is not None or meta.get("retrievable") is True)
-
-    def drop_key(self) -> tuple[float, float, int, int]:
-        """Smaller drops first: low priority, low relevance, re-retrievable, older."""
-        return (self.priority, self.relevance, 0 if self.retrievable else 1, self.last)
-
-
-def group_items(items: Sequence[ContextItem], tokens: Sequence[int] | None) -> list[_Group]:
-    """Singleton groups, except items sharing a non-empty ``callId``."""
-    by_call: dict[str, _Group] = {}
-    groups: list[_Group] = []
-    for index, item in enumerate(items):
-        call_id = _call_id(item)
-        if call_id is None:
-            group = _Group()
-            groups.append(group)
-        else:
-            found = by_call.get(call_id)
-            if found is None:
-                found = by_call[call_id] = _Group()
-                groups.append(found)
-            group = found
-        group.add(index, item, 0 if tokens is None else tokens[index])
-    return groups
-
-
-async def _token_counts(items: Sequence[ContextItem], max_tokens: int | None,
-                        execution: ContextExecution) -> list[int] | None:
+async def _group_token_counts(context: Context, plan: _Plan, max_tokens: int | None,
+                              execution: ContextExecution) -> list[int] | None:
     if max_tokens is None:
         return None  # no budget, no estimation (CX-7)
     if execution.services.token_estimator is None:
-        return [facts(item).default_tokens for item in items]
-    return [await execution.estimate(item) for item in items]
+        if plan.default_tokens is None:
+            plan.default_tokens = plan.group_tokens([info.default_tokens for info in context_facts(context)])
+        return plan.default_tokens
+    return plan.group_tokens([await execution.estimate(item) for item in context.items])
 
 
-def _check_protected(groups: Sequence[_Group], max_items: int, max_tokens: int | None) -> None:
-    count = sum(len(group.members) for group in groups if group.protected)
-    tokens = sum(group.tokens for group in groups if group.protected)
+def _check_protected(plan: _Plan, group_tokens: Sequence[int] | None, max_items: int,
+                     max_tokens: int | None) -> None:
+    count = sum(len(members) for members, kept in zip(plan.groups, plan.protected, strict=True) if kept)
+    tokens = 0 if group_tokens is None else sum(
+        tokens for tokens, kept in zip(group_tokens, plan.protected, strict=True) if kept)
     if count > max_items or (max_tokens is not None and tokens > max_tokens):
         raise ContextError("BUDGET_UNSATISFIABLE",
                            "the protected items alone do not fit the item or token budget")
@@ -157,51 +149,54 @@ def _limits(request: ContextCompressRequest, execution: ContextExecution) -> tup
     return max_items, tighten(request.max_tokens, execution.policy.max_tokens)
 
 
+def _trusted(context: Context) -> Context:
+    return context if is_trusted_context(context) else make_context(coerce_context(context))
+
+
 async def deterministic_compress(input: Any, execution: ContextExecution) -> Context:
     """The default compression: drop the least valuable whole groups, keep order."""
     request = parse_compress(input)
-    items = request.context.items
+    context = _trusted(request.context)
+    items = context.items
     max_items, max_tokens = _limits(request, execution)
-    tokens = await _token_counts(items, max_tokens, execution)
+    plan = _plan(context)
+    group_tokens = await _group_token_counts(context, plan, max_tokens, execution)
     count = len(items)
-    total = 0 if tokens is None else sum(tokens)
+    total = 0 if group_tokens is None else sum(group_tokens)
     if count <= max_items and (max_tokens is None or total <= max_tokens):
-        return request.context if request.context.items is items else make_context(items)
-    groups = group_items(items, tokens)
-    _check_protected(groups, max_items, max_tokens)
-
-    def fits(count: int, total: int) -> bool:
-        return count <= max_items and (max_tokens is None or total <= max_tokens)
-
-    dropped: list[_Group] = []
-    for group in sorted((group for group in groups if not group.protected), key=_Group.drop_key):
-        if fits(count, total):
+        return context
+    _check_protected(plan, group_tokens, max_items, max_tokens)
+    budget = max_tokens if max_tokens is not None else 0
+    sizes = [len(members) for members in plan.groups]
+    weights = group_tokens if group_tokens is not None else [0] * len(sizes)
+    dropped: list[int] = []
+    for group in plan.drop_order:
+        if count <= max_items and (max_tokens is None or total <= budget):
             break
         dropped.append(group)
-        count -= len(group.members)
-        total -= group.tokens
-    # Greedy dropping may have removed more than needed: put back what still fits, most valuable first.
-    restored: set[int] = set()
-    for position in range(len(dropped) - 1, -1, -1):
-        group = dropped[position]
-        if fits(count + len(group.members), total + group.tokens):
-            count += len(group.members)
-            total += group.tokens
-            restored.add(position)
-    removed = {index for position, group in enumerate(dropped) if position not in restored
-               for index in group.members}
-    return make_context(item for index, item in enumerate(items) if index not in removed)
+        count -= sizes[group]
+        total -= weights[group]
+    # Greedy dropping may remove more than needed: put back what still fits, most valuable first.
+    removed = bytearray(len(items))
+    for group in reversed(dropped):
+        if count + sizes[group] <= max_items and (max_tokens is None or total + weights[group] <= budget):
+            count += sizes[group]
+            total += weights[group]
+        else:
+            for index in plan.groups[group]:
+                removed[index] = 1
+    return make_context([item for item, gone in zip(items, removed, strict=True) if not gone])
 
 
 async def _custom_compress(request: ContextCompressRequest, max_items: int, max_tokens: int | None,
                            execution: ContextExecution) -> Context:
-    items = request.context.items
-    tokens = await _token_counts(items, max_tokens, execution)
-    groups = group_items(items, tokens)
-    _check_protected(groups, max_items, max_tokens)
+    context = _trusted(request.context)
+    items = context.items
+    plan = _plan(context)
+    _check_protected(plan, await _group_token_counts(context, plan, max_tokens, execution), max_items, max_tokens)
     execution.check()
     compressor = execution.services.compressor
-    effective = ContextCompressRequest(request.context, max_items, max_tokens)
+    effective = ContextCompressRequest(context, max_items, max_tokens)
     raw = await call_port(port_method(compressor, "compress"), (effective,), execution.options)
     output = coerce_context(raw, "compressor output", "INVALID_PROVIDER_OUTPUT")
     check_inline(output, execution.policy, "INVALID_PROVIDER_OUTPUT")
@@ -209,25 +204,26 @@ async def _custom_compress(request: ContextCompressRequest, max_items: int, max_
     kept = {item.id for item in output}
     if not kept <= known:
         raise ContextError("INVALID_PROVIDER_OUTPUT", "the compressor added items that were not in the context")
-    for group in groups:
-        present = sum(1 for index in group.members if items[index].id in kept)
-        if group.protected and present < len(group.members):
+    for members, protected in zip(plan.groups, plan.protected, strict=True):
+        present = sum(1 for index in members if items[index].id in kept)
+        if protected and present < len(members):
             raise ContextError("INVALID_PROVIDER_OUTPUT", "the compressor dropped a protected item")
-        if 0 < present < len(group.members):
+        if 0 < present < len(members):
             raise ContextError("INVALID_PROVIDER_OUTPUT", "the compressor split a callId group")
     if len(output) > max_items:
         raise ContextError("INVALID_PROVIDER_OUTPUT", "the compressor output exceeds maxItems")
+    result = make_context(output)
     if max_tokens is not None:
-        out_tokens = await _token_counts(output, max_tokens, execution)
+        out_tokens = await _group_token_counts(result, _plan(result), max_tokens, execution)
         if out_tokens is not None and sum(out_tokens) > max_tokens:
             raise ContextError("INVALID_PROVIDER_OUTPUT", "the compressor output exceeds maxTokens")
-    return make_context(output)
+    return result
 
 
 async def compress_node(input: Any, execution: ContextExecution) -> Context:
     """Fit ``input.context`` into ``max_items``/``max_tokens`` (with the custom compressor if one is set)."""
     request = parse_compress(input)
-    check_inline(request.context.items, execution.policy)
+    check_context_inline(request.context, execution.policy)
     max_items, max_tokens = _limits(request, execution)
     if execution.services.compressor is not None:
         return await _custom_compress(request, max_items, max_tokens, execution)

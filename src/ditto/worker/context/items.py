@@ -17,7 +17,7 @@ import math
 import re
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from ...contracts import Context, ContextItem, FrozenDict, Message, Reference, js_json_dumps
 from .errors import ContextError
@@ -25,11 +25,15 @@ from .validation import optional_str, read_fields, read_json
 
 __all__ = [
     "ItemFacts",
+    "MetaFacts",
     "coerce_context",
     "coerce_item",
     "coerce_reference",
     "content_text",
+    "context_facts",
+    "context_memo",
     "facts",
+    "is_trusted_context",
     "make_context",
     "make_item",
     "message_item",
@@ -43,20 +47,65 @@ _REFERENCE_FIELDS: Final = ("uri", "media_type", "digest")
 _TERM = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]|[^\W_]+")
 
 
+class MetaFacts(NamedTuple):
+    """What SELECT and COMPRESS read from an item's metadata, read once."""
+
+    infer_preferred: bool
+    memory_preferred: bool
+    memory_excluded: bool
+    priority: float
+    relevance: float
+    protected: bool
+    call_id: str | None
+    retrievable: bool
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return 0.0
+
+
+_PROTECTING_FLAGS: Final = ("protected", "safety", "currentGoal", "pending")
+_NO_META: Final = MetaFacts(False, False, False, 0.0, 0.0, False, None, False)
+
+
+def read_meta(item: ContextItem) -> MetaFacts:
+    meta = item.metadata
+    if not meta or not isinstance(meta, Mapping):
+        return _NO_META._replace(retrievable=True) if item.source is not None else _NO_META
+    call_id = meta.get("callId")
+    system = meta.get("role") == "system"
+    return MetaFacts(
+        infer_preferred=system or meta.get("protected") is True or meta.get("currentGoal") is True,
+        memory_preferred=(meta.get("memoryCandidate") is True or meta.get("reusable") is True
+                          or meta.get("stable") is True),
+        memory_excluded=meta.get("private") is True or meta.get("memoryEligible") is False,
+        priority=_number(meta.get("priority")),
+        relevance=_number(meta.get("relevance")),
+        protected=system or any(meta.get(flag) is True for flag in _PROTECTING_FLAGS),
+        call_id=call_id if isinstance(call_id, str) and call_id else None,
+        retrievable=item.source is not None or meta.get("retrievable") is True,
+    )
+
+
 class ItemFacts:
     """Derived, immutable facts about one frozen item."""
 
-    __slots__ = ("_ref", "_terms", "nbytes")
+    __slots__ = ("_meta", "_ref", "_terms", "default_tokens", "nbytes")
 
     def __init__(self, nbytes: int) -> None:
         self.nbytes = nbytes
+        #: The default estimate: JSON UTF-8 bytes / 4, rounded up (CX-3).
+        self.default_tokens = -(-nbytes // 4)
         self._terms: frozenset[str] | None = None
+        self._meta: MetaFacts | None = None
         self._ref: weakref.ref[ContextItem] | None = None
 
-    @property
-    def default_tokens(self) -> int:
-        """The default estimate: JSON UTF-8 bytes / 4, rounded up (CX-3)."""
-        return -(-self.nbytes // 4)
+    def meta(self, item: ContextItem) -> MetaFacts:
+        if self._meta is None:
+            self._meta = read_meta(item)
+        return self._meta
 
     def terms(self, item: ContextItem) -> frozenset[str]:
         if self._terms is None:
@@ -65,7 +114,17 @@ class ItemFacts:
 
 
 _FACTS: dict[int, ItemFacts] = {}
-_CONTEXTS: dict[int, weakref.ref[Context]] = {}
+
+
+class _ContextEntry:
+    __slots__ = ("memo", "ref")
+
+    def __init__(self, ref: weakref.ref[Context]) -> None:
+        self.ref = ref
+        self.memo: dict[Any, Any] = {}
+
+
+_CONTEXTS: dict[int, _ContextEntry] = {}
 
 
 def _json_size(content: Any) -> int:
@@ -106,8 +165,35 @@ def make_context(items: Iterable[ContextItem]) -> Context:
     """A trusted Context from trusted items with unique ids (the caller guarantees both)."""
     context = Context.model_construct(items=tuple(items))
     key = id(context)
-    _CONTEXTS[key] = weakref.ref(context, lambda _ref, key=key: _CONTEXTS.pop(key, None))  # type: ignore[misc]
+    ref = weakref.ref(context, lambda _ref, key=key: _CONTEXTS.pop(key, None))  # type: ignore[misc]
+    _CONTEXTS[key] = _ContextEntry(ref)
     return context
+
+
+def is_trusted_context(context: Any) -> bool:
+    entry = _CONTEXTS.get(id(context))
+    return entry is not None and entry.ref() is context
+
+
+def context_facts(context: Context) -> list[ItemFacts]:
+    """The facts of every item of ``context``, in order (memoised per trusted context)."""
+    memo = context_memo(context)
+    found: list[ItemFacts] | None = memo.get("facts")
+    if found is None:
+        found = memo["facts"] = [facts(item) for item in context.items]
+    return found
+
+
+def context_memo(context: Context) -> dict[Any, Any]:
+    """A per-context memo for derived data (rankings, groups); a throwaway dict for untrusted contexts.
+
+    Trusted contexts are immutable, so anything computed from them stays valid
+    for as long as the context object lives.
+    """
+    entry = _CONTEXTS.get(id(context))
+    if entry is not None and entry.ref() is context:
+        return entry.memo
+    return {}
 
 
 def coerce_reference(value: Any, where: str, code: str = "INVALID_INPUT") -> Reference:
@@ -153,8 +239,7 @@ def coerce_item(value: Any, where: str, code: str = "INVALID_INPUT") -> ContextI
 def coerce_context(value: Any, where: str = "context", code: str = "INVALID_INPUT") -> tuple[ContextItem, ...]:
     """The items of a Context (model or ``{"items": [...]}``); ids must be unique (CX-8)."""
     if isinstance(value, Context):
-        ref = _CONTEXTS.get(id(value))
-        if ref is not None and ref() is value:
+        if is_trusted_context(value):
             return value.items
         raw: Any = value.items
     else:

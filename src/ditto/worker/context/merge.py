@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ...contracts import ContextItem
+from ...contracts import Context, ContextItem
 from .errors import ContextError
-from .items import facts
+from .items import context_facts, context_memo, facts
 from .policy import ContextPolicy
 
-__all__ = ["WorkingSet", "check_inline"]
+__all__ = ["WorkingSet", "check_context_inline", "check_inline"]
 
 
 def check_inline(items: Iterable[ContextItem], policy: ContextPolicy, code: str = "INLINE_LIMIT_EXCEEDED") -> None:
@@ -18,6 +18,16 @@ def check_inline(items: Iterable[ContextItem], policy: ContextPolicy, code: str 
     for item in items:
         if facts(item).nbytes > limit:
             raise ContextError(code, f"item {item.id!r} has more than {limit} bytes of inline content")
+
+
+def check_context_inline(context: Context, policy: ContextPolicy) -> None:
+    """:func:`check_inline` for a whole context, remembering its largest item."""
+    memo = context_memo(context)
+    largest = memo.get("max_nbytes")
+    if largest is None:
+        largest = memo["max_nbytes"] = max((info.nbytes for info in context_facts(context)), default=0)
+    if largest > policy.max_inline_bytes:
+        check_inline(context.items, policy)
 
 
 class WorkingSet:

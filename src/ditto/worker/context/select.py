@@ -7,7 +7,6 @@ the token budget, continuing with later ones. SELECT never writes anything.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -17,8 +16,18 @@ from pydantic import BaseModel
 from ...contracts import Context, ContextItem, ContextSelection, Reference
 from .errors import ContextError
 from .execution import ContextExecution
-from .items import coerce_context, coerce_item, coerce_reference, facts, make_context, text_terms
-from .merge import check_inline
+from .items import (
+    coerce_context,
+    coerce_item,
+    coerce_reference,
+    context_facts,
+    context_memo,
+    facts,
+    is_trusted_context,
+    make_context,
+    text_terms,
+)
+from .merge import check_context_inline, check_inline
 from .policy import tighten
 from .ports import call_port, port_method
 from .validation import optional_str, read_fields, read_json, request_limit
@@ -123,10 +132,35 @@ def parse_select(input: Any) -> ContextSelectRequest:
     )
 
 
-def _number(value: Any) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value)
-    return 0.0
+def _rank_basis(context: Context, purpose: str) -> tuple[list[int], list[int], list[float]]:
+    """Per context and purpose: preferred indices, other indices, score without the query part."""
+    memo = context_memo(context)
+    key = ("select", purpose)
+    basis: tuple[list[int], list[int], list[float]] | None = memo.get(key)
+    if basis is None:
+        items = context.items
+        memory = purpose == "memory"
+        step = POSITION_WEIGHT / max(len(items) - 1, 1)
+        preferred: list[int] = []
+        rest: list[int] = []
+        base = [0.0] * len(items)
+        for index, (item, info) in enumerate(zip(items, context_facts(context), strict=True)):
+            infer_preferred, memory_preferred, excluded, priority, relevance, *_ = info.meta(item)
+            if memory and excluded:
+                continue
+            base[index] = priority + relevance + step * index
+            (preferred if (memory_preferred if memory else infer_preferred) else rest).append(index)
+        basis = memo[key] = (preferred, rest, base)
+    return basis
+
+
+def _term_sets(context: Context) -> list[frozenset[str]]:
+    memo = context_memo(context)
+    terms: list[frozenset[str]] | None = memo.get("terms")
+    if terms is None:
+        terms = memo["terms"] = [info.terms(item) for item, info in zip(context.items, context_facts(context),
+                                                                         strict=True)]
+    return terms
 
 
 def default_select(input: Any) -> tuple[ContextItem, ...]:
@@ -140,34 +174,22 @@ def default_select(input: Any) -> tuple[ContextItem, ...]:
     ties keep context order. Limits and budgets are applied by ``select_node``.
     """
     request = parse_select(input)
-    items = request.context.items
-    memory = request.purpose == "memory"
+    context = request.context
+    if not is_trusted_context(context):
+        context = make_context(coerce_context(context))
+    preferred, rest, base = _rank_basis(context, request.purpose)
     query_terms = text_terms(request.query) if request.query is not None else frozenset()
-    share = QUERY_WEIGHT / len(query_terms) if query_terms else 0.0
-    step = POSITION_WEIGHT / max(len(items) - 1, 1)
-    keyed: list[tuple[bool, float, int]] = []
-    for index, item in enumerate(items):
-        meta = item.metadata
-        weight = step * index
-        preferred = False
-        if meta:
-            if memory:
-                if meta.get("private") is True or meta.get("memoryEligible") is False:
-                    continue
-                preferred = (meta.get("memoryCandidate") is True or meta.get("reusable") is True
-                             or meta.get("stable") is True)
-            else:
-                preferred = (meta.get("role") == "system" or meta.get("protected") is True
-                             or meta.get("currentGoal") is True)
-            if "priority" in meta:
-                weight += _number(meta["priority"])
-            if "relevance" in meta:
-                weight += _number(meta["relevance"])
-        if share:
-            weight += share * len(query_terms & facts(item).terms(item))
-        keyed.append((not preferred, -weight, index))
-    keyed.sort()
-    return tuple(items[entry[2]] for entry in keyed)
+    if query_terms:
+        share = QUERY_WEIGHT / len(query_terms)
+        score = [weight + share * len(query_terms & terms) for weight, terms in zip(base, _term_sets(context),
+                                                                                      strict=True)]
+    else:
+        score = base
+    # reverse=True keeps equal scores in context order (sorting is stable).
+    order = sorted(preferred, key=score.__getitem__, reverse=True)
+    order += sorted(rest, key=score.__getitem__, reverse=True)
+    items = context.items
+    return tuple(items[index] for index in order)
 
 
 def _provider_items(raw: Any, who: str, execution: ContextExecution) -> list[ContextItem]:
@@ -208,7 +230,7 @@ async def fit_budget(candidates: Sequence[ContextItem], limit: int | None, max_t
 async def select_node(input: Any, execution: ContextExecution) -> ContextSelection:
     """Choose items for ``purpose`` with the requested strategy, within limit and budget."""
     request = parse_select(input)
-    check_inline(request.context.items, execution.policy)
+    check_context_inline(request.context, execution.policy)
     kind = request.strategy.kind
     if kind == "default":
         candidates: Sequence[ContextItem] = default_select(request)
