@@ -246,3 +246,46 @@ async def test_descriptor_define_reuses_sdk() -> None:
     bad = await runtime.invoke("RETRIEVAL.SEARCH", {"query": {"content": 1}, "target": {"name": ""}})
     assert bad.error is not None and bad.error.code == "RETRIEVAL_INVALID_INPUT"
     await runtime.close()
+
+
+class CleanupProvider:
+    """Takes 0.2 s to clean up after being cancelled (like closing a cursor)."""
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+        self.cleaning = asyncio.Event()
+        self.cleaned = False
+
+    async def search(self, input: Any, context: Any = None) -> Any:
+        self.started.set()
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            self.cleaning.set()
+            await asyncio.sleep(0.2)
+            self.cleaned = True
+            raise
+        return {"candidates": [], "target": {"name": "kb"}}
+
+
+async def test_no_early_release_of_the_slot() -> None:
+    """RET-5/RET-2: a cancelled call keeps its concurrency slot until the provider has really stopped
+    (no Promise.race-style release); the SDK answers only after the provider's cleanup."""
+    provider = CleanupProvider()
+    runtime = create_ditto(workers=[create_retrieval_worker(registry(custom=provider), concurrency=1)])
+    controller = AbortController()
+    task = asyncio.create_task(runtime.invoke("RETRIEVAL.SEARCH", REQUEST, signal=controller.signal))
+    await provider.started.wait()
+    controller.abort()
+    await provider.cleaning.wait()
+    assert (await runtime.invoke("RETRIEVAL.SEARCH", REQUEST)).status == "rejected"
+    assert (await task).status == "cancelled" and provider.cleaned
+    await runtime.close()
+    sdk_provider = CleanupProvider()
+    sdk = create_retrieval(registry(custom=sdk_provider))
+    sdk_controller = AbortController()
+    sdk_task = asyncio.create_task(sdk.search(REQUEST, context={"signal": sdk_controller.signal}))
+    await sdk_provider.started.wait()
+    sdk_controller.abort()
+    result = await sdk_task
+    assert result.status == "cancelled" and sdk_provider.cleaned
