@@ -10,8 +10,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ditto.retrieval import (
+    RetrievalCandidate,
+    RetrievalCandidateSource,
     RetrievalError,
     RetrievalSearchInput,
+    RetrievalSearchOutput,
+    RetrievalTarget,
     RetrievalTargetRegistry,
     create_retrieval,
     parse_search_input,
@@ -184,3 +188,35 @@ async def test_empty_result_keeps_target_and_strategy() -> None:
     assert result.status == "success" and result.output is not None
     assert result.output.candidates == ()
     assert result.output.to_json_dict() == {"candidates": [], "target": {"name": "kb"}, "strategy": "custom"}
+
+
+_field_values = st.one_of(st.none(), st.text(max_size=3), st.integers(), st.booleans(),
+                          st.floats(allow_nan=True, allow_infinity=True), st.lists(st.integers(), max_size=2),
+                          st.dictionaries(st.integers(), st.integers(), max_size=2), st.builds(object))
+
+
+@given(st.lists(st.fixed_dictionaries({"id": _field_values, "content": _field_values, "score": _field_values,
+                                       "source": st.one_of(_field_values, st.builds(
+                                           lambda t, r: RetrievalCandidateSource.model_construct(target=t, ref=r),
+                                           _field_values, _field_values)),
+                                       "metadata": _field_values}), max_size=3),
+       st.one_of(st.just({"name": "kb"}), _field_values,
+                 st.fixed_dictionaries({}, optional={"name": _field_values, "type": _field_values})),
+       _field_values, _field_values)
+async def test_fuzzed_model_outputs(candidates: list[dict[str, Any]], target: Any, strategy: Any,
+                                    metadata: Any) -> None:
+    """RET-4/RET-5 (hypothesis): outputs built with model_construct (no pydantic checks) are validated
+    too: any malformed one is RETRIEVAL_INVALID_BACKEND_OUTPUT, never another exception type."""
+    output = RetrievalSearchOutput.model_construct(
+        candidates=tuple(RetrievalCandidate.model_construct(**c) for c in candidates),
+        target=RetrievalTarget.model_construct(**target)
+        if isinstance(target, dict) and all(isinstance(k, str) for k in target) else target,
+        strategy=strategy, metadata=metadata)
+    result = await create_retrieval(_registry(RawProvider(lambda _input: output))).search(GOOD)
+    if result.status == "success":
+        assert result.output is not None
+        for got in result.output.candidates:
+            assert got.score is None or (type(got.score) in (int, float) and math.isfinite(got.score))
+            assert got.id is None or (isinstance(got.id, str) and got.id.strip())
+    else:
+        assert result.error is not None and result.error.code == "RETRIEVAL_INVALID_BACKEND_OUTPUT"

@@ -21,6 +21,7 @@ from .defaults import coerce_defaults, merge_defaults, resolve_limit
 from .errors import (
     BACKEND_ERROR,
     CANCELLED,
+    INVALID_BACKEND_OUTPUT,
     INVALID_INPUT,
     PROVIDER_UNAVAILABLE,
     TIMEOUT,
@@ -103,7 +104,12 @@ async def execute_search(registry: RetrievalProviderRegistry, raw_input: Any, de
         raise
     except Exception as error:
         raise _as_retrieval_error(error) from None
-    return validate_search_output(raw_output, request, limit=limit, strategy=strategy)
+    try:
+        return validate_search_output(raw_output, request, limit=limit, strategy=strategy)
+    except RetrievalError:
+        raise
+    except Exception:  # an exotic object whose iteration or attributes fail
+        raise RetrievalError(INVALID_BACKEND_OUTPUT, "the provider output is malformed") from None
 
 
 def _context_signal(context: RetrievalExecutionContext | Mapping[str, Any] | None) -> CancelSignal | None:

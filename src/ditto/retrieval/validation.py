@@ -230,7 +230,20 @@ def _output_ok(output: RetrievalSearchOutput) -> bool:
 
 
 def parse_search_output(raw: Any) -> RetrievalSearchOutput:
-    """Check an output's shape only (used by composite providers on their branches)."""
+    """Check an output's shape only (used by composite providers on their branches).
+
+    Raises ``RETRIEVAL_INVALID_BACKEND_OUTPUT`` and nothing else, even for hand-built models
+    missing required attributes or exotic sequences whose iteration fails.
+    """
+    try:
+        return _parse_search_output(raw)
+    except RetrievalError:
+        raise
+    except Exception:
+        raise _fail_output("the provider output is malformed") from None
+
+
+def _parse_search_output(raw: Any) -> RetrievalSearchOutput:
     if type(raw) is RetrievalSearchOutput and _output_ok(raw):
         return raw
     fields = _fields(raw)
@@ -262,12 +275,7 @@ def validate_search_output(raw: Any, request: RetrievalSearchInput, *, limit: in
     re-scored, de-duplicated or invented. A missing output strategy is filled
     with ``strategy`` (the explicit or registry-chosen one).
     """
-    try:
-        output = parse_search_output(raw)
-    except RetrievalError:
-        raise
-    except (TypeError, ValueError, ValidationError):  # exotic Mapping/Sequence implementations
-        raise _fail_output("the provider output is malformed") from None
+    output = parse_search_output(raw)
     if len(output.candidates) > limit:
         raise _fail_output(f"the provider returned {len(output.candidates)} candidates for limit {limit}")
     want, got = request.target, output.target
