@@ -208,6 +208,7 @@ class SqliteMemoryStore:
         self._busy_timeout_ms = busy_timeout_ms
         self._read_only = read_only
         self._schema_lock = threading.Lock()
+        self._open_lock = threading.Lock()
         self._schema_ready = False
         self._pool = _Pool(self._open, max_connections)
 
@@ -221,21 +222,40 @@ class SqliteMemoryStore:
 
     # -- connections ----------------------------------------------------------
     def _open(self) -> sqlite3.Connection:
-        if self._read_only:
-            uri = "file:" + quote(str(self._path.absolute())) + "?mode=ro"
-            connection = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
-        else:
-            connection = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
-        try:
-            connection.execute(f"PRAGMA busy_timeout = {self._busy_timeout_ms}")
-            if not self._read_only:
-                connection.execute("PRAGMA journal_mode = WAL").fetchone()
-                connection.execute("PRAGMA synchronous = NORMAL")
-            self._ensure_schema(connection)
-        except BaseException:
-            connection.close()
-            raise
-        return connection
+        # One open at a time per store: concurrent journal-mode switches on a new file fail with BUSY.
+        with self._open_lock:
+            if self._read_only:
+                uri = "file:" + quote(str(self._path.absolute())) + "?mode=ro"
+                connection = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+            else:
+                connection = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+            try:
+                connection.execute(f"PRAGMA busy_timeout = {self._busy_timeout_ms}")
+                if not self._read_only:
+                    self._enable_wal(connection)
+                    connection.execute("PRAGMA synchronous = NORMAL")
+                self._ensure_schema(connection)
+            except BaseException:
+                connection.close()
+                raise
+            return connection
+
+    def _enable_wal(self, connection: sqlite3.Connection) -> None:
+        """Switch the file to WAL once; retry while another process holds the lock it needs.
+
+        SQLite does not call the busy handler for a journal-mode change, so
+        the wait is done here, up to the same ``busy_timeout_ms``.
+        """
+        deadline = time.monotonic() + self._busy_timeout_ms / 1000
+        while True:
+            try:
+                if str(connection.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                    connection.execute("PRAGMA journal_mode = WAL").fetchone()
+                return
+            except sqlite3.OperationalError as error:
+                if not _is_busy(error) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.01)
 
     def _ensure_schema(self, connection: sqlite3.Connection) -> None:
         with self._schema_lock:
@@ -408,6 +428,13 @@ class SqliteMemoryStore:
 
 
 _SQLITE_BUSY = 5
+_SQLITE_LOCKED = 6
+
+
+def _is_busy(error: sqlite3.OperationalError) -> bool:
+    code = getattr(error, "sqlite_errorcode", None)
+    return isinstance(code, int) and code & 0xFF in (_SQLITE_BUSY, _SQLITE_LOCKED)
+
 #: While a signal is attached, lock waits are cut into slices this long so the signal is seen.
 _BUSY_SLICE_MS = 50
 
@@ -430,8 +457,7 @@ def _begin(connection: sqlite3.Connection, busy_timeout_ms: int, signal: CancelS
                 connection.execute("BEGIN IMMEDIATE")
                 return
             except sqlite3.OperationalError as error:
-                if getattr(error, "sqlite_errorcode", None) != _SQLITE_BUSY or signal.aborted \
-                        or time.monotonic() >= deadline:
+                if not _is_busy(error) or signal.aborted or time.monotonic() >= deadline:
                     raise
     finally:
         connection.execute(f"PRAGMA busy_timeout = {busy_timeout_ms}")
