@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .engines.filters import FilterCondition, parse_filter
+if TYPE_CHECKING:
+    from .engines.filters import FilterCondition
 
 __all__ = ["MetadataPredicate", "compile_filter"]
 
@@ -76,6 +77,11 @@ def _test(condition: FilterCondition) -> Callable[[Any], bool]:
 
 def compile_filter(filter: Mapping[str, Any] | None) -> MetadataPredicate | None:
     """Turn a filter object into a predicate over candidate metadata (``None`` = no filter)."""
+    if filter is None or (isinstance(filter, Mapping) and not filter):
+        return None
+    # Imported here: the engines package loads bm25s, which ``import ditto.retrieval`` must not.
+    from .engines.filters import parse_filter
+
     conditions = parse_filter(filter)
     if not conditions:
         return None
