@@ -26,8 +26,9 @@ from rich.table import Table
 from ditto.contracts import Context
 from ditto.worker.context import create_context
 
-WORDS = ("api cache redis context select compress token budget retrieval memory session turn graph worker "
-         "policy evidence source reference summary tool observation answer question system goal").split()
+WORDS = ("api", "cache", "redis", "context", "select", "compress", "token", "budget", "retrieval", "memory",
+         "session", "turn", "graph", "worker", "policy", "evidence", "source", "reference", "summary", "tool",
+         "observation", "answer", "question", "system", "goal")
 
 
 def make_sources(count: int, seed: int = 7) -> list[dict[str, Any]]:

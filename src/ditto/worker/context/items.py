@@ -17,7 +17,9 @@ import math
 import re
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, TypeVar
+
+from pydantic import BaseModel
 
 from ...contracts import Context, ContextItem, FrozenDict, Message, Reference, js_json_dumps
 from .errors import ContextError
@@ -29,6 +31,7 @@ __all__ = [
     "coerce_context",
     "coerce_item",
     "coerce_reference",
+    "construct",
     "content_text",
     "context_facts",
     "context_memo",
@@ -41,6 +44,8 @@ __all__ = [
     "stable_id",
     "text_terms",
 ]
+
+M = TypeVar("M", bound=BaseModel)
 
 _ITEM_FIELDS: Final = ("id", "content", "source", "metadata")
 _REFERENCE_FIELDS: Final = ("uri", "media_type", "digest")
@@ -92,7 +97,7 @@ def read_meta(item: ContextItem) -> MetaFacts:
 class ItemFacts:
     """Derived, immutable facts about one frozen item."""
 
-    __slots__ = ("_meta", "_ref", "_terms", "default_tokens", "nbytes")
+    __slots__ = ("_meta", "_ref", "_terms", "default_tokens", "json", "nbytes")
 
     def __init__(self, nbytes: int) -> None:
         self.nbytes = nbytes
@@ -101,6 +106,8 @@ class ItemFacts:
         self._terms: frozenset[str] | None = None
         self._meta: MetaFacts | None = None
         self._ref: weakref.ref[ContextItem] | None = None
+        #: The item's stored JSON form, filled in by the state-store codec on first use.
+        self.json: str | None = None
 
     def meta(self, item: ContextItem) -> MetaFacts:
         if self._meta is None:
@@ -154,16 +161,69 @@ def is_trusted(item: Any) -> bool:
     return type(item) is ContextItem and id(item) in _FACTS
 
 
+_object_new = object.__new__
+_object_setattr = object.__setattr__
+
+
+def _plain_model(model: type[Any]) -> bool:
+    return not model.__pydantic_post_init__ and not model.__private_attributes__ and not model.__pydantic_root_model__
+
+
+# ``model_construct`` costs several microseconds per call (alias handling, defaults);
+# our values are already complete, so for these two plain models we set the same
+# four slots it sets, directly. Any model with hooks falls back to model_construct.
+_FAST_CONSTRUCT: Final = _plain_model(ContextItem) and _plain_model(Context)
+
+
+def construct(model: type[M], values: dict[str, Any]) -> M:
+    """``model.model_construct(**values)`` for complete, already valid values, without its overhead."""
+    if not _plain_model(model):  # pragma: no cover - only if a model gains hooks
+        return model.model_construct(**values)
+    instance: M = _object_new(model)
+    _object_setattr(instance, "__dict__", values)
+    _object_setattr(instance, "__pydantic_fields_set__", {name for name, value in values.items() if value is not None})
+    _object_setattr(instance, "__pydantic_extra__", None)
+    _object_setattr(instance, "__pydantic_private__", None)
+    return instance
+
+
+def _new_item(item_id: str, content: Any, source: Reference | None, metadata: FrozenDict | None) -> ContextItem:
+    if not _FAST_CONSTRUCT:  # pragma: no cover - only if a pydantic upgrade adds hooks
+        return ContextItem.model_construct(id=item_id, content=content, source=source, metadata=metadata)
+    item: ContextItem = _object_new(ContextItem)
+    _object_setattr(item, "__dict__", {"id": item_id, "content": content, "source": source, "metadata": metadata})
+    fields_set = {"id", "content"}
+    if source is not None:
+        fields_set.add("source")
+    if metadata is not None:
+        fields_set.add("metadata")
+    _object_setattr(item, "__pydantic_fields_set__", fields_set)
+    _object_setattr(item, "__pydantic_extra__", None)
+    _object_setattr(item, "__pydantic_private__", None)
+    return item
+
+
+def _new_context(items: tuple[ContextItem, ...]) -> Context:
+    if not _FAST_CONSTRUCT:  # pragma: no cover
+        return Context.model_construct(items=items)
+    context: Context = _object_new(Context)
+    _object_setattr(context, "__dict__", {"items": items})
+    _object_setattr(context, "__pydantic_fields_set__", {"items"})
+    _object_setattr(context, "__pydantic_extra__", None)
+    _object_setattr(context, "__pydantic_private__", None)
+    return context
+
+
 def make_item(item_id: str, content: Any, source: Reference | None, metadata: FrozenDict | None) -> ContextItem:
     """Build a trusted item from values that are already checked and frozen."""
-    item = ContextItem.model_construct(id=item_id, content=content, source=source, metadata=metadata)
+    item = _new_item(item_id, content, source, metadata)
     _register(item, _json_size(content))
     return item
 
 
 def make_context(items: Iterable[ContextItem]) -> Context:
     """A trusted Context from trusted items with unique ids (the caller guarantees both)."""
-    context = Context.model_construct(items=tuple(items))
+    context = _new_context(tuple(items))
     key = id(context)
     ref = weakref.ref(context, lambda _ref, key=key: _CONTEXTS.pop(key, None))  # type: ignore[misc]
     _CONTEXTS[key] = _ContextEntry(ref)

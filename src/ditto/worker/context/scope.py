@@ -8,6 +8,7 @@ from typing import Any
 
 from ...contracts import DittoModel
 from .errors import ContextError
+from .items import construct
 from .validation import read_fields
 
 __all__ = ["ContextScope", "context_scope_key", "parse_scope", "scope_tuple"]
@@ -30,6 +31,9 @@ class ContextScope(DittoModel):
 
 def parse_scope(value: Any, code: str = "INVALID_INPUT") -> ContextScope:
     """Validate a scope; empty strings count as absent, and one field must remain."""
+    if isinstance(value, ContextScope) and (value.session_id or value.turn_id or value.invocation_id) and all(
+            part is None or (isinstance(part, str) and part) for part in scope_tuple(value)):
+        return value  # already in normal form
     fields = read_fields(value, _FIELDS, "scope", code)
     clean: dict[str, str] = {}
     for name, got in fields.items():
@@ -39,7 +43,8 @@ def parse_scope(value: Any, code: str = "INVALID_INPUT") -> ContextScope:
             clean[name] = got
     if not clean:
         raise ContextError(code, "scope needs a non-empty sessionId, turnId or invocationId")
-    return ContextScope.model_construct(None, **clean)
+    return construct(ContextScope, {"session_id": clean.get("session_id"), "turn_id": clean.get("turn_id"),
+                                    "invocation_id": clean.get("invocation_id")})
 
 
 def scope_tuple(scope: ContextScope) -> tuple[str | None, str | None, str | None]:

@@ -18,7 +18,7 @@ from ...signal import CancelSignal
 from .compress import COMPRESS_FIELDS, compress_node
 from .errors import ContextError
 from .execution import ContextExecution, guard
-from .items import coerce_context, make_context
+from .items import coerce_context, construct, is_trusted_context, make_context
 from .load import LOAD_FIELDS, load_node
 from .policy import resolve_policy
 from .ports import ContextServices, StoredContext, call_port, port_method, resolve_services
@@ -109,6 +109,8 @@ def _stored(value: Any) -> StoredContext | None:
     """Accept a store's answer as StoredContext, ``{"version", "context"}`` or None."""
     if value is None:
         return None
+    if isinstance(value, StoredContext) and is_trusted_context(value.context) and value.version:
+        return value
     if isinstance(value, StoredContext):
         version, context = value.version, value.context
     elif isinstance(value, Mapping) and set(value) == {"version", "context"}:
@@ -119,7 +121,7 @@ def _stored(value: Any) -> StoredContext | None:
         raise ContextError("INVALID_STATE", "the state store returned no version")
     items = coerce_context(context, "stored context", "INVALID_STATE")
     trusted = context if isinstance(context, Context) and context.items is items else make_context(items)
-    return StoredContext.model_construct(version=version, context=trusted)
+    return construct(StoredContext, {"version": version, "context": trusted})
 
 
 class ContextClient:

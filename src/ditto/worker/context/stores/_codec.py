@@ -7,11 +7,11 @@ looking at the string's prefix instead of decoding the whole document.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Final
 
-from ....contracts import Context, ContextItem, js_json_dumps
+from ....contracts import Context, ContextItem, freeze_json
 from ..errors import ContextError
-from ..items import coerce_context, make_context
+from ..items import coerce_reference, construct, facts, is_trusted, make_context, make_item
 from ..ports import StoredContext
 
 __all__ = ["dump_stored", "load_stored", "stored", "version_prefix"]
@@ -35,26 +35,71 @@ def version_prefix(version: str) -> str:
     return '{"version":' + json.dumps(version) + ","
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
+def _item_fragment(item: ContextItem) -> str:
+    info = facts(item)
+    fragment = info.json
+    if fragment is None:
+        fragment = _ENCODE(_item_json(item))
+        if is_trusted(item):
+            info.json = fragment  # items are immutable, so their JSON never changes
+    return fragment
+
+
 def dump_stored(version: str, context: Context) -> str:
-    items = js_json_dumps({"items": [_item_json(item) for item in context.items]})
-    return version_prefix(version) + '"context":' + items + "}"
+    """The stored document. Frozen values (FrozenDict, tuples) serialise natively."""
+    return (version_prefix(version) + '"context":{"items":['
+            + ",".join([_item_fragment(item) for item in context.items]) + "]}}")
 
 
 def stored(version: str, context: Context) -> StoredContext:
-    return StoredContext.model_construct(version=version, context=context)
+    return construct(StoredContext, {"version": version, "context": context})
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_ITEM_KEYS: Final = frozenset({"id", "content", "source", "metadata"})
+
+
+def _invalid(reason: str) -> ContextError:
+    return ContextError("INVALID_STATE", f"the stored context is corrupt: {reason}")
+
+
+def _decode_item(raw: Any) -> ContextItem:
+    """A stored item. ``json.loads`` output is already finite, acyclic JSON, so only the shape is checked."""
+    if type(raw) is not dict or "content" not in raw or not raw.keys() <= _ITEM_KEYS:
+        raise _invalid("an item has an unexpected shape")
+    item_id = raw.get("id")
+    if type(item_id) is not str or not item_id:
+        raise _invalid("an item id is missing")
+    metadata = raw.get("metadata")
+    if metadata is not None and type(metadata) is not dict:
+        raise _invalid("an item's metadata is not an object")
+    source = raw.get("source")
+    return make_item(item_id, freeze_json(raw["content"]),
+                     None if source is None else coerce_reference(source, "stored source", "INVALID_STATE"),
+                     None if metadata is None else freeze_json(metadata))
 
 
 def load_stored(raw: str | bytes) -> StoredContext:
     """Parse a stored document; anything unexpected is INVALID_STATE (never an empty context)."""
     try:
-        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-        body = json.loads(text)
-    except (UnicodeDecodeError, ValueError):
+        body = json.loads(raw, parse_constant=_reject_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError):
         raise ContextError("INVALID_STATE", "the stored context is not valid JSON") from None
-    if not isinstance(body, dict) or set(body) != {"version", "context"}:
+    if type(body) is not dict or body.keys() != {"version", "context"}:
         raise ContextError("INVALID_STATE", "the stored context has an unexpected shape")
     version = body["version"]
     if not isinstance(version, str) or not version:
         raise ContextError("INVALID_STATE", "the stored context has no version")
-    items = coerce_context(body["context"], "stored context", "INVALID_STATE")
+    context = body["context"]
+    if type(context) is not dict or context.keys() != {"items"} or type(context["items"]) is not list:
+        raise _invalid("context.items is missing")
+    items = [_decode_item(entry) for entry in context["items"]]
+    if len({item.id for item in items}) != len(items):
+        raise _invalid("an item id appears twice")
     return stored(version, make_context(items))

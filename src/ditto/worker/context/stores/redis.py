@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections import OrderedDict
 from typing import Any, Final, Protocol
 
 from ....contracts import Context
 from ..errors import ContextError
-from ..items import coerce_context, make_context
+from ..items import coerce_context, is_trusted_context, make_context
 from ..ports import ContextCallOptions, StoredContext
-from ..scope import ContextScope, context_scope_key
+from ..scope import ContextScope, context_scope_key, parse_scope, scope_tuple
 from ._codec import dump_stored, load_stored, stored, version_prefix
 from .memory import DEFAULT_TTL_MS, MAX_TTL_MS
 
@@ -58,6 +59,8 @@ class RedisContextClient(Protocol):
 
 
 _UNAVAILABLE = "the context state store (Redis) is unavailable"
+_RECENT_LIMIT = 256
+_KEY_MEMO_LIMIT = 4096
 
 
 class RedisContextStore:
@@ -75,6 +78,10 @@ class RedisContextStore:
         from redis.exceptions import NoScriptError, RedisError, ResponseError
 
         self.client = client
+        # The last document this store wrote or read per key. When Redis returns exactly
+        # these bytes again, the parsed (immutable) snapshot is reused instead of re-parsed.
+        self._recent: OrderedDict[str, tuple[bytes, StoredContext]] = OrderedDict()
+        self._keys: dict[tuple[str | None, str | None, str | None], str] = {}
         self.ttl_ms = ttl_ms
         self.key_prefix = key_prefix
         self._no_script = NoScriptError
@@ -82,7 +89,15 @@ class RedisContextStore:
         self._response_error = ResponseError
 
     def key(self, scope: ContextScope | Any) -> str:
-        return context_scope_key(scope, self.key_prefix)
+        """The Redis key of ``scope`` (memoised: hashing is per scope, not per call)."""
+        parsed = parse_scope(scope)
+        ident = scope_tuple(parsed)
+        key = self._keys.get(ident)
+        if key is None:
+            if len(self._keys) >= _KEY_MEMO_LIMIT:
+                self._keys.clear()
+            key = self._keys[ident] = context_scope_key(parsed, self.key_prefix)
+        return key
 
     def _translate(self, error: BaseException) -> ContextError:
         if isinstance(error, self._response_error) and str(error).startswith("WRONGTYPE"):
@@ -99,8 +114,22 @@ class RedisContextStore:
         except (self._redis_error, OSError) as error:
             raise self._translate(error) from error
         if raw is None:
+            self._recent.pop(key, None)
             return None
-        return load_stored(raw)
+        data = raw if isinstance(raw, bytes) else str(raw).encode("utf-8")
+        recent = self._recent.get(key)
+        if recent is not None and recent[0] == data:
+            self._recent.move_to_end(key)
+            return recent[1]
+        value = load_stored(data)
+        self._remember(key, data, value)
+        return value
+
+    def _remember(self, key: str, data: bytes, value: StoredContext) -> None:
+        self._recent[key] = (data, value)
+        self._recent.move_to_end(key)
+        if len(self._recent) > _RECENT_LIMIT:
+            self._recent.popitem(last=False)
 
     async def compare_and_set(self, scope: ContextScope | Any, expected_version: str | None, next: Context | Any,
                               options: ContextCallOptions | None = None) -> StoredContext:
@@ -110,7 +139,7 @@ class RedisContextStore:
         key = self.key(scope)
         if expected_version is not None and (not isinstance(expected_version, str) or not expected_version):
             raise ContextError("INVALID_INPUT", "expectedVersion must be a non-empty string or None")
-        context = make_context(coerce_context(next))
+        context = next if is_trusted_context(next) else make_context(coerce_context(next))
         version = str(uuid.uuid4())
         document = dump_stored(version, context)
         expected = "" if expected_version is None else version_prefix(expected_version)
@@ -124,7 +153,9 @@ class RedisContextStore:
             raise self._translate(error) from error
         if int(written) != 1:
             raise ContextError("STATE_CONFLICT", "the scope's version changed, expired or already exists")
-        return stored(version, context)
+        value = stored(version, context)
+        self._remember(key, document.encode("utf-8"), value)
+        return value
 
 
 def create_redis_context_store(client: RedisContextClient, options: Any = None, *, ttl_ms: int | None = None,
