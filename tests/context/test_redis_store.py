@@ -199,3 +199,17 @@ def test_two_processes_500_updates_each_lose_nothing(redis_proc: RedisServer) ->
         assert [i for i in ids if i.startswith(name)] == [f"{name}-{n}" for n in range(500)]
     assert reports[0]["conflicts"] + reports[1]["conflicts"] > 0  # the writers really raced
     assert elapsed < 60, elapsed
+
+
+async def test_reused_snapshot_only_when_bytes_are_identical(redis_client: Redis) -> None:
+    """CX-11: a store reuses its parsed snapshot only for the exact bytes it last saw; other writers win."""
+    mine = create_redis_context_store(redis_client)
+    theirs = create_redis_context_store(redis_client)
+    scope = {"sessionId": "shared"}
+    written = await mine.compare_and_set(scope, None, {"items": [{"id": "a", "content": 1}]})
+    assert await mine.get(scope) is written  # read-after-own-write: same immutable snapshot
+    changed = await theirs.compare_and_set(scope, written.version, {"items": [{"id": "b", "content": 2}]})
+    seen = await mine.get(scope)
+    assert seen is not None and seen.version == changed.version and [i.id for i in seen.context.items] == ["b"]
+    await redis_client.delete(context_scope_key(scope))
+    assert await mine.get(scope) is None
