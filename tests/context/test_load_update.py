@@ -135,3 +135,29 @@ async def test_duplicate_and_missing_removal_policies() -> None:
     assert await _code(replace.update({"context": context, "ingress": [{"id": "x", "content": 1}]})) == (
         "INVALID_INPUT")
     assert await _code(replace.update({"add": []})) == "INVALID_INPUT"
+
+
+async def test_typed_input_models_match_dicts() -> None:
+    """CX-1: typed input models (snake_case or camelCase) behave exactly like dict input."""
+    from ditto.worker.context import (
+        ContextCompressInput,
+        ContextIngressItem,
+        ContextLoadInput,
+        ContextSelectInput,
+        ContextUpdateInput,
+        create_in_memory_context_store,
+    )
+
+    client = create_context(services={"stateStore": create_in_memory_context_store()})
+    loaded = await client.load(ContextLoadInput(sources=({"id": "a", "content": 1}, Message(role="user", content="q"))))
+    updated = await client.update(ContextUpdateInput.model_validate({
+        "context": loaded, "removeIds": ["a"], "add": [{"id": "b", "content": None}],
+        "ingress": [ContextIngressItem(id="c", source_node="X.Y", content=None)]}))
+    assert [(i.id, i.content) for i in updated.items][1:] == [("b", None), ("c", None)]
+    assert updated.items[2].metadata == {"sourceNode": "X.Y"}
+    picked = await client.select(ContextSelectInput(context=updated, purpose="infer", max_tokens=100, limit=2))
+    assert len(picked.selected_item_ids) == 2
+    compressed = await client.compress(ContextCompressInput(context=updated, max_items=1))
+    assert [i.id for i in compressed.items] == ["c"]
+    await client.load(ContextLoadInput.model_validate({"scope": {"sessionId": "typed"}, "sources": []}))
+    assert (await client.load(ContextLoadInput(scope={"session_id": "typed"}))).items == ()  # type: ignore[arg-type]

@@ -12,6 +12,13 @@ from .env import REDIS_URL_ENV, context_worker_from_env, create_context_redis_cl
 from .errors import CONTEXT_ERROR_CODES, ContextError
 from .execution import ContextExecution, create_context_execution
 from .flows import ContextFlowResult, run_rag_flow, run_skill_flow
+from .inputs import (
+    ContextCompressInput,
+    ContextIngressItem,
+    ContextLoadInput,
+    ContextSelectInput,
+    ContextUpdateInput,
+)
 from .load import load_node
 from .policy import ContextPolicy
 from .ports import (
@@ -53,20 +60,25 @@ __all__ = [
     "REDIS_URL_ENV",
     "ContextCallOptions",
     "ContextClient",
+    "ContextCompressInput",
     "ContextCompressRequest",
     "ContextCompressor",
     "ContextError",
     "ContextExecution",
     "ContextFlowResult",
+    "ContextIngressItem",
+    "ContextLoadInput",
     "ContextOperationQueue",
     "ContextOptions",
     "ContextPolicy",
     "ContextScope",
+    "ContextSelectInput",
     "ContextSelectRequest",
     "ContextSelector",
     "ContextServices",
     "ContextStateStore",
     "ContextStrategy",
+    "ContextUpdateInput",
     "InMemoryContextStore",
     "InProcessContextQueue",
     "RagCandidate",

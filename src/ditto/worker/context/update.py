@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pydantic import BaseModel
+
 from ...contracts import Context, ContextItem, FrozenDict
 from .errors import ContextError
 from .execution import ContextExecution
@@ -33,7 +35,7 @@ def parse_ingress(value: Any, where: str) -> ContextItem:
     source_node = optional_str(fields.get("source_node"), f"{where}.sourceNode")
     if item_id is None or source_node is None:
         raise ContextError("INVALID_INPUT", f"{where} needs id and sourceNode")
-    if "content" not in fields and not (isinstance(value, Mapping) and "content" in value):
+    if "content" not in fields and not isinstance(value, BaseModel) and "content" not in value:
         raise ContextError("INVALID_INPUT", f"{where}.content is required")
     content = read_json(fields.get("content"), f"{where}.content")
     metadata = fields.get("metadata")
