@@ -150,7 +150,7 @@ def context_services(compressor: ContextCompressor) -> ContextServices:
             return list(reversed(input.context.items))
 
     return ContextServices(
-        token_estimator=lambda content: -(-len(json.dumps(content, separators=(",", ":"))) // 4),
+        token_estimator=lambda content: -(-len(json.dumps(content, ensure_ascii=False, separators=(",", ":"))) // 4),
         selector=LatestSelector(),
         compressor=compressor,
     )

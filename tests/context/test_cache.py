@@ -247,3 +247,29 @@ async def test_sdk_uses_the_queue_for_scoped_calls() -> None:
     assert all(isinstance(r, ContextError) and r.code == "STATE_CONFLICT" for r in results if r not in wins)
     final = await client.load({"scope": scope})
     assert len(final.items) == 20 + len(wins)
+
+
+async def test_signal_reaches_store_and_queue() -> None:
+    """CX-9 CX-10 CX-13: the call's signal is passed to stateStore.get/compare_and_set and queue.enqueue."""
+    inner = create_in_memory_context_store()
+    queue = create_context_operation_queue()
+    seen: list[tuple[str, Any]] = []
+
+    class Store:
+        async def get(self, scope: Any, options: Any) -> Any:
+            seen.append(("get", options.signal))
+            return await inner.get(scope, options)
+
+        async def compare_and_set(self, scope: Any, expected: Any, next: Any, options: Any) -> Any:
+            seen.append(("cas", options.signal))
+            return await inner.compare_and_set(scope, expected, next, options)
+
+    class Queue:
+        async def enqueue(self, scope: Any, operation: Any, options: Any) -> Any:
+            seen.append(("enqueue", options.signal))
+            return await queue.enqueue(scope, operation, options)
+
+    controller = AbortController()
+    client = create_context(services={"stateStore": Store(), "operationQueue": Queue()})
+    await client.load({"scope": {"sessionId": "sig"}, "sources": []}, signal=controller.signal)
+    assert seen == [("enqueue", controller.signal), ("get", controller.signal), ("cas", controller.signal)]
