@@ -117,6 +117,11 @@ class RetrievalTargetRegistry:
             raise RetrievalError(STRATEGY_UNSUPPORTED, "the target does not support this strategy")
         return provider
 
+    def default_strategy(self, name: str) -> str | None:
+        """The default strategy of target ``name`` (``None`` for an unknown target)."""
+        entry = self._targets.get(name)
+        return entry[0] if entry is not None else None
+
     def targets(self) -> dict[str, tuple[str, tuple[str, ...]]]:
         """``{name: (default_strategy, strategies)}`` for diagnostics."""
         return {name: (default, tuple(bound)) for name, (default, bound) in self._targets.items()}

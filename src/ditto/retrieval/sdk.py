@@ -27,7 +27,7 @@ from .errors import (
     TIMEOUT,
     RetrievalError,
 )
-from .registry import StrategyBoundProvider
+from .registry import RetrievalTargetRegistry, StrategyBoundProvider
 from .types import (
     RetrievalDefaults,
     RetrievalExecutionContext,
@@ -70,9 +70,27 @@ def _context_for(signal: CancelSignal | None, defaults: RetrievalDefaults) -> Re
     return cached
 
 
+def _prefill(raw: dict[str, Any], registry: Any, defaults: RetrievalDefaults) -> dict[str, Any]:
+    """Put the final limit and the registry's default strategy into a dict input *before* it is
+    validated, so the provider's input is built once instead of validated and then copied.
+    Anything unusual is left to the validator, which reports it."""
+    extra: dict[str, Any] = {}
+    if raw.get("limit") is None:
+        extra["limit"] = resolve_limit(None, defaults)
+    if raw.get("strategy") is None and isinstance(registry, RetrievalTargetRegistry):
+        target = raw.get("target")
+        name = target.get("name") if type(target) is dict else None
+        default = registry.default_strategy(name) if type(name) is str else None
+        if default is not None:
+            extra["strategy"] = default
+    return {**raw, **extra} if extra else raw
+
+
 async def execute_search(registry: RetrievalProviderRegistry, raw_input: Any, defaults: RetrievalDefaults,
                          signal: CancelSignal | None) -> RetrievalSearchOutput:
     """Run one RETRIEVAL.SEARCH; raises :class:`RetrievalError` for every failure."""
+    if type(raw_input) is dict:
+        raw_input = _prefill(raw_input, registry, defaults)
     request = parse_search_input(raw_input)
     limit = resolve_limit(request.limit, defaults)
     check_signal(signal)

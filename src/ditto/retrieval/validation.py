@@ -136,7 +136,12 @@ def parse_search_input(raw: Any) -> RetrievalSearchInput:
         raise _fail_input(f"invalid search input ({_describe(error)})") from None
     except (TypeError, ValueError, RecursionError):
         raise _fail_input("invalid search input") from None
-    _check_model_input(model)
+    # Strict mode already checked every type and the limit range; only blank names remain.
+    target = model.target
+    if target.name.isspace() or (target.type is not None and target.type.isspace()) or (
+            target.namespace is not None and target.namespace.isspace()) or (
+            model.strategy is not None and model.strategy.isspace()):
+        raise _fail_input("target names and strategy must be non-blank strings")
     return model
 
 
@@ -150,7 +155,7 @@ def _fail_output(message: str) -> RetrievalError:
 
 
 def _parse_candidate(raw: Any, index: int) -> RetrievalCandidate:
-    if isinstance(raw, RetrievalCandidate) and _candidate_ok(raw):
+    if isinstance(raw, RetrievalCandidate) and _candidates_ok((raw,)):
         return raw
     fields = _fields(raw)
     if fields is None:
@@ -190,26 +195,36 @@ def _parse_candidate(raw: Any, index: int) -> RetrievalCandidate:
     return RetrievalCandidate.model_validate(values)
 
 
-def _candidate_ok(candidate: RetrievalCandidate) -> bool:
-    """Fast path for candidates that are already models (possibly built with ``model_construct``)."""
-    if type(candidate) is not RetrievalCandidate:
-        return False
-    values = candidate.__dict__
-    score = values["score"]
-    if score is not None and not ((type(score) is float or type(score) is int) and _isfinite(score)):
-        return False
-    cid = values["id"]
-    if cid is not None and (type(cid) is not str or not cid.strip()):
-        return False
-    source = values["source"]
-    if source is not None:
-        if type(source) is not RetrievalCandidateSource:
+def _candidates_ok(candidates: tuple[Any, ...]) -> bool:
+    """Fast path for candidates that are already models (possibly built with ``model_construct``).
+
+    One loop, no per-item calls: this runs on every search. ``x - x == 0.0`` is the
+    cheap finiteness test for floats (NaN and ±inf give NaN).
+    """
+    for candidate in candidates:
+        if candidate.__class__ is not RetrievalCandidate:
             return False
-        target, ref = source.target, source.ref
-        if (target is not None and type(target) is not str) or (ref is not None and type(ref) is not str):
+        # Plain attribute reads: a hand-built model missing a field raises AttributeError,
+        # which parse_search_output turns into RETRIEVAL_INVALID_BACKEND_OUTPUT.
+        score = candidate.score
+        if score is not None and not ((score.__class__ is float and score - score == 0.0)
+                                      or score.__class__ is int):
             return False
-    metadata = values["metadata"]
-    return metadata is None or _is_object(metadata)
+        cid = candidate.id
+        if cid is not None and (cid.__class__ is not str or not cid or cid.isspace()):
+            return False
+        source = candidate.source
+        if source is not None:
+            if source.__class__ is not RetrievalCandidateSource:
+                return False
+            target, ref = source.target, source.ref
+            if (target is not None and target.__class__ is not str) or (ref is not None and ref.__class__ is not str):
+                return False
+        metadata = candidate.metadata
+        if metadata is not None and not _is_object(metadata):
+            return False
+        candidate.content  # noqa: B018 - must exist
+    return True
 
 
 def parse_candidates(raw: Any) -> tuple[RetrievalCandidate, ...]:
@@ -226,7 +241,7 @@ def _output_ok(output: RetrievalSearchOutput) -> bool:
     return (type(output.candidates) is tuple and type(target) is RetrievalTarget and _is_name(target.name)
             and (strategy is None or _is_name(strategy))
             and (output.metadata is None or _is_object(output.metadata))
-            and all(map(_candidate_ok, output.candidates)))
+            and _candidates_ok(output.candidates))
 
 
 def parse_search_output(raw: Any) -> RetrievalSearchOutput:
