@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from .worker import NodeHandler, WorkerDefinition
+from .worker import WorkerDefinition
 
 __all__ = ["NodeDescriptor", "node_descriptor"]
 
@@ -17,13 +18,15 @@ Out = TypeVar("Out")
 class NodeDescriptor(Generic[In, Out]):
     """``descriptor.type`` is the dotted node name; ``define`` binds a handler to it.
 
+    The handler may take ``(input)`` or ``(input, context)``.
+
     ``define`` only builds a :class:`WorkerDefinition`; nothing is registered
     until the application passes it to ``create_ditto`` or ``runtime.register``.
     """
 
     type: str
 
-    def define(self, worker_type: str, handler: NodeHandler[Any, Any], *,
+    def define(self, worker_type: str, handler: Callable[..., Awaitable[Any]], *,
                concurrency: int | None = None) -> WorkerDefinition:
         return WorkerDefinition(worker_type, {self.type: handler}, concurrency=concurrency)
 
