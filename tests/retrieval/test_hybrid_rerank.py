@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ditto import AbortController
 from ditto.retrieval import (
@@ -224,3 +227,50 @@ async def test_cosine_reranker() -> None:
     assert ranked[0].id == "2" and ranked[-1].id == "1"
     assert model.batches == [4]
     assert await reranker.rerank(RetrievalQuery(content="q"), []) == []
+
+
+async def test_signal_reaches_embedding_through_hybrid_and_rerank() -> None:
+    """RET-5/RET-6: one signal travels SDK → rerank → hybrid → vector → HTTP embedding; firing it aborts
+    the in-flight embedding request (the server is still sleeping) and the call ends cancelled."""
+    from ditto.retrieval import InMemoryVectorIndex, create_http_embedding_provider, create_vector_search_provider
+    from tests.support.openai_embeddings_server import EmbeddingServerState, hashed_bow, openai_embeddings_server
+
+    async with openai_embeddings_server(EmbeddingServerState(slow_seconds=3.0)) as (url, state), \
+            create_http_embedding_provider(url=url, model="slow", timeout_ms=10_000) as slow_embedding:
+        index = InMemoryVectorIndex()
+        index.add([{"id": "a", "vector": hashed_bow("agent memory", 32), "content": "agent memory"}])
+        vector = create_vector_search_provider(index, embedding=slow_embedding)
+        provider = create_rerank_search_provider(
+            create_hybrid_search_provider([vector, ListProvider(docs("a"))]),
+            create_cosine_reranker(slow_embedding))
+        retrieval = create_retrieval(RetrievalTargetRegistry({"kb": {"default_strategy": "r", "providers": {
+            "r": provider}}}))
+        controller = AbortController()
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.2, controller.abort)
+        started = loop.time()
+        result = await retrieval.search(REQUEST, context={"signal": controller.signal})
+        assert result.status == "cancelled" and result.error is not None
+        assert result.error.code == "RETRIEVAL_CANCELLED"
+        assert loop.time() - started < 1.5  # did not wait for the 3 s embedding answer
+        assert len(state.requests) == 1  # the query embedding was in flight when the signal fired
+
+
+@given(st.lists(st.lists(st.sampled_from("abcdefgh"), max_size=8), min_size=1, max_size=4),
+       st.integers(min_value=1, max_value=500), st.data())
+def test_rrf_properties(rankings: list[list[str]], rrf_k: int, data: st.DataObject) -> None:
+    """RET-6 (hypothesis): each key once, scores = Σ w/(k + first rank), best first, ties in first-seen order."""
+    weights = data.draw(st.lists(st.floats(min_value=0.01, max_value=10), min_size=len(rankings),
+                                 max_size=len(rankings)))
+    fused = rrf_fuse(rankings, key=_key, weights=weights, rrf_k=rrf_k)
+    keys = [item for item, _ in fused]
+    assert len(keys) == len(set(keys)) == len({x for r in rankings for x in r})
+    for item, score in fused:
+        expected = sum(w / (rrf_k + r.index(item) + 1) for r, w in zip(rankings, weights, strict=True) if item in r)
+        assert score == pytest.approx(expected)
+    scores = [score for _, score in fused]
+    assert scores == sorted(scores, reverse=True)
+    first_seen = list(dict.fromkeys(x for r in rankings for x in r))
+    for (a, sa), (b, sb) in itertools.pairwise(fused):
+        if sa == sb:
+            assert first_seen.index(a) < first_seen.index(b)
