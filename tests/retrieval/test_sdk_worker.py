@@ -289,3 +289,22 @@ async def test_no_early_release_of_the_slot() -> None:
     sdk_controller.abort()
     result = await sdk_task
     assert result.status == "cancelled" and sdk_provider.cleaned
+
+
+async def test_seed_options_object_form() -> None:
+    """RET-2: the seed's single options object is accepted by both factories; unknown keys refused."""
+    provider = ListProvider(docs("a", "b", "c"))
+    providers = registry(custom=provider)
+    worker = create_retrieval_worker({"providers": providers, "concurrency": 8, "defaults": {"searchLimit": 2}})
+    assert worker.concurrency == 8
+    runtime = create_ditto(workers=[worker])
+    assert len((await runtime.invoke("RETRIEVAL.SEARCH", REQUEST)).output.candidates) == 2
+    await runtime.close()
+    sdk = create_retrieval({"providers": providers, "defaults": {"search_limit": 1}})
+    assert len((await sdk.search(REQUEST)).output.candidates) == 1  # type: ignore[union-attr]
+    with pytest.raises(RetrievalError) as info:
+        create_retrieval({"providers": providers, "concurrency": 2})
+    assert info.value.code == "RETRIEVAL_INVALID_INPUT"
+    with pytest.raises(RetrievalError) as info:
+        create_retrieval_worker({"defaults": {}})
+    assert info.value.code == "RETRIEVAL_PROVIDER_UNAVAILABLE"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import PROVIDER_UNAVAILABLE, STRATEGY_UNSUPPORTED, TARGET_NOT_FOUND, RetrievalError
+from .errors import INVALID_INPUT, PROVIDER_UNAVAILABLE, STRATEGY_UNSUPPORTED, TARGET_NOT_FOUND, RetrievalError
 from .types import (
     RetrievalExecutionContext,
     RetrievalSearchInput,
@@ -80,7 +80,7 @@ class RetrievalTargetRegistry:
         snapshot: dict[str, tuple[str, dict[str, StrategyBoundProvider]]] = {}
         for name, binding in targets.items():
             if not isinstance(name, str) or not name.strip():
-                raise RetrievalError(TARGET_NOT_FOUND, "target names must be non-empty strings")
+                raise RetrievalError(INVALID_INPUT, "target names must be non-empty strings")
             if not isinstance(binding, Mapping):
                 raise TypeError(f"binding for target {name!r} must be a mapping")
             default = _get(binding, "default_strategy", "defaultStrategy")

@@ -179,8 +179,24 @@ class Retrieval:
         return f"<Retrieval providers={self._providers!r}>"
 
 
-def create_retrieval(providers: RetrievalProviderRegistry, defaults: Any = None) -> Retrieval:
-    """The direct SDK (RET-2). ``defaults`` may be ``config.retrieval`` or a RetrievalDefaults."""
+def options_from_mapping(options: Mapping[str, Any], allowed: frozenset[str]) -> dict[str, Any]:
+    """The seed's single options object (``{providers, defaults?, concurrency?}``) as keywords."""
+    unknown = set(options) - allowed
+    if unknown:
+        raise RetrievalError(INVALID_INPUT, f"unknown retrieval options: {', '.join(sorted(map(str, unknown)))}")
+    return dict(options)
+
+
+def create_retrieval(providers: RetrievalProviderRegistry | Mapping[str, Any], defaults: Any = None
+                     ) -> Retrieval:
+    """The direct SDK (RET-2). ``defaults`` may be ``config.retrieval`` or a RetrievalDefaults.
+
+    The seed's form ``create_retrieval({"providers": registry, "defaults": ...})`` works too.
+    """
+    if isinstance(providers, Mapping):
+        options = options_from_mapping(providers, frozenset({"providers", "defaults"}))
+        registry: Any = options.get("providers")
+        return create_retrieval(registry, options.get("defaults", defaults))
     if providers is None or not callable(getattr(providers, "resolve", None)):
         raise RetrievalError(PROVIDER_UNAVAILABLE, "create_retrieval needs providers with a resolve method")
     return Retrieval(providers, defaults)

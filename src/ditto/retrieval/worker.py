@@ -15,12 +15,13 @@ loaded config to a factory that takes one argument, so a service factory is
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..runtime import ExecutionContext, NodeDescriptor, WorkerDefinition
 from .defaults import merge_defaults
 from .errors import PROVIDER_UNAVAILABLE, RetrievalError
-from .sdk import RETRIEVAL_SEARCH, execute_search
+from .sdk import RETRIEVAL_SEARCH, execute_search, options_from_mapping
 from .types import RetrievalProviderRegistry, RetrievalSearchOutput
 
 __all__ = ["RETRIEVAL_WORKER_TYPE", "create_retrieval_worker", "retrieval_search_node"]
@@ -31,7 +32,7 @@ RETRIEVAL_WORKER_TYPE = "RETRIEVAL"
 retrieval_search_node: NodeDescriptor[Any, RetrievalSearchOutput] = NodeDescriptor(RETRIEVAL_SEARCH)
 
 
-def create_retrieval_worker(providers: RetrievalProviderRegistry, defaults: Any = None,
+def create_retrieval_worker(providers: RetrievalProviderRegistry | Mapping[str, Any], defaults: Any = None,
                             concurrency: int | None = None, config: Any = None) -> WorkerDefinition:
     """A worker definition serving ``RETRIEVAL.SEARCH``.
 
@@ -39,7 +40,13 @@ def create_retrieval_worker(providers: RetrievalProviderRegistry, defaults: Any 
     (``config``) ``search_limit`` → 10. Provider numbers read the same merged
     defaults from ``RetrievalExecutionContext.defaults`` after their own
     constructor options. Registering the definition twice shares ``providers``.
+    The seed's form ``create_retrieval_worker({"providers": registry, "concurrency": 8})`` works too.
     """
+    if isinstance(providers, Mapping):
+        options = options_from_mapping(providers, frozenset({"providers", "defaults", "concurrency", "config"}))
+        registry: Any = options.get("providers")
+        return create_retrieval_worker(registry, options.get("defaults", defaults),
+                                       options.get("concurrency", concurrency), options.get("config", config))
     if providers is None or not callable(getattr(providers, "resolve", None)):
         raise RetrievalError(PROVIDER_UNAVAILABLE, "create_retrieval_worker needs providers with a resolve method")
     merged = merge_defaults(defaults, config)
