@@ -2,8 +2,9 @@
 
 Run: .venv/bin/python bench/http_transport.py [--seconds 10] [--clients 8]
 
-Three load generators hit the same server in the same run:
-  * the project's client transport (`runtime.invoke` → HttpTransport → uvicorn),
+Four load generators hit the same server in the same run:
+  * the project's client transport (`runtime.invoke` → HttpTransport → uvicorn), as 8 asyncio
+    tasks in one process and as 8 client processes with one call in flight each,
   * raw httpx posting the identical request (the floor for a Python client),
   * wrk with bench/wrk_invoke.lua (an external C load generator; needs Debian's `wrk`).
 Goal (issue 2): ≥ 2,000 calls/s with p99 ≤ 20 ms for 8 concurrent clients.
@@ -105,6 +106,44 @@ async def raw_httpx(url: str, token: str, clients: int, seconds: float) -> tuple
         return await drive(call, clients, seconds)
 
 
+def _transport_process(args: tuple[str, str, float]) -> list[float]:
+    """One OS process running one client through the project's transport; returns its latencies."""
+    url, token, seconds = args
+
+    async def run() -> list[float]:
+        transport = create_http_transport(id="bench", url=url, token=token)
+        runtime = create_ditto(transports=[transport])
+        (worker,) = await transport.workers()
+        runtime.register_remote(address=worker["address"], transport_id="bench",
+                                capabilities=worker["capabilities"])
+        latencies: list[float] = []
+        warm_until = time.perf_counter() + 1.0
+        while time.perf_counter() < warm_until:
+            await runtime.invoke("BENCH.NOOP", REQUEST)
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            started = time.perf_counter()
+            result = await runtime.invoke("BENCH.NOOP", REQUEST)
+            assert result.status == "success"
+            latencies.append(time.perf_counter() - started)
+        await transport.aclose()
+        return latencies
+
+    return asyncio.run(run())
+
+
+def ditto_transport_processes(url: str, token: str, clients: int, seconds: float) -> tuple[float, float, float, int]:
+    """`clients` client processes, one call in flight each (8 real concurrent clients)."""
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(clients) as pool:
+        per_process = pool.map(_transport_process, [(url, token, seconds)] * clients)
+    latencies = sorted(value for chunk in per_process for value in chunk)
+    p50 = latencies[len(latencies) // 2] * 1000
+    p99 = latencies[int(len(latencies) * 0.99) - 1] * 1000
+    return len(latencies) / seconds, p50, p99, len(latencies)
+
+
 def _ms(text: str) -> float:
     value, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", text).groups()  # type: ignore[union-attr]
     return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
@@ -131,14 +170,16 @@ async def main(seconds: float, clients: int) -> None:
     url, server = start_server(token)
     try:
         rows: list[tuple[str, tuple[float, float, float, int] | None]] = [
-            ("ditto HttpTransport (runtime.invoke)", await ditto_transport(url, token, clients, seconds)),
+            ("ditto HttpTransport, 1 process × 8 tasks", await ditto_transport(url, token, clients, seconds)),
+            (f"ditto HttpTransport, {clients} processes × 1",
+             ditto_transport_processes(url, token, clients, seconds)),
             ("raw httpx.AsyncClient", await raw_httpx(url, token, clients, seconds)),
             ("wrk + Lua (external)", wrk(url, token, clients, seconds)),
         ]
     finally:
         server.terminate()
         server.wait()
-    reference = rows[1][1]
+    reference = rows[2][1]
     table = Table(title=f"HTTP transport, {clients} concurrent clients, {seconds:.0f} s, one uvicorn process")
     for column in ("load generator", "calls/s", "p50 ms", "p99 ms", "calls", "calls/s vs raw httpx"):
         table.add_column(column, justify="left" if column == "load generator" else "right")
