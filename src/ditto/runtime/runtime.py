@@ -17,8 +17,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import HANDLER_ERROR, REJECTED, DittoError, RegistrationError, RoutingError
-from ..signal import CancelSignal
-from ._cancel import await_with_signal
+from ..signal import CancelSignal, await_with_signal
 from ._replica import LOCAL, LOCATION_NAMES, REMOTE, SAME_HOST, LocalReplica, RemoteReplica, Replica
 from .graph import Graph, GraphNode, GraphResult, execute_graph
 from .loop import DEFAULT_LOOP_BUDGET, LoopContext, run_loop

@@ -18,8 +18,7 @@ import httpx
 
 from ..errors import TIMEOUT, RoutingError, TransportError
 from ..runtime import NodeError, NodeResult
-from ..runtime._cancel import await_with_signal
-from ..signal import CancelledBySignal, CancelSignal
+from ..signal import CancelledBySignal, CancelSignal, await_with_signal
 from .wire import NotSerializable, dumps, to_wire_value
 
 __all__ = ["HttpTransport", "create_http_transport"]
@@ -70,7 +69,7 @@ class HttpTransport:
         per_call = httpx.Timeout(timeout, connect=timeout) if timeout else httpx.USE_CLIENT_DEFAULT
         request = self._client.post("/v1/invoke", content=dumps(payload), headers=self._headers, timeout=per_call)
         try:
-            response = await (request if signal is None else await_with_signal(request, signal))
+            response = await await_with_signal(request, signal)
         except CancelledBySignal as stop:
             return NodeResult(execution_id, node, stop.status, error=NodeError(stop.code, stop.message))
         except httpx.TimeoutException as exc:

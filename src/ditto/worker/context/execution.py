@@ -6,13 +6,12 @@ reuse them without the SDK's cache routing.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from ...runtime import RuntimeClient
-from ...signal import CancelledBySignal, CancelSignal
+from ...signal import CancelledBySignal, CancelSignal, await_with_signal
 from .errors import ContextError
 from .items import facts
 from .policy import ContextPolicy, resolve_policy
@@ -60,38 +59,16 @@ def create_context_execution(policy: Any = None, services: Any = None) -> Contex
     return ContextExecution(resolve_policy(policy), resolve_services(services))
 
 
+def _context_abort_error(signal: CancelSignal) -> CancelledBySignal:
+    code = signal.reason or "CANCELLED"
+    return CancelledBySignal(code, "The context operation was cancelled" if code == "CANCELLED"
+                             else "The context operation timed out")
+
+
 async def guard(awaitable: Awaitable[T], signal: CancelSignal | None) -> T:
     """Await ``awaitable`` but stop at once, with CancelledBySignal, when ``signal`` fires.
 
     The SDK wraps each call in this so a slow port (resolver, Redis) does not
     keep a cancelled caller waiting; ports also get the signal to stop early.
     """
-    if signal is None:
-        return await awaitable
-    signal.raise_if_aborted()
-    task = asyncio.current_task()
-    if task is None:  # pragma: no cover - always inside a task under asyncio
-        return await awaitable
-    loop = asyncio.get_running_loop()
-    state = {"done": False, "fired": False}
-
-    def interrupt() -> None:
-        if not state["done"]:
-            state["fired"] = True
-            task.cancel()
-
-    def on_abort(_signal: CancelSignal) -> None:
-        loop.call_soon_threadsafe(interrupt)
-
-    remove = signal.add_callback(on_abort)
-    try:
-        return await awaitable
-    except asyncio.CancelledError:
-        if state["fired"] and task.uncancel() == 0:
-            code = signal.reason or "CANCELLED"
-            raise CancelledBySignal(code, "The context operation was cancelled" if code == "CANCELLED"
-                                    else "The context operation timed out") from None
-        raise
-    finally:
-        state["done"] = True
-        remove()
+    return await await_with_signal(awaitable, signal, error=_context_abort_error)
