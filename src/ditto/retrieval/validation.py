@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from ..contracts import FrozenDict
 from .errors import INVALID_BACKEND_OUTPUT, INVALID_INPUT, RetrievalError
 from .types import (
     MAX_SEARCH_LIMIT,
@@ -54,6 +55,12 @@ def _is_name(value: Any) -> bool:
 
 
 def _is_object(value: Any) -> bool:
+    """A string-keyed mapping. Plain and frozen dicts skip the (slow) ABC isinstance check."""
+    if value.__class__ is dict or value.__class__ is FrozenDict:
+        for key in value:  # noqa: SIM110 - a plain loop: no generator object on the hot path
+            if key.__class__ is not str:
+                return False
+        return True
     return isinstance(value, Mapping) and all(isinstance(key, str) for key in value)
 
 
