@@ -215,7 +215,10 @@ async def test_two_replica_processes_round_robin_and_death_mid_call() -> None:
                 outcomes.append((await caller.invoke("TEST.PID", None)).output["pid"])
             except TransportError as error:
                 outcomes.append(error.code)
-        assert sorted(map(str, outcomes)) == sorted([str(survivor.pid), "TRANSPORT_UNAVAILABLE"])
+        # (a pooled keep-alive socket to the dead process may fail after the write: TRANSPORT_FAILED)
+        assert str(survivor.pid) in map(str, outcomes)
+        assert {str(o) for o in outcomes} - {str(survivor.pid)} <= {"TRANSPORT_UNAVAILABLE", "TRANSPORT_FAILED"}
+        assert len(outcomes) == 2
         for transport in transports:
             await transport.aclose()
 
