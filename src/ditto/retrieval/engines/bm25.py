@@ -1,6 +1,6 @@
 """An embedded BM25 index: bm25s for Lucene scoring, numpy for the per-query work.
 
-Why bm25s (measured against tantivy in ``docs/benchmarks-retrieval.md``): it exposes
+Why bm25s (measured against tantivy in ``docs/benchmarks.md``): it exposes
 Lucene's ``k1``/``b``, is pure numpy (no server, no Rust tokenizer plumbing, so jieba
 segmentation and our analyzer plug in directly) and stores the index as a few arrays.
 
