@@ -272,6 +272,20 @@ async def test_bound_runtime_inherits_signal_and_current_execution() -> None:
     assert current_execution() is None
 
 
+async def test_handler_sees_runtime_config() -> None:
+    """RT-1: a handler reads the serving runtime's configuration (the YAML layer of worker defaults)."""
+    from ditto import load_runtime_config
+
+    async def limit(_input: Any, ctx: ExecutionContext) -> Any:
+        return ctx.config.retrieval.search_limit
+
+    config = load_runtime_config({"workers": {"retrieval": {"searchLimit": 7}}})
+    runtime = create_ditto(config=config, workers=[WorkerDefinition("Y", {"Y.LIMIT": limit})])
+    assert (await runtime.invoke("Y.LIMIT", None)).output == 7
+    assert (await create_ditto(workers=[WorkerDefinition("Y", {"Y.LIMIT": limit})]).invoke(
+        "Y.LIMIT", None)).output is None
+
+
 async def test_close_waits_for_accepted_calls() -> None:
     """RT-1: close() stops routing new calls and waits for accepted ones; injected objects stay open."""
     class Client:

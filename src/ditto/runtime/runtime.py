@@ -219,7 +219,7 @@ class Runtime:
                 raise RoutingError("INVALID_INPUT", "timeout must be a positive number of seconds")
             signal = CancelSignal.any([signal, CancelSignal.timeout(timeout)])
         context = ExecutionContext(execution_id, node, replica.worker_type, replica.address, signal,
-                                   _BoundRuntime(self, signal))
+                                   _BoundRuntime(self, signal), self.config)
         token = _current.set(context)
         try:
             if signal is None:

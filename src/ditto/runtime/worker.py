@@ -12,6 +12,7 @@ from ..errors import RegistrationError
 from ..signal import CancelSignal
 
 if TYPE_CHECKING:
+    from ..config import RuntimeConfig
     from .result import NodeResult
 
 __all__ = [
@@ -40,7 +41,9 @@ class ExecutionContext:
 
     ``runtime`` is bound to this execution: calls made through it inherit
     ``signal`` unless the handler passes its own, so cancelling a parent call
-    reaches the workers it delegated to.
+    reaches the workers it delegated to. ``config`` is the serving runtime's
+    configuration: the "Runtime YAML" layer of a worker's default precedence
+    (e.g. RETRIEVAL's ``search_limit``), without the definition needing it.
     """
 
     execution_id: str
@@ -49,6 +52,7 @@ class ExecutionContext:
     address: str
     signal: CancelSignal | None
     runtime: RuntimeClient
+    config: RuntimeConfig
 
 
 class NodeHandler(Protocol[In, Out]):
