@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import Field
+from pydantic import BaseModel, Field, field_validator
 
 from ...contracts import DittoModel
 from ...errors import DittoError
@@ -39,6 +39,39 @@ class DittoMemoryError(DittoError):
     status_by_code = {"MEMORY_CANCELLED": "cancelled", "MEMORY_TIMEOUT": "timeout"}
 
 
+def _contains_model(value: Any, seen: set[int]) -> bool:
+    if isinstance(value, BaseModel):
+        return True
+    if isinstance(value, (Mapping, list, tuple)):
+        if id(value) in seen:  # a cycle: left for the JSON check to refuse
+            return False
+        seen.add(id(value))
+        return any(_contains_model(item, seen) for item in (value.values() if isinstance(value, Mapping) else value))
+    return False
+
+
+def _as_json(value: Any, active: frozenset[int] = frozenset()) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if isinstance(value, (Mapping, list, tuple)) and id(value) not in active:
+        inner = active | {id(value)}
+        if isinstance(value, Mapping):
+            return {key: _as_json(item, inner) for key, item in value.items()}
+        return [_as_json(item, inner) for item in value]
+    return value
+
+
+def _plain_json(value: Any) -> Any:
+    """Typed models inside a JSON field become the camelCase objects they are on the wire.
+
+    The seed's adapters copy typed values straight into memory JSON
+    (``metadata: {source: candidate.source}``), which in TypeScript is a plain
+    object; here it is a pydantic model that would otherwise fail the JSON
+    check. Values without models are returned as they are (no copy).
+    """
+    return _as_json(value) if _contains_model(value, set()) else value
+
+
 class MemoryItem(DittoModel):
     """One long-term record. ``key`` is an optional exact key such as ``knowledge:acme:retention``."""
 
@@ -46,6 +79,8 @@ class MemoryItem(DittoModel):
     key: str | None = Field(default=None, min_length=1)
     content: Any
     metadata: dict[str, Any] | None = None
+
+    _json_fields = field_validator("content", "metadata", mode="before")(_plain_json)
 
 
 class MemoryWriteItem(DittoModel):
@@ -55,6 +90,8 @@ class MemoryWriteItem(DittoModel):
     key: str | None = Field(default=None, min_length=1)
     content: Any
     metadata: dict[str, Any] | None = None
+
+    _json_fields = field_validator("content", "metadata", mode="before")(_plain_json)
 
 
 class MemoryWriteInput(DittoModel):
@@ -97,6 +134,8 @@ class MemorySearchHit(DittoModel):
     memory: MemoryItem
     score: float | None = None
     metadata: dict[str, Any] | None = None
+
+    _json_fields = field_validator("metadata", mode="before")(_plain_json)
 
 
 class MemoryCallOptions(DittoModel):
