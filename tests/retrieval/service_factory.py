@@ -55,13 +55,22 @@ class ReportingProvider:
         return output.model_copy(update={"metadata": report})
 
 
-def retrieval_service(config: RuntimeConfig) -> WorkerDefinition:
+def _registry() -> RetrievalTargetRegistry:
     embedding = LocalHashEmbedding()
     cosine, dot = InMemoryVectorIndex(metric="cosine"), InMemoryVectorIndex(metric="dot")
     for index in (cosine, dot):
         index.add([{"id": key, "vector": hashed_bow(text, 32), "content": text} for key, text in CORPUS.items()])
     vector = create_vector_search_provider(cosine, embedding=embedding)
     hybrid = create_hybrid_search_provider([vector, create_vector_search_provider(dot, embedding=embedding)])
-    providers = RetrievalTargetRegistry({"kb": {"default_strategy": "hybrid", "providers": {
+    return RetrievalTargetRegistry({"kb": {"default_strategy": "hybrid", "providers": {
         "hybrid": ReportingProvider(hybrid), "vector": ReportingProvider(vector)}}})
-    return create_retrieval_worker(providers=providers, config=config, concurrency=4)
+
+
+def retrieval_service(config: RuntimeConfig) -> WorkerDefinition:
+    """Pins the loaded YAML to the definition (``config=``)."""
+    return create_retrieval_worker(providers=_registry(), config=config, concurrency=4)
+
+
+def retrieval_service_plain() -> WorkerDefinition:
+    """Takes no config: the YAML reaches it as the serving runtime's own configuration."""
+    return create_retrieval_worker(providers=_registry(), concurrency=4)

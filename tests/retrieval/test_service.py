@@ -13,6 +13,7 @@ from tests.support.ditto_serve import ditto_serve
 
 TOKEN = "retrieval-service-token"
 FACTORY = "tests.retrieval.service_factory:retrieval_service"
+PLAIN_FACTORY = "tests.retrieval.service_factory:retrieval_service_plain"
 YAML = """
 workers:
   retrieval:
@@ -30,11 +31,12 @@ workers:
 @pytest.mark.slow
 async def test_two_replicas_round_robin_and_yaml(tmp_path: Path) -> None:
     """RET-8: a runtime with only the RETRIEVAL worker served over HTTP in two processes; the caller's
-    runtime reaches both with register_remote (round-robin); YAML workers.retrieval keys are honoured."""
+    runtime reaches both with register_remote (round-robin); YAML workers.retrieval keys are honoured both by
+    a factory given the config and by one that is not (``ditto serve --config`` is the runtime's YAML layer)."""
     config = tmp_path / "ditto.yaml"
     config.write_text(YAML)
     with ditto_serve([FACTORY], TOKEN, config=config) as (url_a, proc_a), \
-            ditto_serve([FACTORY], TOKEN, config=config) as (url_b, proc_b):
+            ditto_serve([PLAIN_FACTORY], TOKEN, config=config) as (url_b, proc_b):
         transports = [create_http_transport(id="retrieval-a", url=url_a, token=TOKEN),
                       create_http_transport(id="retrieval-b", url=url_b, token=TOKEN)]
         runtime = create_ditto(transports=transports)

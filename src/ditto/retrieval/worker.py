@@ -6,11 +6,12 @@ applies ``concurrency`` per replica. The runtime itself also cancels the
 handler when the call's signal fires; the slot is released only after the
 provider coroutine has actually stopped.
 
-YAML defaults: a ``WorkerDefinition`` cannot see the runtime that registers
-it, so the YAML layer is given explicitly as ``config=`` (a ``RuntimeConfig``
-or ``config.retrieval``). ``ditto serve --worker module:factory`` passes the
-loaded config to a factory that takes one argument, so a service factory is
-``lambda config: create_retrieval_worker(providers=..., config=config)``.
+YAML defaults: the serving runtime's configuration (``ExecutionContext.config``,
+i.e. ``create_ditto(config=...)`` or ``ditto serve --config``) is the "Runtime
+YAML" layer, so the seed's ``create_ditto(config=config, workers=[
+create_retrieval_worker(providers=...)])`` honours ``workers.retrieval`` without
+handing the config to the worker twice. ``config=`` may still pin a YAML layer
+to one definition; it then sits between ``defaults`` and the runtime's YAML.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from ..runtime import ExecutionContext, NodeDescriptor, WorkerDefinition
 from .defaults import merge_defaults
 from .errors import PROVIDER_UNAVAILABLE, RetrievalError
 from .sdk import RETRIEVAL_SEARCH, execute_search, options_from_mapping
-from .types import RetrievalProviderRegistry, RetrievalSearchOutput
+from .types import RetrievalDefaults, RetrievalProviderRegistry, RetrievalSearchOutput
 
 __all__ = ["RETRIEVAL_WORKER_TYPE", "create_retrieval_worker", "retrieval_search_node"]
 
@@ -36,10 +37,11 @@ def create_retrieval_worker(providers: RetrievalProviderRegistry | Mapping[str, 
                             concurrency: int | None = None, config: Any = None) -> WorkerDefinition:
     """A worker definition serving ``RETRIEVAL.SEARCH``.
 
-    Limit precedence: request ``limit`` → ``defaults.search_limit`` → YAML
-    (``config``) ``search_limit`` → 10. Provider numbers read the same merged
-    defaults from ``RetrievalExecutionContext.defaults`` after their own
-    constructor options. Registering the definition twice shares ``providers``.
+    Limit precedence: request ``limit`` → ``defaults.search_limit`` → ``config``
+    (when given) → the serving runtime's YAML ``workers.retrieval`` → 10. Provider
+    numbers read the same merged defaults from ``RetrievalExecutionContext.defaults``
+    after their own constructor options. Registering the definition twice shares
+    ``providers``.
     The seed's form ``create_retrieval_worker({"providers": registry, "concurrency": 8})`` works too.
     """
     if isinstance(providers, Mapping):
@@ -49,9 +51,22 @@ def create_retrieval_worker(providers: RetrievalProviderRegistry | Mapping[str, 
                                        options.get("concurrency", concurrency), options.get("config", config))
     if providers is None or not callable(getattr(providers, "resolve", None)):
         raise RetrievalError(PROVIDER_UNAVAILABLE, "create_retrieval_worker needs providers with a resolve method")
-    merged = merge_defaults(defaults, config)
+    pinned = merge_defaults(defaults, config)
+    # The merge is done once per runtime configuration, not per call: {id(section): (section, merged)}.
+    layered: dict[int, tuple[Any, RetrievalDefaults]] = {}
+
+    def merged_with(runtime_config: Any) -> RetrievalDefaults:
+        section = getattr(runtime_config, "retrieval", None)
+        if section is None:
+            return pinned
+        entry = layered.get(id(section))
+        if entry is None or entry[0] is not section:
+            if len(layered) > 16:
+                layered.clear()
+            entry = layered[id(section)] = (section, merge_defaults(pinned, section))
+        return entry[1]
 
     async def search(input: Any, ctx: ExecutionContext) -> RetrievalSearchOutput:
-        return await execute_search(providers, input, merged, ctx.signal)
+        return await execute_search(providers, input, merged_with(ctx.config), ctx.signal)
 
     return retrieval_search_node.define(RETRIEVAL_WORKER_TYPE, search, concurrency=concurrency)
