@@ -16,6 +16,8 @@ import pytest
 from ditto import create_ditto, load_runtime_config_file
 from ditto.config import RuntimeConfig
 from ditto.retrieval import (
+    RetrievalDefaults,
+    RetrievalExecutionContext,
     RetrievalTargetRegistry,
     create_cosine_reranker,
     create_hybrid_search_provider,
@@ -143,3 +145,14 @@ async def test_seed_worked_example_through_the_worker() -> None:
         assert embedding.batches[-1] == 1 + 50  # the reranker saw the query and the 50-candidate inner pool
     assert len(left.calls) == 2
     await runtime.close()
+
+
+async def test_direct_provider_calls_fall_back_to_context_defaults() -> None:
+    """RET-2/RET-6: hybrid and rerank providers called directly without a limit use the context's
+    search_limit (the same layer the SDK applies), then 10."""
+    setup = Setup()
+    tuned = RetrievalExecutionContext(defaults=RetrievalDefaults(search_limit=3))
+    for strategy in ("hybrid", "rerank"):
+        provider = setup.registry.resolve({"name": "kb"}, strategy)
+        assert len((await provider.search(REQUEST, tuned)).candidates) == 3
+        assert len((await provider.search(REQUEST)).candidates) == 10

@@ -25,6 +25,7 @@ from .types import (
     RetrievalExecutionContext,
     RetrievalHybridDefaults,
     RetrievalRerankDefaults,
+    RetrievalSearchInput,
 )
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "DEFAULT_RRF_K",
     "DEFAULT_SEARCH_LIMIT",
     "coerce_defaults",
+    "context_limit",
     "merge_defaults",
     "pick_number",
     "resolve_limit",
@@ -95,13 +97,19 @@ def merge_defaults(*layers: Any) -> RetrievalDefaults:
     return RetrievalDefaults(**merged)
 
 
-def resolve_limit(request_limit: int | None, defaults: RetrievalDefaults) -> int:
+def resolve_limit(request_limit: int | None, defaults: RetrievalDefaults | None) -> int:
     """Request → merged defaults (worker, then YAML) → 10."""
     if request_limit is not None:
         return request_limit
-    if defaults.search_limit is not None:
+    if defaults is not None and defaults.search_limit is not None:
         return defaults.search_limit
     return DEFAULT_SEARCH_LIMIT
+
+
+def context_limit(input: RetrievalSearchInput, context: RetrievalExecutionContext | None) -> int:
+    """A provider's final limit. The SDK/worker always sets ``input.limit``; the fallback keeps a
+    provider that is called directly on the same precedence (context defaults → 10)."""
+    return resolve_limit(input.limit, context.defaults if context is not None else None)
 
 
 def pick_number(constructor: int | None, context: RetrievalExecutionContext | None, section: str, field: str,

@@ -1,53 +1,31 @@
 """Small shared pieces of the backend providers (text, SQL, Milvus).
 
-They turn whatever a caller passes into the typed input, stop early on a fired
-signal, run blocking driver calls in a thread while letting the signal interrupt
-them, and replace any driver exception by one fixed public message (RET-5: the
-backend's text — SQL, hosts, paths — never reaches the caller).
+They stop early on a fired signal, run blocking driver calls in a thread while
+letting the signal interrupt them, and replace any driver exception by one fixed
+public message (RET-5: the backend's text — SQL, hosts, paths — never reaches the
+caller).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
-from typing import Any, Final, TypeVar
-
-from pydantic import ValidationError
+from collections.abc import Callable
+from typing import Final, TypeVar
 
 from ...signal import CancelSignal
 from .._cancel import check_signal
-from ..errors import BACKEND_ERROR, INVALID_INPUT, RetrievalError
-from ..types import DEFAULT_SEARCH_LIMIT, RetrievalExecutionContext, RetrievalSearchInput
+from ..errors import BACKEND_ERROR, RetrievalError
+from ..types import RetrievalExecutionContext
 
-__all__ = ["backend_error", "check_signal", "coerce_search_input", "context_signal", "resolve_limit",
-           "run_blocking"]
+__all__ = ["backend_error", "check_signal", "context_signal", "run_blocking"]
 
 T = TypeVar("T")
 
 BACKEND_FAILED_MESSAGE: Final = "The search backend failed"
 
 
-def coerce_search_input(value: RetrievalSearchInput | Mapping[str, Any]) -> RetrievalSearchInput:
-    """The typed input; providers are normally handed one already validated by the SDK."""
-    if type(value) is RetrievalSearchInput:
-        return value
-    try:
-        return RetrievalSearchInput.model_validate(value)
-    except ValidationError:
-        raise RetrievalError(INVALID_INPUT, "The search input is invalid") from None
-
-
 def context_signal(context: RetrievalExecutionContext | None) -> CancelSignal | None:
     return context.signal if context is not None else None
-
-
-def resolve_limit(input: RetrievalSearchInput, context: RetrievalExecutionContext | None) -> int:
-    """Request limit → worker/YAML defaults carried by the context → 10."""
-    if input.limit is not None:
-        return input.limit
-    if context is not None and context.defaults.search_limit is not None:
-        return context.defaults.search_limit
-    return DEFAULT_SEARCH_LIMIT
 
 
 def backend_error() -> RetrievalError:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from .._cancel import check_signal
-from ..defaults import DEFAULT_CANDIDATE_LIMIT, DEFAULT_RRF_K, pick_number
+from ..defaults import DEFAULT_CANDIDATE_LIMIT, DEFAULT_RRF_K, context_limit, pick_number
 from ..errors import BACKEND_ERROR, INVALID_BACKEND_OUTPUT, INVALID_INPUT, RetrievalError
 from ..types import (
     RetrievalCandidate,
@@ -144,7 +144,7 @@ class HybridSearchProvider:
         input = coerce_input(input)
         signal = context.signal if context else None
         check_signal(signal)
-        limit = input.limit or 10
+        limit = context_limit(input, context)
         pool = max(limit, pick_number(self.candidate_limit, context, "hybrid", "candidate_limit",
                                       DEFAULT_CANDIDATE_LIMIT))
         rrf_k = _positive_int(pick_number(self.rrf_k, context, "hybrid", "rrf_k", DEFAULT_RRF_K), "rrf_k")

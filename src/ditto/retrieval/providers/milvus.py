@@ -32,6 +32,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, field_validator
 
 from ...contracts import DittoModel, freeze_json
+from ..defaults import context_limit
 from ..engines.filters import FilterCondition, parse_filter
 from ..errors import INVALID_INPUT, RetrievalError
 from ..types import (
@@ -41,7 +42,8 @@ from ..types import (
     RetrievalSearchInput,
     RetrievalSearchOutput,
 )
-from ._backend import check_signal, coerce_search_input, context_signal, resolve_limit, run_blocking
+from ..validation import coerce_input
+from ._backend import check_signal, context_signal, run_blocking
 from .embedding import EmbeddingProvider, Vector, embed_contents, validate_vector
 
 __all__ = ["MilvusSearchOptions", "MilvusSearchProvider", "create_milvus_search_provider", "milvus_filter_expression",
@@ -162,11 +164,11 @@ class MilvusSearchProvider:
 
     async def search(self, input: RetrievalSearchInput | Mapping[str, Any],
                      context: RetrievalExecutionContext | None = None) -> RetrievalSearchOutput:
-        request = coerce_search_input(input)
+        request = coerce_input(input)
         signal = context_signal(context)
         check_signal(signal)
         expression = milvus_filter_expression(request.filter, self._options.filter_fields) if request.filter else ""
-        limit = resolve_limit(request, context)
+        limit = context_limit(request, context)
         vector = await self._query_vector(request.query.content, context)
         check_signal(signal)
         options = self._options

@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from .._cancel import check_signal
-from ..defaults import DEFAULT_CANDIDATE_LIMIT, pick_number
+from ..defaults import DEFAULT_CANDIDATE_LIMIT, context_limit, pick_number
 from ..errors import INVALID_BACKEND_OUTPUT, INVALID_INPUT, RetrievalError
 from ..types import (
     RetrievalCandidate,
@@ -116,7 +116,7 @@ class RerankSearchProvider:
                      context: RetrievalExecutionContext | None = None) -> RetrievalSearchOutput:
         input = coerce_input(input)
         check_signal(context.signal if context else None)
-        limit = input.limit or 10
+        limit = context_limit(input, context)
         pool = max(limit, pick_number(self.candidate_limit, context, "rerank", "candidate_limit",
                                       DEFAULT_CANDIDATE_LIMIT))
         inner = parse_search_output(await self.provider.search(input.model_copy(update={"limit": pool}), context))

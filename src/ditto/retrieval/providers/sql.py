@@ -38,6 +38,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from ...contracts import DittoModel, freeze_json
 from .._cancel import await_with_signal
+from ..defaults import context_limit
 from ..engines.filters import FilterCondition, parse_filter
 from ..errors import BACKEND_ERROR, INVALID_INPUT, RetrievalError
 from ..types import (
@@ -47,7 +48,8 @@ from ..types import (
     RetrievalSearchInput,
     RetrievalSearchOutput,
 )
-from ._backend import backend_error, check_signal, coerce_search_input, context_signal, resolve_limit, run_blocking
+from ..validation import coerce_input
+from ._backend import backend_error, check_signal, context_signal, run_blocking
 
 __all__ = ["SqlSearchOptions", "SqlSearchProvider", "create_sql_search_provider"]
 
@@ -167,7 +169,7 @@ class SqlSearchProvider:
 
     async def search(self, input: RetrievalSearchInput | Mapping[str, Any],
                      context: RetrievalExecutionContext | None = None) -> RetrievalSearchOutput:
-        request = coerce_search_input(input)
+        request = coerce_input(input)
         signal = context_signal(context)
         check_signal(signal)
         text = request.query.content
@@ -175,7 +177,7 @@ class SqlSearchProvider:
             raise RetrievalError(INVALID_INPUT, "SQL full-text search needs query.content to be a string")
         conditions = parse_filter(request.filter) if request.filter else ()
         columns = self._filter_columns(conditions)
-        limit = resolve_limit(request, context)
+        limit = context_limit(request, context)
         words = _WORDS.findall(text)
         if not words:
             return self._output(request, [])

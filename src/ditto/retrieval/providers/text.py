@@ -30,6 +30,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from ...contracts import DittoModel
+from ..defaults import context_limit
 from ..engines.analysis import TextAnalyzer
 from ..engines.bm25 import BM25Index, MatchMode, ProgressCallback, TextDocument
 from ..engines.filters import parse_filter
@@ -41,7 +42,8 @@ from ..types import (
     RetrievalSearchInput,
     RetrievalSearchOutput,
 )
-from ._backend import check_signal, coerce_search_input, context_signal, resolve_limit
+from ..validation import coerce_input
+from ._backend import check_signal, context_signal
 
 __all__ = ["TextSearchOptions", "TextSearchProvider", "create_text_search_provider"]
 
@@ -86,7 +88,7 @@ class TextSearchProvider:
 
     async def search(self, input: RetrievalSearchInput | Mapping[str, Any],
                      context: RetrievalExecutionContext | None = None) -> RetrievalSearchOutput:
-        request = coerce_search_input(input)
+        request = coerce_input(input)
         signal = context_signal(context)
         check_signal(signal)
         query = request.query.content
@@ -101,7 +103,7 @@ class TextSearchProvider:
                 raise RetrievalError(STRATEGY_UNSUPPORTED, "The text provider supports bm25 and keyword")
             mode = found
         conditions = parse_filter(request.filter) if request.filter else ()
-        limit = resolve_limit(request, context)
+        limit = context_limit(request, context)
         index = self._index
         if index.dirty:
             await asyncio.to_thread(index.refresh)

@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from ...contracts import freeze_json
 from .._cancel import check_signal
+from ..defaults import context_limit
 from ..errors import INVALID_EMBEDDING, INVALID_INPUT, RetrievalError
 from ..filters import compile_filter
 from ..types import (
@@ -240,7 +241,7 @@ class VectorSearchProvider:
         signal = context.signal if context else None
         check_signal(signal)
         content = input.query.content
-        limit = input.limit or 10
+        limit = context_limit(input, context)
         if _is_vector_query(content):
             vector = validate_vector(content, dimensions=self.dimensions)
             hits = await self.index.search_vector(vector, limit=limit, filter=input.filter, context=context)
