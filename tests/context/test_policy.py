@@ -215,3 +215,34 @@ async def test_malformed_input_always_raises_a_documented_context_error(node: st
         assert isinstance(result, Context) or hasattr(result, "selected_item_ids")
         items = result.items if isinstance(result, Context) else result.context.items
         assert all(isinstance(item, ContextItem) for item in items)
+
+
+async def test_unencodable_deep_or_huge_json_is_invalid_input() -> None:
+    """CX-8: lone surrogates, JSON nested too deeply (or cyclic) and numbers beyond a double are INVALID_INPUT.
+
+    Such values cannot be written as UTF-8 JSON (Redis, stable ids, byte sizes) or read back by
+    ``JSON.parse`` as a finite number, so they must fail with a ContextError, not a Python exception.
+    """
+    client = create_context()
+    deep: list[Any] = []
+    level = deep
+    for _ in range(5000):
+        level.append([])
+        level = level[0]
+    bad_sources: list[Any] = [
+        [{"id": "a", "content": "\ud800"}],
+        [{"id": "a", "content": "x", "metadata": {"k": "\udfff"}}],
+        [{"id": "a", "content": {"\ud800": 1}}],
+        [{"id": "\ud800", "content": 1}],
+        [{"role": "user", "content": "\ud800"}],
+        [{"uri": "urn:\ud800"}],
+        [{"id": "a", "content": deep}],
+        [{"id": "a", "content": 10**400}],
+    ]
+    for sources in bad_sources:
+        assert await _code(client.load({"sources": sources})) == "INVALID_INPUT"
+    assert await _code(client.select({"context": {"items": []}, "purpose": "infer", "query": deep})) == (
+        "INVALID_INPUT")
+    assert await _code(client.load({"scope": {"sessionId": "\ud800"}})) == "INVALID_INPUT"
+    ok = await client.load({"sources": [{"id": "é😀", "content": {"k": ["ü", 2**60, 1.5]}}]})
+    assert ok.items[0].content == {"k": ("ü", 2**60, 1.5)}

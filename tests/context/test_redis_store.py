@@ -75,7 +75,9 @@ async def test_corrupt_state_is_invalid_state(redis_client: Redis) -> None:
     for value in (b"not json", b"\xff\xfe", json.dumps({"version": "v"}),
                   json.dumps({"version": "v", "context": {"items": [{"id": "", "content": 1}]}}),
                   json.dumps({"version": 3, "context": {"items": []}}),
-                  json.dumps({"version": "v", "context": {"items": [{"id": "a", "content": 1}] * 2}})):
+                  json.dumps({"version": "v", "context": {"items": [{"id": "a", "content": 1}] * 2}}),
+                  '{"version":"v","context":{"items":[{"id":"a","content":"\\ud800"}]}}',
+                  '{"version":"v","context":{"items":[{"id":"a","content":1e400}]}}'):
         await redis_client.set(key, value)
         assert await _code(store.get(scope)) == "INVALID_STATE"
         assert await _code(client.load({"scope": scope})) == "INVALID_STATE"

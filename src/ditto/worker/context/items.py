@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from ...contracts import Context, ContextItem, FrozenDict, Message, Reference, js_json_dumps
 from .errors import ContextError
-from .validation import optional_str, read_fields, read_json
+from .validation import optional_str, read_fields, read_json, valid_text
 
 __all__ = [
     "ItemFacts",
@@ -281,7 +281,7 @@ def coerce_item(value: Any, where: str, code: str = "INVALID_INPUT") -> ContextI
         if "content" not in fields and isinstance(value, Mapping) and "content" not in value:
             raise ContextError(code, f"{where}.content is required")
     item_id = fields.get("id")
-    if not isinstance(item_id, str) or not item_id:
+    if not isinstance(item_id, str) or not item_id or not valid_text(item_id):
         raise ContextError(code, f"{where}.id must be a non-empty string")
     content = read_json(fields.get("content"), f"{where}.content", code)
     source = fields.get("source")

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...contracts import Context, ContextItem, InvalidJson, Message, Reference, check_json, freeze_json
+from ...contracts import Context, ContextItem, Message, Reference
 from .errors import ContextError
 from .execution import ContextExecution
 from .items import coerce_item, coerce_reference, make_context, message_item, reference_item
 from .merge import WorkingSet, check_inline
 from .ports import call_port, port_method
-from .validation import optional_bool, read_fields
+from .validation import optional_bool, read_fields, read_json
 
 __all__ = ["LOAD_FIELDS", "load_node", "parse_source"]
 
@@ -43,12 +43,8 @@ async def _resolve(reference: Reference, execution: ContextExecution) -> Context
         raise ContextError("RESOLVER_UNAVAILABLE", "resolveReferences needs services.referenceResolver")
     execution.check()
     value = await call_port(port_method(resolver, "resolve"), (reference,), execution.options)
-    try:
-        check_json(value)
-    except InvalidJson:
-        raise ContextError("INVALID_PROVIDER_OUTPUT",
-                           f"the reference resolver returned invalid JSON for {reference.uri!r}") from None
-    return reference_item(reference, freeze_json(value), resolved=True)
+    content = read_json(value, f"the resolved content of {reference.uri!r}", "INVALID_PROVIDER_OUTPUT")
+    return reference_item(reference, content, resolved=True)
 
 
 async def load_node(input: Any, execution: ContextExecution) -> Context:

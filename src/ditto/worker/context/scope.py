@@ -9,7 +9,7 @@ from typing import Any
 from ...contracts import DittoModel
 from .errors import ContextError
 from .items import construct
-from .validation import read_fields
+from .validation import read_fields, valid_text
 
 __all__ = ["ContextScope", "context_scope_key", "parse_scope", "scope_tuple"]
 
@@ -32,12 +32,12 @@ class ContextScope(DittoModel):
 def parse_scope(value: Any, code: str = "INVALID_INPUT") -> ContextScope:
     """Validate a scope; empty strings count as absent, and one field must remain."""
     if isinstance(value, ContextScope) and (value.session_id or value.turn_id or value.invocation_id) and all(
-            part is None or (isinstance(part, str) and part) for part in scope_tuple(value)):
+            part is None or (isinstance(part, str) and part and valid_text(part)) for part in scope_tuple(value)):
         return value  # already in normal form
     fields = read_fields(value, _FIELDS, "scope", code)
     clean: dict[str, str] = {}
     for name, got in fields.items():
-        if not isinstance(got, str):
+        if not isinstance(got, str) or not valid_text(got):
             raise ContextError(code, f"scope.{name} must be a string")
         if got:
             clean[name] = got

@@ -6,6 +6,7 @@ malformed request never surfaces as a ``KeyError`` or a pydantic error.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from functools import cache
 from typing import Any, Final
@@ -13,7 +14,7 @@ from typing import Any, Final
 from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
 
-from ...contracts import InvalidJson, check_json, freeze_json
+from ...contracts import FrozenDict
 from .errors import ContextError
 
 __all__ = [
@@ -24,10 +25,22 @@ __all__ = [
     "read_fields",
     "read_json",
     "request_limit",
+    "valid_text",
 ]
 
 MAX_REQUEST_LIMIT: Final = 1_000_000
 MAX_SAFE_INTEGER: Final = 2**53 - 1
+#: Deepest JSON nesting accepted. Deeper values (and cycles, which never end) could not be
+#: serialised by ``json`` within Python's recursion limit, so they are refused up front.
+MAX_JSON_DEPTH: Final = 256
+#: Integers from here on are ``Infinity`` as a JavaScript number: not finite JSON.
+_DOUBLE_OVERFLOW: Final = 2**1024
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(value: str) -> bool:
+    """Whether ``value`` can be written as UTF-8 (no lone surrogates); ``isascii`` is O(1)."""
+    return value.isascii() or _LONE_SURROGATE.search(value) is None
 
 
 @cache
@@ -82,7 +95,7 @@ def request_limit(value: Any, name: str) -> int | None:
 def optional_str(value: Any, name: str, code: str = "INVALID_INPUT") -> str | None:
     if value is None:
         return None
-    if not isinstance(value, str) or not value:
+    if not isinstance(value, str) or not value or not valid_text(value):
         raise ContextError(code, f"{name} must be a non-empty string")
     return value
 
@@ -95,11 +108,111 @@ def optional_bool(value: Any, name: str) -> bool:
     return value
 
 
+class _NotJson(Exception):
+    """Raised by the fast walker; :func:`_explain` then finds the path and the reason."""
+
+
+_NOT_JSON: Final = _NotJson()
+
+
+def _scalar_ok(value: Any) -> bool:
+    """Whether a non-container value is finite, encodable JSON (any subclass of the JSON types)."""
+    if isinstance(value, str):
+        return value.isascii() or _LONE_SURROGATE.search(value) is None
+    if value is None or isinstance(value, bool):
+        return True
+    if isinstance(value, int):
+        return -_DOUBLE_OVERFLOW < value < _DOUBLE_OVERFLOW
+    if isinstance(value, float):
+        return value - value == 0.0  # false for inf and nan
+    return False
+
+
+def _frozen(value: Any, depth: int) -> Any:
+    """A frozen copy of ``value`` in one pass, or ``_NotJson``.
+
+    Fused check-and-freeze for the hot path (contexts of 10,000 items): exact
+    types are tested before the slower ``isinstance`` checks, and no path
+    strings or cycle set are built (a cycle shows up as too much depth).
+    Frozen containers whose children are already frozen are returned as they are.
+    """
+    kind = type(value)
+    if kind is str:
+        if value.isascii() or _LONE_SURROGATE.search(value) is None:
+            return value
+        raise _NOT_JSON
+    if kind is dict or kind is FrozenDict:
+        return _frozen_object(value, kind, depth)
+    if kind is list or kind is tuple:
+        return _frozen_array(value, kind, depth)
+    if kind is not int and kind is not float and isinstance(value, Mapping):
+        return _frozen_object(value, kind, depth)
+    if isinstance(value, (list, tuple)):
+        return _frozen_array(value, kind, depth)
+    if _scalar_ok(value):
+        return value
+    raise _NOT_JSON
+
+
+def _frozen_object(value: Mapping[Any, Any], kind: type, depth: int) -> FrozenDict:
+    if depth >= MAX_JSON_DEPTH:
+        raise _NOT_JSON
+    out: dict[str, Any] = {}
+    same = kind is FrozenDict
+    for key, child in value.items():
+        if not isinstance(key, str) or not (key.isascii() or _LONE_SURROGATE.search(key) is None):
+            raise _NOT_JSON
+        frozen = out[key] = _frozen(child, depth + 1)
+        same = same and frozen is child
+    return value if same else FrozenDict(out)  # type: ignore[return-value]
+
+
+def _frozen_array(value: list[Any] | tuple[Any, ...], kind: type, depth: int) -> tuple[Any, ...]:
+    if depth >= MAX_JSON_DEPTH:
+        raise _NOT_JSON
+    items = tuple([_frozen(child, depth + 1) for child in value])
+    if kind is tuple and all(new is old for new, old in zip(items, value, strict=True)):
+        return value  # type: ignore[return-value]
+    return items
+
+
+def _explain(value: Any, path: str, depth: int, active: set[int]) -> tuple[str, str] | None:
+    """Where and why ``value`` is not JSON (the slow path, only after ``_frozen`` refused it)."""
+    if not isinstance(value, (Mapping, list, tuple)):
+        if _scalar_ok(value):
+            return None
+        if isinstance(value, str):
+            return path, "strings must be valid Unicode (no lone surrogates)"
+        if isinstance(value, (int, float)):
+            return path, "numbers must be finite"
+        return path, f"{type(value).__name__} is not a JSON value"
+    if id(value) in active:
+        return path, "value contains a cycle"
+    if depth >= MAX_JSON_DEPTH:
+        return path, f"value nests deeper than {MAX_JSON_DEPTH} levels"
+    active.add(id(value))
+    if isinstance(value, Mapping):
+        for key, child in value.items():
+            if not isinstance(key, str) or not valid_text(key):
+                return path, "object keys must be valid strings"
+            found = _explain(child, f"{path}.{key}" if path else key, depth + 1, active)
+            if found:
+                return found
+    else:
+        for index, child in enumerate(value):
+            found = _explain(child, f"{path}[{index}]", depth + 1, active)
+            if found:
+                return found
+    active.discard(id(value))
+    return None
+
+
 def read_json(value: Any, name: str, code: str = "INVALID_INPUT") -> Any:
-    """A frozen copy of ``value`` after checking it is finite, acyclic JSON."""
+    """A frozen copy of ``value`` after checking it is finite, acyclic, UTF-8-encodable JSON."""
     try:
-        check_json(value)
-    except InvalidJson as error:
-        where = f"{name}.{error.path}" if error.path else name
-        raise ContextError(code, f"{where} is not valid JSON: {error.reason}") from None
-    return freeze_json(value)
+        return _frozen(value, 0)
+    except _NotJson:
+        pass
+    found = _explain(value, "", 0, set()) or ("", "not a JSON value")
+    where = f"{name}.{found[0]}" if found[0] else name
+    raise ContextError(code, f"{where} is not valid JSON: {found[1]}") from None

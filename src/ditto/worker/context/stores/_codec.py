@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from ....contracts import Context, ContextItem, freeze_json
+from ....contracts import Context, ContextItem
 from ..errors import ContextError
 from ..items import coerce_reference, construct, facts, is_trusted, make_context, make_item
 from ..ports import StoredContext
+from ..validation import read_json, valid_text
 
 __all__ = ["dump_stored", "load_stored", "stored", "version_prefix"]
 
@@ -70,19 +71,19 @@ def _invalid(reason: str) -> ContextError:
 
 
 def _decode_item(raw: Any) -> ContextItem:
-    """A stored item. ``json.loads`` output is already finite, acyclic JSON, so only the shape is checked."""
+    """A stored item, checked like input: ``json.loads`` turns ``"\\ud800"`` into a lone surrogate."""
     if type(raw) is not dict or "content" not in raw or not raw.keys() <= _ITEM_KEYS:
         raise _invalid("an item has an unexpected shape")
     item_id = raw.get("id")
-    if type(item_id) is not str or not item_id:
+    if type(item_id) is not str or not item_id or not valid_text(item_id):
         raise _invalid("an item id is missing")
     metadata = raw.get("metadata")
     if metadata is not None and type(metadata) is not dict:
         raise _invalid("an item's metadata is not an object")
     source = raw.get("source")
-    return make_item(item_id, freeze_json(raw["content"]),
+    return make_item(item_id, read_json(raw["content"], "stored content", "INVALID_STATE"),
                      None if source is None else coerce_reference(source, "stored source", "INVALID_STATE"),
-                     None if metadata is None else freeze_json(metadata))
+                     None if metadata is None else read_json(metadata, "stored metadata", "INVALID_STATE"))
 
 
 def load_stored(raw: str | bytes) -> StoredContext:
