@@ -75,6 +75,34 @@ def test_registry_refusals() -> None:
     with pytest.raises(RetrievalError) as info:
         RetrievalTargetRegistry({"kb": {"default_strategy": "x", "providers": {"x": object()}}})
     assert info.value.code == "RETRIEVAL_PROVIDER_UNAVAILABLE"
+    for bad in ([], {"kb": "not a binding"}, {"kb": None}):
+        with pytest.raises(RetrievalError) as info:
+            RetrievalTargetRegistry(bad)  # type: ignore[arg-type]
+        assert info.value.code == "RETRIEVAL_INVALID_INPUT"
+
+
+class _AnyStrategyRegistry:
+    """A custom registry that would hand out a provider for any strategy, ``rag`` included."""
+
+    def __init__(self) -> None:
+        self.provider = ListProvider(docs("a"))
+
+    def resolve(self, target: Any, strategy: str | None = None) -> ListProvider:
+        return self.provider
+
+
+async def test_rag_strategy_refused_for_any_registry() -> None:
+    """RET-3/RET-5: ``rag`` is never a strategy, even when a custom registry would resolve it; the
+    provider is not called (seed: RETRIEVAL_STRATEGY_UNSUPPORTED "或使用 rag 策略")."""
+    custom = _AnyStrategyRegistry()
+    result = await create_retrieval(custom).search({**REQUEST, "strategy": "rag"})
+    assert result.status == "error" and result.error is not None
+    assert result.error.code == "RETRIEVAL_STRATEGY_UNSUPPORTED" and custom.provider.calls == []
+    runtime = create_ditto(workers=[create_retrieval_worker(custom)])
+    routed = await runtime.invoke("RETRIEVAL.SEARCH", {**REQUEST, "strategy": "rag"})
+    assert routed.error is not None and routed.error.code == "RETRIEVAL_STRATEGY_UNSUPPORTED"
+    assert (await runtime.invoke("RETRIEVAL.SEARCH", {**REQUEST, "strategy": "vector"})).status == "success"
+    await runtime.close()
 
 
 async def test_registry_is_a_snapshot() -> None:

@@ -19,9 +19,10 @@ from .types import (
     RetrievalTarget,
 )
 
-__all__ = ["RetrievalTargetRegistry", "StrategyBoundProvider"]
+__all__ = ["RESERVED_STRATEGY", "RetrievalTargetRegistry", "StrategyBoundProvider"]
 
-_RESERVED = "rag"
+#: Never a strategy name: RAG is a user graph (SEARCH → mapping → CONTEXT → INFER), not a search.
+RESERVED_STRATEGY = "rag"
 
 
 class StrategyBoundProvider:
@@ -76,20 +77,20 @@ class RetrievalTargetRegistry:
 
     def __init__(self, targets: Mapping[str, Mapping[str, Any]]) -> None:
         if not isinstance(targets, Mapping):
-            raise TypeError("RetrievalTargetRegistry takes a mapping of target bindings")
+            raise RetrievalError(INVALID_INPUT, "RetrievalTargetRegistry takes a mapping of target bindings")
         snapshot: dict[str, tuple[str, dict[str, StrategyBoundProvider]]] = {}
         for name, binding in targets.items():
             if not isinstance(name, str) or not name.strip():
                 raise RetrievalError(INVALID_INPUT, "target names must be non-empty strings")
             if not isinstance(binding, Mapping):
-                raise TypeError(f"binding for target {name!r} must be a mapping")
+                raise RetrievalError(INVALID_INPUT, f"binding for target {name!r} must be a mapping")
             default = _get(binding, "default_strategy", "defaultStrategy")
             providers = _get(binding, "providers")
             if not isinstance(providers, Mapping) or not providers:
                 raise RetrievalError(PROVIDER_UNAVAILABLE, f"target {name!r} registers no providers")
             bound: dict[str, StrategyBoundProvider] = {}
             for strategy, provider in providers.items():
-                if not isinstance(strategy, str) or not strategy.strip() or strategy == _RESERVED:
+                if not isinstance(strategy, str) or not strategy.strip() or strategy == RESERVED_STRATEGY:
                     raise RetrievalError(STRATEGY_UNSUPPORTED,
                                          f"target {name!r} cannot register strategy {strategy!r}")
                 if not callable(getattr(provider, "search", None)):

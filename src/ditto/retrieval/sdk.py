@@ -24,10 +24,11 @@ from .errors import (
     INVALID_BACKEND_OUTPUT,
     INVALID_INPUT,
     PROVIDER_UNAVAILABLE,
+    STRATEGY_UNSUPPORTED,
     TIMEOUT,
     RetrievalError,
 )
-from .registry import RetrievalTargetRegistry, StrategyBoundProvider
+from .registry import RESERVED_STRATEGY, RetrievalTargetRegistry, StrategyBoundProvider
 from .types import (
     RetrievalDefaults,
     RetrievalExecutionContext,
@@ -94,6 +95,8 @@ async def execute_search(registry: RetrievalProviderRegistry, raw_input: Any, de
     request = parse_search_input(raw_input)
     limit = resolve_limit(request.limit, defaults)
     check_signal(signal)
+    if request.strategy == RESERVED_STRATEGY:  # refused for custom registries too
+        raise RetrievalError(STRATEGY_UNSUPPORTED, "rag is not a retrieval strategy")
     resolve = getattr(registry, "resolve", None)
     if not callable(resolve):
         raise RetrievalError(PROVIDER_UNAVAILABLE, "the retrieval registry has no resolve method")
