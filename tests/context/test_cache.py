@@ -61,6 +61,16 @@ async def test_scope_rules() -> None:
     assert (await client.load({"scope": scope})).items == ()
 
 
+async def test_scoped_read_and_resolve_references() -> None:
+    """CX-4 CX-9: resolveReferences=true needs sources (INVALID_INPUT); false is just the default on a read."""
+    client = create_context(services={"stateStore": create_in_memory_context_store()})
+    scope = {"sessionId": "read"}
+    await client.load({"scope": scope, "sources": [{"id": "a", "content": 1}]})
+    assert [i.id for i in (await client.load({"scope": scope, "resolveReferences": False})).items] == ["a"]
+    assert await _code(client.load({"scope": scope, "resolveReferences": True})) == "INVALID_INPUT"
+    assert await _code(client.load({"scope": scope, "resolveReferences": "yes"})) == "INVALID_INPUT"
+
+
 async def test_scoped_writes_use_cas_on_the_version_read() -> None:
     """CX-9: UPDATE/COMPRESS read → compute → one CAS; SELECT never writes; expectedVersion adds a check."""
     store = create_in_memory_context_store()

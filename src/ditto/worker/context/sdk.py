@@ -25,7 +25,7 @@ from .ports import ContextServices, StoredContext, call_port, port_method, resol
 from .scope import ContextScope, parse_scope
 from .select import SELECT_FIELDS, select_node
 from .update import UPDATE_FIELDS, update_node
-from .validation import optional_str, read_fields
+from .validation import optional_bool, optional_str, read_fields
 
 __all__ = ["CONTEXT_NODES", "ContextClient", "ContextNode", "ContextOptions", "create_context", "resolve_options"]
 
@@ -199,7 +199,8 @@ class ContextClient:
     async def _scoped(self, node: str, fields: dict[str, Any], scope: ContextScope, expected: str | None,
                       execution: ContextExecution) -> Any:
         store = execution.services.state_store
-        if node == "CONTEXT.LOAD" and "sources" not in fields and fields:
+        if node == "CONTEXT.LOAD" and "sources" not in fields \
+                and optional_bool(fields.pop("resolve_references", None), "resolveReferences"):
             raise ContextError("INVALID_INPUT", "resolveReferences needs sources")
         execution.check()
         current = _stored(await call_port(port_method(store, "get"), (scope,), execution.options))
