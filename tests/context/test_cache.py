@@ -231,6 +231,44 @@ async def test_queue_checks_cancellation_at_enqueue_and_start() -> None:
     assert ran == [] and queue.pending == 0
 
 
+async def test_cancelled_waiter_keeps_its_slot_until_the_operations_ahead_end() -> None:
+    """CX-13: a waiter cancelled by its caller (task cancel or an SDK signal) still holds capacity until its turn."""
+    queue = create_context_operation_queue(max_pending=3)
+    store = create_in_memory_context_store()
+    client = create_context(services={"stateStore": store, "operationQueue": queue})
+    scope = {"sessionId": "s"}
+    await client.load({"scope": scope, "sources": []})
+    gate = asyncio.Event()
+    ran: list[str] = []
+
+    async def blocker() -> None:
+        await gate.wait()
+
+    async def never() -> None:
+        ran.append("never")
+
+    first = asyncio.create_task(queue.enqueue(scope, blocker))
+    waiting = asyncio.create_task(queue.enqueue(scope, never))
+    controller = AbortController()
+    through_sdk = asyncio.create_task(client.update({"scope": scope, "add": [{"id": "x", "content": 1}]},
+                                                    signal=controller.signal))
+    await asyncio.sleep(0.01)
+    waiting.cancel()
+    controller.abort()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    with pytest.raises(CancelledBySignal):
+        await through_sdk
+    assert queue.pending == 3
+    assert await _code(queue.enqueue({"sessionId": "other"}, never)) == "QUEUE_FULL"
+    gate.set()
+    await first
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert queue.pending == 0 and ran == []
+    assert (await client.load({"scope": scope})).items == ()  # the cancelled UPDATE never committed
+
+
 async def test_sdk_uses_the_queue_for_scoped_calls() -> None:
     """CX-13: the SDK wraps scoped calls in services.operation_queue, so local updates do not conflict."""
     store = create_in_memory_context_store()

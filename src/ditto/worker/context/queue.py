@@ -38,8 +38,10 @@ class InProcessContextQueue:
     Capacity counts waiting and running operations together; at capacity a new
     call fails at once with QUEUE_FULL. A failed operation releases its slot
     and does not block the ones behind it. Cancellation (``options.signal``) is
-    checked when enqueuing and again when the operation's turn comes; a
-    cancelled waiter keeps its slot until then, as in the seed.
+    checked when enqueuing and again when the operation's turn comes. As in the
+    seed's promise chain, a cancelled waiter keeps its slot until the
+    operations ahead of it end, also when its caller stops waiting (an SDK
+    signal or a task cancellation): a small task then waits for that turn.
     """
 
     def __init__(self, max_pending: int = DEFAULT_MAX_PENDING) -> None:
@@ -49,10 +51,11 @@ class InProcessContextQueue:
         self.max_pending = max_pending
         self._pending = 0
         self._lanes: dict[_Key, _Lane] = {}
+        self._holders: set[asyncio.Task[None]] = set()
 
     @property
     def pending(self) -> int:
-        """Operations waiting or running now."""
+        """Operations waiting or running now (cancelled waiters included until their turn)."""
         return self._pending
 
     async def enqueue(self, scope: ContextScope | Any, operation: Callable[[], Awaitable[T]],
@@ -70,15 +73,35 @@ class InProcessContextQueue:
         lane.users += 1
         self._pending += 1
         try:
-            async with lane.lock:
-                if options is not None:
-                    options.raise_if_aborted()
-                return await operation()
+            await lane.lock.acquire()
+        except BaseException:
+            self._hold_until_turn(key, lane)
+            raise
+        try:
+            if options is not None:
+                options.raise_if_aborted()
+            return await operation()
         finally:
-            self._pending -= 1
-            lane.users -= 1
-            if lane.users == 0:
-                del self._lanes[key]
+            lane.lock.release()
+            self._leave(key, lane)
+
+    def _leave(self, key: _Key, lane: _Lane) -> None:
+        self._pending -= 1
+        lane.users -= 1
+        if lane.users == 0:
+            del self._lanes[key]
+
+    def _hold_until_turn(self, key: _Key, lane: _Lane) -> None:
+        async def wait_turn() -> None:
+            try:
+                async with lane.lock:
+                    pass
+            finally:
+                self._leave(key, lane)
+
+        holder = asyncio.get_running_loop().create_task(wait_turn())
+        self._holders.add(holder)  # keep a reference until it is done
+        holder.add_done_callback(self._holders.discard)
 
 
 def create_context_operation_queue(options: Any = None, *, max_pending: int | None = None) -> InProcessContextQueue:
