@@ -52,18 +52,17 @@ def create_retrieval_worker(providers: RetrievalProviderRegistry | Mapping[str, 
     if providers is None or not callable(getattr(providers, "resolve", None)):
         raise RetrievalError(PROVIDER_UNAVAILABLE, "create_retrieval_worker needs providers with a resolve method")
     pinned = merge_defaults(defaults, config)
-    # The merge is done once per runtime configuration, not per call: {id(section): (section, merged)}.
+    # Merged once per runtime configuration (frozen), not per call: {id(config): (config, merged)}.
     layered: dict[int, tuple[Any, RetrievalDefaults]] = {}
 
     def merged_with(runtime_config: Any) -> RetrievalDefaults:
-        section = getattr(runtime_config, "retrieval", None)
-        if section is None:
-            return pinned
-        entry = layered.get(id(section))
-        if entry is None or entry[0] is not section:
+        entry = layered.get(id(runtime_config))
+        if entry is None or entry[0] is not runtime_config:
             if len(layered) > 16:
                 layered.clear()
-            entry = layered[id(section)] = (section, merge_defaults(pinned, section))
+            section = getattr(runtime_config, "retrieval", None)
+            merged = pinned if section is None else merge_defaults(pinned, section)
+            entry = layered[id(runtime_config)] = (runtime_config, merged)
         return entry[1]
 
     async def search(input: Any, ctx: ExecutionContext) -> RetrievalSearchOutput:
