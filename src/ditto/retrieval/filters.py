@@ -22,14 +22,17 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .engines.filters import FilterCondition
 
-__all__ = ["MetadataPredicate", "compile_filter"]
+__all__ = ["MetadataPredicate", "compile_filter", "equality_key"]
 
 MetadataPredicate = Callable[[Mapping[str, Any] | None], bool]
 
 _MISSING = object()
 
 
-def _key(value: Any) -> tuple[str, Any] | None:
+def equality_key(value: Any) -> tuple[str, Any] | None:
+    """Values equal for filtering share a key: 1 == 1.0, but True is not 1 (JSON types).
+
+    The one definition of filter equality, used here and by the BM25 engine."""
     if value is None:
         return ("null", None)
     if isinstance(value, bool):
@@ -43,7 +46,7 @@ def _key(value: Any) -> tuple[str, Any] | None:
 
 def _keys(value: Any) -> set[tuple[str, Any]]:
     items = value if isinstance(value, (list, tuple)) else (value,)
-    return {key for key in map(_key, items) if key is not None}
+    return {key for key in map(equality_key, items) if key is not None}
 
 
 def _number(value: Any) -> float | None:
@@ -55,7 +58,7 @@ def _number(value: Any) -> float | None:
 def _test(condition: FilterCondition) -> Callable[[Any], bool]:
     op = condition.op
     if op in ("eq", "ne", "in", "nin"):
-        wanted = {_key(condition.value)} if op in ("eq", "ne") else {_key(v) for v in condition.value}
+        wanted = {equality_key(condition.value)} if op in ("eq", "ne") else {equality_key(v) for v in condition.value}
         negate = op in ("ne", "nin")
 
         def member(value: Any) -> bool:

@@ -35,6 +35,7 @@ from pydantic import Field, ValidationError
 
 from ...contracts import DittoModel, FrozenDict, InvalidJson, check_json, freeze_json, thaw_json
 from ..errors import INVALID_INPUT, RetrievalError
+from ..filters import equality_key
 from .analysis import TextAnalyzer
 from .filters import FilterCondition
 
@@ -100,19 +101,6 @@ class _Snapshot:
         return column
 
 
-def _equality_key(value: Any) -> tuple[str, Any] | None:
-    """Values equal for filtering share a key: 1 == 1.0, but True is not 1 (JSON types)."""
-    if value is None:
-        return ("null", None)
-    if isinstance(value, bool):
-        return ("bool", value)
-    if isinstance(value, (int, float)):
-        return ("num", float(value))
-    if isinstance(value, str):
-        return ("str", value)
-    return None
-
-
 def _build_column(documents: Sequence[IndexedDocument], key: str) -> _Column:
     numbers = np.full(len(documents), np.nan)
     positions: dict[tuple[str, Any], list[int]] = {}
@@ -125,7 +113,7 @@ def _build_column(documents: Sequence[IndexedDocument], key: str) -> _Column:
             numbers[position] = float(value)
         # A list-valued field (tags) matches equality on any of its elements.
         for item in value if isinstance(value, tuple) else (value,):
-            eq = _equality_key(item)
+            eq = equality_key(item)
             if eq is not None:
                 positions.setdefault(eq, []).append(position)
     postings = {eq: np.asarray(found, dtype=np.intp) for eq, found in positions.items()}
@@ -139,7 +127,7 @@ def _condition_mask(snapshot: _Snapshot, condition: FilterCondition) -> _BoolArr
         mask = np.zeros(size, dtype=np.bool_)
         values = (condition.value,) if condition.op in ("eq", "ne") else condition.value
         for value in values:
-            eq = _equality_key(value)
+            eq = equality_key(value)
             found = column.postings.get(eq) if eq is not None else None
             if found is not None:
                 mask[found] = True
