@@ -19,16 +19,16 @@ from ...signal import CancelledBySignal, CancelSignal
 from .types import (
     DittoMemoryError,
     MemoryCallOptions,
+    MemoryDeleteInput,
+    MemoryGetInput,
     MemoryItem,
     MemoryResources,
     MemorySearchHit,
 )
 from .validation import (
-    CANCELLED,
     NOT_FOUND,
-    TIMEOUT,
     backend_error,
-    check_selector,
+    cancelled,
     invalid,
     parse_delete_input,
     parse_get_input,
@@ -47,17 +47,11 @@ T = TypeVar("T")
 _STORE_METHODS = ("write", "get", "delete", "search")
 
 
-def _cancelled(reason: str | None) -> DittoMemoryError:
-    if reason == "TIMEOUT":
-        return DittoMemoryError(TIMEOUT, "the memory operation timed out")
-    return DittoMemoryError(CANCELLED, "the memory operation was cancelled")
-
-
 def _check_signal(signal: CancelSignal | None) -> None:
     if signal is not None and not isinstance(signal, CancelSignal):
         raise invalid("signal must be a CancelSignal")
     if signal is not None and signal.aborted:
-        raise _cancelled(signal.reason)
+        raise cancelled(signal.reason)
 
 
 async def _call_port(operation: str, call: Callable[[], Awaitable[T]]) -> T:
@@ -67,10 +61,15 @@ async def _call_port(operation: str, call: Callable[[], Awaitable[T]]) -> T:
     except DittoMemoryError:
         raise
     except CancelledBySignal as error:
-        raise _cancelled(error.code) from None
+        raise cancelled(error.code) from None
     except Exception:
         _log.warning("memory %s failed in its backend", operation, exc_info=True)
         raise backend_error() from None
+
+
+def _selector(request: MemoryGetInput | MemoryDeleteInput) -> tuple[str, tuple[str, ...]]:
+    """``("id" | "key", values)`` of a request the parser already checked (exactly one is set)."""
+    return ("id", request.ids) if request.ids is not None else ("key", request.keys or ())
 
 
 def _resources(resources: MemoryResources | Mapping[str, Any] | None, store: Any, search: Any) -> tuple[Any, Any]:
@@ -137,12 +136,9 @@ class Memory:
         """
         _check_signal(signal)
         request = parse_get_input(input)
-        field, values = check_selector(request.ids, request.keys, "get")
+        field, values = _selector(request)
         options = MemoryCallOptions(signal=signal)
-        if field == "id":
-            output = await _call_port("get", lambda: self._store.get(ids=values, options=options))
-        else:
-            output = await _call_port("get", lambda: self._store.get(keys=values, options=options))
+        output = await _call_port("get", lambda: self._store.get(ids=request.ids, keys=request.keys, options=options))
         asked = frozenset(values)
         found: dict[str, MemoryItem] = {}
         for item in validate_port_items(output):
@@ -159,12 +155,10 @@ class Memory:
         """MEMORY.DELETE ``{ids}`` or ``{keys}`` → ``{"deleted": n}`` (missing ones are not errors)."""
         _check_signal(signal)
         request = parse_delete_input(input)
-        field, values = check_selector(request.ids, request.keys, "delete")
+        _, values = _selector(request)
         options = MemoryCallOptions(signal=signal)
-        if field == "id":
-            deleted = await _call_port("delete", lambda: self._store.delete(ids=values, options=options))
-        else:
-            deleted = await _call_port("delete", lambda: self._store.delete(keys=values, options=options))
+        deleted = await _call_port("delete", lambda: self._store.delete(ids=request.ids, keys=request.keys,
+                                                                        options=options))
         if isinstance(deleted, bool) or not isinstance(deleted, int) or not 0 <= deleted <= len(values):
             _log.warning("memory store answered a delete with an invalid count")
             raise backend_error()

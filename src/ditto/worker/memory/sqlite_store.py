@@ -61,9 +61,8 @@ from .types import (
     MemoryWriteItem,
 )
 from .validation import (
-    CANCELLED,
-    TIMEOUT,
     backend_error,
+    cancelled,
     check_selector,
     check_write_items,
     invalid,
@@ -116,12 +115,6 @@ def _now() -> str:
 
 def _signal_of(options: MemoryCallOptions | None) -> CancelSignal | None:
     return options.signal if options is not None else None
-
-
-def _cancelled(signal: CancelSignal) -> DittoMemoryError:
-    if signal.reason == "TIMEOUT":
-        return DittoMemoryError(TIMEOUT, "the memory operation timed out")
-    return DittoMemoryError(CANCELLED, "the memory operation was cancelled")
 
 
 def _item_from_row(row: _Row) -> MemoryItem:
@@ -283,7 +276,7 @@ class SqliteMemoryStore:
     def _in_thread(self, operation: str, body: Callable[[sqlite3.Connection], T],
                    signal: CancelSignal | None) -> T:
         if signal is not None and signal.aborted:
-            raise _cancelled(signal)
+            raise cancelled(signal.reason)
         try:
             connection = self._pool.acquire()
         except DittoMemoryError:
@@ -307,7 +300,7 @@ class SqliteMemoryStore:
         except sqlite3.Error:
             broken = True
             if signal is not None and signal.aborted:
-                raise _cancelled(signal) from None
+                raise cancelled(signal.reason) from None
             _log.warning("memory store %s failed", operation, exc_info=True)
             raise backend_error() from None
         except DittoMemoryError:
@@ -331,7 +324,7 @@ class SqliteMemoryStore:
                    options: MemoryCallOptions | None) -> T:
         signal = _signal_of(options)
         if signal is not None and signal.aborted:
-            raise _cancelled(signal)
+            raise cancelled(signal.reason)
         return await asyncio.to_thread(self._in_thread, operation, body, signal)
 
     # -- MemoryStore ------------------------------------------------------------

@@ -40,6 +40,7 @@ __all__ = [
     "NOT_FOUND",
     "TIMEOUT",
     "backend_error",
+    "cancelled",
     "check_selector",
     "check_write_items",
     "freeze_item",
@@ -72,6 +73,13 @@ M = TypeVar("M", bound=BaseModel)
 
 def invalid(message: str) -> DittoMemoryError:
     return DittoMemoryError(INVALID_INPUT, message)
+
+
+def cancelled(reason: str | None) -> DittoMemoryError:
+    """A signal's reason as MEMORY's code: ``TIMEOUT`` → MEMORY_TIMEOUT, anything else → MEMORY_CANCELLED."""
+    if reason == "TIMEOUT":
+        return DittoMemoryError(TIMEOUT, "the memory operation timed out")
+    return DittoMemoryError(CANCELLED, "the memory operation was cancelled")
 
 
 def backend_error() -> DittoMemoryError:
