@@ -118,3 +118,17 @@ async def test_runtime_reports_invalid_input_as_a_result(tmp_path: Path, node: s
         assert result.status == "error" and result.error is not None
         assert result.error.code == "MEMORY_INVALID_INPUT"
         await runtime.close()
+
+
+def test_typed_inputs_refuse_lax_limits_and_flags() -> None:
+    """MEM-1: typed inputs are as strict as dicts: True, 5.0 and "5" are not limits, 1 is not a strict flag."""
+    from pydantic import ValidationError
+
+    from ditto.worker.memory import MemoryGetInput, MemorySearchInput
+
+    for limit in (True, 5.0, "5"):
+        with pytest.raises(ValidationError):
+            MemorySearchInput(query="q", limit=limit)
+    with pytest.raises(ValidationError):
+        MemoryGetInput.model_validate({"ids": ["a"], "strict": 1})
+    assert MemorySearchInput(query="q", limit=5).limit == 5

@@ -107,7 +107,7 @@ class MemoryGetInput(DittoModel):
 
     ids: tuple[str, ...] | None = None
     keys: tuple[str, ...] | None = None
-    strict: bool = False
+    strict: bool = Field(default=False, strict=True)
 
 
 class MemoryDeleteInput(DittoModel):
@@ -124,7 +124,8 @@ class MemorySearchInput(DittoModel):
     """
 
     query: Any
-    limit: int | None = Field(default=None, ge=1, le=10_000)
+    #: strict: ``True``, ``5.0`` and ``"5"`` are not limits (pydantic's lax mode would take them).
+    limit: int | None = Field(default=None, ge=1, le=10_000, strict=True)
     filter: dict[str, Any] | None = None
     strategy: str | None = Field(default=None, min_length=1)
     options: dict[str, Any] | None = None

@@ -138,19 +138,6 @@ def _check_json_value(value: Any, what: str) -> None:
         raise invalid(f"{what} must be finite, acyclic JSON") from None
 
 
-def _check_limit(raw: Any) -> None:
-    """pydantic's lax mode would accept ``True`` or ``"5"`` as a limit; MEMORY does not."""
-    if isinstance(raw, Mapping) and "limit" in raw:
-        limit = raw["limit"]
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
-            raise invalid("search input is invalid: limit must be an integer from 1 to 10000")
-
-
-def _check_strict_flags(raw: Any) -> None:
-    if isinstance(raw, Mapping) and "strict" in raw and not isinstance(raw["strict"], bool):
-        raise invalid("get input is invalid: strict must be a boolean")
-
-
 def check_write_items(items: Sequence[MemoryWriteItem]) -> None:
     """Checks shared by the SDK and the SQLite store (which may be called directly)."""
     if len(items) > MAX_BATCH:
@@ -199,7 +186,6 @@ def parse_write_input(raw: Any) -> MemoryWriteInput:
 
 
 def parse_get_input(raw: Any) -> MemoryGetInput:
-    _check_strict_flags(raw)
     parsed = _parse(MemoryGetInput, raw, "get")
     check_selector(parsed.ids, parsed.keys, "get")
     return parsed
@@ -213,10 +199,8 @@ def parse_delete_input(raw: Any) -> MemoryDeleteInput:
 
 def parse_search_input(raw: Any) -> MemorySearchInput:
     """Validates and fills the default limit (10), so every provider sees the same limit."""
-    _check_limit(raw)
-    if isinstance(raw, Mapping) and "query" not in raw:
-        raise invalid("search input is invalid: query is required")
     parsed = _parse(MemorySearchInput, raw, "search")
+    # Checked again for inputs built with model_construct (the RETRIEVAL adapter), which skip pydantic.
     if parsed.limit is not None and (isinstance(parsed.limit, bool) or not 1 <= parsed.limit <= 10_000):
         raise invalid("search input is invalid: limit must be an integer from 1 to 10000")
     _check_json_value(parsed.query, "query")
