@@ -274,3 +274,35 @@ def test_rrf_properties(rankings: list[list[str]], rrf_k: int, data: st.DataObje
     for (a, sa), (b, sb) in itertools.pairwise(fused):
         if sa == sb:
             assert first_seen.index(a) < first_seen.index(b)
+
+
+class SignalCheckingBranch:
+    """Waits for ``go``, then checks the call's signal the usual way (``raise_if_aborted``)."""
+
+    def __init__(self) -> None:
+        self.go = asyncio.Event()
+
+    async def search(self, input: Any, context: RetrievalExecutionContext | None = None) -> Any:
+        await self.go.wait()
+        assert context is not None and context.signal is not None
+        context.signal.raise_if_aborted()
+        return {"candidates": [], "target": {"name": "kb"}}
+
+
+async def test_hybrid_branch_cancelled_by_signal_is_cancelled_not_backend_error() -> None:
+    """RET-5/RET-6: a branch stopping with the signal's own CancelledBySignal (deadline or abort) makes the
+    hybrid call RETRIEVAL_CANCELLED / RETRIEVAL_TIMEOUT, not a generic RETRIEVAL_BACKEND_ERROR."""
+    from ditto import CancelSignal
+
+    for signal, code in ((None, "RETRIEVAL_CANCELLED"), (CancelSignal.timeout(0.01), "RETRIEVAL_TIMEOUT")):
+        controller = AbortController()
+        branch = SignalCheckingBranch()
+        hybrid = create_hybrid_search_provider([ListProvider(docs("a")), branch])
+        context = RetrievalExecutionContext(signal=signal or controller.signal)
+        task = asyncio.create_task(hybrid.search(create_retrieval_input(REQUEST), context))
+        await asyncio.sleep(0.05)
+        controller.abort()
+        branch.go.set()
+        with pytest.raises(RetrievalError) as info:
+            await task
+        assert info.value.code == code

@@ -15,17 +15,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..runtime import NodeError, NodeResult
-from ..signal import CancelledBySignal, CancelSignal
-from ._cancel import await_with_signal, check_signal
+from ..signal import CancelSignal
+from ._cancel import as_retrieval_error, await_with_signal, check_signal
 from .defaults import coerce_defaults, merge_defaults, resolve_limit
 from .errors import (
-    BACKEND_ERROR,
-    CANCELLED,
     INVALID_BACKEND_OUTPUT,
     INVALID_INPUT,
     PROVIDER_UNAVAILABLE,
     STRATEGY_UNSUPPORTED,
-    TIMEOUT,
     RetrievalError,
 )
 from .registry import RESERVED_STRATEGY, RetrievalTargetRegistry, StrategyBoundProvider
@@ -40,19 +37,6 @@ from .validation import parse_search_input, validate_search_output
 __all__ = ["RETRIEVAL_SEARCH", "Retrieval", "create_retrieval", "execute_search"]
 
 RETRIEVAL_SEARCH = "RETRIEVAL.SEARCH"
-
-
-def _as_retrieval_error(error: BaseException) -> RetrievalError:
-    """Map anything a provider raised onto a public RetrievalError (backend text hidden)."""
-    if isinstance(error, RetrievalError):
-        return error
-    if isinstance(error, CancelledBySignal):
-        return RetrievalError(TIMEOUT if error.code == "TIMEOUT" else CANCELLED,
-                              "The retrieval deadline passed" if error.code == "TIMEOUT"
-                              else "The retrieval was cancelled")
-    if isinstance(error, TimeoutError):
-        return RetrievalError(TIMEOUT, "The retrieval backend timed out")
-    return RetrievalError(BACKEND_ERROR, "The retrieval backend failed")
 
 
 _CONTEXTS: dict[int, RetrievalExecutionContext] = {}
@@ -103,7 +87,7 @@ async def execute_search(registry: RetrievalProviderRegistry, raw_input: Any, de
     try:
         provider = resolve(request.target, request.strategy)
     except Exception as error:  # a custom registry may raise anything
-        raise _as_retrieval_error(error) from None
+        raise as_retrieval_error(error) from None
     search = getattr(provider, "search", None)
     if not callable(search):
         raise RetrievalError(PROVIDER_UNAVAILABLE, "the retrieval provider has no search method")
@@ -124,7 +108,7 @@ async def execute_search(registry: RetrievalProviderRegistry, raw_input: Any, de
     except asyncio.CancelledError:
         raise
     except Exception as error:
-        raise _as_retrieval_error(error) from None
+        raise as_retrieval_error(error) from None
     try:
         return validate_search_output(raw_output, request, limit=limit, strategy=strategy)
     except RetrievalError:

@@ -9,8 +9,9 @@ results are deterministic.
 ``create_hybrid_search_provider`` queries every branch concurrently with a pool
 of at least ``max(request.limit, candidate_limit)`` candidates, waits for *all*
 branches, and fails the whole call if any branch failed (the first failing
-branch's error, in branch order; other exceptions become
-``RETRIEVAL_BACKEND_ERROR``). Records are identified by ``key``: default
+branch's error, in branch order, mapped like the SDK maps a provider's:
+``RetrievalError`` kept, the signal's cancellation → CANCELLED/TIMEOUT,
+``TimeoutError`` → TIMEOUT, anything else → ``RETRIEVAL_BACKEND_ERROR``). Records are identified by ``key``: default
 ``(source.target, id or source.ref)``; a candidate with neither id nor ref,
 and no ``key`` function, is ``RETRIEVAL_INVALID_BACKEND_OUTPUT``.
 """
@@ -23,9 +24,9 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from .._cancel import check_signal
+from .._cancel import as_retrieval_error, check_signal
 from ..defaults import DEFAULT_CANDIDATE_LIMIT, DEFAULT_RRF_K, context_limit, pick_number
-from ..errors import BACKEND_ERROR, INVALID_BACKEND_OUTPUT, INVALID_INPUT, RetrievalError
+from ..errors import INVALID_BACKEND_OUTPUT, INVALID_INPUT, RetrievalError
 from ..types import (
     RetrievalCandidate,
     RetrievalExecutionContext,
@@ -155,16 +156,10 @@ class HybridSearchProvider:
                                                                                          strict=True)),
             return_exceptions=True)
         for result in results:  # every branch has finished here; report the first failure in branch order
-            if isinstance(result, asyncio.CancelledError):
-                raise result
-            if isinstance(result, RetrievalError):
-                raise result
             if isinstance(result, BaseException):
-                if isinstance(result, TimeoutError):
-                    raise RetrievalError("RETRIEVAL_TIMEOUT", "a hybrid branch timed out")
-                if not isinstance(result, Exception):
+                if not isinstance(result, Exception):  # task cancellation and the like: not a branch failure
                     raise result
-                raise RetrievalError(BACKEND_ERROR, "a hybrid branch failed")
+                raise as_retrieval_error(result) from None
         check_signal(signal)
         rankings = [r for r in results if not isinstance(r, BaseException)]
         fused = rrf_fuse(rankings, key=self.key or default_candidate_key,
