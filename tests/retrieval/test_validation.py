@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ditto import create_ditto
 from ditto.retrieval import (
     RetrievalCandidate,
     RetrievalCandidateSource,
@@ -18,6 +19,7 @@ from ditto.retrieval import (
     RetrievalTarget,
     RetrievalTargetRegistry,
     create_retrieval,
+    create_retrieval_worker,
     parse_search_input,
     validate_search_output,
 )
@@ -101,6 +103,24 @@ async def test_fuzzed_inputs_only_raise_invalid_input(value: Any) -> None:
         if result.status == "error":
             assert result.error is not None
             assert result.error.code in ("RETRIEVAL_TARGET_NOT_FOUND", "RETRIEVAL_STRATEGY_UNSUPPORTED")
+    else:
+        assert result.status == "error"
+        assert result.error is not None and result.error.code == "RETRIEVAL_INVALID_INPUT"
+
+
+_WORKER_RUNTIME = create_ditto(workers=[create_retrieval_worker(_registry(ListProvider([])))])
+
+
+@given(st.one_of(_json, st.fixed_dictionaries(
+    {"query": st.one_of(_json, st.fixed_dictionaries({"content": _json})), "target": _json},
+    optional={"limit": _json, "strategy": _json, "filter": _json, "options": _json})))
+async def test_fuzzed_inputs_through_the_worker(value: Any) -> None:
+    """RET-1/RET-5 (hypothesis): through runtime.invoke("RETRIEVAL.SEARCH") a malformed input is a
+    RETRIEVAL_INVALID_INPUT NodeResult too, never the runtime's generic HANDLER_ERROR."""
+    result = await _WORKER_RUNTIME.invoke("RETRIEVAL.SEARCH", value)
+    if _is_valid(value):
+        assert result.status == "success" or (result.error is not None and result.error.code in (
+            "RETRIEVAL_TARGET_NOT_FOUND", "RETRIEVAL_STRATEGY_UNSUPPORTED"))
     else:
         assert result.status == "error"
         assert result.error is not None and result.error.code == "RETRIEVAL_INVALID_INPUT"
