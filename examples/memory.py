@@ -67,6 +67,11 @@ async def main(directory: Path | None = None) -> dict[str, Any]:
                 "query": "how many days are backups kept", "limit": 5,
                 "filter": {"keyPrefix": "knowledge:acme:"}})).unwrap()
 
+            # Seed 004's internal knowledge search: only the allowed exact keys (≤ 12), one record each.
+            allowed = ["knowledge:acme:retention", "knowledge:acme:unknown"]
+            exact = (await runtime.invoke("MEMORY.SEARCH", {
+                "query": "backups kept days", "limit": len(allowed), "filter": {"key": {"in": allowed}}})).unwrap()
+
             deleted = (await runtime.invoke("MEMORY.DELETE", {"keys": ["retrieval:req-1:queries"]})).unwrap()
             await runtime.close()
 
@@ -81,6 +86,7 @@ async def main(directory: Path | None = None) -> dict[str, Any]:
         "got": [item.key for item in got],
         "searched": [{"key": hit.memory.key, "text": hit.memory.content["text"], "score": round(hit.score, 4)}
                      for hit in searched],
+        "exact": [hit.memory.key for hit in exact],
         "deleted": deleted["deleted"],
         "injected": [{"key": hit.memory.key, "namespace": hit.metadata["namespace"]} for hit in injected],
     }

@@ -27,6 +27,7 @@ async def test_example_writes_gets_searches_deletes_and_injects(tmp_path: Path) 
     searched = summary["searched"]
     assert [hit["key"] for hit in searched] == ["knowledge:acme:retention", "knowledge:acme:backup"]
     assert searched[0]["score"] > searched[1]["score"] > 0
+    assert summary["exact"] == ["knowledge:acme:retention"]
     assert summary["deleted"] == 1
     assert summary["injected"] == [{"key": "knowledge:globex:retention", "namespace": "knowledge:globex:"}]
     assert (tmp_path / "memory.sqlite").exists()
