@@ -18,8 +18,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ditto import AbortController, RuntimeClient, create_ditto, create_http_transport, load_runtime_config_file
+from ditto import (
+    AbortController,
+    DittoError,
+    RuntimeClient,
+    create_ditto,
+    create_http_transport,
+    load_runtime_config_file,
+)
 from ditto.retrieval import (
+    RETRIEVAL_ERROR_CODES,
     EmbeddingProvider,
     HybridBranch,
     InMemoryVectorIndex,
@@ -57,7 +65,7 @@ from ditto.retrieval.adapters.memory import (
     create_retrieval_memory_search_provider,
     map_memory_candidates,
 )
-from ditto.runtime import Runtime, WorkerDefinition
+from ditto.runtime import NodeResult, Runtime, WorkerDefinition
 from ditto.transport import create_worker_http_app
 from ditto.worker.context import RagStrategyPipeline, create_context, create_rag_strategy
 from ditto.worker.memory import MemorySearchHit, MemoryStore, create_memory_worker
@@ -65,19 +73,31 @@ from ditto.worker.memory import MemorySearchHit, MemoryStore, create_memory_work
 request: dict[str, Any] = {"query": {"content": "agent memory"}, "target": {"name": "kb"}, "limit": 5}
 
 
+def _output_or_raise(result: NodeResult[Any]) -> Any:
+    """The seed's ``if (result.status !== "success" || !result.output) throw new Error(code ?? status)``.
+
+    A routed call may also end ``rejected``/``cancelled``/``timeout`` with the runtime's own code, which
+    a ``RetrievalError`` cannot carry: those raise a plain :class:`DittoError`.
+    """
+    if result.status != "success" or result.output is None:
+        code = result.error.code if result.error is not None else result.status
+        error = RetrievalError if code in RETRIEVAL_ERROR_CODES else DittoError
+        raise error(code, f"RETRIEVAL.SEARCH ended {result.status}")
+    return result.output
+
+
 # -- 按需启用: explicit opt-in ---------------------------------------------------------
 
 
 def start_retrieval(kb_provider: RetrievalSearchProvider, code_provider: RetrievalSearchProvider,
                     config_path: str | Path = "ditto.yaml", env: Mapping[str, str] | None = None) -> Runtime:
-    """Two targets with their own default strategies; the YAML layer is passed explicitly."""
+    """Two targets with their own default strategies; the runtime's YAML is the worker's defaults layer."""
     config = load_runtime_config_file(config_path, dict(os.environ) if env is None else env)
     providers = RetrievalTargetRegistry({
         "company-kb": {"default_strategy": "hybrid", "providers": {"hybrid": kb_provider}},
         "code-index": {"default_strategy": "bm25", "providers": {"bm25": code_provider}},
     })
-    return create_ditto(config=config, workers=[create_retrieval_worker(providers=providers, concurrency=8,
-                                                                        config=config)])
+    return create_ditto(config=config, workers=[create_retrieval_worker(providers=providers, concurrency=8)])
 
 
 # -- create_retrieval / create_retrieval_worker --------------------------------------------
@@ -88,8 +108,7 @@ def setup_retrieval(provider: RetrievalSearchProvider, config_path: str | Path =
     """One registry, a worker with concurrency 4 and a direct SDK sharing the YAML defaults."""
     config = load_runtime_config_file(config_path, dict(os.environ) if env is None else env)
     providers = RetrievalTargetRegistry({"kb": {"default_strategy": "vector", "providers": {"vector": provider}}})
-    runtime = create_ditto(config=config, workers=[create_retrieval_worker(providers=providers, concurrency=4,
-                                                                           config=config)])
+    runtime = create_ditto(config=config, workers=[create_retrieval_worker(providers=providers, concurrency=4)])
     retrieval = create_retrieval(providers=providers, defaults=config.retrieval)
     return runtime, retrieval
 
@@ -103,10 +122,8 @@ async def retrieval_search(provider: RetrievalSearchProvider, config_path: str |
     runtime, retrieval = setup_retrieval(provider, config_path, env)
     try:
         local = await retrieval.search(request)
-        routed = await runtime.invoke("RETRIEVAL.SEARCH", request)
-        if routed.status != "success" or routed.output is None:
-            raise RetrievalError(routed.error.code if routed.error else "RETRIEVAL_BACKEND_ERROR", routed.status)
-        return {"local": local, "candidates": routed.output.candidates, "target": routed.output.target}
+        output = _output_or_raise(await runtime.invoke("RETRIEVAL.SEARCH", request))
+        return {"local": local, "candidates": output.candidates, "target": output.target}
     finally:
         await runtime.close()
 
@@ -120,9 +137,7 @@ async def search_with_filter(runtime: RuntimeClient) -> Sequence[RetrievalCandid
         "filter": {"year": {"gte": 2024}},
         "limit": 20,
     })
-    if result.status != "success" or result.output is None:
-        raise RetrievalError(result.error.code if result.error else "RETRIEVAL_BACKEND_ERROR", result.status)
-    return parse_search_output(result.output).candidates
+    return parse_search_output(_output_or_raise(result)).candidates
 
 
 # -- RetrievalTargetRegistry.resolve -------------------------------------------------------
@@ -197,11 +212,8 @@ def remote_context_retrieval(runtime: RuntimeClient, target: RetrievalTarget | M
 
     class _Remote:
         async def search(self, input: Any, context: RetrievalExecutionContext | None = None) -> Any:
-            result = await runtime.invoke("RETRIEVAL.SEARCH", input,
-                                          signal=context.signal if context is not None else None)
-            if result.status != "success" or result.output is None:
-                raise RetrievalError(result.error.code if result.error else "RETRIEVAL_BACKEND_ERROR", result.status)
-            return result.output
+            return _output_or_raise(await runtime.invoke(
+                "RETRIEVAL.SEARCH", input, signal=context.signal if context is not None else None))
 
     return context_retrieval(_Remote(), target)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -221,3 +222,25 @@ async def test_service_examples() -> None:
         assert result.status == "success" and result.output["candidates"][0]["id"] in ("d1", "d3")
         await caller.close()
     await serving.close()
+
+
+async def test_routed_failures_raise_ditto_error_with_the_runtime_code() -> None:
+    """RET-2: the examples' routed calls raise DittoError(code) for any non-success status, also the
+    runtime's own codes (here WORKER_BUSY while the only slot is busy), never a ValueError from building
+    a RetrievalError with a non-RETRIEVAL code."""
+    from ditto import DittoError
+
+    from .providers import SlowProvider
+
+    slow = SlowProvider(5)
+    registry = RetrievalTargetRegistry({"company-kb": {"default_strategy": "hybrid", "providers": {"hybrid": slow}}})
+    runtime = create_ditto(workers=[create_retrieval_worker(providers=registry, concurrency=1)])
+    busy = asyncio.create_task(runtime.invoke("RETRIEVAL.SEARCH", {"query": {"content": "x"},
+                                                                   "target": {"name": "company-kb"}}))
+    await slow.started.wait()
+    with pytest.raises(DittoError) as info:
+        await ex.search_with_filter(runtime)
+    assert info.value.code == "WORKER_BUSY" and not isinstance(info.value, RetrievalError)
+    busy.cancel()
+    await asyncio.gather(busy, return_exceptions=True)
+    await runtime.close()
