@@ -41,6 +41,7 @@ from ..sdk import RETRIEVAL_SEARCH
 from ..types import (
     RetrievalCandidate,
     RetrievalCandidateSource,
+    RetrievalDefaults,
     RetrievalExecutionContext,
     RetrievalSearchInput,
     RetrievalSearchOutput,
@@ -189,8 +190,7 @@ class RetrievalMemorySearchProvider:
         signal = options.signal if options is not None else None
         if signal is not None and signal.aborted:
             raise _cancelled()
-        context = RetrievalExecutionContext.model_construct(signal=signal,
-                                                            defaults=RetrievalExecutionContext().defaults)
+        context = RetrievalExecutionContext.model_construct(signal=signal, defaults=RetrievalDefaults())
         try:
             output = parse_search_output(await self.provider.search(request, context))
         except RetrievalError as error:
