@@ -132,3 +132,11 @@ def test_typed_inputs_refuse_lax_limits_and_flags() -> None:
     with pytest.raises(ValidationError):
         MemoryGetInput.model_validate({"ids": ["a"], "strict": 1})
     assert MemorySearchInput(query="q", limit=5).limit == 5
+
+
+@pytest.mark.parametrize("payload", [{"memories": [{"content": 1, "x" * 5000: 1}]}, {"query": "q", "y" * 5000: 1}])
+def test_unknown_field_names_are_not_echoed_at_length(payload: dict[str, Any]) -> None:
+    """MEM-1: a caller's unknown field is named in the message, shortened: public messages stay small."""
+    error = _run_sdk("write" if "memories" in payload else "search", payload)
+    assert error is not None and error.code == "MEMORY_INVALID_INPUT"
+    assert len(error.message) < 200 and "x" * 100 not in error.message and "y" * 100 not in error.message

@@ -103,10 +103,16 @@ def _parse(model: type[M], raw: Any, what: str) -> M:
         raise invalid(f"{what} input is invalid") from None
 
 
+#: Longest field name quoted back in a message (an unknown field's name is the caller's text).
+_MAX_NAME = 40
+
+
 def _describe(error: ValidationError) -> str:
     """Location and reason of the first problem, without the offending value."""
     first = error.errors(include_url=False, include_input=False, include_context=False)[0]
-    location = ".".join(str(part) for part in first.get("loc", ())) or "<root>"
+    parts = (str(part) if len(str(part)) <= _MAX_NAME else str(part)[:_MAX_NAME] + "…"
+             for part in first.get("loc", ()))
+    location = ".".join(parts) or "<root>"
     return f"{location}: {first.get('msg', 'invalid value')}"
 
 
