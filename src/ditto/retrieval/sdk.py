@@ -10,7 +10,7 @@ provider's failure; the worker handler lets the runtime do the wrapping.
 from __future__ import annotations
 
 import asyncio
-import uuid
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -152,7 +152,7 @@ class Retrieval:
         (e.g. ``config.retrieval``); ``context`` carries the ``signal`` only:
         its ``defaults`` are replaced by the merged factory/runtime defaults.
         """
-        execution_id = uuid.uuid4().hex
+        execution_id = os.urandom(16).hex()  # uuid4().hex's 128 random bits, without a UUID object
         try:
             signal = _context_signal(context)
             defaults = merge_defaults(self._defaults, runtime_defaults) if runtime_defaults is not None \
