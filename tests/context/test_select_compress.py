@@ -18,6 +18,7 @@ from ditto.worker.context import (
     deterministic_compress,
     is_protected_context_item,
 )
+from ditto.worker.context.items import QueryTerms, text_terms
 
 
 def _tokens(item: ContextItem) -> int:
@@ -263,3 +264,44 @@ async def test_compress_invariants(sources: list[dict[str, Any]], max_items: int
     assert max_items is None or len(kept) <= max_items
     assert max_tokens is None or sum(_tokens(item) for item in result.items) <= max_tokens
     assert isinstance(result, Context) and isinstance(result.items, tuple)
+
+
+def test_terms_split_cjk_characters_one_by_one() -> None:
+    """CX-6: query-term overlap counts CJK characters one by one, also right after Latin letters."""
+    assert text_terms("API检索_v2 Ünïcode, x1") == {"api", "检", "索", "v2", "ünïcode", "x1"}
+    assert text_terms({"k": ["Redis", 3, None, True]}) == {"redis", "3"}
+
+
+_text = st.text(alphabet=st.sampled_from(list("ab cA_1.-检索é İ\u0130\u212a\u00dfx")), max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(query=_text, content=st.one_of(_text, st.lists(_text, max_size=3)))
+def test_query_scan_matches_term_sets(query: str, content: Any) -> None:
+    """CX-6: the scan used for plain-data contexts counts exactly the shared query terms of the term sets."""
+    terms = text_terms(query)
+    assert QueryTerms(terms).count(content) == len(terms & text_terms(content))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sources=_contexts(), purpose=st.sampled_from(["infer", "memory"]), query=st.none() | _text,
+       limit=st.none() | st.integers(0, 10), max_tokens=st.none() | st.integers(0, 40))
+async def test_plain_dict_context_selects_like_a_loaded_one(sources: list[dict[str, Any]], purpose: str,
+                                                            query: str | None, limit: int | None,
+                                                            max_tokens: int | None) -> None:
+    """CX-6 CX-7: a context passed as plain dicts gives the same SELECT and COMPRESS as the loaded Context."""
+    client = create_context()
+    loaded = await client.load({"sources": sources})
+    request: dict[str, Any] = {"purpose": purpose, "query": query, "limit": limit, "maxTokens": max_tokens}
+    plain = await client.select({**request, "context": {"items": sources}})
+    assert plain == await client.select({**request, "context": loaded})
+    budget = {"maxItems": limit, "maxTokens": max_tokens}
+    try:
+        expected: Any = await client.compress({**budget, "context": loaded})
+    except ContextError as error:
+        expected = error.code
+    try:
+        got: Any = await client.compress({**budget, "context": {"items": sources}})
+    except ContextError as error:
+        got = error.code
+    assert got == expected

@@ -23,11 +23,12 @@ from pydantic import BaseModel
 
 from ...contracts import Context, ContextItem, FrozenDict, Message, Reference, js_json_dumps
 from .errors import ContextError
-from .validation import optional_str, read_fields, read_json, valid_text
+from .validation import NOT_JSON, optional_str, read_fields, read_json, try_read_json, valid_text
 
 __all__ = [
     "ItemFacts",
     "MetaFacts",
+    "QueryTerms",
     "coerce_context",
     "coerce_item",
     "coerce_reference",
@@ -49,7 +50,12 @@ M = TypeVar("M", bound=BaseModel)
 
 _ITEM_FIELDS: Final = ("id", "content", "source", "metadata")
 _REFERENCE_FIELDS: Final = ("uri", "media_type", "digest")
-_TERM = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]|[^\W_]+")
+_CJK: Final = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+#: A term is one CJK character, or a run of other letters/digits (``str.isalnum``) without ``_``.
+_TERM: Final = re.compile(f"[{_CJK}]|[^\\W_{_CJK}]+")
+_CJK_CHAR: Final = re.compile(f"[{_CJK}]")
+#: For ASCII text the same terms are the runs of [0-9a-z] once every other byte is a space.
+_ASCII_TERM_BYTES: Final = bytes(c if 0x30 <= c <= 0x39 or 0x61 <= c <= 0x7A else 0x20 for c in range(256))
 
 
 class MetaFacts(NamedTuple):
@@ -94,18 +100,30 @@ def read_meta(item: ContextItem) -> MetaFacts:
     )
 
 
-class ItemFacts:
-    """Derived, immutable facts about one frozen item."""
+def _forget(ref: ItemFacts) -> None:
+    if _FACTS.get(ref.key) is ref:
+        del _FACTS[ref.key]
 
-    __slots__ = ("_meta", "_ref", "_terms", "default_tokens", "json", "nbytes")
 
-    def __init__(self, nbytes: int) -> None:
+class ItemFacts(weakref.ref[ContextItem]):
+    """Derived, immutable facts about one frozen item.
+
+    It is also the weak reference that removes them from the registry when
+    the item is collected: one object per item instead of three.
+    """
+
+    __slots__ = ("_meta", "_terms", "default_tokens", "json", "key", "nbytes")
+
+    def __new__(cls, item: ContextItem, nbytes: int, register: bool = False) -> ItemFacts:
+        return super().__new__(cls, item, _forget if register else None)
+
+    def __init__(self, item: ContextItem, nbytes: int, register: bool = False) -> None:
+        self.key = id(item)  # the weak reference itself was made in __new__
         self.nbytes = nbytes
         #: The default estimate: JSON UTF-8 bytes / 4, rounded up (CX-3).
         self.default_tokens = -(-nbytes // 4)
         self._terms: frozenset[str] | None = None
         self._meta: MetaFacts | None = None
-        self._ref: weakref.ref[ContextItem] | None = None
         #: The item's stored JSON form, filled in by the state-store codec on first use.
         self.json: str | None = None
 
@@ -134,31 +152,32 @@ class _ContextEntry:
 _CONTEXTS: dict[int, _ContextEntry] = {}
 
 
+#: JSON like ``JSON.stringify`` except for floats; one encoder object for every call.
+encode_json: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
 def _json_size(content: Any) -> int:
+    """UTF-8 bytes of ``JSON.stringify(content)`` (content is checked, encodable JSON)."""
     if type(content) is str and content.isascii() and content.isprintable() and '"' not in content \
             and "\\" not in content:
         return len(content) + 2
-    return len(js_json_dumps(content).encode("utf-8"))
-
-
-def _register(item: ContextItem, nbytes: int) -> ItemFacts:
-    key = id(item)
-    info = ItemFacts(nbytes)
-    info._ref = weakref.ref(item, lambda _ref, key=key: _FACTS.pop(key, None))  # type: ignore[misc]
-    _FACTS[key] = info
-    return info
+    text = encode_json(content)
+    if ".0" in text or "e+" in text:  # perhaps a float that JavaScript writes differently (1.0 -> 1)
+        text = js_json_dumps(content)
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 def facts(item: ContextItem) -> ItemFacts:
     """The cached facts of a trusted item; computed (not cached) for any other item."""
     found = _FACTS.get(id(item))
-    if found is not None:
+    if found is not None and found() is item:
         return found
-    return ItemFacts(_json_size(item.content))
+    return ItemFacts(item, _json_size(item.content))
 
 
 def is_trusted(item: Any) -> bool:
-    return type(item) is ContextItem and id(item) in _FACTS
+    found = _FACTS.get(id(item))
+    return found is not None and found() is item
 
 
 _object_new = object.__new__
@@ -217,16 +236,22 @@ def _new_context(items: tuple[ContextItem, ...]) -> Context:
 def make_item(item_id: str, content: Any, source: Reference | None, metadata: FrozenDict | None) -> ContextItem:
     """Build a trusted item from values that are already checked and frozen."""
     item = _new_item(item_id, content, source, metadata)
-    _register(item, _json_size(content))
+    _FACTS[id(item)] = ItemFacts(item, _json_size(content), register=True)
     return item
 
 
-def make_context(items: Iterable[ContextItem]) -> Context:
-    """A trusted Context from trusted items with unique ids (the caller guarantees both)."""
+def make_context(items: Iterable[ContextItem], *, transient: bool = False) -> Context:
+    """A trusted Context from trusted items with unique ids (the caller guarantees both).
+
+    ``transient`` marks a context built from caller data for one call, which
+    will most likely be thrown away: per-item data is then not worth memoising.
+    """
     context = _new_context(tuple(items))
     key = id(context)
     ref = weakref.ref(context, lambda _ref, key=key: _CONTEXTS.pop(key, None))  # type: ignore[misc]
-    _CONTEXTS[key] = _ContextEntry(ref)
+    entry = _CONTEXTS[key] = _ContextEntry(ref)
+    if transient:
+        entry.memo["transient"] = True
     return context
 
 
@@ -270,10 +295,36 @@ def coerce_reference(value: Any, where: str, code: str = "INVALID_INPUT") -> Ref
     )
 
 
+_ITEM_KEYS: Final = frozenset(_ITEM_FIELDS)
+
+
+def _plain_item(value: Any) -> ContextItem | None:
+    """The fast path: a trusted item as it is, or a well-formed item ``dict`` frozen in one go.
+
+    Returns ``None`` for anything else (other shapes, aliases, invalid values),
+    which :func:`coerce_item` then handles or reports with the exact error.
+    """
+    if type(value) is not dict:
+        return value if is_trusted(value) else None
+    if "content" not in value or not value.keys() <= _ITEM_KEYS or value.get("source") is not None:
+        return None
+    item_id = value.get("id")
+    if type(item_id) is not str or not item_id or not valid_text(item_id):
+        return None
+    content = try_read_json(value["content"])
+    metadata: Any = value.get("metadata")
+    if metadata is not None:
+        metadata = try_read_json(metadata) if isinstance(metadata, dict) else NOT_JSON
+    if content is NOT_JSON or metadata is NOT_JSON:
+        return None
+    return make_item(item_id, content, None, metadata)
+
+
 def coerce_item(value: Any, where: str, code: str = "INVALID_INPUT") -> ContextItem:
     """A trusted, frozen copy of an item given as a ContextItem or a dict."""
-    if is_trusted(value):
-        return value  # type: ignore[no-any-return]
+    fast = _plain_item(value)
+    if fast is not None:
+        return fast
     if isinstance(value, ContextItem):
         fields = {"id": value.id, "content": value.content, "source": value.source, "metadata": value.metadata}
     else:
@@ -306,12 +357,17 @@ def coerce_context(value: Any, where: str = "context", code: str = "INVALID_INPU
         raw = read_fields(value, ("items",), where, code).get("items", ())
     if isinstance(raw, (str, bytes)) or not isinstance(raw, Sequence):
         raise ContextError(code, f"{where}.items must be an array")
-    items = tuple(coerce_item(entry, f"{where}.items[{index}]", code) for index, entry in enumerate(raw))
-    seen: set[str] = set()
-    for item in items:
-        if item.id in seen:
-            raise ContextError(code, f"{where} contains the id {item.id!r} twice")
-        seen.add(item.id)
+    found = [_plain_item(entry) for entry in raw]
+    for index, item in enumerate(found):
+        if item is None:
+            found[index] = coerce_item(raw[index], f"{where}.items[{index}]", code)
+    items: tuple[ContextItem, ...] = tuple(found)  # type: ignore[arg-type]
+    if len({item.id for item in items}) != len(items):
+        seen: set[str] = set()
+        for item in items:
+            if item.id in seen:
+                raise ContextError(code, f"{where} contains the id {item.id!r} twice")
+            seen.add(item.id)
     return items
 
 
@@ -384,6 +440,55 @@ def content_text(content: Any) -> str:
     return " ".join(parts)
 
 
+def _terms_of(text: str) -> frozenset[str]:
+    if text.isascii():
+        return frozenset(text.encode("ascii").translate(_ASCII_TERM_BYTES).decode("ascii").split())
+    return frozenset(_TERM.findall(text))
+
+
 def text_terms(content: Any) -> frozenset[str]:
-    """Lower-case word terms; CJK characters count one by one (no dictionary segmentation)."""
-    return frozenset(_TERM.findall(content_text(content).lower()))
+    """Lower-case terms: runs of letters/digits; CJK characters count one by one (no dictionary segmentation)."""
+    return _terms_of(content_text(content).lower())
+
+
+class QueryTerms:
+    """The terms of a query, matched against texts without splitting those texts into terms.
+
+    ``count(content)`` equals ``len(terms & text_terms(content))``: it scans the
+    lower-cased text once per query term (``str.find``) and checks the
+    characters around each hit, several times cheaper than building the
+    content's term set when that set would be used only once (a context given
+    as plain data).
+    """
+
+    __slots__ = ("_plan", "terms")
+
+    def __init__(self, terms: frozenset[str]) -> None:
+        self.terms = terms
+        # A single CJK character is a term wherever it occurs; other terms need term boundaries.
+        self._plan = tuple((term, len(term) == 1 and _CJK_CHAR.match(term) is not None) for term in terms)
+
+    def count(self, content: Any) -> int:
+        text = content_text(content).lower()
+        found = 0
+        for term, anywhere in self._plan:
+            start = text.find(term)
+            if start < 0:
+                continue
+            if anywhere:
+                found += 1
+                continue
+            size = len(term)
+            while start >= 0:
+                end = start + size
+                if (start == 0 or not _term_char(text[start - 1])) and (end == len(text)
+                                                                        or not _term_char(text[end])):
+                    found += 1
+                    break
+                start = text.find(term, start + 1)
+        return found
+
+
+def _term_char(char: str) -> bool:
+    """Whether ``char`` extends a non-CJK term (what ``[^\\W_]`` matches, minus CJK)."""
+    return char.isalnum() and _CJK_CHAR.match(char) is None

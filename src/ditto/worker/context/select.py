@@ -17,6 +17,7 @@ from ...contracts import Context, ContextItem, ContextSelection, Reference
 from .errors import ContextError
 from .execution import ContextExecution
 from .items import (
+    QueryTerms,
     coerce_context,
     coerce_item,
     coerce_reference,
@@ -123,7 +124,8 @@ def parse_select(input: Any) -> ContextSelectRequest:
     context = fields["context"]
     items = coerce_context(context)
     return ContextSelectRequest(
-        context=make_context(items) if not (isinstance(context, Context) and context.items is items) else context,
+        context=context if isinstance(context, Context) and context.items is items
+        else make_context(items, transient=True),
         purpose=purpose,
         query=None if fields.get("query") is None else read_json(fields["query"], "query"),
         strategy=parse_strategy(fields.get("strategy")),
@@ -181,8 +183,12 @@ def default_select(input: Any) -> tuple[ContextItem, ...]:
     query_terms = text_terms(request.query) if request.query is not None else frozenset()
     if query_terms:
         share = QUERY_WEIGHT / len(query_terms)
-        score = [weight + share * len(query_terms & terms) for weight, terms in zip(base, _term_sets(context),
-                                                                                      strict=True)]
+        if context_memo(context).get("transient"):  # used once: scan instead of memoising term sets
+            count = QueryTerms(query_terms).count
+            overlap = [count(item.content) for item in context.items]
+        else:
+            overlap = [len(query_terms & terms) for terms in _term_sets(context)]
+        score = [weight + share * count for weight, count in zip(base, overlap, strict=True)]
     else:
         score = base
     # reverse=True keeps equal scores in context order (sorting is stable).

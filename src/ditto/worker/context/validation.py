@@ -20,11 +20,13 @@ from .errors import ContextError
 __all__ = [
     "MAX_REQUEST_LIMIT",
     "MAX_SAFE_INTEGER",
+    "NOT_JSON",
     "optional_bool",
     "optional_str",
     "read_fields",
     "read_json",
     "request_limit",
+    "try_read_json",
     "valid_text",
 ]
 
@@ -112,8 +114,6 @@ class _NotJson(Exception):
     """Raised by the fast walker; :func:`_explain` then finds the path and the reason."""
 
 
-_NOT_JSON: Final = _NotJson()
-
 
 def _scalar_ok(value: Any) -> bool:
     """Whether a non-container value is finite, encodable JSON (any subclass of the JSON types)."""
@@ -140,7 +140,7 @@ def _frozen(value: Any, depth: int) -> Any:
     if kind is str:
         if value.isascii() or _LONE_SURROGATE.search(value) is None:
             return value
-        raise _NOT_JSON
+        raise _NotJson
     if kind is dict or kind is FrozenDict:
         return _frozen_object(value, kind, depth)
     if kind is list or kind is tuple:
@@ -151,17 +151,17 @@ def _frozen(value: Any, depth: int) -> Any:
         return _frozen_array(value, kind, depth)
     if _scalar_ok(value):
         return value
-    raise _NOT_JSON
+    raise _NotJson
 
 
 def _frozen_object(value: Mapping[Any, Any], kind: type, depth: int) -> FrozenDict:
     if depth >= MAX_JSON_DEPTH:
-        raise _NOT_JSON
+        raise _NotJson
     out: dict[str, Any] = {}
     same = kind is FrozenDict
     for key, child in value.items():
         if not isinstance(key, str) or not (key.isascii() or _LONE_SURROGATE.search(key) is None):
-            raise _NOT_JSON
+            raise _NotJson
         frozen = out[key] = _frozen(child, depth + 1)
         same = same and frozen is child
     return value if same else FrozenDict(out)  # type: ignore[return-value]
@@ -169,7 +169,7 @@ def _frozen_object(value: Mapping[Any, Any], kind: type, depth: int) -> FrozenDi
 
 def _frozen_array(value: list[Any] | tuple[Any, ...], kind: type, depth: int) -> tuple[Any, ...]:
     if depth >= MAX_JSON_DEPTH:
-        raise _NOT_JSON
+        raise _NotJson
     items = tuple([_frozen(child, depth + 1) for child in value])
     if kind is tuple and all(new is old for new, old in zip(items, value, strict=True)):
         return value  # type: ignore[return-value]
@@ -207,12 +207,23 @@ def _explain(value: Any, path: str, depth: int, active: set[int]) -> tuple[str, 
     return None
 
 
-def read_json(value: Any, name: str, code: str = "INVALID_INPUT") -> Any:
-    """A frozen copy of ``value`` after checking it is finite, acyclic, UTF-8-encodable JSON."""
+#: What :func:`try_read_json` returns for a value that is not JSON.
+NOT_JSON: Final = object()
+
+
+def try_read_json(value: Any) -> Any:
+    """:func:`read_json` without the error: the frozen copy, or :data:`NOT_JSON`."""
     try:
         return _frozen(value, 0)
     except _NotJson:
-        pass
+        return NOT_JSON
+
+
+def read_json(value: Any, name: str, code: str = "INVALID_INPUT") -> Any:
+    """A frozen copy of ``value`` after checking it is finite, acyclic, UTF-8-encodable JSON."""
+    frozen = try_read_json(value)
+    if frozen is not NOT_JSON:
+        return frozen
     found = _explain(value, "", 0, set()) or ("", "not a JSON value")
     where = f"{name}.{found[0]}" if found[0] else name
     raise ContextError(code, f"{where} is not valid JSON: {found[1]}") from None

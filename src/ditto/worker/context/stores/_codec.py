@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from ....contracts import Context, ContextItem
 from ..errors import ContextError
-from ..items import coerce_reference, construct, facts, is_trusted, make_context, make_item
+from ..items import coerce_reference, construct, encode_json, facts, is_trusted, make_context, make_item
 from ..ports import StoredContext
 from ..validation import read_json, valid_text
 
@@ -36,14 +36,11 @@ def version_prefix(version: str) -> str:
     return '{"version":' + json.dumps(version) + ","
 
 
-_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
-
-
 def _item_fragment(item: ContextItem) -> str:
     info = facts(item)
     fragment = info.json
     if fragment is None:
-        fragment = _ENCODE(_item_json(item))
+        fragment = encode_json(_item_json(item))
         if is_trusted(item):
             info.json = fragment  # items are immutable, so their JSON never changes
     return fragment
