@@ -48,7 +48,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-from ...contracts import freeze_json, js_json_dumps
+from ...contracts import freeze_json
 from ...signal import CancelSignal
 from ._filters import compile_filter
 from ._fts import bm25_score, index_text, match_expression, query_tokens, token_count
@@ -332,13 +332,10 @@ class SqliteMemoryStore:
                     ) -> tuple[MemoryItem, ...]:
         """Store every item or none; ids default to ``uuid4().hex``; a taken key moves to the new record."""
         items = tuple(items)
-        check_write_items(items)
         prepared: list[_Prepared] = []
-        for item in items:
+        for item, (content, metadata) in zip(items, check_write_items(items), strict=True):
             text = index_text(item.content)
-            prepared.append((item.id or uuid.uuid4().hex, item.key, js_json_dumps(item.content),
-                             None if item.metadata is None else js_json_dumps(item.metadata), text,
-                             token_count(text)))
+            prepared.append((item.id or uuid.uuid4().hex, item.key, content, metadata, text, token_count(text)))
         if not prepared:
             return ()
         signal, busy = _signal_of(options), self._busy_timeout_ms

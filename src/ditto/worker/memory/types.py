@@ -39,7 +39,12 @@ class DittoMemoryError(DittoError):
     status_by_code = {"MEMORY_CANCELLED": "cancelled", "MEMORY_TIMEOUT": "timeout"}
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def _contains_model(value: Any, seen: set[int]) -> bool:
+    if type(value) in _SCALARS:  # the common case, decided without isinstance checks
+        return False
     if isinstance(value, BaseModel):
         return True
     if isinstance(value, (Mapping, list, tuple)):

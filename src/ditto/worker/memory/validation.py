@@ -136,20 +136,28 @@ def _check_identifier(value: Any, what: str, max_length: int) -> None:
         raise invalid(f"{what} must be valid text without NUL characters")
 
 
-def _check_json_value(value: Any, what: str) -> None:
+def _check_json_value(value: Any, what: str) -> str:
+    """The value's JSON text (``JSON.stringify`` style); encoding it proves it is storable UTF-8."""
     try:
         check_json(value)
-        js_json_dumps(value).encode("utf-8")
+        text = js_json_dumps(value)
+        text.encode("utf-8")
     except (InvalidJson, ValueError, UnicodeEncodeError, RecursionError):
         raise invalid(f"{what} must be finite, acyclic JSON") from None
+    return text
 
 
-def check_write_items(items: Sequence[MemoryWriteItem]) -> None:
-    """Checks shared by the SDK and the SQLite store (which may be called directly)."""
+def check_write_items(items: Sequence[MemoryWriteItem]) -> list[tuple[str, str | None]]:
+    """Checks shared by the SDK and the SQLite store (which may be called directly).
+
+    Returns each item's ``(content, metadata)`` JSON text, which the check has
+    to produce anyway, so the store does not serialise twice.
+    """
     if len(items) > MAX_BATCH:
         raise invalid(f"a write may carry at most {MAX_BATCH} memories")
     ids: set[str] = set()
     keys: set[str] = set()
+    texts: list[tuple[str, str | None]] = []
     for index, item in enumerate(items):
         if not isinstance(item, MemoryWriteItem):
             raise invalid(f"memories[{index}] must be a memory object")
@@ -164,9 +172,10 @@ def check_write_items(items: Sequence[MemoryWriteItem]) -> None:
             if item.key in keys:
                 raise invalid(f"{where}.key repeats a key written earlier in the same call")
             keys.add(item.key)
-        _check_json_value(item.content, f"{where}.content")
-        if item.metadata is not None:
-            _check_json_value(item.metadata, f"{where}.metadata")
+        content = _check_json_value(item.content, f"{where}.content")
+        metadata = None if item.metadata is None else _check_json_value(item.metadata, f"{where}.metadata")
+        texts.append((content, metadata))
+    return texts
 
 
 def check_selector(ids: Sequence[str] | None, keys: Sequence[str] | None, what: str) -> tuple[str, tuple[str, ...]]:
