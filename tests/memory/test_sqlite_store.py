@@ -488,3 +488,53 @@ async def test_concurrent_calls_in_one_process(store: SqliteMemoryStore) -> None
     await asyncio.gather(*(writer(n) for n in range(60)))
     listed = await store.search(MemorySearchInput(query=None, limit=1000, filter={"keyPrefix": "ns:"}))
     assert len(listed) == 60
+
+
+_ops = st.lists(st.one_of(
+    st.tuples(st.just("write"), st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d", None]),
+                                                   st.sampled_from(["k1", "k2", "k3", None]),
+                                                   st.lists(st.sampled_from(_WORDS), max_size=5)),
+                                         min_size=1, max_size=4)),
+    st.tuples(st.just("delete"), st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=1, max_size=3)),
+), min_size=1, max_size=8)
+
+
+@given(_ops)
+def test_ids_keys_and_bm25_totals_stay_consistent(ops: list[tuple[str, Any]]) -> None:
+    """MEM-2: after any mix of writes (ids and keys colliding across records) and deletes, every key names at
+    most one record, the FTS index has one row per record, and the BM25 totals equal the records' own sums."""
+    async def run() -> None:
+        with tempfile.TemporaryDirectory() as directory:
+            path = Path(directory) / "memory.sqlite"
+            store = create_sqlite_memory_store(path)
+            expected: dict[str, str | None] = {}  # id -> key, a model of the documented semantics
+            try:
+                for op, arg in ops:
+                    if op == "delete":
+                        await store.delete(ids=arg)
+                        for record_id in arg:
+                            expected.pop(record_id, None)
+                        continue
+                    batch, seen_ids, seen_keys = [], set(), set()
+                    for record_id, key, words in arg:
+                        if (record_id is not None and record_id in seen_ids) or (key is not None and key in seen_keys):
+                            continue  # a call may not repeat an id or a key
+                        seen_ids.add(record_id)
+                        seen_keys.add(key)
+                        batch.append(MemoryWriteItem(id=record_id, key=key, content=" ".join(words)))
+                    for written in await store.write(batch):
+                        for other, held in list(expected.items()):
+                            if written.key is not None and held == written.key and other != written.id:
+                                del expected[other]
+                        expected[written.id] = written.key
+            finally:
+                await store.close()
+            with sqlite3.connect(path) as raw:
+                rows = dict(raw.execute("SELECT id, key FROM memory_records").fetchall())
+                stats = raw.execute("SELECT records, tokens FROM memory_stats").fetchone()
+                totals = raw.execute("SELECT count(*), coalesce(sum(length), 0) FROM memory_records").fetchone()
+                indexed = raw.execute("SELECT count(*) FROM memory_fts").fetchone()[0]
+            assert rows == expected
+            assert stats == totals and indexed == totals[0]
+
+    asyncio.run(run())
