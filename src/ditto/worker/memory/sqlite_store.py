@@ -475,29 +475,32 @@ def _write(connection: sqlite3.Connection, prepared: list[_Prepared], busy_timeo
            signal: CancelSignal | None) -> None:
     def body() -> None:
         now = _now()
+        records = tokens = 0
         for record_id, key, content, metadata, text, length in prepared:
-            if key is not None:
-                # A key names one record: writing it under another id replaces that record.
-                taken = connection.execute("SELECT seq, length FROM memory_records WHERE key = ? AND id != ?",
-                                           (key, record_id)).fetchone()
-                if taken is not None:
-                    connection.execute("DELETE FROM memory_fts WHERE rowid = ?", (taken[0],))
-                    connection.execute("DELETE FROM memory_records WHERE seq = ?", (taken[0],))
-                    _count(connection, -1, -taken[1])
-            existing = connection.execute("SELECT seq, length FROM memory_records WHERE id = ?",
-                                          (record_id,)).fetchone()
+            existing: tuple[int, int] | None = None
+            # One lookup finds the record with this id and the one holding this key under another id:
+            # a key names one record, so writing it under another id replaces that record.
+            for seq, held_by, old_length in connection.execute(
+                    "SELECT seq, id, length FROM memory_records WHERE id = ? OR key = ?", (record_id, key)).fetchall():
+                if held_by == record_id:
+                    existing = (seq, old_length)
+                else:
+                    connection.execute("DELETE FROM memory_fts WHERE rowid = ?", (seq,))
+                    connection.execute("DELETE FROM memory_records WHERE seq = ?", (seq,))
+                    records, tokens = records - 1, tokens - old_length
             if existing is not None:
                 connection.execute("UPDATE memory_records SET key = ?, content = ?, metadata = ?, length = ?, "
                                    "updated_at = ? WHERE seq = ?",
                                    (key, content, metadata, length, now, existing[0]))
                 connection.execute("UPDATE memory_fts SET body = ? WHERE rowid = ?", (text, existing[0]))
-                _count(connection, 0, length - existing[1])
+                tokens += length - existing[1]
             else:
                 cursor = connection.execute(
                     "INSERT INTO memory_records (id, key, content, metadata, length, created_at, updated_at) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?)", (record_id, key, content, metadata, length, now, now))
                 connection.execute("INSERT INTO memory_fts (rowid, body) VALUES (?, ?)", (cursor.lastrowid, text))
-                _count(connection, 1, length)
+                records, tokens = records + 1, tokens + length
+        _count(connection, records, tokens)  # once per transaction: the BM25 totals row is a hot spot
 
     _transaction(connection, body, busy_timeout_ms, signal)
 
