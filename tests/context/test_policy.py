@@ -17,6 +17,7 @@ from ditto.worker.context import (
     create_context,
     create_context_execution,
 )
+from ditto.worker.context.items import facts
 
 
 async def _code(awaitable: Any) -> str:
@@ -246,3 +247,20 @@ async def test_unencodable_deep_or_huge_json_is_invalid_input() -> None:
     assert await _code(client.load({"scope": {"sessionId": "\ud800"}})) == "INVALID_INPUT"
     ok = await client.load({"sources": [{"id": "é😀", "content": {"k": ["ü", 2**60, 1.5]}}]})
     assert ok.items[0].content == {"k": ("ü", 2**60, 1.5)}
+
+
+_finite_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=8),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=3), children, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(content=_finite_json)
+async def test_item_size_is_js_json_utf8_bytes(content: Any) -> None:
+    """CX-2 CX-3: the size behind maxInlineBytes and the default estimate is JSON.stringify's UTF-8 byte count."""
+    item = (await create_context().load({"sources": [{"id": "a", "content": content}]})).items[0]
+    assert facts(item).nbytes == len(js_json_dumps(content).encode("utf-8"))
+    assert facts(item).default_tokens == math.ceil(facts(item).nbytes / 4)

@@ -16,7 +16,7 @@ from typing import Any, Final
 from ...contracts import Context
 from .errors import ContextError
 from .execution import ContextExecution
-from .items import coerce_context, context_facts, context_memo, is_trusted_context, make_context
+from .items import coerce_context, context_facts, context_memo, is_trusted_context, make_context, protected_by
 from .merge import check_context_inline, check_inline
 from .policy import tighten
 from .ports import call_port, port_method
@@ -32,7 +32,6 @@ __all__ = [
 ]
 
 COMPRESS_FIELDS: Final = ("context", "max_items", "max_tokens")
-_PROTECTING_FLAGS: Final = ("protected", "safety", "currentGoal", "pending")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,9 +50,7 @@ class ContextCompressRequest:
 def is_protected_context_item(item: Any) -> bool:
     """Whether COMPRESS must keep ``item`` (a ContextItem or an item dict)."""
     meta = item.get("metadata") if isinstance(item, Mapping) else getattr(item, "metadata", None)
-    if not meta or not isinstance(meta, Mapping):
-        return False
-    return meta.get("role") == "system" or any(meta.get(flag) is True for flag in _PROTECTING_FLAGS)
+    return bool(meta) and isinstance(meta, Mapping) and protected_by(meta)
 
 
 def parse_compress(input: Any) -> ContextCompressRequest:

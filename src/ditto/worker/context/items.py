@@ -17,6 +17,7 @@ import math
 import re
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
 from typing import Any, Final, NamedTuple, TypeVar
 
 from pydantic import BaseModel
@@ -41,6 +42,7 @@ __all__ = [
     "make_context",
     "make_item",
     "message_item",
+    "protected_by",
     "reference_item",
     "stable_id",
     "text_terms",
@@ -72,31 +74,44 @@ class MetaFacts(NamedTuple):
 
 
 def _number(value: Any) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+    if (type(value) is int or type(value) is float or isinstance(value, (int, float))) \
+            and not isinstance(value, bool) and math.isfinite(value):
         return float(value)
     return 0.0
 
 
-_PROTECTING_FLAGS: Final = ("protected", "safety", "currentGoal", "pending")
+def protected_by(meta: Mapping[str, Any]) -> bool:
+    """COMPRESS keeps an item whose metadata has protected/safety/currentGoal/pending true or role system."""
+    get = meta.get
+    return (get("role") == "system" or get("protected") is True or get("safety") is True
+            or get("currentGoal") is True or get("pending") is True)
+
+
 _NO_META: Final = MetaFacts(False, False, False, 0.0, 0.0, False, None, False)
+_NO_META_RETRIEVABLE: Final = _NO_META._replace(retrievable=True)
+#: Metadata without any of these keys reads as no metadata at all.
+_META_KEYS: Final = frozenset({"role", "protected", "safety", "currentGoal", "pending", "memoryCandidate", "reusable",
+                               "stable", "private", "memoryEligible", "priority", "relevance", "callId",
+                               "retrievable"})
 
 
 def read_meta(item: ContextItem) -> MetaFacts:
     meta = item.metadata
-    if not meta or not isinstance(meta, Mapping):
-        return _NO_META._replace(retrievable=True) if item.source is not None else _NO_META
-    call_id = meta.get("callId")
-    system = meta.get("role") == "system"
+    has_source = item.source is not None
+    if not meta or not isinstance(meta, Mapping) or meta.keys().isdisjoint(_META_KEYS):
+        return _NO_META_RETRIEVABLE if has_source else _NO_META
+    get = meta.get
+    call_id = get("callId")
+    system = get("role") == "system"
     return MetaFacts(
-        infer_preferred=system or meta.get("protected") is True or meta.get("currentGoal") is True,
-        memory_preferred=(meta.get("memoryCandidate") is True or meta.get("reusable") is True
-                          or meta.get("stable") is True),
-        memory_excluded=meta.get("private") is True or meta.get("memoryEligible") is False,
-        priority=_number(meta.get("priority")),
-        relevance=_number(meta.get("relevance")),
-        protected=system or any(meta.get(flag) is True for flag in _PROTECTING_FLAGS),
-        call_id=call_id if isinstance(call_id, str) and call_id else None,
-        retrievable=item.source is not None or meta.get("retrievable") is True,
+        system or get("protected") is True or get("currentGoal") is True,
+        get("memoryCandidate") is True or get("reusable") is True or get("stable") is True,
+        get("private") is True or get("memoryEligible") is False,
+        _number(get("priority")),
+        _number(get("relevance")),
+        protected_by(meta),
+        call_id if isinstance(call_id, str) and call_id else None,
+        has_source or get("retrievable") is True,
     )
 
 
@@ -152,17 +167,19 @@ class _ContextEntry:
 _CONTEXTS: dict[int, _ContextEntry] = {}
 
 
+#: Maps every byte JSON escapes inside a string to ``"``: an ASCII string without one is its length + 2 quotes.
+#: (``bytes.translate`` plus ``in`` scans several times faster than a regex or ``isprintable``.)
+_ESCAPED_TO_QUOTE: Final = bytes.maketrans(bytes(range(32)) + b"\\", b'"' * 33)
 #: JSON like ``JSON.stringify`` except for floats; one encoder object for every call.
 encode_json: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
 def _json_size(content: Any) -> int:
     """UTF-8 bytes of ``JSON.stringify(content)`` (content is checked, encodable JSON)."""
-    if type(content) is str and content.isascii() and content.isprintable() and '"' not in content \
-            and "\\" not in content:
+    if type(content) is str and content.isascii() and b'"' not in content.encode("ascii").translate(_ESCAPED_TO_QUOTE):
         return len(content) + 2
     text = encode_json(content)
-    if ".0" in text or "e+" in text:  # perhaps a float that JavaScript writes differently (1.0 -> 1)
+    if type(content) is not str and (".0" in text or "e+" in text):  # a float JavaScript may write differently
         text = js_json_dumps(content)
     return len(text) if text.isascii() else len(text.encode("utf-8"))
 
@@ -184,58 +201,38 @@ _object_new = object.__new__
 _object_setattr = object.__setattr__
 
 
+@cache
 def _plain_model(model: type[Any]) -> bool:
     return not model.__pydantic_post_init__ and not model.__private_attributes__ and not model.__pydantic_root_model__
 
 
-# ``model_construct`` costs several microseconds per call (alias handling, defaults);
-# our values are already complete, so for these two plain models we set the same
-# four slots it sets, directly. Any model with hooks falls back to model_construct.
-_FAST_CONSTRUCT: Final = _plain_model(ContextItem) and _plain_model(Context)
+def construct(model: type[M], values: dict[str, Any], fields_set: set[str] | None = None) -> M:
+    """``model.model_construct(**values)`` for complete, already valid values, without its overhead.
 
-
-def construct(model: type[M], values: dict[str, Any]) -> M:
-    """``model.model_construct(**values)`` for complete, already valid values, without its overhead."""
+    ``model_construct`` costs several microseconds per call (alias handling,
+    defaults); our values are complete, so for plain models we set the same four
+    slots it sets, directly. A model with hooks falls back to ``model_construct``.
+    """
     if not _plain_model(model):  # pragma: no cover - only if a model gains hooks
         return model.model_construct(**values)
     instance: M = _object_new(model)
     _object_setattr(instance, "__dict__", values)
-    _object_setattr(instance, "__pydantic_fields_set__", {name for name, value in values.items() if value is not None})
+    _object_setattr(instance, "__pydantic_fields_set__", fields_set if fields_set is not None
+                    else {name for name, value in values.items() if value is not None})
     _object_setattr(instance, "__pydantic_extra__", None)
     _object_setattr(instance, "__pydantic_private__", None)
     return instance
 
 
-def _new_item(item_id: str, content: Any, source: Reference | None, metadata: FrozenDict | None) -> ContextItem:
-    if not _FAST_CONSTRUCT:  # pragma: no cover - only if a pydantic upgrade adds hooks
-        return ContextItem.model_construct(id=item_id, content=content, source=source, metadata=metadata)
-    item: ContextItem = _object_new(ContextItem)
-    _object_setattr(item, "__dict__", {"id": item_id, "content": content, "source": source, "metadata": metadata})
+def make_item(item_id: str, content: Any, source: Reference | None, metadata: FrozenDict | None) -> ContextItem:
+    """Build a trusted item from values that are already checked and frozen."""
     fields_set = {"id", "content"}
     if source is not None:
         fields_set.add("source")
     if metadata is not None:
         fields_set.add("metadata")
-    _object_setattr(item, "__pydantic_fields_set__", fields_set)
-    _object_setattr(item, "__pydantic_extra__", None)
-    _object_setattr(item, "__pydantic_private__", None)
-    return item
-
-
-def _new_context(items: tuple[ContextItem, ...]) -> Context:
-    if not _FAST_CONSTRUCT:  # pragma: no cover
-        return Context.model_construct(items=items)
-    context: Context = _object_new(Context)
-    _object_setattr(context, "__dict__", {"items": items})
-    _object_setattr(context, "__pydantic_fields_set__", {"items"})
-    _object_setattr(context, "__pydantic_extra__", None)
-    _object_setattr(context, "__pydantic_private__", None)
-    return context
-
-
-def make_item(item_id: str, content: Any, source: Reference | None, metadata: FrozenDict | None) -> ContextItem:
-    """Build a trusted item from values that are already checked and frozen."""
-    item = _new_item(item_id, content, source, metadata)
+    item = construct(ContextItem, {"id": item_id, "content": content, "source": source, "metadata": metadata},
+                     fields_set)
     _FACTS[id(item)] = ItemFacts(item, _json_size(content), register=True)
     return item
 
@@ -246,7 +243,7 @@ def make_context(items: Iterable[ContextItem], *, transient: bool = False) -> Co
     ``transient`` marks a context built from caller data for one call, which
     will most likely be thrown away: per-item data is then not worth memoising.
     """
-    context = _new_context(tuple(items))
+    context = construct(Context, {"items": tuple(items)}, {"items"})
     key = id(context)
     ref = weakref.ref(context, lambda _ref, key=key: _CONTEXTS.pop(key, None))  # type: ignore[misc]
     entry = _CONTEXTS[key] = _ContextEntry(ref)

@@ -147,7 +147,7 @@ def _rank_basis(context: Context, purpose: str) -> tuple[list[int], list[int], l
         rest: list[int] = []
         base = [0.0] * len(items)
         for index, (item, info) in enumerate(zip(items, context_facts(context), strict=True)):
-            infer_preferred, memory_preferred, excluded, priority, relevance, *_ = info.meta(item)
+            infer_preferred, memory_preferred, excluded, priority, relevance, _, _, _ = info.meta(item)
             if memory and excluded:
                 continue
             base[index] = priority + relevance + step * index
