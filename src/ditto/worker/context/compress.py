@@ -16,7 +16,7 @@ from typing import Any, Final
 from ...contracts import Context
 from .errors import ContextError
 from .execution import ContextExecution
-from .items import coerce_context, context_facts, context_memo, is_trusted_context, make_context, protected_by
+from .items import coerce_context, context_facts, context_memo, make_context, protected_by, trusted_context
 from .merge import check_context_inline, check_inline
 from .policy import tighten
 from .ports import call_port, port_method
@@ -59,10 +59,8 @@ def parse_compress(input: Any) -> ContextCompressRequest:
     fields = read_fields(input, COMPRESS_FIELDS, "input")
     if "context" not in fields:
         raise ContextError("INVALID_INPUT", "context is required")
-    context = fields["context"]
-    items = coerce_context(context)
     return ContextCompressRequest(
-        context=context if isinstance(context, Context) and context.items is items else make_context(items),
+        context=trusted_context(fields["context"]),
         max_items=request_limit(fields.get("max_items"), "maxItems"),
         max_tokens=request_limit(fields.get("max_tokens"), "maxTokens"),
     )
@@ -146,14 +144,10 @@ def _limits(request: ContextCompressRequest, execution: ContextExecution) -> tup
     return max_items, tighten(request.max_tokens, execution.policy.max_tokens)
 
 
-def _trusted(context: Context) -> Context:
-    return context if is_trusted_context(context) else make_context(coerce_context(context))
-
-
 async def deterministic_compress(input: Any, execution: ContextExecution) -> Context:
     """The default compression: drop the least valuable whole groups, keep order."""
     request = parse_compress(input)
-    context = _trusted(request.context)
+    context = trusted_context(request.context)
     items = context.items
     max_items, max_tokens = _limits(request, execution)
     plan = _plan(context)
@@ -187,7 +181,7 @@ async def deterministic_compress(input: Any, execution: ContextExecution) -> Con
 
 async def _custom_compress(request: ContextCompressRequest, max_items: int, max_tokens: int | None,
                            execution: ContextExecution) -> Context:
-    context = _trusted(request.context)
+    context = trusted_context(request.context)
     items = context.items
     plan = _plan(context)
     _check_protected(plan, await _group_token_counts(context, plan, max_tokens, execution), max_items, max_tokens)

@@ -14,7 +14,7 @@ from ...contracts import Context, ContextSelection
 from ...runtime import NodeResult, RuntimeClient
 from ...signal import CancelSignal
 from .errors import ContextError
-from .items import coerce_context, make_context
+from .items import trusted_context
 
 __all__ = ["ContextFlowResult", "run_rag_flow", "run_skill_flow"]
 
@@ -42,7 +42,7 @@ def _as_context(value: Any, node: str) -> Context:
     if isinstance(value, Context):
         return value
     try:
-        return make_context(coerce_context(value))  # e.g. a JSON answer from a remote worker
+        return trusted_context(value)  # e.g. a JSON answer from a remote worker
     except ContextError:
         raise ContextError("INVALID_PROVIDER_OUTPUT", f"{node} did not return a Context") from None
 

@@ -46,6 +46,7 @@ __all__ = [
     "reference_item",
     "stable_id",
     "text_terms",
+    "trusted_context",
 ]
 
 M = TypeVar("M", bound=BaseModel)
@@ -255,6 +256,16 @@ def make_context(items: Iterable[ContextItem], *, transient: bool = False) -> Co
 def is_trusted_context(context: Any) -> bool:
     entry = _CONTEXTS.get(id(context))
     return entry is not None and entry.ref() is context
+
+
+def trusted_context(value: Any, where: str = "context", code: str = "INVALID_INPUT") -> Context:
+    """``value`` itself when this package made it, else a validated, frozen copy.
+
+    A copy is marked transient: it was built from caller data for one call.
+    """
+    if is_trusted_context(value):
+        return value  # type: ignore[no-any-return]
+    return make_context(coerce_context(value, where, code), transient=True)
 
 
 def context_facts(context: Context) -> list[ItemFacts]:

@@ -18,7 +18,7 @@ from ...signal import CancelSignal
 from .compress import COMPRESS_FIELDS, compress_node
 from .errors import ContextError
 from .execution import ContextExecution, guard
-from .items import coerce_context, construct, is_trusted_context, make_context
+from .items import construct, is_trusted_context, trusted_context
 from .load import LOAD_FIELDS, load_node
 from .policy import resolve_policy
 from .ports import ContextServices, StoredContext, call_port, port_method, resolve_services
@@ -119,8 +119,7 @@ def _stored(value: Any) -> StoredContext | None:
         raise ContextError("INVALID_STATE", "the state store returned an unexpected value")
     if not isinstance(version, str) or not version:
         raise ContextError("INVALID_STATE", "the state store returned no version")
-    items = coerce_context(context, "stored context", "INVALID_STATE")
-    trusted = context if isinstance(context, Context) and context.items is items else make_context(items)
+    trusted = trusted_context(context, "stored context", "INVALID_STATE")
     return construct(StoredContext, {"version": version, "context": trusted})
 
 

@@ -18,15 +18,14 @@ from .errors import ContextError
 from .execution import ContextExecution
 from .items import (
     QueryTerms,
-    coerce_context,
     coerce_item,
     coerce_reference,
     context_facts,
     context_memo,
     facts,
-    is_trusted_context,
     make_context,
     text_terms,
+    trusted_context,
 )
 from .merge import check_context_inline, check_inline
 from .policy import tighten
@@ -121,11 +120,8 @@ def parse_select(input: Any) -> ContextSelectRequest:
     purpose = fields.get("purpose")
     if purpose not in ("infer", "memory"):
         raise ContextError("INVALID_INPUT", "purpose must be infer or memory")
-    context = fields["context"]
-    items = coerce_context(context)
     return ContextSelectRequest(
-        context=context if isinstance(context, Context) and context.items is items
-        else make_context(items, transient=True),
+        context=trusted_context(fields["context"]),
         purpose=purpose,
         query=None if fields.get("query") is None else read_json(fields["query"], "query"),
         strategy=parse_strategy(fields.get("strategy")),
@@ -176,9 +172,7 @@ def default_select(input: Any) -> tuple[ContextItem, ...]:
     ties keep context order. Limits and budgets are applied by ``select_node``.
     """
     request = parse_select(input)
-    context = request.context
-    if not is_trusted_context(context):
-        context = make_context(coerce_context(context))
+    context = trusted_context(request.context)
     preferred, rest, base = _rank_basis(context, request.purpose)
     query_terms = text_terms(request.query) if request.query is not None else frozenset()
     if query_terms:

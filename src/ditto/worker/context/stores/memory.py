@@ -16,7 +16,7 @@ from typing import Any
 
 from ....contracts import Context
 from ..errors import ContextError
-from ..items import coerce_context, is_trusted_context, make_context
+from ..items import trusted_context
 from ..ports import ContextCallOptions, StoredContext
 from ..scope import ContextScope, parse_scope, scope_tuple
 from ..validation import MAX_SAFE_INTEGER, read_fields
@@ -85,7 +85,7 @@ class InMemoryContextStore:
         key = scope_tuple(parse_scope(scope))
         if expected_version is not None and (not isinstance(expected_version, str) or not expected_version):
             raise ContextError("INVALID_INPUT", "expectedVersion must be a non-empty string or None")
-        context = next if is_trusted_context(next) else make_context(coerce_context(next))
+        context = trusted_context(next)
         now = self._now()
         current = self._live(key, now)
         if expected_version is None:

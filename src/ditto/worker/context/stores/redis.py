@@ -16,7 +16,7 @@ from typing import Any, Final, Protocol
 
 from ....contracts import Context
 from ..errors import ContextError
-from ..items import coerce_context, is_trusted_context, make_context
+from ..items import trusted_context
 from ..ports import ContextCallOptions, StoredContext
 from ..scope import ContextScope, context_scope_key, parse_scope, scope_tuple
 from ._codec import dump_stored, load_stored, stored, version_prefix
@@ -139,7 +139,7 @@ class RedisContextStore:
         key = self.key(scope)
         if expected_version is not None and (not isinstance(expected_version, str) or not expected_version):
             raise ContextError("INVALID_INPUT", "expectedVersion must be a non-empty string or None")
-        context = next if is_trusted_context(next) else make_context(coerce_context(next))
+        context = trusted_context(next)
         version = str(uuid.uuid4())
         document = dump_stored(version, context)
         expected = "" if expected_version is None else version_prefix(expected_version)
