@@ -37,7 +37,7 @@ async def test_file_is_wal_with_expected_schema(store: SqliteMemoryStore, db_pat
     await store.write(items({"content": "hello"}))
     with sqlite3.connect(db_path) as raw:
         assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == 2
         columns = [row[1] for row in raw.execute("PRAGMA table_info(memory_records)")]
         assert columns == ["seq", "id", "key", "content", "metadata", "length", "created_at", "updated_at"]
         assert raw.execute("SELECT records, tokens FROM memory_stats").fetchone() == (1, 1)
@@ -538,3 +538,46 @@ def test_ids_keys_and_bm25_totals_stay_consistent(ops: list[tuple[str, Any]]) ->
             assert stats == totals and indexed == totals[0]
 
     asyncio.run(run())
+
+
+async def test_chinese_and_japanese_text_is_searchable_by_character(store: SqliteMemoryStore) -> None:
+    """MEM-2: Han and Hiragana characters are single-character terms (as Lucene's StandardTokenizer makes
+    them), so a Chinese question finds Chinese knowledge without spaces, and BM25 favours more shared characters."""
+    await store.write(items(
+        {"id": "zh", "key": "knowledge:acme:retention", "content": {"kind": "knowledge", "text": "备份保留三十五天。"}},
+        {"id": "zh2", "content": "数据库每六小时备份一次"},
+        {"id": "ja", "content": "バックアップは35日間保存されます"},
+        {"id": "en", "content": "Backups are kept for 35 days."},
+    ))
+    hits = await store.search(MemorySearchInput(query="备份保留多少天"))
+    assert [hit.memory.id for hit in hits][:2] == ["zh", "zh2"]
+    assert hits[0].score is not None and hits[1].score is not None and hits[0].score > hits[1].score > 0
+    assert (await store.search(MemorySearchInput(query="保存")))[0].memory.id == "ja"
+    allowed = {"key": {"in": ["knowledge:acme:retention"]}}
+    mixed = await store.search(MemorySearchInput(query="backups 天", filter=allowed))
+    assert [hit.memory.id for hit in mixed] == ["zh"]
+    assert query_tokens("数据库 DB") == (("数", "数"), ("据", "据"), ("库", "库"), ("DB", "db"))
+
+
+async def test_version_1_file_is_upgraded_in_place(db_path: Path) -> None:
+    """MEM-2: a version 1 file (CJK runs indexed as one term) is re-indexed on first writable open; records,
+    other records' index rows and the BM25 totals stay consistent."""
+    async with create_sqlite_memory_store(db_path) as store:
+        await store.write(items({"id": "zh", "content": "备份保留三十五天"}, {"id": "en", "content": "kept for days"}))
+    with sqlite3.connect(db_path) as raw:  # what version 1 wrote for the Chinese record
+        seq = raw.execute("SELECT seq FROM memory_records WHERE id = 'zh'").fetchone()[0]
+        raw.execute("UPDATE memory_fts SET body = '备份保留三十五天' WHERE rowid = ?", (seq,))
+        raw.execute("UPDATE memory_records SET length = 1 WHERE seq = ?", (seq,))
+        raw.execute("UPDATE memory_stats SET tokens = 4")
+        raw.execute("PRAGMA user_version = 1")
+    async with create_sqlite_memory_store(db_path, read_only=True) as reader:  # read-only never upgrades
+        with pytest.raises(DittoMemoryError) as raised:
+            await reader.get(ids=["zh"])
+        assert raised.value.code == "MEMORY_BACKEND_ERROR"
+    async with create_sqlite_memory_store(db_path) as store:
+        assert [hit.memory.id for hit in await store.search(MemorySearchInput(query="保留多少天"))] == ["zh"]
+        assert [hit.memory.id for hit in await store.search(MemorySearchInput(query="days"))] == ["en"]
+    with sqlite3.connect(db_path) as raw:
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert raw.execute("SELECT records, tokens FROM memory_stats").fetchone() == (2, 11)
+        assert raw.execute("SELECT sum(length) FROM memory_records").fetchone()[0] == 11

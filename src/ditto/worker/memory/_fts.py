@@ -39,6 +39,8 @@ BM25_B = 0.75
 
 # FTS5's unicode61 tokenizer splits on everything that is not a letter or a number.
 _TOKEN = re.compile(r"[^\W_]+")
+# Han ideographs (unified, extension A, compatibility, extensions B–G) and Hiragana.
+_UNIGRAM = re.compile("[\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
 
 
 def _string_leaves(value: Any) -> Iterator[str]:
@@ -57,8 +59,11 @@ def index_text(content: Any) -> str:
 
     Object keys, numbers and booleans are structure, not prose, so they are not
     indexed (``{"kind": "knowledge", "text": "..."}`` matches on its values only).
+    Han and Hiragana characters are spaced apart: written without spaces, a
+    whole Chinese sentence would otherwise be one FTS5 term that no question
+    matches; one term per character is what Lucene's StandardTokenizer does.
     """
-    return "\n".join(_string_leaves(content))
+    return _UNIGRAM.sub(r" \g<0> ", "\n".join(_string_leaves(content)))
 
 
 def fold(token: str) -> str:

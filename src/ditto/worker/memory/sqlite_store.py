@@ -18,7 +18,8 @@ Why it looks like this:
   operators on the ``ditto.memory`` logger, never returned (it may hold the
   path or SQL).
 
-Schema (version 1, ``PRAGMA user_version``): ``memory_records(seq INTEGER
+Schema (version 2, ``PRAGMA user_version``; version 1 files are upgraded on
+first writable open, see :func:`_upgrade_from_1`): ``memory_records(seq INTEGER
 PRIMARY KEY, id TEXT UNIQUE, key TEXT UNIQUE NULL, content JSON, metadata JSON,
 length, created_at, updated_at)``, the FTS5 table ``memory_fts(body)`` whose
 rowid is ``seq``, and ``memory_stats`` (record and token totals for BM25,
@@ -73,7 +74,7 @@ __all__ = ["SCHEMA_VERSION", "SqliteMemoryStore", "create_sqlite_memory_store"]
 
 _log = logging.getLogger("ditto.memory")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: Strategies the built-in search understands (None means the same).
 _STRATEGIES = frozenset({"keyword"})
 
@@ -261,10 +262,13 @@ class SqliteMemoryStore:
             if version < SCHEMA_VERSION:
                 connection.execute("BEGIN IMMEDIATE")
                 try:
-                    # Another process may have created it while we waited for the lock.
-                    if connection.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+                    # Another process may have created or upgraded it while we waited for the lock.
+                    current = connection.execute("PRAGMA user_version").fetchone()[0]
+                    if current < SCHEMA_VERSION:
                         for statement in _SCHEMA:
                             connection.execute(statement)
+                        if current == 1:
+                            _upgrade_from_1(connection)
                         connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                     connection.execute("COMMIT")
                 except BaseException:
@@ -464,6 +468,25 @@ def _transaction(connection: sqlite3.Connection, body: Callable[[], T], busy_tim
             connection.execute("ROLLBACK")
         raise
     return result
+
+
+def _upgrade_from_1(connection: sqlite3.Connection) -> None:
+    """Version 1 indexed a run of Han/Hiragana characters as one term; version 2 indexes each character.
+
+    Only records whose token count changes have a different term sequence, so
+    only those get a new FTS text, length and BM25 totals (inside the caller's
+    schema transaction).
+    """
+    delta = 0
+    rows = connection.execute("SELECT seq, content, length FROM memory_records").fetchall()
+    for seq, content, length in rows:
+        text = index_text(json.loads(content))
+        tokens = token_count(text)
+        if tokens != length:
+            connection.execute("UPDATE memory_fts SET body = ? WHERE rowid = ?", (text, seq))
+            connection.execute("UPDATE memory_records SET length = ? WHERE seq = ?", (tokens, seq))
+            delta += tokens - length
+    _count(connection, 0, delta)
 
 
 def _count(connection: sqlite3.Connection, records: int, tokens: int) -> None:
