@@ -63,13 +63,33 @@ def test_rrf_hand_computed() -> None:
             rrf_fuse([["a"], ["b"]], key=_key, **bad)
 
 
+class Rendezvous:
+    """Lets each of ``parties`` branches finish only once all of them have started: sequential
+    branches would never get there (the test times out instead of measuring wall-clock time)."""
+
+    def __init__(self, parties: int) -> None:
+        self.parties = parties
+        self.arrived = 0
+        self.all_started = asyncio.Event()
+
+    async def arrive(self) -> None:
+        self.arrived += 1
+        if self.arrived == self.parties:
+            self.all_started.set()
+        await asyncio.wait_for(self.all_started.wait(), timeout=10)
+
+
 class RecordingBranch(ListProvider):
-    def __init__(self, candidates: list[dict[str, Any]], delay: float = 0.0) -> None:
+    def __init__(self, candidates: list[dict[str, Any]], delay: float = 0.0,
+                 rendezvous: Rendezvous | None = None) -> None:
         super().__init__(candidates)
         self.delay = delay
+        self.rendezvous = rendezvous
         self.finished = False
 
     async def search(self, input: Any, context: Any = None) -> dict[str, Any]:
+        if self.rendezvous is not None:
+            await self.rendezvous.arrive()
         await asyncio.sleep(self.delay)
         output = await super().search(input, context)
         self.finished = True
@@ -78,16 +98,14 @@ class RecordingBranch(ListProvider):
 
 async def test_hybrid_provider_fuses_and_sizes_pool() -> None:
     """RET-6: branches queried concurrently with pool ≥ max(limit, candidate_limit); key = source target + id."""
-    vector = RecordingBranch(docs("a", "b", "c"), delay=0.2)
-    text = RecordingBranch(docs("b", "d"), delay=0.2)
+    both = Rendezvous(2)
+    vector = RecordingBranch(docs("a", "b", "c"), rendezvous=both)
+    text = RecordingBranch(docs("b", "d"), rendezvous=both)
     hybrid = create_hybrid_search_provider([HybridBranch(vector, weight=1, strategy="vector"),
                                             {"provider": text, "weight": 1, "strategy": "bm25"}])
     retrieval = create_retrieval(RetrievalTargetRegistry({"kb": {"default_strategy": "hybrid",
                                                                  "providers": {"hybrid": hybrid}}}))
-    loop = asyncio.get_running_loop()
-    started = loop.time()
-    result = await retrieval.search({**REQUEST, "limit": 3})
-    assert loop.time() - started < 0.35  # concurrent, not 0.4 s sequential
+    result = await retrieval.search({**REQUEST, "limit": 3})  # sequential branches would time out
     assert result.status == "success" and result.output is not None
     assert [c.id for c in result.output.candidates] == ["b", "a", "d"]
     assert result.output.candidates[0].score == pytest.approx(1 / 62 + 1 / 61)
@@ -289,6 +307,14 @@ class SignalCheckingBranch:
         return {"candidates": [], "target": {"name": "kb"}}
 
 
+def _fired_event(signal: Any) -> asyncio.Event:
+    """An event set (on this loop) when ``signal`` fires, whichever thread fires it."""
+    fired = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    signal.add_callback(lambda _signal: loop.call_soon_threadsafe(fired.set))
+    return fired
+
+
 async def test_hybrid_branch_cancelled_by_signal_is_cancelled_not_backend_error() -> None:
     """RET-5/RET-6: a branch stopping with the signal's own CancelledBySignal (deadline or abort) makes the
     hybrid call RETRIEVAL_CANCELLED / RETRIEVAL_TIMEOUT, not a generic RETRIEVAL_BACKEND_ERROR."""
@@ -299,9 +325,11 @@ async def test_hybrid_branch_cancelled_by_signal_is_cancelled_not_backend_error(
         branch = SignalCheckingBranch()
         hybrid = create_hybrid_search_provider([ListProvider(docs("a")), branch])
         context = RetrievalExecutionContext(signal=signal or controller.signal)
+        assert context.signal is not None
+        fired = _fired_event(context.signal)
         task = asyncio.create_task(hybrid.search(create_retrieval_input(REQUEST), context))
-        await asyncio.sleep(0.05)
         controller.abort()
+        await fired.wait()  # the deadline signal fires on its own
         branch.go.set()
         with pytest.raises(RetrievalError) as info:
             await task
