@@ -34,25 +34,14 @@ from .types import (
 )
 from .validation import parse_search_input, validate_search_output
 
-__all__ = ["RETRIEVAL_SEARCH", "Retrieval", "create_retrieval", "execute_search"]
+__all__ = ["RETRIEVAL_SEARCH", "Retrieval", "create_retrieval", "execute_search", "provider_context"]
 
 RETRIEVAL_SEARCH = "RETRIEVAL.SEARCH"
 
 
-_CONTEXTS: dict[int, RetrievalExecutionContext] = {}
-
-
-def _context_for(signal: CancelSignal | None, defaults: RetrievalDefaults) -> RetrievalExecutionContext:
-    """Contexts are frozen, so the signal-less one is built once per defaults object."""
-    if signal is not None:
-        return RetrievalExecutionContext.model_construct(signal=signal, defaults=defaults)
-    cached = _CONTEXTS.get(id(defaults))
-    if cached is None or cached.defaults is not defaults:
-        if len(_CONTEXTS) > 256:
-            _CONTEXTS.clear()
-        cached = _CONTEXTS[id(defaults)] = RetrievalExecutionContext.model_construct(signal=None,
-                                                                                    defaults=defaults)
-    return cached
+def provider_context(defaults: RetrievalDefaults, signal: CancelSignal | None = None) -> RetrievalExecutionContext:
+    """The context a provider receives. Contexts are frozen, so callers keep the signal-less one."""
+    return RetrievalExecutionContext.model_construct(signal=signal, defaults=defaults)
 
 
 def _prefill(raw: dict[str, Any], registry: Any, defaults: RetrievalDefaults) -> dict[str, Any]:
@@ -71,9 +60,13 @@ def _prefill(raw: dict[str, Any], registry: Any, defaults: RetrievalDefaults) ->
     return {**raw, **extra} if extra else raw
 
 
-async def execute_search(registry: RetrievalProviderRegistry, raw_input: Any, defaults: RetrievalDefaults,
-                         signal: CancelSignal | None) -> RetrievalSearchOutput:
-    """Run one RETRIEVAL.SEARCH; raises :class:`RetrievalError` for every failure."""
+async def execute_search(registry: RetrievalProviderRegistry, raw_input: Any,
+                         context: RetrievalExecutionContext) -> RetrievalSearchOutput:
+    """Run one RETRIEVAL.SEARCH; raises :class:`RetrievalError` for every failure.
+
+    ``context`` (signal + merged defaults) is handed to the provider as is.
+    """
+    defaults, signal = context.defaults, context.signal
     if type(raw_input) is dict:
         raw_input = _prefill(raw_input, registry, defaults)
     request = parse_search_input(raw_input)
@@ -102,7 +95,6 @@ async def execute_search(registry: RetrievalProviderRegistry, raw_input: Any, de
         call_input = request.model_copy(update={"limit": limit, "strategy": strategy})
     else:
         call_input = request
-    context = _context_for(signal, defaults)
     try:
         raw_output = await search(call_input, context)
     except asyncio.CancelledError:
@@ -133,11 +125,12 @@ class Retrieval:
     concurrency (that is a worker setting).
     """
 
-    __slots__ = ("_defaults", "_providers")
+    __slots__ = ("_context", "_defaults", "_providers")
 
     def __init__(self, providers: RetrievalProviderRegistry, defaults: Any = None) -> None:
         self._providers = providers
         self._defaults = coerce_defaults(defaults)
+        self._context = provider_context(self._defaults)
 
     @property
     def providers(self) -> RetrievalProviderRegistry:
@@ -155,9 +148,13 @@ class Retrieval:
         execution_id = os.urandom(16).hex()  # uuid4().hex's 128 random bits, without a UUID object
         try:
             signal = _context_signal(context)
-            defaults = merge_defaults(self._defaults, runtime_defaults) if runtime_defaults is not None \
-                else self._defaults
-            output = await await_with_signal(execute_search(self._providers, input, defaults, signal), signal)
+            if runtime_defaults is None and signal is None:
+                call_context = self._context
+            else:
+                defaults = self._defaults if runtime_defaults is None else \
+                    merge_defaults(self._defaults, runtime_defaults)
+                call_context = provider_context(defaults, signal)
+            output = await await_with_signal(execute_search(self._providers, input, call_context), signal)
         except RetrievalError as error:
             return NodeResult(execution_id, RETRIEVAL_SEARCH, error.status, error=NodeError(error.code, error.message))
         return NodeResult(execution_id, RETRIEVAL_SEARCH, "success", output)

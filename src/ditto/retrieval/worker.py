@@ -22,8 +22,8 @@ from typing import Any
 from ..runtime import ExecutionContext, NodeDescriptor, WorkerDefinition
 from .defaults import merge_defaults
 from .errors import PROVIDER_UNAVAILABLE, RetrievalError
-from .sdk import RETRIEVAL_SEARCH, execute_search, options_from_mapping
-from .types import RetrievalDefaults, RetrievalProviderRegistry, RetrievalSearchOutput
+from .sdk import RETRIEVAL_SEARCH, execute_search, options_from_mapping, provider_context
+from .types import RetrievalExecutionContext, RetrievalProviderRegistry, RetrievalSearchOutput
 
 __all__ = ["RETRIEVAL_WORKER_TYPE", "create_retrieval_worker", "retrieval_search_node"]
 
@@ -52,20 +52,24 @@ def create_retrieval_worker(providers: RetrievalProviderRegistry | Mapping[str, 
     if providers is None or not callable(getattr(providers, "resolve", None)):
         raise RetrievalError(PROVIDER_UNAVAILABLE, "create_retrieval_worker needs providers with a resolve method")
     pinned = merge_defaults(defaults, config)
-    # Merged once per runtime configuration (frozen), not per call: {id(config): (config, merged)}.
-    layered: dict[int, tuple[Any, RetrievalDefaults]] = {}
+    # One signal-less provider context per runtime configuration (frozen), built on first use and
+    # never per call: {id(config): (config, context)}.
+    contexts: dict[int, tuple[Any, RetrievalExecutionContext]] = {}
 
-    def merged_with(runtime_config: Any) -> RetrievalDefaults:
-        entry = layered.get(id(runtime_config))
+    def context_for(runtime_config: Any) -> RetrievalExecutionContext:
+        entry = contexts.get(id(runtime_config))
         if entry is None or entry[0] is not runtime_config:
-            if len(layered) > 16:
-                layered.clear()
+            if len(contexts) > 16:
+                contexts.clear()
             section = getattr(runtime_config, "retrieval", None)
             merged = pinned if section is None else merge_defaults(pinned, section)
-            entry = layered[id(runtime_config)] = (runtime_config, merged)
+            entry = contexts[id(runtime_config)] = (runtime_config, provider_context(merged))
         return entry[1]
 
     async def search(input: Any, ctx: ExecutionContext) -> RetrievalSearchOutput:
-        return await execute_search(providers, input, merged_with(ctx.config), ctx.signal)
+        context = context_for(ctx.config)
+        if ctx.signal is not None:
+            context = provider_context(context.defaults, ctx.signal)
+        return await execute_search(providers, input, context)
 
     return retrieval_search_node.define(RETRIEVAL_WORKER_TYPE, search, concurrency=concurrency)
