@@ -263,7 +263,9 @@ async def test_cancelled_waiter_keeps_its_slot_until_the_operations_ahead_end() 
     assert await _code(queue.enqueue({"sessionId": "other"}, never)) == "QUEUE_FULL"
     gate.set()
     await first
-    for _ in range(5):
+    for _ in range(100):  # the held slots are freed a few loop iterations after the lane frees up
+        if queue.pending == 0:
+            break
         await asyncio.sleep(0)
     assert queue.pending == 0 and ran == []
     assert (await client.load({"scope": scope})).items == ()  # the cancelled UPDATE never committed
