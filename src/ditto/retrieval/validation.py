@@ -35,9 +35,8 @@ __all__ = [
 ]
 
 _TARGET_FIELDS = frozenset({"name", "type", "namespace", "metadata"})
-_CANDIDATE_FIELDS = {"id": "id", "content": "content", "score": "score", "source": "source", "metadata": "metadata"}
+_CANDIDATE_FIELDS = frozenset({"id", "content", "score", "source", "metadata"})
 _SOURCE_FIELDS = frozenset({"target", "ref"})
-_isfinite = math.isfinite
 _OUTPUT_FIELDS = frozenset({"candidates", "strategy", "target", "metadata"})
 
 
@@ -72,21 +71,21 @@ def _fail_input(message: str) -> RetrievalError:
     return RetrievalError(INVALID_INPUT, message)
 
 
-def _parse_target(raw: Any, error: type[Exception] | None = None, *,
-                  code: str = INVALID_INPUT, where: str = "target") -> RetrievalTarget:
+def _parse_output_target(raw: Any) -> RetrievalTarget:
+    """The provider's output target, with the same shape rules as a request target."""
     fields = _fields(raw)
     if fields is None:
-        raise RetrievalError(code, f"{where} must be an object")
+        raise _fail_output("output target must be an object")
     unknown = set(fields) - _TARGET_FIELDS
     if unknown:
-        raise RetrievalError(code, f"{where} has unknown fields: {', '.join(sorted(map(str, unknown)))}")
+        raise _fail_output(f"output target has unknown fields: {', '.join(sorted(map(str, unknown)))}")
     if not _is_name(fields.get("name")):
-        raise RetrievalError(code, f"{where}.name must be a non-empty string")
+        raise _fail_output("output target.name must be a non-empty string")
     for name in ("type", "namespace"):
         if fields.get(name) is not None and not _is_name(fields[name]):
-            raise RetrievalError(code, f"{where}.{name} must be a non-empty string")
+            raise _fail_output(f"output target.{name} must be a non-empty string")
     if fields.get("metadata") is not None and not _is_object(fields["metadata"]):
-        raise RetrievalError(code, f"{where}.metadata must be an object")
+        raise _fail_output("output target.metadata must be an object")
     if isinstance(raw, RetrievalTarget):
         return raw
     return RetrievalTarget.model_validate({k: v for k, v in fields.items() if v is not None})
@@ -167,7 +166,7 @@ def _parse_candidate(raw: Any, index: int) -> RetrievalCandidate:
     fields = _fields(raw)
     if fields is None:
         raise _fail_output(f"candidate {index} is not an object")
-    if set(fields) - set(_CANDIDATE_FIELDS):
+    if set(fields) - _CANDIDATE_FIELDS:
         raise _fail_output(f"candidate {index} has unknown fields")
     if "content" not in fields:
         raise _fail_output(f"candidate {index} has no content")
@@ -278,7 +277,7 @@ def _parse_search_output(raw: Any) -> RetrievalSearchOutput:
     candidates = parse_candidates(fields["candidates"])
     if "target" not in fields:
         raise _fail_output("the provider output has no target")
-    target = _parse_target(fields["target"], code=INVALID_BACKEND_OUTPUT, where="output target")
+    target = _parse_output_target(fields["target"])
     strategy = fields.get("strategy")
     if strategy is not None and not _is_name(strategy):
         raise _fail_output("output strategy must be a non-empty string")
