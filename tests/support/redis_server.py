@@ -11,7 +11,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,8 +63,18 @@ def _cluster_port() -> int:
             return port
 
 
-def _start(directory: Path, extra: list[str], port: int | None = None) -> RedisServer:
-    port = port or free_port()
+def _start(directory: Path, extra: list[str], pick_port: Callable[[], int] = free_port) -> RedisServer:
+    """Start a server; another process may grab the free port first, so a few attempts are made."""
+    for attempt in range(3):
+        try:
+            return _start_once(directory, extra, pick_port())
+        except RuntimeError:
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _start_once(directory: Path, extra: list[str], port: int) -> RedisServer:
     args = [REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(directory),
             "--save", "", "--appendonly", "no", "--protected-mode", "no", *extra]
     with open(directory / "redis.log", "ab") as log:
@@ -108,7 +118,7 @@ def redis_cluster(masters: int = 3) -> Iterator[list[RedisServer]]:
             directory.mkdir()
             servers.append(_start(directory, ["--cluster-enabled", "yes", "--cluster-config-file",
                                               str(directory / "nodes.conf"), "--cluster-node-timeout", "5000"],
-                                  _cluster_port()))
+                                  _cluster_port))
         nodes = [f"127.0.0.1:{server.port}" for server in servers]
         subprocess.run([REDIS_CLI, "--cluster", "create", *nodes, "--cluster-replicas", "0", "--cluster-yes"],
                        capture_output=True, text=True, timeout=60, check=True)
