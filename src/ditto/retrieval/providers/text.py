@@ -68,7 +68,7 @@ class TextSearchOptions(DittoModel):
 class TextSearchProvider:
     """A ``RetrievalSearchProvider`` over a :class:`BM25Index` it owns (or was given)."""
 
-    strategies: tuple[str, ...] = ("bm25", "keyword")
+    strategies: tuple[str, ...] = tuple(_MODES)
 
     def __init__(self, index: BM25Index, options: TextSearchOptions | None = None) -> None:
         self._index = index
