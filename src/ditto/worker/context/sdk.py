@@ -9,9 +9,10 @@ read; a conflict is STATE_CONFLICT and is never retried here.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final, Literal, overload
 
+from ...config import RuntimeConfig
 from ...contracts import Context, ContextSelection
 from ...runtime import RuntimeClient
 from ...signal import CancelSignal
@@ -24,6 +25,7 @@ from .policy import resolve_policy
 from .ports import ContextServices, StoredContext, call_port, port_method, resolve_services
 from .scope import ContextScope, parse_scope
 from .select import SELECT_FIELDS, select_node
+from .stores.redis import create_redis_context_store
 from .update import UPDATE_FIELDS, update_node
 from .validation import optional_bool, optional_str, read_fields
 
@@ -68,8 +70,6 @@ _OPTION_FIELDS: Final = ("policy", "services", "redis", "services_factory", "con
 
 def resolve_options(options: Any = None, **overrides: Any) -> ContextOptions:
     """Options from a ``ContextOptions``, a dict, a ``RuntimeConfig`` or ``None``, plus keyword overrides."""
-    from ...config import RuntimeConfig
-
     if isinstance(options, RuntimeConfig):
         from .settings import context_options_from_config
 
@@ -89,10 +89,6 @@ def _with_redis(services: ContextServices, redis: Any) -> ContextServices:
         return services
     if services.state_store is not None:
         raise ContextError("INVALID_INPUT", "pass either redis or services.stateStore, not both")
-    from dataclasses import replace
-
-    from .stores.redis import create_redis_context_store
-
     fields = read_fields(redis, ("client", "ttl_ms", "key_prefix"), "redis")
     if fields.get("client") is None:
         raise ContextError("INVALID_INPUT", "redis.client is required")

@@ -9,10 +9,14 @@ becomes an in-memory store.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ...config import ContextWorkerConfig, RuntimeConfig
 from .ports import ContextServices, resolve_services
+from .queue import create_context_operation_queue
+from .sdk import ContextOptions
+from .stores.memory import create_in_memory_context_store
 
 __all__ = ["context_options_from_config"]
 
@@ -27,12 +31,6 @@ def context_options_from_config(config: RuntimeConfig | ContextWorkerConfig | No
     * ``queue{max_pending}`` → an operation queue.
     Explicit ``services`` win over what the config would create.
     """
-    from dataclasses import replace
-
-    from .queue import create_context_operation_queue
-    from .sdk import ContextOptions
-    from .stores.memory import create_in_memory_context_store
-
     section = config.context if isinstance(config, RuntimeConfig) else (config or ContextWorkerConfig())
     resolved = resolve_services(services)
     redis: dict[str, Any] | None = None

@@ -19,6 +19,7 @@ from ..errors import ContextError
 from ..items import trusted_context
 from ..ports import ContextCallOptions, StoredContext
 from ..scope import ContextScope, context_scope_key, parse_scope, scope_tuple
+from ..validation import read_fields
 from ._codec import dump_stored, load_stored, stored, version_prefix
 from .memory import DEFAULT_TTL_MS, MAX_TTL_MS
 
@@ -161,8 +162,6 @@ class RedisContextStore:
 def create_redis_context_store(client: RedisContextClient, options: Any = None, *, ttl_ms: int | None = None,
                                key_prefix: str | None = None) -> RedisContextStore:
     """Create the store; ``options`` may be ``config.context.cache`` or ``{"ttlMs":…, "keyPrefix":…}``."""
-    from ..validation import read_fields
-
     fields = {} if options is None else read_fields(options, ("ttl_ms", "key_prefix"), "options")
     return RedisContextStore(
         client,
