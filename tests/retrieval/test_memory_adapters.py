@@ -171,6 +171,36 @@ async def test_runtime_inherited_inside_worker_execution() -> None:
     await runtime2.close()
 
 
+async def test_reused_adapter_follows_the_current_execution() -> None:
+    """RET-7: an adapter built inside one worker call and kept for later calls uses the *current*
+    execution's runtime, so it carries the current call's signal, not the finished (and here
+    cancelled) first call's signal."""
+    import asyncio
+
+    fast = ListProvider([{"id": "m", "content": {"id": "m", "content": "hello"}}])
+    runtime = create_ditto(workers=[_retrieval_worker(fast)])
+    kept: list[RemoteRetrievalSearchProvider] = []
+    first_started = asyncio.Event()
+
+    async def handler(input: Any, ctx: ExecutionContext) -> Any:
+        if not kept:
+            kept.append(RemoteRetrievalSearchProvider(target={"name": "agent-memory"}))
+            first_started.set()
+            await asyncio.sleep(10)  # the first call is cancelled here
+        return [hit.memory.id for hit in await kept[0].search(MemorySearchInput(query="hello"))]
+
+    runtime.register(WorkerDefinition("APP", {"APP.RECALL": handler}))
+    controller = AbortController()
+    first = asyncio.create_task(runtime.invoke("APP.RECALL", {}, signal=controller.signal))
+    await first_started.wait()
+    controller.abort()
+    assert (await first).status == "cancelled"
+    later = await runtime.invoke("APP.RECALL", {})
+    assert later.status == "success" and later.output == ["m"], later.error
+    assert fast.calls[-1][1] is not None and fast.calls[-1][1].signal is None  # no stale signal
+    await runtime.close()
+
+
 async def test_in_process_adapter_over_vector_provider(store: SqliteMemoryStore) -> None:
     """RET-7: create_retrieval_memory_search_provider makes a RETRIEVAL provider MEMORY's search (no hop)."""
     model = CountingEmbedding(dimensions=64)

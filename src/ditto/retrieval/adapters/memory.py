@@ -1,9 +1,9 @@
 """MEMORY ⇄ RETRIEVAL adapters (RET-7, seed 000 "MEMORY 可选转接").
 
 * :class:`RemoteRetrievalSearchProvider` — a ``MemorySearchProvider`` that
-  calls ``RETRIEVAL.SEARCH`` through a runtime (local or HTTP-remote). Built
-  inside a worker execution it inherits that execution's runtime (and so its
-  signal) when ``runtime`` is omitted; an explicit runtime always wins.
+  calls ``RETRIEVAL.SEARCH`` through a runtime (local or HTTP-remote). Without
+  ``runtime`` it inherits the runtime of the worker execution it runs in (and
+  so that call's signal); an explicit runtime always wins.
 * :func:`create_retrieval_memory_search_provider` — the same mapping, but
   calling a ``RetrievalSearchProvider`` in process.
 * :func:`create_memory_retrieval_provider` — the other direction: a MEMORY
@@ -131,20 +131,21 @@ def _check_target(target: RetrievalTarget | Mapping[str, Any]) -> RetrievalTarge
 class RemoteRetrievalSearchProvider:
     """A ``MemorySearchProvider`` delegating to ``RETRIEVAL.SEARCH`` through a runtime.
 
-    ``runtime`` defaults to the runtime of the worker execution this object is
-    created in (``current_execution()``), else to the one running when
-    ``search`` is called; with neither, searching fails with
-    ``MEMORY_BACKEND_ERROR``. Do not point it at a RETRIEVAL provider that
-    itself calls back into this MEMORY.SEARCH.
+    Without ``runtime``: the runtime of the worker execution running ``search``
+    (``current_execution()``), else the one the object was created in; with
+    neither, searching fails with ``MEMORY_BACKEND_ERROR``. The *current*
+    execution comes first because an execution's runtime carries that call's
+    signal: an adapter kept from an earlier (possibly cancelled) call must not
+    pass the old signal on. Do not point it at a RETRIEVAL provider that itself
+    calls back into this MEMORY.SEARCH.
     """
 
     def __init__(self, *, target: RetrievalTarget | Mapping[str, Any], runtime: RuntimeClient | None = None,
                  map_output: MapOutput | None = None) -> None:
         self.target = _check_target(target)
-        if runtime is None:
-            execution = current_execution()
-            runtime = execution.runtime if execution is not None else None
         self._runtime = runtime
+        execution = current_execution() if runtime is None else None
+        self._created_in = execution.runtime if execution is not None else None
         self._map_output = map_output
 
     async def search(self, input: MemorySearchInput | Mapping[str, Any],
@@ -153,7 +154,7 @@ class RemoteRetrievalSearchProvider:
         runtime = self._runtime
         if runtime is None:
             execution = current_execution()
-            runtime = execution.runtime if execution is not None else None
+            runtime = execution.runtime if execution is not None else self._created_in
         if runtime is None:
             raise _memory_failure()
         signal: CancelSignal | None = options.signal if options is not None else None
