@@ -12,12 +12,13 @@ import contextlib
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from .net import free_port
 
 PG_BIN = Path(os.environ.get("DITTO_TEST_PG_BIN", "/usr/lib/postgresql/15/bin"))
 
@@ -33,12 +34,6 @@ class PostgresServer:
     @property
     def dsn(self) -> str:
         return f"host={self.host} port={self.port} user={self.user} dbname={self.dbname}"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _os_user() -> str | None:
@@ -70,7 +65,7 @@ def running_postgres() -> Iterator[PostgresServer]:
         info = pwd.getpwnam(user)
         for path in (root, socket_dir):
             os.chown(path, info.pw_uid, info.pw_gid)
-    port = _free_port()
+    port = free_port()
     started = False
     try:
         _run([str(PG_BIN / "initdb"), "-D", str(data_dir), "-A", "trust", "-U", "ditto", "--no-sync",
