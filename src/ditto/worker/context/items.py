@@ -1,7 +1,7 @@
 """Frozen context items and what we remember about them.
 
-Items this package creates are immutable (content and metadata frozen with
-``freeze_json``), so anything derived from them never changes: the JSON size
+Items this package creates are immutable (content and metadata frozen by
+``read_json``), so anything derived from them never changes: the JSON size
 (for the inline limit and the default token estimator) and the query terms
 (for the default SELECT score). Those facts are computed once per item and
 kept in a registry keyed by object identity and dropped when the item is
@@ -75,8 +75,7 @@ class MetaFacts(NamedTuple):
 
 
 def _number(value: Any) -> float:
-    if (type(value) is int or type(value) is float or isinstance(value, (int, float))) \
-            and not isinstance(value, bool) and math.isfinite(value):
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
         return float(value)
     return 0.0
 
