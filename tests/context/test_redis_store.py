@@ -96,6 +96,28 @@ async def test_script_is_loaded_on_demand(redis_client: Redis) -> None:
     assert await redis_client.script_exists(CAS_SCRIPT_SHA) == [True]
 
 
+async def test_a_get_and_eval_adapter_is_enough(redis_client: Redis) -> None:
+    """CX-11: like the seed's "get/eval 两个转发函数", a client with only get() and eval() works (no evalsha)."""
+
+    class GetEvalOnly:
+        async def get(self, name: str) -> Any:
+            return await redis_client.get(name)
+
+        async def eval(self, script: str, numkeys: int, *keys_and_args: Any) -> Any:
+            return await redis_client.eval(script, numkeys, *keys_and_args)
+
+    store = create_redis_context_store(GetEvalOnly(), {"keyPrefix": "adapter:"})
+    scope = {"sessionId": "adapter"}
+    first = await store.compare_and_set(scope, None, {"items": [{"id": "a", "content": 1}]})
+    assert await _code(store.compare_and_set(scope, None, {"items": []})) == "STATE_CONFLICT"
+    client = create_context(services={"stateStore": store})
+    await client.update({"scope": scope, "expectedVersion": first.version, "add": [{"id": "b", "content": 2}]})
+    latest = await store.get(scope)
+    assert latest is not None and [item.id for item in latest.context.items] == ["a", "b"]
+    with pytest.raises(ContextError):
+        create_redis_context_store(object())
+
+
 async def test_runtime_close_does_not_close_the_client(redis_client: Redis) -> None:
     """CX-11: the application owns the client; runtime.close() leaves it open."""
     runtime = create_ditto(workers=[create_context_worker(redis={"client": redis_client, "ttlMs": 60000})])

@@ -50,11 +50,14 @@ CAS_SCRIPT_SHA: Final = hashlib.sha1(CAS_SCRIPT.encode("utf-8")).hexdigest()
 
 
 class RedisContextClient(Protocol):
-    """What the store uses of a ``redis.asyncio.Redis`` / ``RedisCluster`` client."""
+    """What the store needs of a client: redis-py's ``get`` and ``eval`` signatures.
+
+    ``redis.asyncio.Redis`` / ``RedisCluster`` fit as they are; any other client
+    is adapted with these two forwarding methods, as the seed says. When the
+    client also has ``evalsha`` the script is sent by hash (``EVAL`` on NOSCRIPT).
+    """
 
     async def get(self, name: str) -> Any: ...
-
-    async def evalsha(self, sha: str, numkeys: int, *keys_and_args: Any) -> Any: ...
 
     async def eval(self, script: str, numkeys: int, *keys_and_args: Any) -> Any: ...
 
@@ -70,8 +73,8 @@ class RedisContextStore:
     def __init__(self, client: RedisContextClient, *, ttl_ms: int = DEFAULT_TTL_MS,
                  key_prefix: str = DEFAULT_KEY_PREFIX) -> None:
         if client is None or not callable(getattr(client, "get", None)) \
-                or not callable(getattr(client, "evalsha", None)):
-            raise ContextError("INVALID_INPUT", "the Redis store needs a redis.asyncio client")
+                or not callable(getattr(client, "eval", None)):
+            raise ContextError("INVALID_INPUT", "the Redis store needs a client with get() and eval()")
         if isinstance(ttl_ms, bool) or not isinstance(ttl_ms, int) or not 1 <= ttl_ms <= MAX_TTL_MS:
             raise ContextError("INVALID_INPUT", f"ttlMs must be an integer from 1 to {MAX_TTL_MS}")
         if not isinstance(key_prefix, str):
@@ -79,6 +82,8 @@ class RedisContextStore:
         from redis.exceptions import NoScriptError, RedisError, ResponseError
 
         self.client = client
+        evalsha = getattr(client, "evalsha", None)
+        self._evalsha = evalsha if callable(evalsha) else None
         # The last document this store wrote or read per key. When Redis returns exactly
         # these bytes again, the parsed (immutable) snapshot is reused instead of re-parsed.
         self._recent: OrderedDict[str, tuple[bytes, StoredContext]] = OrderedDict()
@@ -146,10 +151,13 @@ class RedisContextStore:
         expected = "" if expected_version is None else version_prefix(expected_version)
         args = (key, expected, document, self.ttl_ms)
         try:
-            try:
-                written = await self.client.evalsha(CAS_SCRIPT_SHA, 1, *args)
-            except self._no_script:
+            if self._evalsha is None:
                 written = await self.client.eval(CAS_SCRIPT, 1, *args)
+            else:
+                try:
+                    written = await self._evalsha(CAS_SCRIPT_SHA, 1, *args)
+                except self._no_script:
+                    written = await self.client.eval(CAS_SCRIPT, 1, *args)
         except (self._redis_error, OSError) as error:
             raise self._translate(error) from error
         if int(written) != 1:
