@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/retrieval_beir.py [--data /work/shared/datasets/scifact] [--rank-bm25-queries 60]
+    python bench/retrieval_beir.py [--data ../shared/datasets/scifact] [--rank-bm25-queries 60]
 
 Only the 300 test queries of ``qrels/test.tsv`` are used; documents are indexed as
 ``title + " " + text``. Everything runs single-threaded in one process, so the
@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-DEFAULT_DATA = Path("/work/shared/datasets/scifact")
+# The project's shared/ folder sits beside the repository checkout (as in CI).
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "scifact"
 
 
 @dataclass(frozen=True)
