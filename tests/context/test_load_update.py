@@ -64,6 +64,31 @@ async def test_resolve_references_in_input_order_keeping_identity() -> None:
     assert plain.items[0].content == {"uri": "urn:b"}
 
 
+async def test_unresolved_reference_items_may_exceed_the_inline_limit() -> None:
+    """CX-2 CX-4: "引用项允许超出" — an unresolved reference inlines nothing, so maxInlineBytes does not apply.
+
+    A resolved reference and any other item with a ``source`` carry inline content and are checked.
+    """
+    client = create_context(policy={"maxInlineBytes": 16})
+    long_uri = "data:text/plain;base64," + "A" * 200
+    loaded = await client.load({"sources": [{"uri": long_uri, "mediaType": "text/plain"}]})
+    item = loaded.items[0]
+    assert item.content == {"uri": long_uri, "mediaType": "text/plain"}
+    updated = await client.update({"context": loaded, "add": [{"id": "n", "content": "short"}]})
+    as_dicts = {"items": [{"id": item.id, "content": {"uri": long_uri, "mediaType": "text/plain"},
+                           "source": {"uri": long_uri, "mediaType": "text/plain"}}]}
+    assert (await client.select({"context": as_dicts, "purpose": "infer"})).selected_item_ids == (item.id,)
+    assert len((await client.compress({"context": updated, "maxItems": 2})).items) == 2
+    inline = {"id": "x", "content": "y" * 20, "source": {"uri": "urn:a"}}
+    assert await _code(client.load({"sources": [inline]})) == "INLINE_LIMIT_EXCEEDED"
+    other_uri = {"id": "x", "content": {"uri": long_uri}, "source": {"uri": "urn:other"}}
+    assert await _code(client.load({"sources": [other_uri]})) == "INLINE_LIMIT_EXCEEDED"
+    resolving = create_context(policy={"maxInlineBytes": 16},
+                               services={"referenceResolver": lambda reference: "z" * 20})
+    assert await _code(resolving.load({"sources": [{"uri": "urn:a"}], "resolveReferences": True})) == (
+        "INLINE_LIMIT_EXCEEDED")
+
+
 async def test_resolver_errors() -> None:
     """CX-4: RESOLVER_UNAVAILABLE, INVALID_PROVIDER_OUTPUT, INLINE_LIMIT_EXCEEDED from resolution."""
     sources = {"sources": [{"uri": "urn:x"}], "resolveReferences": True}

@@ -39,6 +39,7 @@ __all__ = [
     "context_memo",
     "facts",
     "is_trusted_context",
+    "is_unresolved_reference",
     "make_context",
     "make_item",
     "message_item",
@@ -398,6 +399,11 @@ def _reference_json(reference: Reference) -> FrozenDict:
     if reference.digest is not None:
         body["digest"] = reference.digest
     return FrozenDict(body)
+
+
+def is_unresolved_reference(item: ContextItem) -> bool:
+    """Whether ``item`` is a reference LOAD kept unresolved: its content is its own source's descriptor."""
+    return item.source is not None and item.content == _reference_json(item.source)
 
 
 def reference_item(reference: Reference, content: Any = None, *, resolved: bool = False) -> ContextItem:

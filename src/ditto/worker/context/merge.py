@@ -6,17 +6,21 @@ from collections.abc import Iterable
 
 from ...contracts import Context, ContextItem
 from .errors import ContextError
-from .items import context_facts, context_memo, facts
+from .items import context_facts, context_memo, facts, is_unresolved_reference
 from .policy import ContextPolicy
 
 __all__ = ["WorkingSet", "check_context_inline", "check_inline"]
 
 
 def check_inline(items: Iterable[ContextItem], policy: ContextPolicy, code: str = "INLINE_LIMIT_EXCEEDED") -> None:
-    """Every item's content must fit ``max_inline_bytes`` (JSON UTF-8 bytes)."""
+    """Every item's content must fit ``max_inline_bytes`` (JSON UTF-8 bytes).
+
+    Unresolved reference items are exempt ("引用项允许超出"): their content is
+    only the pointer (a long ``data:`` URI, say), no material is inlined.
+    """
     limit = policy.max_inline_bytes
     for item in items:
-        if facts(item).nbytes > limit:
+        if facts(item).nbytes > limit and not is_unresolved_reference(item):
             raise ContextError(code, f"item {item.id!r} has more than {limit} bytes of inline content")
 
 
