@@ -141,11 +141,21 @@ def _frozen(value: Any, depth: int) -> Any:
         if value.isascii() or _LONE_SURROGATE.search(value) is None:
             return value
         raise _NotJson
+    if value is None or kind is bool:
+        return value
+    if kind is int:
+        if -_DOUBLE_OVERFLOW < value < _DOUBLE_OVERFLOW:
+            return value
+        raise _NotJson
+    if kind is float:
+        if value - value == 0.0:  # false for inf and nan
+            return value
+        raise _NotJson
     if kind is dict or kind is FrozenDict:
         return _frozen_object(value, kind, depth)
     if kind is list or kind is tuple:
         return _frozen_array(value, kind, depth)
-    if kind is not int and kind is not float and isinstance(value, Mapping):
+    if isinstance(value, Mapping):
         return _frozen_object(value, kind, depth)
     if isinstance(value, (list, tuple)):
         return _frozen_array(value, kind, depth)
