@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ditto.contracts import Context, ContextItem, FrozenDict, js_json_dumps
+from ditto.contracts import Context, ContextItem, FrozenDict, InvalidJson, check_json, js_json_dumps, thaw_json
 from ditto.worker.context import (
     CONTEXT_ERROR_CODES,
     ContextError,
@@ -18,6 +18,7 @@ from ditto.worker.context import (
     create_context_execution,
 )
 from ditto.worker.context.items import facts
+from ditto.worker.context.validation import read_json
 
 
 async def _code(awaitable: Any) -> str:
@@ -264,3 +265,52 @@ async def test_item_size_is_js_json_utf8_bytes(content: Any) -> None:
     item = (await create_context().load({"sources": [{"id": "a", "content": content}]})).items[0]
     assert facts(item).nbytes == len(js_json_dumps(content).encode("utf-8"))
     assert facts(item).default_tokens == math.ceil(facts(item).nbytes / 4)
+
+
+_any_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**1030), 2**1030) | st.floats() | st.text(max_size=4)
+    | st.builds(object) | st.binary(max_size=2),
+    lambda children: st.lists(children, max_size=3) | st.tuples(children, children)
+    | st.dictionaries(st.text(max_size=2) | st.integers(0, 3), children, max_size=3),
+    max_leaves=10,
+)
+
+
+def _frozen_deep(value: Any) -> bool:
+    if isinstance(value, dict):
+        return isinstance(value, FrozenDict) and all(_frozen_deep(child) for child in value.values())
+    if isinstance(value, list):
+        return False
+    if isinstance(value, tuple):
+        return all(_frozen_deep(child) for child in value)
+    return True
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=_any_json)
+def test_read_json_accepts_exactly_finite_encodable_json_and_freezes_it(value: Any) -> None:
+    """CX-8: the one-pass check agrees with check_json, adds the UTF-8/double rules, and returns a frozen copy."""
+    try:
+        check_json(value)
+        encodable = js_json_dumps(value).encode("utf-8") is not None and all(
+            abs(number) < 2**1024 for number in _ints(value))
+    except (InvalidJson, UnicodeEncodeError, OverflowError):
+        encodable = False
+    try:
+        frozen = read_json(value, "value")
+    except ContextError as error:
+        assert error.code == "INVALID_INPUT" and not encodable
+        return
+    assert encodable and _frozen_deep(frozen) and thaw_json(frozen) == thaw_json(value)
+
+
+def _ints(value: Any) -> list[int]:
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int):
+        return [value]
+    if isinstance(value, dict):
+        return [n for child in value.values() for n in _ints(child)]
+    if isinstance(value, (list, tuple)):
+        return [n for child in value for n in _ints(child)]
+    return []
