@@ -319,7 +319,9 @@ def _plain_item(value: Any) -> ContextItem | None:
     item_id = value.get("id")
     if type(item_id) is not str or not item_id or not valid_text(item_id):
         return None
-    content = try_read_json(value["content"])
+    content = value["content"]
+    if type(content) is not str or not content.isascii():  # an ASCII str is valid and frozen as it is
+        content = try_read_json(content)
     metadata: Any = value.get("metadata")
     if metadata is not None:
         metadata = try_read_json(metadata) if isinstance(metadata, dict) else NOT_JSON
