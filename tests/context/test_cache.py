@@ -19,12 +19,7 @@ from ditto.worker.context import (
     create_context_operation_queue,
     create_in_memory_context_store,
 )
-
-
-async def _code(awaitable: Any) -> str:
-    with pytest.raises(ContextError) as caught:
-        await awaitable
-    return caught.value.code
+from tests.context.helpers import error_code, until
 
 
 class Clock:
@@ -39,21 +34,21 @@ async def test_scope_rules() -> None:
     """CX-9: scope needs one non-empty id, excludes context, and LOAD{scope} reads or CONTEXT_NOT_FOUND."""
     store = create_in_memory_context_store()
     client = create_context(services={"stateStore": store})
-    assert await _code(client.load({"scope": {}, "sources": []})) == "INVALID_INPUT"
-    assert await _code(client.load({"scope": {"sessionId": ""}, "sources": []})) == "INVALID_INPUT"
-    assert await _code(client.load({"scope": {"sessionId": 3}, "sources": []})) == "INVALID_INPUT"
+    assert await error_code(client.load({"scope": {}, "sources": []})) == "INVALID_INPUT"
+    assert await error_code(client.load({"scope": {"sessionId": ""}, "sources": []})) == "INVALID_INPUT"
+    assert await error_code(client.load({"scope": {"sessionId": 3}, "sources": []})) == "INVALID_INPUT"
     scope = {"session_id": "s", "turnId": "t"}
-    assert await _code(client.load({"scope": scope})) == "CONTEXT_NOT_FOUND"
-    assert await _code(client.update({"scope": scope, "add": []})) == "CONTEXT_NOT_FOUND"
-    assert await _code(client.select({"scope": scope, "purpose": "infer"})) == "CONTEXT_NOT_FOUND"
-    assert await _code(client.compress({"scope": scope})) == "CONTEXT_NOT_FOUND"
+    assert await error_code(client.load({"scope": scope})) == "CONTEXT_NOT_FOUND"
+    assert await error_code(client.update({"scope": scope, "add": []})) == "CONTEXT_NOT_FOUND"
+    assert await error_code(client.select({"scope": scope, "purpose": "infer"})) == "CONTEXT_NOT_FOUND"
+    assert await error_code(client.compress({"scope": scope})) == "CONTEXT_NOT_FOUND"
     assert await store.get(scope) is None  # nothing was created by a miss
-    assert await _code(client.update({"scope": scope, "context": {"items": []}})) == "INVALID_INPUT"
-    assert await _code(client.update({"context": {"items": []}, "expectedVersion": "v"})) == "INVALID_INPUT"
+    assert await error_code(client.update({"scope": scope, "context": {"items": []}})) == "INVALID_INPUT"
+    assert await error_code(client.update({"context": {"items": []}, "expectedVersion": "v"})) == "INVALID_INPUT"
     await client.load({"scope": scope, "sources": [{"id": "a", "content": 1}]})
     assert [i.id for i in (await client.load({"scope": scope})).items] == ["a"]
     # Each field is part of the key: no fallback from a turn to its session.
-    assert await _code(client.load({"scope": {"sessionId": "s"}})) == "CONTEXT_NOT_FOUND"
+    assert await error_code(client.load({"scope": {"sessionId": "s"}})) == "CONTEXT_NOT_FOUND"
     assert context_scope_key({"sessionId": "a"}) != context_scope_key({"turnId": "a"})
     assert context_scope_key(ContextScope(session_id="a")).startswith("ditto:context:")
     # LOAD{scope, sources: []} empties the scope explicitly.
@@ -67,8 +62,8 @@ async def test_scoped_read_and_resolve_references() -> None:
     scope = {"sessionId": "read"}
     await client.load({"scope": scope, "sources": [{"id": "a", "content": 1}]})
     assert [i.id for i in (await client.load({"scope": scope, "resolveReferences": False})).items] == ["a"]
-    assert await _code(client.load({"scope": scope, "resolveReferences": True})) == "INVALID_INPUT"
-    assert await _code(client.load({"scope": scope, "resolveReferences": "yes"})) == "INVALID_INPUT"
+    assert await error_code(client.load({"scope": scope, "resolveReferences": True})) == "INVALID_INPUT"
+    assert await error_code(client.load({"scope": scope, "resolveReferences": "yes"})) == "INVALID_INPUT"
 
 
 async def test_scoped_writes_use_cas_on_the_version_read() -> None:
@@ -85,11 +80,11 @@ async def test_scoped_writes_use_cas_on_the_version_read() -> None:
                                    "add": [{"id": "c", "content": 3}]})
     second = await store.get(scope)
     assert second is not None and second.version != first.version and second.context == updated
-    assert await _code(client.update({"scope": scope, "expectedVersion": first.version, "add": []})) == (
+    assert await error_code(client.update({"scope": scope, "expectedVersion": first.version, "add": []})) == (
         "STATE_CONFLICT")
-    assert await _code(client.select({"scope": scope, "expectedVersion": first.version,
+    assert await error_code(client.select({"scope": scope, "expectedVersion": first.version,
                                       "purpose": "infer"})) == "STATE_CONFLICT"
-    assert await _code(client.load({"scope": scope, "expectedVersion": first.version,
+    assert await error_code(client.load({"scope": scope, "expectedVersion": first.version,
                                     "sources": []})) == "STATE_CONFLICT"
     compressed = await client.compress({"scope": scope, "maxItems": 1})
     assert [i.id for i in compressed.items] == ["c"]  # the oldest groups go first
@@ -109,14 +104,14 @@ async def test_scoped_writes_use_cas_on_the_version_read() -> None:
 
     racing = create_context(services={"stateStore": Racing()})
     before = await store.get(scope)
-    assert await _code(racing.update({"scope": scope, "add": [{"id": "z", "content": 0}]})) == "STATE_CONFLICT"
+    assert await error_code(racing.update({"scope": scope, "add": [{"id": "z", "content": 0}]})) == "STATE_CONFLICT"
     after = await store.get(scope)
     assert after is not None and after.context == before.context  # no retry, nothing of ours written
 
 
 async def test_missing_store_and_cancel_before_commit() -> None:
     """CX-9: no store → STATE_STORE_UNAVAILABLE; a cancelled call does not commit."""
-    assert await _code(create_context().update({"scope": {"sessionId": "x"}, "add": []})) == (
+    assert await error_code(create_context().update({"scope": {"sessionId": "x"}, "add": []})) == (
         "STATE_STORE_UNAVAILABLE")
     store = create_in_memory_context_store()
     controller = AbortController()
@@ -140,8 +135,8 @@ async def test_in_memory_store_ttl_lru_and_eviction() -> None:
     store = create_in_memory_context_store({"ttlMs": 1000, "maxEntries": 2}, now=clock)
     a, b, c = {"sessionId": "a"}, {"sessionId": "b"}, {"sessionId": "c"}
     first = await store.compare_and_set(a, None, {"items": [{"id": "x", "content": [1]}]})
-    assert await _code(store.compare_and_set(a, None, Context())) == "STATE_CONFLICT"
-    assert await _code(store.compare_and_set(a, "other", Context())) == "STATE_CONFLICT"
+    assert await error_code(store.compare_and_set(a, None, Context())) == "STATE_CONFLICT"
+    assert await error_code(store.compare_and_set(a, "other", Context())) == "STATE_CONFLICT"
     again = await store.compare_and_set(a, first.version, first.context)
     assert again.version != first.version and len(again.version) == 36
     assert isinstance(again.context.items[0].content, tuple)  # immutable snapshot
@@ -157,7 +152,7 @@ async def test_in_memory_store_ttl_lru_and_eviction() -> None:
     clock.now += 5000
     await store.compare_and_set(b, None, Context())  # expired entries are cleared before LRU eviction
     assert len(store) == 1
-    assert await _code(store.compare_and_set(b, None, {"items": [{"id": "", "content": 1}]})) == "INVALID_INPUT"
+    assert await error_code(store.compare_and_set(b, None, {"items": [{"id": "", "content": 1}]})) == "INVALID_INPUT"
     for bad in ({"ttlMs": 0}, {"ttlMs": 2_147_483_648}, {"maxEntries": 0}, {"maxEntries": 2**53}):
         with pytest.raises(ContextError):
             create_in_memory_context_store(bad)
@@ -184,13 +179,13 @@ async def test_queue_serialises_per_scope_and_bounds_capacity() -> None:
     one = asyncio.create_task(queue.enqueue({"sessionId": "s"}, op("1", wait=True, fail=True)))
     two = asyncio.create_task(queue.enqueue({"sessionId": "s"}, op("2")))
     other = asyncio.create_task(queue.enqueue({"sessionId": "t"}, op("other")))
-    await asyncio.sleep(0.01)
+    await until(lambda: len(log) >= 3 and queue.pending == 2)
     assert log == ["start 1", "start other", "end other"]  # same scope waits, other scope runs
     assert await other == "other"
     three = asyncio.create_task(queue.enqueue({"sessionId": "s"}, op("3")))
     await asyncio.sleep(0)
     assert queue.pending == 3
-    assert await _code(queue.enqueue({"sessionId": "u"}, op("4"))) == "QUEUE_FULL"
+    assert await error_code(queue.enqueue({"sessionId": "u"}, op("4"))) == "QUEUE_FULL"
     gate.set()
     with pytest.raises(RuntimeError):
         await one
@@ -223,7 +218,7 @@ async def test_queue_checks_cancellation_at_enqueue_and_start() -> None:
     await asyncio.sleep(0)
     later.abort()
     assert queue.pending == 2
-    assert await _code(queue.enqueue({"sessionId": "x"}, never)) == "QUEUE_FULL"
+    assert await error_code(queue.enqueue({"sessionId": "x"}, never)) == "QUEUE_FULL"
     gate.set()
     await first
     with pytest.raises(CancelledBySignal):
@@ -252,7 +247,7 @@ async def test_cancelled_waiter_keeps_its_slot_until_the_operations_ahead_end() 
     controller = AbortController()
     through_sdk = asyncio.create_task(client.update({"scope": scope, "add": [{"id": "x", "content": 1}]},
                                                     signal=controller.signal))
-    await asyncio.sleep(0.01)
+    await until(lambda: queue.pending == 3)
     waiting.cancel()
     controller.abort()
     with pytest.raises(asyncio.CancelledError):
@@ -260,14 +255,11 @@ async def test_cancelled_waiter_keeps_its_slot_until_the_operations_ahead_end() 
     with pytest.raises(CancelledBySignal):
         await through_sdk
     assert queue.pending == 3
-    assert await _code(queue.enqueue({"sessionId": "other"}, never)) == "QUEUE_FULL"
+    assert await error_code(queue.enqueue({"sessionId": "other"}, never)) == "QUEUE_FULL"
     gate.set()
     await first
-    for _ in range(100):  # the held slots are freed a few loop iterations after the lane frees up
-        if queue.pending == 0:
-            break
-        await asyncio.sleep(0)
-    assert queue.pending == 0 and ran == []
+    await until(lambda: queue.pending == 0)  # the held slots are freed once the lane is free
+    assert ran == []
     assert (await client.load({"scope": scope})).items == ()  # the cancelled UPDATE never committed
 
 

@@ -8,13 +8,8 @@ import pytest
 
 from ditto.contracts import ContextItem, Message, Reference
 from ditto.signal import AbortController, CancelledBySignal
-from ditto.worker.context import ContextError, create_context
-
-
-async def _code(awaitable: Any) -> str:
-    with pytest.raises(ContextError) as caught:
-        await awaitable
-    return caught.value.code
+from ditto.worker.context import create_context
+from tests.context.helpers import error_code
 
 
 async def test_stable_ids_from_canonical_content() -> None:
@@ -80,24 +75,24 @@ async def test_unresolved_reference_items_may_exceed_the_inline_limit() -> None:
     assert (await client.select({"context": as_dicts, "purpose": "infer"})).selected_item_ids == (item.id,)
     assert len((await client.compress({"context": updated, "maxItems": 2})).items) == 2
     inline = {"id": "x", "content": "y" * 20, "source": {"uri": "urn:a"}}
-    assert await _code(client.load({"sources": [inline]})) == "INLINE_LIMIT_EXCEEDED"
+    assert await error_code(client.load({"sources": [inline]})) == "INLINE_LIMIT_EXCEEDED"
     other_uri = {"id": "x", "content": {"uri": long_uri}, "source": {"uri": "urn:other"}}
-    assert await _code(client.load({"sources": [other_uri]})) == "INLINE_LIMIT_EXCEEDED"
+    assert await error_code(client.load({"sources": [other_uri]})) == "INLINE_LIMIT_EXCEEDED"
     resolving = create_context(policy={"maxInlineBytes": 16},
                                services={"referenceResolver": lambda reference: "z" * 20})
-    assert await _code(resolving.load({"sources": [{"uri": "urn:a"}], "resolveReferences": True})) == (
+    assert await error_code(resolving.load({"sources": [{"uri": "urn:a"}], "resolveReferences": True})) == (
         "INLINE_LIMIT_EXCEEDED")
 
 
 async def test_resolver_errors() -> None:
     """CX-4: RESOLVER_UNAVAILABLE, INVALID_PROVIDER_OUTPUT, INLINE_LIMIT_EXCEEDED from resolution."""
     sources = {"sources": [{"uri": "urn:x"}], "resolveReferences": True}
-    assert await _code(create_context().load(sources)) == "RESOLVER_UNAVAILABLE"
+    assert await error_code(create_context().load(sources)) == "RESOLVER_UNAVAILABLE"
     bad = create_context(services={"referenceResolver": lambda reference: float("inf")})
-    assert await _code(bad.load(sources)) == "INVALID_PROVIDER_OUTPUT"
+    assert await error_code(bad.load(sources)) == "INVALID_PROVIDER_OUTPUT"
     big = create_context(policy={"maxInlineBytes": 10}, services={"referenceResolver": lambda ref: "x" * 20})
-    assert await _code(big.load(sources)) == "INLINE_LIMIT_EXCEEDED"
-    assert await _code(create_context(services={"referenceResolver": lambda ref: 1}).load(
+    assert await error_code(big.load(sources)) == "INLINE_LIMIT_EXCEEDED"
+    assert await error_code(create_context(services={"referenceResolver": lambda ref: 1}).load(
         {"resolveReferences": True, "scope": {"sessionId": "s"}})) in {"INVALID_INPUT", "STATE_STORE_UNAVAILABLE"}
 
     class Failing:
@@ -152,14 +147,14 @@ async def test_duplicate_and_missing_removal_policies() -> None:
     keep = create_context(policy={"duplicate": "keep-first"})
     assert [i.content for i in (await keep.update({"context": context, **add})).items] == [1, 2]
     reject = create_context(policy={"duplicate": "reject"})
-    assert await _code(reject.update({"context": context, **add})) == "DUPLICATE_ITEM"
-    assert await _code(reject.load({"sources": [*base, base[0]]})) == "DUPLICATE_ITEM"
+    assert await error_code(reject.update({"context": context, **add})) == "DUPLICATE_ITEM"
+    assert await error_code(reject.load({"sources": [*base, base[0]]})) == "DUPLICATE_ITEM"
     assert [i.id for i in (await replace.update({"context": context, "removeIds": ["zz"]})).items] == ["a", "b"]
     strict = create_context(policy={"missingRemoval": "reject"})
-    assert await _code(strict.update({"context": context, "removeIds": ["zz"]})) == "MISSING_ITEM"
-    assert await _code(replace.update({"context": context, "ingress": [{"id": "x", "content": 1}]})) == (
+    assert await error_code(strict.update({"context": context, "removeIds": ["zz"]})) == "MISSING_ITEM"
+    assert await error_code(replace.update({"context": context, "ingress": [{"id": "x", "content": 1}]})) == (
         "INVALID_INPUT")
-    assert await _code(replace.update({"add": []})) == "INVALID_INPUT"
+    assert await error_code(replace.update({"add": []})) == "INVALID_INPUT"
 
 
 async def test_typed_input_models_match_dicts() -> None:

@@ -19,12 +19,7 @@ from ditto.worker.context import (
 )
 from ditto.worker.context.items import facts
 from ditto.worker.context.validation import read_json
-
-
-async def _code(awaitable: Any) -> str:
-    with pytest.raises(ContextError) as caught:
-        await awaitable
-    return caught.value.code
+from tests.context.helpers import error_code
 
 
 def test_policy_defaults_and_bounds() -> None:
@@ -53,16 +48,17 @@ async def test_request_limits_and_tightening() -> None:
     assert len(wide.selected_item_ids) == 3  # the policy's 3, not the request's million
     assert (await client.compress({"context": context, "maxItems": 0})).items == ()  # nothing protected
     for field, value in (("limit", -1), ("limit", 1_000_001), ("maxTokens", 2.0), ("limit", True)):
-        assert await _code(client.select({"context": context, "purpose": "infer", field: value})) == "INVALID_INPUT"
+        request = {"context": context, "purpose": "infer", field: value}
+        assert await error_code(client.select(request)) == "INVALID_INPUT"
 
 
 async def test_load_and_update_over_item_cap_fail() -> None:
     """CX-2: LOAD/UPDATE over maxItems fail with ITEM_LIMIT_EXCEEDED, never auto-compress."""
     client = create_context(policy={"maxItems": 2})
     sources = [{"id": f"i{n}", "content": n} for n in range(3)]
-    assert await _code(client.load({"sources": sources})) == "ITEM_LIMIT_EXCEEDED"
+    assert await error_code(client.load({"sources": sources})) == "ITEM_LIMIT_EXCEEDED"
     context = await client.load({"sources": sources[:2]})
-    assert await _code(client.update({"context": context, "add": [sources[2]]})) == "ITEM_LIMIT_EXCEEDED"
+    assert await error_code(client.update({"context": context, "add": [sources[2]]})) == "ITEM_LIMIT_EXCEEDED"
 
 
 async def test_inline_limit_counts_js_json_utf8_bytes() -> None:
@@ -71,7 +67,7 @@ async def test_inline_limit_counts_js_json_utf8_bytes() -> None:
     assert len(js_json_dumps(content).encode()) == 22
     assert (await create_context(policy={"maxInlineBytes": 22}).load(
         {"sources": [{"id": "a", "content": content}]})).items[0].content == content
-    assert await _code(create_context(policy={"maxInlineBytes": 21}).load(
+    assert await error_code(create_context(policy={"maxInlineBytes": 21}).load(
         {"sources": [{"id": "a", "content": content}]})) == "INLINE_LIMIT_EXCEEDED"
 
 
@@ -114,9 +110,9 @@ async def test_estimator_skipped_without_budget_and_checked_with_one() -> None:
     assert len((await free.select({"context": context, "purpose": "infer", "maxTokens": 0})).selected_item_ids) == 2
     for bad in (-1, 1.5, True, 2**53, "3", None):
         broken = create_context(services={"tokenEstimator": lambda content, bad=bad: bad})
-        assert await _code(broken.select({"context": context, "purpose": "infer", "maxTokens": 5})) == (
+        assert await error_code(broken.select({"context": context, "purpose": "infer", "maxTokens": 5})) == (
             "INVALID_PROVIDER_OUTPUT")
-        assert await _code(broken.compress({"context": context, "maxTokens": 5})) == "INVALID_PROVIDER_OUTPUT"
+        assert await error_code(broken.compress({"context": context, "maxTokens": 5})) == "INVALID_PROVIDER_OUTPUT"
 
 
 async def test_validation_codes() -> None:
@@ -141,12 +137,12 @@ async def test_validation_codes() -> None:
         [],
     ]
     for case in cases:
-        assert await _code(client.load(case)) == "INVALID_INPUT", case
+        assert await error_code(client.load(case)) == "INVALID_INPUT", case
     duplicate = {"items": [{"id": "a", "content": 1}, {"id": "a", "content": 2}]}
-    assert await _code(client.select({"context": duplicate, "purpose": "infer"})) == "INVALID_INPUT"
-    assert await _code(client.select({"context": {"items": []}, "purpose": "learn"})) == "INVALID_INPUT"
-    assert await _code(client.execute("CONTEXT.DELETE", {})) == "UNKNOWN_NODE"
-    assert await _code(client.select({"context": {"items": []}, "purpose": "infer",
+    assert await error_code(client.select({"context": duplicate, "purpose": "infer"})) == "INVALID_INPUT"
+    assert await error_code(client.select({"context": {"items": []}, "purpose": "learn"})) == "INVALID_INPUT"
+    assert await error_code(client.execute("CONTEXT.DELETE", {})) == "UNKNOWN_NODE"
+    assert await error_code(client.select({"context": {"items": []}, "purpose": "infer",
                                       "strategy": {"kind": "magic"}})) == "STRATEGY_UNAVAILABLE"
 
 
@@ -242,10 +238,10 @@ async def test_unencodable_deep_or_huge_json_is_invalid_input() -> None:
         [{"id": "a", "content": 10**400}],
     ]
     for sources in bad_sources:
-        assert await _code(client.load({"sources": sources})) == "INVALID_INPUT"
-    assert await _code(client.select({"context": {"items": []}, "purpose": "infer", "query": deep})) == (
+        assert await error_code(client.load({"sources": sources})) == "INVALID_INPUT"
+    assert await error_code(client.select({"context": {"items": []}, "purpose": "infer", "query": deep})) == (
         "INVALID_INPUT")
-    assert await _code(client.load({"scope": {"sessionId": "\ud800"}})) == "INVALID_INPUT"
+    assert await error_code(client.load({"scope": {"sessionId": "\ud800"}})) == "INVALID_INPUT"
     ok = await client.load({"sources": [{"id": "é😀", "content": {"k": ["ü", 2**60, 1.5]}}]})
     assert ok.items[0].content == {"k": ("ü", 2**60, 1.5)}
 

@@ -25,15 +25,10 @@ from ditto.worker.context import (
     create_redis_context_store,
 )
 from ditto.worker.context.stores import CAS_SCRIPT_SHA
+from tests.context.helpers import error_code
 from tests.support.redis_server import RedisServer, redis_cluster, redis_server
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-async def _code(awaitable: Any) -> str:
-    with pytest.raises(ContextError) as caught:
-        await awaitable
-    return caught.value.code
 
 
 async def test_json_string_per_scope_versions_and_ttl(redis_client: Redis) -> None:
@@ -49,16 +44,16 @@ async def test_json_string_per_scope_versions_and_ttl(redis_client: Redis) -> No
     assert await redis_client.type(key) == b"string"
     document = json.loads(raw)
     assert document == {"version": first.version, "context": {"items": [{"id": "a", "content": {"é": [1, 2.5]}}]}}
-    assert await _code(store.compare_and_set(scope, None, Context())) == "STATE_CONFLICT"
-    assert await _code(store.compare_and_set(scope, "not-the-version", Context())) == "STATE_CONFLICT"
+    assert await error_code(store.compare_and_set(scope, None, Context())) == "STATE_CONFLICT"
+    assert await error_code(store.compare_and_set(scope, "not-the-version", Context())) == "STATE_CONFLICT"
     await redis_client.pexpire(key, 2000)
     fetched = await store.get(scope)
     assert fetched == first and await redis_client.pttl(key) <= 2000  # a read does not extend the TTL
     second = await store.compare_and_set(scope, first.version, fetched.context)
     assert second.version != first.version and 2000 < await redis_client.pttl(key) <= 5000  # a write resets it
-    assert await _code(store.compare_and_set(scope, first.version, Context())) == "STATE_CONFLICT"  # no ABA
+    assert await error_code(store.compare_and_set(scope, first.version, Context())) == "STATE_CONFLICT"  # no ABA
     await redis_client.delete(key)
-    assert await _code(store.compare_and_set(scope, second.version, Context())) == "STATE_CONFLICT"  # expired
+    assert await error_code(store.compare_and_set(scope, second.version, Context())) == "STATE_CONFLICT"  # expired
     prefixed = create_redis_context_store(redis_client, {"keyPrefix": "app:", "ttlMs": 100})
     await prefixed.compare_and_set(scope, None, Context())
     assert await redis_client.exists(context_scope_key(scope, "app:")) == 1
@@ -79,12 +74,12 @@ async def test_corrupt_state_is_invalid_state(redis_client: Redis) -> None:
                   '{"version":"v","context":{"items":[{"id":"a","content":"\\ud800"}]}}',
                   '{"version":"v","context":{"items":[{"id":"a","content":1e400}]}}'):
         await redis_client.set(key, value)
-        assert await _code(store.get(scope)) == "INVALID_STATE"
-        assert await _code(client.load({"scope": scope})) == "INVALID_STATE"
-        assert await _code(client.update({"scope": scope, "add": []})) == "INVALID_STATE"
+        assert await error_code(store.get(scope)) == "INVALID_STATE"
+        assert await error_code(client.load({"scope": scope})) == "INVALID_STATE"
+        assert await error_code(client.update({"scope": scope, "add": []})) == "INVALID_STATE"
     await redis_client.delete(key)
     await redis_client.hset(key, "field", "value")
-    assert await _code(store.get(scope)) == "INVALID_STATE"
+    assert await error_code(store.get(scope)) == "INVALID_STATE"
 
 
 async def test_script_is_loaded_on_demand(redis_client: Redis) -> None:
@@ -109,7 +104,7 @@ async def test_a_get_and_eval_adapter_is_enough(redis_client: Redis) -> None:
     store = create_redis_context_store(GetEvalOnly(), {"keyPrefix": "adapter:"})
     scope = {"sessionId": "adapter"}
     first = await store.compare_and_set(scope, None, {"items": [{"id": "a", "content": 1}]})
-    assert await _code(store.compare_and_set(scope, None, {"items": []})) == "STATE_CONFLICT"
+    assert await error_code(store.compare_and_set(scope, None, {"items": []})) == "STATE_CONFLICT"
     client = create_context(services={"stateStore": store})
     await client.update({"scope": scope, "expectedVersion": first.version, "add": [{"id": "b", "content": 2}]})
     latest = await store.get(scope)
@@ -149,7 +144,7 @@ async def test_redis_cluster_three_masters() -> None:
             store = context.execution.services.state_store
             stale = await store.get(scopes[0])
             await context.update({"scope": scopes[0], "add": [{"id": "c", "content": 0}]})
-            assert await _code(store.compare_and_set(scopes[0], stale.version, Context())) == "STATE_CONFLICT"
+            assert await error_code(store.compare_and_set(scopes[0], stale.version, Context())) == "STATE_CONFLICT"
         finally:
             await client.aclose()
 

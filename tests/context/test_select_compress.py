@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,16 +18,12 @@ from ditto.worker.context import (
     is_protected_context_item,
 )
 from ditto.worker.context.items import QueryTerms, text_terms
+from tests.context.helpers import error_code
 
 
 def _tokens(item: ContextItem) -> int:
     return math.ceil(len(js_json_dumps(item.content).encode()) / 4)
 
-
-async def _code(awaitable: Any) -> str:
-    with pytest.raises(ContextError) as caught:
-        await awaitable
-    return caught.value.code
 
 
 async def test_infer_prefers_system_protected_and_goal() -> None:
@@ -98,8 +93,8 @@ async def test_provider_and_rag_strategies_route_to_services() -> None:
     context = await client.load({"sources": [{"id": "a", "content": 1}, {"id": "b", "content": 2}]})
     provider = {"context": context, "purpose": "infer", "strategy": {"kind": "provider", "name": "n"}}
     rag = {"context": context, "purpose": "infer", "strategy": {"kind": "rag", "corpus": {"uri": "urn:c"}}}
-    assert await _code(client.select(provider)) == "STRATEGY_UNAVAILABLE"
-    assert await _code(client.select(rag)) == "STRATEGY_UNAVAILABLE"
+    assert await error_code(client.select(provider)) == "STRATEGY_UNAVAILABLE"
+    assert await error_code(client.select(rag)) == "STRATEGY_UNAVAILABLE"
     seen: list[Any] = []
 
     async def selector(input: Any, options: Any) -> list[Any]:
@@ -116,10 +111,10 @@ async def test_provider_and_rag_strategies_route_to_services() -> None:
     assert (await both.select(rag)).selected_item_ids == ("fresh",)
     assert seen[0][:2] == ("n", "infer") and seen[1] == "urn:c"
     bad = create_context(services={"selector": lambda input: "nope"})
-    assert await _code(bad.select(provider)) == "INVALID_PROVIDER_OUTPUT"
+    assert await error_code(bad.select(provider)) == "INVALID_PROVIDER_OUTPUT"
     bad_item = create_context(services={"selector": lambda input: [{"id": "", "content": 1}]})
-    assert await _code(bad_item.select(provider)) == "INVALID_PROVIDER_OUTPUT"
-    assert await _code(client.select({**provider, "strategy": {"kind": "provider"}})) == "INVALID_INPUT"
+    assert await error_code(bad_item.select(provider)) == "INVALID_PROVIDER_OUTPUT"
+    assert await error_code(client.select({**provider, "strategy": {"kind": "provider"}})) == "INVALID_INPUT"
 
 
 async def test_compress_protects_and_keeps_groups() -> None:
@@ -139,8 +134,8 @@ async def test_compress_protects_and_keeps_groups() -> None:
     assert [item.id for item in three.items] == [ids[0], "call-req", "call-res", "vip", "pending"]
     two = await client.compress({"context": context, "maxItems": 4})
     assert [item.id for item in two.items] == [ids[0], "old", "vip", "pending"]
-    assert await _code(client.compress({"context": context, "maxItems": 1})) == "BUDGET_UNSATISFIABLE"
-    assert await _code(client.compress({"context": context, "maxTokens": 2})) == "BUDGET_UNSATISFIABLE"
+    assert await error_code(client.compress({"context": context, "maxItems": 1})) == "BUDGET_UNSATISFIABLE"
+    assert await error_code(client.compress({"context": context, "maxTokens": 2})) == "BUDGET_UNSATISFIABLE"
     assert (await client.compress({"context": context})).items == context.items
 
 
@@ -166,11 +161,11 @@ async def test_custom_compressor_output_is_checked() -> None:
     }
     for result in cases.values():
         custom = create_context(services={"compressor": compressor(result)})
-        assert await _code(custom.compress({"context": context, "maxItems": 3})) == "INVALID_PROVIDER_OUTPUT"
+        assert await error_code(custom.compress({"context": context, "maxItems": 3})) == "INVALID_PROVIDER_OUTPUT"
     summary = create_context(services={"compressor": compressor([items["p"], {"id": "z", "content": "sum"}])})
     assert [i.content for i in (await summary.compress({"context": context, "maxItems": 3})).items] == ["p", "sum"]
     never = create_context(services={"compressor": compressor([])})
-    assert await _code(never.compress({"context": context, "maxItems": 0})) == "BUDGET_UNSATISFIABLE"
+    assert await error_code(never.compress({"context": context, "maxItems": 0})) == "BUDGET_UNSATISFIABLE"
 
 
 def test_is_protected_context_item() -> None:

@@ -24,6 +24,7 @@ from ditto.worker.context import (
     run_rag_flow,
     run_skill_flow,
 )
+from tests.context.helpers import until
 
 
 async def test_four_nodes_and_error_codes_in_node_results() -> None:
@@ -109,7 +110,7 @@ async def test_concurrency_rejects_when_full_and_signal_reaches_ports() -> None:
         request = {"sources": [{"uri": "urn:x"}], "resolveReferences": True}
         controller = AbortController()
         first = asyncio.create_task(runtime.invoke("CONTEXT.LOAD", request, signal=controller.signal))
-        await asyncio.sleep(0.01)
+        await until(lambda: bool(seen))
         busy = await runtime.invoke("CONTEXT.LOAD", request)
         assert busy.status == "rejected"
         assert seen[0].signal is controller.signal and seen[0].runtime is not None
