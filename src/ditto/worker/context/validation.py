@@ -114,7 +114,6 @@ class _NotJson(Exception):
     """Raised by the fast walker; :func:`_explain` then finds the path and the reason."""
 
 
-
 def _scalar_ok(value: Any) -> bool:
     """Whether a non-container value is finite, encodable JSON (any subclass of the JSON types)."""
     if isinstance(value, str):
