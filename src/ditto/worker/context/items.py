@@ -485,6 +485,7 @@ class QueryTerms:
 
     def count(self, content: Any) -> int:
         text = content_text(content).lower()
+        length = len(text)
         found = 0
         for term, anywhere in self._plan:
             start = text.find(term)
@@ -496,8 +497,7 @@ class QueryTerms:
             size = len(term)
             while start >= 0:
                 end = start + size
-                if (start == 0 or not _term_char(text[start - 1])) and (end == len(text)
-                                                                        or not _term_char(text[end])):
+                if (start == 0 or not _term_char(text[start - 1])) and (end == length or not _term_char(text[end])):
                     found += 1
                     break
                 start = text.find(term, start + 1)
