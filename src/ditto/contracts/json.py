@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any, NoReturn, TypeAlias
 
 __all__ = [
+    "MAX_JSON_DEPTH",
     "FrozenDict",
     "InvalidJson",
     "JsonObject",
@@ -68,20 +69,47 @@ class FrozenDict(dict[str, Any]):
         return (FrozenDict, (dict(self),))
 
 
+#: Deeper values are refused: they would exhaust Python's stack in every recursive walk
+#: (freezing, serialising) and no real context or memory record nests this far.
+MAX_JSON_DEPTH = 256
+
+
 def check_json(value: Any, path: str = "") -> None:
-    """Raise :class:`InvalidJson` unless ``value`` is finite, acyclic JSON."""
-    _check(value, path, set())
+    """Raise :class:`InvalidJson` unless ``value`` is finite, acyclic JSON.
+
+    Also refused: strings that are not valid Unicode (lone surrogates cannot be
+    written as UTF-8), integers beyond a double's range (JavaScript could not
+    read them back) and nesting deeper than :data:`MAX_JSON_DEPTH`.
+    """
+    _check(value, path, set(), 0)
 
 
-def _check(value: Any, path: str, active: set[int]) -> None:
-    if value is None or isinstance(value, (bool, str)):
+def _check_text(text: str, path: str) -> None:
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidJson(path, "strings must be valid Unicode (no lone surrogates)") from None
+
+
+def _check(value: Any, path: str, active: set[int], depth: int) -> None:
+    if value is None or isinstance(value, bool):
+        return
+    if isinstance(value, str):
+        _check_text(value, path)
         return
     if isinstance(value, int):
+        try:
+            float(value)
+        except OverflowError:
+            raise InvalidJson(path, "integers must fit a double") from None
         return
     if isinstance(value, float):
         if not math.isfinite(value):
             raise InvalidJson(path, "numbers must be finite")
         return
+    if depth >= MAX_JSON_DEPTH:
+        raise InvalidJson(path, f"value is nested deeper than {MAX_JSON_DEPTH} levels")
     if isinstance(value, Mapping):
         ident = id(value)
         if ident in active:
@@ -90,7 +118,8 @@ def _check(value: Any, path: str, active: set[int]) -> None:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise InvalidJson(path, "object keys must be strings")
-            _check(item, f"{path}.{key}" if path else key, active)
+            _check_text(key, path)
+            _check(item, f"{path}.{key}" if path else key, active, depth + 1)
         active.discard(ident)
         return
     if isinstance(value, (list, tuple)):
@@ -99,7 +128,7 @@ def _check(value: Any, path: str, active: set[int]) -> None:
             raise InvalidJson(path, "value contains a cycle")
         active.add(ident)
         for index, item in enumerate(value):
-            _check(item, f"{path}[{index}]", active)
+            _check(item, f"{path}[{index}]", active, depth + 1)
         active.discard(ident)
         return
     raise InvalidJson(path, f"{type(value).__name__} is not a JSON value")
@@ -140,6 +169,9 @@ def js_json_dumps(value: Any) -> str:
 
     Used wherever the seed measures "JSON UTF-8 bytes" (inline limits, the
     default token estimator, stable ids), so sizes match the TypeScript original.
+    One known difference: non-integral floats in exponent form keep Python's
+    spelling (``1e-07`` where JavaScript writes ``1e-7``, ``1e-05`` for
+    ``0.00001``), a byte or two in rare values.
     """
     return json.dumps(_normalise_floats(value), ensure_ascii=False, separators=(",", ":"),
                       allow_nan=False)
