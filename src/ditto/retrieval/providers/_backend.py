@@ -9,15 +9,16 @@ caller).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import Final, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, Final, TypeVar
 
 from ...signal import CancelSignal
 from .._cancel import check_signal
-from ..errors import BACKEND_ERROR, RetrievalError
-from ..types import RetrievalExecutionContext
+from ..errors import BACKEND_ERROR, INVALID_INPUT, RetrievalError
+from ..types import RetrievalExecutionContext, RetrievalSearchInput
+from ..validation import coerce_input
 
-__all__ = ["backend_error", "check_signal", "context_signal", "run_blocking"]
+__all__ = ["backend_error", "begin_search", "check_signal", "context_signal", "query_text", "run_blocking"]
 
 T = TypeVar("T")
 
@@ -26,6 +27,23 @@ BACKEND_FAILED_MESSAGE: Final = "The search backend failed"
 
 def context_signal(context: RetrievalExecutionContext | None) -> CancelSignal | None:
     return context.signal if context is not None else None
+
+
+def begin_search(input: RetrievalSearchInput | Mapping[str, Any], context: RetrievalExecutionContext | None
+                 ) -> tuple[RetrievalSearchInput, CancelSignal | None]:
+    """What every backend search starts with: a validated request, and stop now if cancelled."""
+    request = coerce_input(input)
+    signal = context_signal(context)
+    check_signal(signal)
+    return request, signal
+
+
+def query_text(request: RetrievalSearchInput, backend: str) -> str:
+    """The query as text; full-text backends cannot search vectors or structured queries."""
+    text = request.query.content
+    if not isinstance(text, str):
+        raise RetrievalError(INVALID_INPUT, f"{backend} needs query.content to be a string")
+    return text
 
 
 def backend_error() -> RetrievalError:

@@ -42,8 +42,7 @@ from ..types import (
     RetrievalSearchInput,
     RetrievalSearchOutput,
 )
-from ..validation import coerce_input
-from ._backend import check_signal, context_signal, run_blocking
+from ._backend import begin_search, check_signal, run_blocking
 from .embedding import EmbeddingProvider, Vector, embed_contents, validate_vector
 
 __all__ = ["MilvusSearchOptions", "MilvusSearchProvider", "create_milvus_search_provider", "milvus_filter_expression",
@@ -164,9 +163,7 @@ class MilvusSearchProvider:
 
     async def search(self, input: RetrievalSearchInput | Mapping[str, Any],
                      context: RetrievalExecutionContext | None = None) -> RetrievalSearchOutput:
-        request = coerce_input(input)
-        signal = context_signal(context)
-        check_signal(signal)
+        request, signal = begin_search(input, context)
         expression = milvus_filter_expression(request.filter, self._options.filter_fields) if request.filter else ""
         limit = context_limit(request, context)
         vector = await self._query_vector(request.query.content, context)

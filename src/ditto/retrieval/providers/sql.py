@@ -48,8 +48,7 @@ from ..types import (
     RetrievalSearchInput,
     RetrievalSearchOutput,
 )
-from ..validation import coerce_input
-from ._backend import backend_error, check_signal, context_signal, run_blocking
+from ._backend import backend_error, begin_search, check_signal, query_text, run_blocking
 
 __all__ = ["SqlSearchOptions", "SqlSearchProvider", "create_sql_search_provider"]
 
@@ -169,12 +168,8 @@ class SqlSearchProvider:
 
     async def search(self, input: RetrievalSearchInput | Mapping[str, Any],
                      context: RetrievalExecutionContext | None = None) -> RetrievalSearchOutput:
-        request = coerce_input(input)
-        signal = context_signal(context)
-        check_signal(signal)
-        text = request.query.content
-        if not isinstance(text, str):
-            raise RetrievalError(INVALID_INPUT, "SQL full-text search needs query.content to be a string")
+        request, signal = begin_search(input, context)
+        text = query_text(request, "SQL full-text search")
         conditions = parse_filter(request.filter) if request.filter else ()
         columns = self._filter_columns(conditions)
         limit = context_limit(request, context)

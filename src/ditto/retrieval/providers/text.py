@@ -34,7 +34,7 @@ from ..defaults import context_limit
 from ..engines.analysis import TextAnalyzer
 from ..engines.bm25 import BM25Index, MatchMode, ProgressCallback, TextDocument
 from ..engines.filters import parse_filter
-from ..errors import INVALID_INPUT, STRATEGY_UNSUPPORTED, RetrievalError
+from ..errors import STRATEGY_UNSUPPORTED, RetrievalError
 from ..types import (
     RetrievalCandidate,
     RetrievalCandidateSource,
@@ -42,8 +42,7 @@ from ..types import (
     RetrievalSearchInput,
     RetrievalSearchOutput,
 )
-from ..validation import coerce_input
-from ._backend import check_signal, context_signal
+from ._backend import begin_search, check_signal, query_text
 
 __all__ = ["TextSearchOptions", "TextSearchProvider", "create_text_search_provider"]
 
@@ -88,12 +87,8 @@ class TextSearchProvider:
 
     async def search(self, input: RetrievalSearchInput | Mapping[str, Any],
                      context: RetrievalExecutionContext | None = None) -> RetrievalSearchOutput:
-        request = coerce_input(input)
-        signal = context_signal(context)
-        check_signal(signal)
-        query = request.query.content
-        if not isinstance(query, str):
-            raise RetrievalError(INVALID_INPUT, "The text provider needs query.content to be a string")
+        request, signal = begin_search(input, context)
+        query = query_text(request, "The text provider")
         strategy = request.strategy
         if strategy is None:
             strategy, mode = self._options.default_strategy, self._default_mode
