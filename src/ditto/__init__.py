@@ -4,8 +4,9 @@
 the optional RETRIEVAL package (``ditto.retrieval``) is never imported here.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
 
+from ._version import __version__
 from .config import RuntimeConfig, load_dotenv_mapping, load_runtime_config, load_runtime_config_file
 from .errors import ConfigError, DittoError, GraphError, RegistrationError, RoutingError, TransportError
 from .runtime import (
@@ -26,7 +27,6 @@ from .runtime import (
     node_descriptor,
 )
 from .signal import AbortController, CancelledBySignal, CancelSignal
-from .transport import HttpTransport, create_http_transport, create_worker_http_app
 from .worker.context import (
     ContextError,
     ContextScope,
@@ -57,10 +57,19 @@ from .worker.memory import (
     create_sqlite_memory_store,
 )
 
-try:
-    __version__ = version("pyditto")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
-    __version__ = "0.0.0"
+if TYPE_CHECKING:
+    from .transport import HttpTransport, create_http_transport, create_worker_http_app
+
+# The HTTP transport pulls in starlette and httpx (~150 ms); load it on first use only.
+_LAZY = {"HttpTransport", "create_http_transport", "create_worker_http_app"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from . import transport
+
+        return getattr(transport, name)
+    raise AttributeError(f"module 'ditto' has no attribute {name!r}")
 
 __all__ = [
     "AbortController",
