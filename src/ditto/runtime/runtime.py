@@ -77,6 +77,7 @@ class Runtime:
         self._idle = asyncio.Event()
         self._idle.set()
         self._closed = False
+        self._unbound_client = _BoundRuntime(self, None)
         for transport in transports:
             self.add_transport(transport)
 
@@ -198,6 +199,9 @@ class Runtime:
 
     async def _dispatch(self, replica: Replica, node: str, input: Any, signal: CancelSignal | None,
                         timeout: float | None, execution_id: str) -> NodeResult[Any]:
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                    or timeout <= 0):
+            raise RoutingError("INVALID_INPUT", "timeout must be a positive number of seconds")
         self._inflight += 1
         self._idle.clear()
         replica.active += 1
@@ -215,11 +219,11 @@ class Runtime:
     async def _run_local(self, replica: LocalReplica, node: str, input: Any, signal: CancelSignal | None,
                          timeout: float | None, execution_id: str) -> NodeResult[Any]:
         if timeout is not None:
-            if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-                raise RoutingError("INVALID_INPUT", "timeout must be a positive number of seconds")
             signal = CancelSignal.any([signal, CancelSignal.timeout(timeout)])
-        context = ExecutionContext(execution_id, node, replica.worker_type, replica.address, signal,
-                                   _BoundRuntime(self, signal), self.config)
+        # Handlers that delegate without a signal share one client (most calls have no signal).
+        client = self._unbound_client if signal is None else _BoundRuntime(self, signal)
+        context = ExecutionContext(execution_id, node, replica.definition.type, replica.address, signal, client,
+                                   self.config)
         token = _current.set(context)
         try:
             if signal is None:
