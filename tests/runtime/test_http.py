@@ -6,6 +6,8 @@ import asyncio
 import json
 import os
 import signal
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
@@ -20,13 +22,25 @@ from ditto import (
     create_http_transport,
     create_worker_http_app,
 )
-from ditto.runtime import ExecutionContext
+from ditto.runtime import ExecutionContext, Runtime
 
 from ..support.ditto_serve import ditto_serve
 from ..support.uvicorn_thread import serve_app
 from .workers import make
 
 TOKEN = "test-token-0123456789"
+
+
+@asynccontextmanager
+async def serve_and_call(server: Runtime) -> AsyncIterator[Runtime]:
+    """Serve ``server`` over real HTTP; yield a caller runtime with its (single) worker registered remotely."""
+    async with serve_app(create_worker_http_app(server, token=TOKEN)) as url, \
+            create_http_transport(id="svc", url=url, token=TOKEN) as transport:
+        caller = create_ditto(transports=[transport])
+        (worker,) = await transport.workers()
+        caller.register_remote(address=worker["address"], transport_id="svc", capabilities=worker["capabilities"])
+        yield caller
+
 
 
 async def test_remote_call_matches_local() -> None:
@@ -105,18 +119,13 @@ async def test_bad_requests_get_documented_statuses() -> None:
 async def test_non_serialisable_output_is_an_error_result() -> None:
     """RT-6: a handler output that JSON cannot carry becomes OUTPUT_NOT_SERIALIZABLE; the server keeps serving."""
     server = create_ditto(workers=make())
-    async with serve_app(create_worker_http_app(server, token=TOKEN)) as url:
-        transport = create_http_transport(id="svc", url=url, token=TOKEN)
-        caller = create_ditto(transports=[transport])
-        (worker,) = await transport.workers()
-        caller.register_remote(address=worker["address"], transport_id="svc", capabilities=worker["capabilities"])
+    async with serve_and_call(server) as caller:
         bad = await caller.invoke("TEST.BAD_OUTPUT", None)
         assert bad.status == "error" and bad.error is not None and bad.error.code == "OUTPUT_NOT_SERIALIZABLE"
         assert (await caller.invoke("TEST.ECHO", 1)).output == 1
         with pytest.raises(TransportError) as unsendable:
             await caller.invoke("TEST.ECHO", {"x": object()})
         assert unsendable.value.code == "TRANSPORT_INVALID_INPUT"
-        await transport.aclose()
 
 
 async def test_client_timeout_and_cancel_stop_waiting_only() -> None:
@@ -129,15 +138,10 @@ async def test_client_timeout_and_cancel_stop_waiting_only() -> None:
         return "late"
 
     server = create_ditto(workers=[WorkerDefinition("S", {"S.SLOW": slow})])
-    async with serve_app(create_worker_http_app(server, token=TOKEN)) as url:
-        transport = create_http_transport(id="svc", url=url, token=TOKEN)
-        caller = create_ditto(transports=[transport])
-        caller.register_remote(address=(await transport.workers())[0]["address"], transport_id="svc",
-                               capabilities=["S.SLOW"])
+    async with serve_and_call(server) as caller:
         timed = await caller.invoke("S.SLOW", None, timeout=0.05)
         assert timed.status == "timeout" and timed.error is not None and timed.error.code == "TIMEOUT"
         await asyncio.wait_for(finished.wait(), 2)
-        await transport.aclose()
 
 
 async def test_unreachable_replica_raises_transport_error() -> None:
@@ -232,33 +236,23 @@ async def test_remote_replica_rejects_when_full() -> None:
         return "ok"
 
     server = create_ditto(workers=[WorkerDefinition("H", {"H.HOLD": hold}, concurrency=1)])
-    async with serve_app(create_worker_http_app(server, token=TOKEN)) as url:
-        transport = create_http_transport(id="svc", url=url, token=TOKEN)
-        caller = create_ditto(transports=[transport])
-        caller.register_remote(address=(await transport.workers())[0]["address"], transport_id="svc",
-                               capabilities=["H.HOLD"])
+    async with serve_and_call(server) as caller:
         first = asyncio.create_task(caller.invoke("H.HOLD", None))
         await asyncio.sleep(0.05)
         second = await caller.invoke("H.HOLD", None)
         assert second.status == "rejected" and second.error is not None and second.error.code == "WORKER_BUSY"
         gate.set()
         assert (await first).output == "ok"
-        await transport.aclose()
 
 
 async def test_closed_server_runtime_answers_503() -> None:
     """RT-6: after runtime.close() the app refuses new calls (TransportError TRANSPORT_UNAVAILABLE)."""
     server = create_ditto(workers=make())
-    async with serve_app(create_worker_http_app(server, token=TOKEN)) as url:
-        transport = create_http_transport(id="svc", url=url, token=TOKEN)
-        caller = create_ditto(transports=[transport])
-        caller.register_remote(address=(await transport.workers())[0]["address"], transport_id="svc",
-                               capabilities=["TEST.ECHO"])
+    async with serve_and_call(server) as caller:
         await server.close()
         with pytest.raises(TransportError) as closed:
             await caller.invoke("TEST.ECHO", 1)
         assert closed.value.code == "TRANSPORT_UNAVAILABLE"
-        await transport.aclose()
 
 
 async def test_wrong_address_is_unknown_node() -> None:
