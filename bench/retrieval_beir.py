@@ -128,7 +128,7 @@ def bench_rank_bm25(data: Dataset, subset: int) -> Row:
     import numpy as np
     from rank_bm25 import BM25Okapi
 
-    from ditto.retrieval.engines.analysis import TextAnalyzer
+    from ditto.text import TextAnalyzer
 
     # Same tokens as bm25s: Lucene English stop words + Snowball English stemmer.
     analyzer = TextAnalyzer(stopwords="english", stemmer="english", cjk=False)

@@ -4,7 +4,7 @@
 English/CJK analyzer, metadata filters, incremental changes and save/load.
 """
 
-from .analysis import TextAnalyzer
+from ...text.analysis import TextAnalyzer
 from .bm25 import BM25Index, IndexedDocument, MatchMode, ProgressCallback, TextDocument
 from .filters import FILTER_OPERATORS, FilterCondition, parse_filter
 

@@ -34,9 +34,9 @@ import numpy.typing as npt
 from pydantic import Field, ValidationError
 
 from ...contracts import DittoModel, FrozenDict, InvalidJson, check_json, freeze_json, thaw_json
+from ...text.analysis import TextAnalyzer
 from ..errors import INVALID_INPUT, RetrievalError
 from ..filters import equality_key
-from .analysis import TextAnalyzer
 from .filters import FilterCondition
 
 __all__ = ["BM25Index", "IndexedDocument", "MatchMode", "ProgressCallback", "TextDocument"]

@@ -30,8 +30,8 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from ...contracts import DittoModel
+from ...text.analysis import TextAnalyzer
 from ..defaults import context_limit
-from ..engines.analysis import TextAnalyzer
 from ..engines.bm25 import BM25Index, MatchMode, ProgressCallback, TextDocument
 from ..engines.filters import parse_filter
 from ..errors import STRATEGY_UNSUPPORTED, RetrievalError

@@ -1,11 +1,18 @@
-"""Text analysis for the embedded BM25 engine: the same pipeline for documents and queries.
+"""Text analysis: what a "term" is, for every worker that scores text lexically.
+
+One pipeline for documents and queries, used by RETRIEVAL's BM25 engine, the
+built-in INFER model's lexical scoring, and (through :func:`word_terms`) the
+term overlap CONTEXT's default strategy counts. It lives below the workers so
+the core ones never import the optional ``ditto.retrieval``.
 
 English text follows the Lucene "english" analyzer closely enough to reproduce its
 rankings: lower-casing, word tokens of two or more word characters (the pattern bm25s
 uses), Lucene's 33 English stop words and the Snowball English stemmer (PyStemmer).
-Runs of CJK characters are segmented with jieba's search mode, so a Chinese query
-matches Chinese documents word by word instead of needing the whole run verbatim.
-Single CJK characters are kept (they are words in Chinese), CJK stop words dropped.
+Runs of CJK characters are segmented with jieba's search mode (``cjk="jieba"``, needs
+the ``retrieval`` extra), so a Chinese query matches Chinese documents word by word
+instead of needing the whole run verbatim, or split into one term per character
+(``cjk="unigram"``, no dependency: what Lucene's StandardTokenizer does). Single CJK
+characters are kept (they are words in Chinese), CJK stop words dropped.
 
 The analyzer is a plain object with cached stemmer and segmenter instances so the
 per-query cost is a regular expression, a set lookup and one batched stem call.
@@ -16,15 +23,23 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Final, Literal
 
-import bm25s.stopwords
 import Stemmer
 
-__all__ = ["CJK_STOPWORDS", "ENGLISH_STOPWORDS", "TextAnalyzer"]
+from ..errors import InvalidArgumentError
 
-#: Lucene's default English stop words (the list bm25s ships as ``STOPWORDS_EN``).
-ENGLISH_STOPWORDS: frozenset[str] = frozenset(bm25s.stopwords.STOPWORDS_EN)
+__all__ = ["CJK_CLASS", "CJK_STOPWORDS", "ENGLISH_STOPWORDS", "CjkMode", "TextAnalyzer", "word_terms"]
+
+#: Lucene's default English stop words (the same 33 words bm25s ships as ``STOPWORDS_EN``).
+ENGLISH_STOPWORDS: frozenset[str] = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no",
+    "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this",
+    "to", "was", "will", "with",
+})
+
+#: How CJK runs become terms: dictionary words (jieba), one term per character, or one term per run.
+CjkMode = Literal["jieba", "unigram", "none"]
 
 #: Very common Chinese function words; dropping them keeps BM25 from rewarding them.
 CJK_STOPWORDS: frozenset[str] = frozenset({
@@ -34,10 +49,21 @@ CJK_STOPWORDS: frozenset[str] = frozenset({
 })
 
 _WORD = re.compile(r"(?u)\b\w\w+\b")
-# CJK Unified Ideographs (+ extension A, compatibility), Hiragana/Katakana, Hangul syllables.
-_CJK_CLASS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
-_CJK_RUN = re.compile(f"([{_CJK_CLASS}]+)")
-_HAS_CJK = re.compile(f"[{_CJK_CLASS}]")
+#: CJK Unified Ideographs (+ extension A, compatibility), Hiragana/Katakana, Hangul syllables.
+CJK_CLASS: Final = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
+_CJK_RUN = re.compile(f"([{CJK_CLASS}]+)")
+_HAS_CJK = re.compile(f"[{CJK_CLASS}]")
+#: A plain term: one CJK character, or a run of other letters/digits (``str.isalnum``) without ``_``.
+_PLAIN_TERM = re.compile(f"[{CJK_CLASS}]|[^\\W_{CJK_CLASS}]+")
+
+
+def word_terms(text: str) -> list[str]:
+    """Lower-case terms of ``text`` in order: runs of letters/digits, CJK characters one by one.
+
+    No stop words, no stemming, no dictionary: the cheap, dependency-free notion
+    of a term for overlap counts (CONTEXT's default strategy) and small stores.
+    """
+    return _PLAIN_TERM.findall(text.lower())
 
 
 class TextAnalyzer:
@@ -45,20 +71,22 @@ class TextAnalyzer:
 
     ``stopwords`` is ``"english"`` (Lucene's list), ``None`` (keep every word) or an
     explicit word collection. ``stemmer`` is a Snowball language name or ``None``.
-    ``cjk`` enables jieba segmentation of CJK runs (otherwise a run is one token).
+    ``cjk`` says how CJK runs become terms: ``"jieba"`` (or ``True``) segments them with
+    jieba, ``"unigram"`` makes each character a term, ``"none"`` (or ``False``) keeps a
+    run as one term.
     """
 
     __slots__ = ("_cjk", "_stem", "_stemmer_name", "_stopwords", "_stopwords_spec")
 
     def __init__(self, *, stopwords: str | Iterable[str] | None = "english", stemmer: str | None = "english",
-                 cjk: bool = True) -> None:
+                 cjk: bool | CjkMode = True) -> None:
         if stopwords == "english":
             words: frozenset[str] = ENGLISH_STOPWORDS
             spec: str | list[str] | None = "english"
         elif stopwords is None:
             words, spec = frozenset(), None
         elif isinstance(stopwords, str):
-            raise ValueError("stopwords must be 'english', None or a collection of words")
+            raise InvalidArgumentError("stopwords must be 'english', None or a collection of words")
         else:
             words = frozenset(word.lower() for word in stopwords)
             spec = sorted(words)
@@ -66,22 +94,32 @@ class TextAnalyzer:
         self._stopwords_spec = spec
         self._stemmer_name = stemmer
         self._stem = Stemmer.Stemmer(stemmer).stemWords if stemmer is not None else None
-        self._cjk = cjk
+        if cjk is True or cjk == "jieba":
+            self._cjk: CjkMode = "jieba"
+        elif cjk is False or cjk == "none":
+            self._cjk = "none"
+        elif cjk == "unigram":
+            self._cjk = "unigram"
+        else:
+            raise InvalidArgumentError("cjk must be 'jieba', 'unigram', 'none' or a bool")
 
     # -- configuration round trip (saved with an index) ---------------------
     def config(self) -> dict[str, Any]:
         """A JSON description from which :meth:`from_config` rebuilds the same analyzer."""
-        return {"stopwords": self._stopwords_spec, "stemmer": self._stemmer_name, "cjk": self._cjk}
+        cjk: bool | str = {"jieba": True, "none": False}.get(self._cjk, self._cjk)  # saved indexes keep bools
+        return {"stopwords": self._stopwords_spec, "stemmer": self._stemmer_name, "cjk": cjk}
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> TextAnalyzer:
-        return cls(stopwords=config.get("stopwords"), stemmer=config.get("stemmer"), cjk=bool(config.get("cjk")))
+        cjk = config.get("cjk")
+        return cls(stopwords=config.get("stopwords"), stemmer=config.get("stemmer"),
+                   cjk=cjk if cjk in ("jieba", "unigram", "none") else bool(cjk))
 
     # -- analysis -----------------------------------------------------------
     def analyze(self, text: str) -> list[str]:
         """Index terms of ``text`` in order (duplicates kept: term frequency matters)."""
         lowered = text.lower()
-        if self._cjk and _HAS_CJK.search(lowered) is not None:
+        if self._cjk != "none" and _HAS_CJK.search(lowered) is not None:
             return self._analyze_mixed(lowered)
         return self._english(_WORD.findall(lowered))
 
@@ -99,15 +137,15 @@ class TextAnalyzer:
 
     def _analyze_mixed(self, lowered: str) -> list[str]:
         terms: list[str] = []
-        segmenter = _segmenter()
+        jieba = self._cjk == "jieba"
         for index, part in enumerate(_CJK_RUN.split(lowered)):
             if not part:
                 continue
             if index % 2 == 0:  # text between CJK runs
                 terms.extend(self._english(_WORD.findall(part)))
             else:
-                terms.extend(word for word in segmenter.lcut_for_search(part)
-                             if word.strip() and word not in CJK_STOPWORDS)
+                words = _segmenter().lcut_for_search(part) if jieba else part
+                terms.extend(word for word in words if word.strip() and word not in CJK_STOPWORDS)
         return terms
 
 

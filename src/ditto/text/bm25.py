@@ -1,0 +1,63 @@
+"""Okapi BM25 over a handful of texts, as pure functions.
+
+For scoring that needs no index: MEMORY re-scores the rows FTS5 preselected,
+and the built-in INFER model ranks the passages and vocabulary entries it was
+given. Large corpora go to RETRIEVAL's engine (bm25s), which uses the same
+analysis (:mod:`ditto.text.analysis`).
+
+The idf is Lucene's non-negative form ``ln(1 + (N - df + 0.5) / (df + 0.5))``:
+the classic form is negative for a term in more than half the documents, which
+in a small corpus (ten passages, a dozen records) makes every score ≈ 0 and the
+order arbitrary.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+__all__ = ["BM25_B", "BM25_K1", "bm25_score", "score_documents"]
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+def bm25_score(term_frequencies: Mapping[str, int], document_length: int, document_frequency: Mapping[str, int],
+               total_documents: int, average_length: float, *, k1: float = BM25_K1, b: float = BM25_B) -> float:
+    """BM25 of one document.
+
+    ``term_frequencies`` maps each distinct query term to its count in the
+    document; ``document_frequency``, ``total_documents`` and ``average_length``
+    describe the whole collection.
+    """
+    relative_length = document_length / average_length if average_length > 0 else 1.0
+    norm = k1 * (1 - b + b * relative_length)
+    score = 0.0
+    for term, tf in term_frequencies.items():
+        if tf <= 0:
+            continue
+        df = min(document_frequency.get(term, 0), total_documents)
+        idf = math.log(1 + (total_documents - df + 0.5) / (df + 0.5))
+        score += idf * tf * (k1 + 1) / (tf + norm)
+    return score
+
+
+def score_documents(query_terms: Sequence[str], documents: Sequence[Sequence[str]], *, k1: float = BM25_K1,
+                    b: float = BM25_B) -> list[float]:
+    """The BM25 score of each analysed document for the analysed query, in document order.
+
+    Repeated query terms count once (a question that says "sleep" twice is not
+    twice as much about sleep). O(total terms): fine for tens or hundreds of
+    documents, not for a corpus.
+    """
+    wanted = set(query_terms)
+    if not wanted or not documents:
+        return [0.0] * len(documents)
+    counts = [Counter(term for term in document if term in wanted) for document in documents]
+    frequency: Counter[str] = Counter()
+    for count in counts:
+        frequency.update(count.keys())
+    average = sum(len(document) for document in documents) / len(documents)
+    return [bm25_score(count, len(document), frequency, len(documents), average, k1=k1, b=b)
+            for count, document in zip(counts, documents, strict=True)]
