@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ditto.contracts import thaw_json
@@ -235,13 +235,19 @@ async def test_structured_content_indexes_string_leaves_only(store: SqliteMemory
     assert [hit.memory.id for hit in await store.search(MemorySearchInput(query={"q": "policy"}))] == ["doc"]
 
 
-@pytest.mark.parametrize("query", ['"', 'memory" OR body:*', "NEAR(memory agent)", "memory*", "-memory", "^memory",
-                                   "body:memory", "memory AND", "(", "'; DROP TABLE memory_records; --", "\\"])
-async def test_fts_syntax_in_queries_is_literal(store: SqliteMemoryStore, query: str) -> None:
-    """MEM-2: query text becomes a quoted FTS5 expression; operators cannot break or widen it."""
+@pytest.mark.parametrize(("query", "found"), [
+    ('"', set()), ("(", set()), ("\\", set()), ("* : ^ ( ) - \"", set()),
+    ('memory" OR body:*', {"m"}), ("NEAR(memory agent)", {"m"}), ("memory*", {"m"}), ("-memory", {"m"}),
+    ("^memory", {"m"}), ("body:memory", {"m"}), ("memory AND", {"m"}), ('"memory"', {"m"}), ("(memory)", {"m"}),
+    ("memory:", {"m"}), ("'; DROP TABLE memory_records; --", {"m"}), ('"*:^()-memory-)(^:*"', {"m"}),
+    ("NOT unrelated", {"other"}), ("OR", set()),
+])
+async def test_fts_syntax_in_queries_is_literal(store: SqliteMemoryStore, query: str, found: set[str]) -> None:
+    """MEM-2: query text becomes a quoted FTS5 expression: operators cannot break or widen it, and the record
+    holding the query's real word is still found."""
     await store.write(items({"id": "m", "content": "memory"}, {"id": "other", "content": "unrelated"}))
     hits = await store.search(MemorySearchInput(query=query))
-    assert {hit.memory.id for hit in hits} <= {"m"}
+    assert {hit.memory.id for hit in hits} == found
     assert len(await store.get(ids=["m", "other"])) == 2
 
 
@@ -316,11 +322,36 @@ async def test_unsupported_strategy_or_options_are_refused(store: SqliteMemorySt
         assert raised.value.code == "MEMORY_INVALID_INPUT"
 
 
+async def test_key_prefix_is_literal_and_case_sensitive(store: SqliteMemoryStore) -> None:
+    """MEM-2: keyPrefix is a literal, case-sensitive prefix: ``_`` and ``%`` are characters, not LIKE wildcards."""
+    keys = ["tenant_a:1", "tenant_a:2", "tenantXa:1", "TENANT_A:1", "Tenant_a:1", "tenant%a:1", "tenant%%:1",
+            "tenant\\a:1", "tenant_a", "tenant_ab:1"]
+    await store.write([MemoryWriteItem(key=key, content="shared words") for key in keys])
+
+    async def found(prefix: str, query: str | None) -> set[str]:
+        hits = await store.search(MemorySearchInput(query=query, limit=100, filter={"keyPrefix": prefix}))
+        return {hit.memory.key or "" for hit in hits}
+
+    for query in (None, "shared"):
+        assert await found("tenant_a:", query) == {"tenant_a:1", "tenant_a:2"}
+        assert await found("TENANT_A:", query) == {"TENANT_A:1"}
+        assert await found("tenant%", query) == {"tenant%a:1", "tenant%%:1"}
+        assert await found("tenant%a", query) == {"tenant%a:1"}
+        assert await found("tenant_", query) == {"tenant_a:1", "tenant_a:2", "tenant_a", "tenant_ab:1"}
+        assert await found("tenant\\", query) == {"tenant\\a:1"}
+        assert await found("t_nant", query) == set()
+
+
 _WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel")
 _NAMESPACES = ("knowledge:acme:", "knowledge:acme2:", "knowledge:ac:", "retrieval:r1:", "retrieval:r1:queries:",
-               "k\U0010ffff:", "k\ud7ff", "k\ue000", "")
+               "k\U0010ffff:", "k\ud7ff", "k\ue000", "", "tenant_a:", "tenantXa:", "TENANT_A:", "Tenant_A:",
+               "tenant%a:", "tenant%:", "tenant__:", "tenant_a%:")
 
 
+@example(records=[("tenant_a:", "1", ["alpha"]), ("tenantXa:", "1", ["alpha"]), ("TENANT_A:", "1", ["alpha"]),
+                  ("tenant%a:", "1", ["alpha"])], prefix="tenant_a:", query=["alpha"])
+@example(records=[("tenant%a:", "", ["alpha"]), ("tenant_a%:", "", ["alpha"]), ("tenant__:", "", ["alpha"])],
+         prefix="tenant%a:", query=[])
 @given(records=st.lists(st.tuples(st.sampled_from(_NAMESPACES), st.text(max_size=4),
                                   st.lists(st.sampled_from(_WORDS), min_size=1, max_size=4)),
                         min_size=1, max_size=25),
