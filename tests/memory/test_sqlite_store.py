@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from ditto.contracts import thaw_json
 from ditto.signal import AbortController, CancelSignal
@@ -78,7 +79,7 @@ async def test_returned_items_are_frozen_snapshots(store: SqliteMemoryStore) -> 
         item.content["nested"]["x"] = 1
     with pytest.raises(TypeError):
         item.metadata["m"] = 2  # type: ignore[index]
-    with pytest.raises(Exception):  # noqa: B017 - pydantic's frozen-instance error
+    with pytest.raises(ValidationError, match="frozen"):
         item.id = "b"  # type: ignore[misc]
     (again,) = await store.get(ids=["a"])
     assert again.content == {"nested": {"list": (1,)}}
@@ -391,13 +392,48 @@ def _text_ok(value: str) -> bool:
     return "\x00" not in value
 
 
-@given(st.text(min_size=1, max_size=6).filter(_text_ok))
-def test_prefix_upper_bound_is_tight(prefix: str) -> None:
-    """MEM-2: the index range used for keyPrefix covers every key with the prefix (UTF-8 byte order)."""
+_EDGE_CHARS = st.sampled_from(["a", "z", "\x7f", "\x80", "\ud7fe", "\ud7ff", "\ue000", "\ue001", "\uffff",
+                                "\U00010000", "\U0010fffe", "\U0010ffff"])
+_PREFIX_TEXT = st.text(st.one_of(_EDGE_CHARS, st.characters(blacklist_categories=["Cs"])), min_size=1,
+                       max_size=6).filter(_text_ok)
+
+
+def _step_code_point(code: int, offset: int) -> int | None:
+    """``code`` moved ``offset`` scalar values (surrogates are skipped: U+E000 follows U+D7FF)."""
+    for _ in range(abs(offset)):
+        code += 1 if offset > 0 else -1
+        if 0xD800 <= code <= 0xDFFF:
+            code = 0xE000 if offset > 0 else 0xD7FF
+    return code if 0 <= code <= 0x10FFFF else None
+
+
+@example(prefix="k\ud7ff", offset=1, tail="")
+@example(prefix="k\ue000", offset=-1, tail="x")
+@example(prefix="ab", offset=1, tail="")
+@given(prefix=_PREFIX_TEXT, offset=st.integers(-3, 3), tail=_PREFIX_TEXT | st.just(""))
+def test_prefix_upper_bound_is_tight(prefix: str, offset: int, tail: str) -> None:
+    """MEM-2: the index range used for keyPrefix is tight in UTF-8 byte order: a key lies in
+    [prefix, upper) exactly when it starts with the prefix (checked on keys whose last prefix character is
+    moved a few code points either way, across the surrogate gap); no upper bound only after U+10FFFF."""
     upper = prefix_upper_bound(prefix)
+    last = ord(prefix[-1])
+    assert (upper is None) == (last == 0x10FFFF)
+    moved = _step_code_point(last, offset)
+    if moved is None:
+        return
+    key = prefix[:-1] + chr(moved) + tail
+    inside = prefix.encode() <= key.encode() and (upper is None or key.encode() < upper.encode())
+    assert inside == key.startswith(prefix), (prefix, key, upper)
     if upper is not None:
-        assert prefix.encode() < upper.encode()
         assert (prefix + "\U0010ffff" * 3).encode() < upper.encode()
+
+
+@pytest.mark.parametrize(("prefix", "upper"), [("a", "b"), ("ns:", "ns;"), ("k\ud7ff", "k\ue000"),
+                                               ("k\uffff", "k\U00010000"), ("k\U0010fffe", "k\U0010ffff"),
+                                               ("k\U0010ffff", None)])
+def test_prefix_upper_bound_examples(prefix: str, upper: str | None) -> None:
+    """MEM-2: the upper bound bumps the last character to the next one UTF-8 can encode."""
+    assert prefix_upper_bound(prefix) == upper
 
 
 @given(st.text(max_size=40))
