@@ -648,3 +648,62 @@ async def test_version_1_file_is_upgraded_in_place(db_path: Path) -> None:
         assert raw.execute("PRAGMA user_version").fetchone()[0] == 2
         assert raw.execute("SELECT records, tokens FROM memory_stats").fetchone() == (2, 11)
         assert raw.execute("SELECT sum(length) FROM memory_records").fetchone()[0] == 11
+
+
+_KEY_TEXT = "must be a non-empty string of at most 1024 characters"
+
+
+@pytest.mark.parametrize(("filter", "message"), [
+    ({"tenant": "acme"}, "filter supports only key, keyPrefix and metadata"),
+    ({"key": ""}, f"filter key {_KEY_TEXT}"),
+    ({"key": "a\x00b"}, f"filter key {_KEY_TEXT}"),
+    ({"key": "k" * 1025}, f"filter key {_KEY_TEXT}"),
+    ({"key": 5}, 'filter key must be a string or {"in": [keys]}'),
+    ({"key": {"eq": "x"}}, 'filter key must be a string or {"in": [keys]}'),
+    ({"key": {"in": "abc"}}, "filter key.in must be a list of keys"),
+    ({"key": {"in": 7}}, "filter key.in must be a list of keys"),
+    ({"key": {"in": ["k"] * 10_001}}, "filter key.in may name at most 10000 keys"),
+    ({"key": {"in": ["ok", 1]}}, f"filter key.in entry {_KEY_TEXT}"),
+    ({"key": {"in": ["ok", "\x00"]}}, f"filter key.in entry {_KEY_TEXT}"),
+    ({"keyPrefix": ""}, f"filter keyPrefix {_KEY_TEXT}"),
+    ({"key_prefix": "p" * 1025}, f"filter keyPrefix {_KEY_TEXT}"),
+    ({"metadata": {}}, "filter metadata must be a non-empty object of field: value pairs"),
+    ({"metadata": ["a"]}, "filter metadata must be a non-empty object of field: value pairs"),
+    ({"metadata": {"": 1}}, f"filter metadata field {_KEY_TEXT}"),
+    ({"metadata": {"a": 2**63}}, "filter metadata integers must fit in 64 bits"),
+    ({"metadata": {"a": -(2**63) - 1}}, "filter metadata integers must fit in 64 bits"),
+    ({"metadata": {"a": [1]}}, "filter metadata values must be strings, numbers, booleans or null"),
+    ({"metadata": {"a": {"b": 1}}}, "filter metadata values must be strings, numbers, booleans or null"),
+])
+async def test_filter_refusals_name_the_problem(store: SqliteMemoryStore, filter: dict[str, Any],
+                                                message: str) -> None:
+    """MEM-2: each refused filter is MEMORY_INVALID_INPUT with a public message naming what is wrong."""
+    for query in ("x", None):
+        with pytest.raises(DittoMemoryError) as raised:
+            await store.search(MemorySearchInput(query=query, filter=filter))
+        assert (raised.value.code, raised.value.message) == ("MEMORY_INVALID_INPUT", message)
+
+
+async def test_filter_limits_are_inclusive(store: SqliteMemoryStore) -> None:
+    """MEM-2: a 1024-character key or prefix, 10000 keys in key.in and metadata integers at the 64-bit edges
+    are accepted and match; combined metadata conditions (boolean with others) all apply."""
+    long_key = "k" * 1024
+    await store.write(items(
+        {"id": "long", "key": long_key, "content": "edge", "metadata": {"low": -(2**63), "high": 2**63 - 1}},
+        {"id": "flag", "key": "f", "content": "edge", "metadata": {"public": True, "tenant": "acme", "n": 1}},
+        {"id": "other", "key": "g", "content": "edge", "metadata": {"public": True, "tenant": "globex", "n": 1}},
+    ))
+
+    async def ids(filter: dict[str, Any]) -> set[str]:
+        return {hit.memory.id for hit in await store.search(MemorySearchInput(query="edge", filter=filter))}
+
+    assert await ids({"key": long_key}) == {"long"}
+    assert await ids({"keyPrefix": long_key}) == {"long"}
+    assert await ids({"key": {"in": [long_key, *(f"x{i}" for i in range(9_999))]}}) == {"long"}
+    assert await ids({"metadata": {"low": -(2**63)}}) == {"long"}
+    assert await ids({"metadata": {"high": 2**63 - 1}}) == {"long"}
+    assert await ids({"metadata": {"public": True, "tenant": "acme"}}) == {"flag"}
+    assert await ids({"metadata": {"tenant": "globex", "public": True, "n": 1}}) == {"other"}
+    assert await ids({"metadata": {"public": False, "tenant": "acme"}}) == set()
+    assert await ids({"key": "f", "metadata": {"tenant": "acme"}}) == {"flag"}
+    assert await ids({"key": "g", "metadata": {"tenant": "acme"}}) == set()
