@@ -36,7 +36,7 @@ WORK = ROOT / ".mutation"
 @dataclass(frozen=True)
 class Module:
     sources: tuple[str, ...]
-    tests: tuple[str, ...]
+    tests: tuple[str, ...]  # pytest arguments: test files or folders, ``--ignore=path``
 
 
 # One table: when a module moves, change its path here and nothing else.
@@ -48,8 +48,11 @@ MODULES: dict[str, Module] = {
     "context.policy": Module(("src/ditto/worker/context/policy.py",), ("tests/context",)),
     "context.merge": Module(("src/ditto/worker/context/merge.py",), ("tests/context",)),
     "context.redis_store": Module(("src/ditto/worker/context/stores/redis.py",), ("tests/context",)),
-    "memory.filters": Module(("src/ditto/worker/memory/_filters.py",), ("tests/memory",)),
-    "memory.fts": Module(("src/ditto/worker/memory/_fts.py",), ("tests/memory",)),
+    # Child processes import the unmutated package, so the multi-process tests only add noise here.
+    "memory.filters": Module(("src/ditto/worker/memory/_filters.py",),
+                             ("tests/memory", "--ignore=tests/memory/test_processes.py")),
+    "memory.fts": Module(("src/ditto/worker/memory/_fts.py",),
+                         ("tests/memory", "--ignore=tests/memory/test_processes.py")),
     "runtime.runtime": Module(("src/ditto/runtime/runtime.py",), ("tests/runtime",)),
     "runtime.replica": Module(("src/ditto/runtime/_replica.py",), ("tests/runtime",)),
     "runtime.loop": Module(("src/ditto/runtime/loop.py",), ("tests/runtime",)),
@@ -70,7 +73,8 @@ def toml_list(values: list[str]) -> str:
 
 def prepare(name: str, module: Module) -> Path:
     """A fresh scratch tree for one module, with mutmut's settings appended to its pyproject."""
-    missing = [p for p in (*module.sources, *module.tests) if not (ROOT / p).exists()]
+    paths = [p.split("=", 1)[-1] for p in (*module.sources, *module.tests)]
+    missing = [p for p in paths if not (ROOT / p).exists()]
     if missing:
         raise SystemExit(f"{name}: missing {', '.join(missing)} (update MODULES in {Path(__file__).name})")
     work = WORK / name

@@ -1,0 +1,193 @@
+"""Runtime contracts the mutation report found unchecked (RT-2, RT-3, RT-5, RT-7): closed-runtime refusals,
+registration refusals with their codes and messages, routing tiers of remote replicas, execution ids, the
+signal a delegating handler passes on, and the loop budget's edges."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from ditto import (
+    GraphError,
+    RegistrationError,
+    RoutingError,
+    WorkerDefinition,
+    create_ditto,
+    create_http_transport,
+)
+from ditto.runtime import ExecutionContext, LoopContext, graph
+from ditto.signal import AbortController, CancelSignal
+
+from .workers import make
+
+
+def _nowhere(id: str = "t", host: str = "127.0.0.1") -> Any:
+    """A real HTTP transport that is never called (registration does not contact it)."""
+    return create_http_transport(id=id, url=f"http://{host}:9", token="x")
+
+
+async def test_closed_runtime_refuses_everything_with_runtime_closed() -> None:
+    """RT-2: after close() registration raises RegistrationError and calls, graphs and loops raise RoutingError,
+    all with RUNTIME_CLOSED and the same message."""
+    runtime = create_ditto(workers=make(), transports=[_nowhere()])
+    await runtime.close()
+    assert runtime.closed
+    registrations: list[Any] = [
+        lambda: runtime.register(make()[0]),
+        lambda: runtime.register_remote(address="a", transport_id="t", capabilities=["TEST.ECHO"]),
+    ]
+    for attempt in registrations:
+        with pytest.raises(RegistrationError) as refused:
+            attempt()
+        assert (refused.value.code, refused.value.message) == ("RUNTIME_CLOSED", "the runtime is closed")
+
+    async def body(loop: LoopContext, _input: Any) -> None:
+        raise AssertionError("a closed runtime must not start a loop body")
+
+    calls: list[Any] = [runtime.invoke("TEST.ECHO", 1), runtime.invoke_local("TEST.ECHO", 1),
+                        runtime.run(graph("g").node("a", "TEST.ECHO"), 1), runtime.loop(body, None)]
+    for call in calls:
+        with pytest.raises(RoutingError) as refused_call:
+            await call
+        assert (refused_call.value.code, refused_call.value.message) == ("RUNTIME_CLOSED", "the runtime is closed")
+
+
+def test_transport_and_remote_registration_refusals() -> None:
+    """RT-5: a non-transport, a duplicate transport id, an unknown transport, an empty address and bad
+    capabilities are refused with their own code and a message naming the problem."""
+    runtime = create_ditto(transports=[_nowhere()])
+    cases: list[tuple[Any, str, str]] = [
+        (lambda: runtime.add_transport(object()), "INVALID_TRANSPORT",
+         "transport does not implement the Transport protocol"),
+        (lambda: runtime.add_transport(_nowhere()), "DUPLICATE_TRANSPORT", "transport 't' is already installed"),
+        (lambda: runtime.register_remote(address="a", transport_id="u", capabilities=["X.Y"]), "UNKNOWN_TRANSPORT",
+         "no transport 'u' is installed"),
+        (lambda: runtime.register_remote(address="", transport_id="t", capabilities=["X.Y"]), "INVALID_WORKER",
+         "remote address must be a non-empty string"),
+        (lambda: runtime.register_remote(address=5, transport_id="t", capabilities=["X.Y"]), "INVALID_WORKER",
+         "remote address must be a non-empty string"),
+    ]
+    for caps in ([], ["X.Y", ""], ["X.Y", 5], [""]):
+        cases.append((lambda caps=caps: runtime.register_remote(address="a", transport_id="t", capabilities=caps),
+                      "INVALID_WORKER", "remote capabilities must be non-empty node names"))
+    for attempt, code, message in cases:
+        with pytest.raises(RegistrationError) as refused:
+            attempt()
+        assert (refused.value.code, refused.value.message) == (code, message)
+    assert runtime.workers() == []
+
+
+def test_remote_replicas_report_type_tier_and_transport() -> None:
+    """RT-5: a remote replica's type defaults to its first capability's prefix; its tier follows the
+    transport's host unless same_host says otherwise."""
+    runtime = create_ditto(transports=[_nowhere("near"), _nowhere("far", "far.example.invalid")])
+    near = runtime.register_remote(address="n", transport_id="near", capabilities=["SEARCH.QUERY", "X.Y"])
+    far = runtime.register_remote(address="f", transport_id="far", capabilities=["SEARCH.QUERY"])
+    forced = runtime.register_remote(address="g", transport_id="near", capabilities=["X.Y"], same_host=False,
+                                     worker_type="CUSTOM")
+    assert (near.type, near.location, near.transport_id, near.capabilities) == (
+        "SEARCH", "same-host", "near", ("SEARCH.QUERY", "X.Y"))
+    assert (far.type, far.location, far.transport_id, far.concurrency) == ("SEARCH", "remote", "far", None)
+    assert (forced.type, forced.location) == ("CUSTOM", "remote")
+    assert [info.address for info in runtime.workers()] == ["n", "f", "g"]
+
+
+async def test_results_carry_the_execution_id_and_fixed_messages() -> None:
+    """RT-2/RT-3: invoke_local keeps the caller's execution id on success, worker errors and rejections;
+    a handler crash is HANDLER_ERROR "the TEST worker failed"; an unknown address is UNKNOWN_NODE."""
+    gate, started = asyncio.Event(), asyncio.Event()
+
+    async def hold(_input: Any) -> str:
+        started.set()
+        await gate.wait()
+        return "held"
+
+    runtime = create_ditto(workers=[*make(), WorkerDefinition("H", {"H.HOLD": hold}, concurrency=1)])
+    ok = await runtime.invoke_local("TEST.ECHO", 1, execution_id="exec-1")
+    assert (ok.execution_id, ok.status, ok.output) == ("exec-1", "success", 1)
+    failed = await runtime.invoke_local("TEST.FAIL", None, execution_id="exec-2")
+    assert (failed.execution_id, failed.status) == ("exec-2", "error")
+    assert failed.error is not None and (failed.error.code, failed.error.message) == (
+        "HANDLER_ERROR", "the TEST worker failed")
+    cancelled = AbortController()
+    cancelled.abort()
+    stopped = await runtime.invoke_local("TEST.ECHO", 1, execution_id="exec-3", signal=cancelled.signal)
+    assert (stopped.execution_id, stopped.status) == ("exec-3", "cancelled")
+    held = asyncio.create_task(runtime.invoke("H.HOLD", None))
+    await asyncio.wait_for(started.wait(), 5)  # the held call has its replica's one slot
+    for rejected in (await runtime.invoke("H.HOLD", None),
+                     await runtime.invoke_local("H.HOLD", None, execution_id="exec-4")):
+        assert rejected.status == "rejected" and rejected.error is not None
+        assert (rejected.error.code, rejected.error.message) == (
+            "WORKER_BUSY", "every replica of H.HOLD is at its concurrency limit")
+    gate.set()
+    assert (await held).output == "held"
+    with pytest.raises(RoutingError) as elsewhere:
+        await runtime.invoke_local("TEST.ECHO", 1, address="TEST@nowhere#9")
+    assert (elsewhere.value.code, elsewhere.value.message) == (
+        "UNKNOWN_NODE", "this runtime serves no node 'TEST.ECHO' at that address")
+    with pytest.raises(RoutingError) as bad_timeout:
+        await runtime.invoke("TEST.ECHO", 1, timeout=0)
+    assert (bad_timeout.value.code, bad_timeout.value.message) == (
+        "INVALID_INPUT", "timeout must be a positive number of seconds")
+
+
+async def test_delegating_handler_passes_its_input_and_signal() -> None:
+    """RT-2: ``ctx.runtime.invoke`` inside a handler sends the given input and, unless told otherwise, the
+    parent's signal (with or without one on the parent call)."""
+    seen: list[tuple[Any, CancelSignal | None]] = []
+
+    async def child(input: Any, ctx: ExecutionContext) -> Any:
+        seen.append((input, ctx.signal))
+        return input
+
+    async def parent(input: Any, ctx: ExecutionContext) -> Any:
+        result = await ctx.runtime.invoke("C.CHILD", {"from": input})
+        return result.output
+
+    runtime = create_ditto(workers=[WorkerDefinition("C", {"C.CHILD": child, "C.PARENT": parent})])
+    controller = AbortController()
+    assert (await runtime.invoke("C.PARENT", 1, signal=controller.signal)).output == {"from": 1}
+    assert (await runtime.invoke("C.PARENT", 2)).output == {"from": 2}
+    assert seen == [({"from": 1}, controller.signal), ({"from": 2}, None)]
+
+
+async def test_graph_run_passes_the_signal_to_its_nodes() -> None:
+    """RT-7: runtime.run(plan, signal=...) runs every node under that signal: an aborted one cancels them."""
+    runtime = create_ditto(workers=make())
+    controller = AbortController()
+    controller.abort()
+    result = await runtime.run(graph("g").node("a", "TEST.ECHO").node("b", "TEST.ECHO", ["a"]), 1,
+                               signal=controller.signal)
+    assert result["a"].status == "cancelled" and result.status == "error"
+
+
+async def test_loop_budget_edges_and_signal() -> None:
+    """RT-7: max_executions must be a positive integer (1 is allowed: exactly one execution); the message names
+    the budget; loop.invoke runs under the loop's signal."""
+    runtime = create_ditto(workers=make())
+    for bad in (0, -1, True, 1.5):
+        with pytest.raises(GraphError) as refused:
+            await runtime.loop(lambda loop, _input: asyncio.sleep(0), None, max_executions=bad)
+        assert (refused.value.code, refused.value.message) == (
+            "INVALID_GRAPH", "max_executions must be a positive integer")
+
+    async def twice(loop: LoopContext, input: Any) -> tuple[Any, int, int]:
+        first = await loop.invoke("TEST.ECHO", input)
+        with pytest.raises(GraphError) as spent:
+            await loop.invoke("TEST.ECHO", input)
+        assert (spent.value.code, spent.value.message) == (
+            "LOOP_BUDGET_EXHAUSTED", "the loop used its budget of 1 graph node executions")
+        return first.output, loop.used, loop.remaining
+
+    assert await runtime.loop(twice, "x", max_executions=1) == ("x", 1, 0)
+    controller = AbortController()
+    controller.abort()
+
+    async def under_signal(loop: LoopContext, _input: Any) -> str:
+        assert loop.signal is controller.signal and loop.max_executions == 1024
+        return (await loop.invoke("TEST.ECHO", 1)).status
+
+    assert await runtime.loop(under_signal, None, signal=controller.signal) == "cancelled"
