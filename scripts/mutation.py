@@ -116,7 +116,9 @@ class ModuleFailed(Exception):
 
 def run_module(name: str, module: Module, jobs: int) -> tuple[int, int, list[tuple[str, str]]]:
     work = prepare(name, module)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # Tests that start child processes (``ditto serve``, ``python -m ditto``) import the scratch copy's own,
+    # unmutated ``src``, whatever package the virtual environment has installed.
+    env = {**os.environ, "PYTHONPATH": str(work / "src")}
     log = work / "mutmut.log"
     started = time.monotonic()
     with log.open("w", encoding="utf-8") as out:
