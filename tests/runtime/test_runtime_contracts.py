@@ -191,3 +191,82 @@ async def test_loop_budget_edges_and_signal() -> None:
         return (await loop.invoke("TEST.ECHO", 1)).status
 
     assert await runtime.loop(under_signal, None, signal=controller.signal) == "cancelled"
+
+
+async def test_addresses_ids_and_worker_info() -> None:
+    """RT-3: a runtime has a 12-hex id and its host name; local replicas are addressed TYPE@id#n from 1 and
+    report their concurrency; a worker type defaults to the text before the first dot of the capability."""
+    import socket
+
+    runtime = create_ditto(workers=[WorkerDefinition("W", {"W.A": lambda x: x}, concurrency=3)],
+                           transports=[_nowhere()])
+    assert len(runtime.id) == 12 and int(runtime.id, 16) >= 0 and runtime.host == socket.gethostname()
+    second = runtime.register(WorkerDefinition("W", {"W.A": lambda x: x}))
+    first = runtime.workers()[0]
+    assert (first.address, first.type, first.location, first.concurrency, first.capabilities) == (
+        f"W@{runtime.id}#1", "W", "local", 3, ("W.A",))
+    assert second.address == f"W@{runtime.id}#2" and second.concurrency is None
+    dotted = runtime.register_remote(address="d", transport_id="t", capabilities=["A.B.C"])
+    assert dotted.type == "A"
+    other = create_ditto(workers=make())
+    assert other.id != runtime.id
+
+
+async def test_execution_ids_names_and_bad_routing_arguments() -> None:
+    """RT-2: results without a caller's execution id get a fresh 32-hex one and name their node; node names
+    that are not strings and timeouts that are not positive numbers are refused with codes."""
+    runtime = create_ditto(workers=make())
+    local = await runtime.invoke_local("TEST.ECHO", 1)
+    routed = await runtime.invoke("TEST.ECHO", 1)
+    for result in (local, routed):
+        assert len(result.execution_id) == 32 and int(result.execution_id, 16) >= 0
+        assert result.node == "TEST.ECHO"
+    assert local.execution_id != routed.execution_id
+    for node in (["TEST.ECHO"], None, 5):
+        with pytest.raises(RoutingError) as unknown:
+            await runtime.invoke(node, 1)  # type: ignore[arg-type]
+        assert unknown.value.code == "UNKNOWN_NODE"
+    for timeout in (0, -1.0, True, "1"):
+        with pytest.raises(RoutingError) as bad:
+            await runtime.invoke("TEST.ECHO", 1, timeout=timeout)  # type: ignore[arg-type]
+        assert bad.value.code == "INVALID_INPUT"
+    slow = await runtime.invoke_local("TEST.SLEEP", {"ms": 2000}, timeout=0.01)
+    assert slow.status == "timeout" and slow.error is not None and slow.error.code == "TIMEOUT"
+
+
+async def test_delegated_timeout_applies_to_the_child_call() -> None:
+    """RT-2: ``ctx.runtime.invoke(node, input, timeout=...)`` applies the timeout to the delegated call."""
+
+    async def parent(_input: Any, ctx: ExecutionContext) -> Any:
+        child = await ctx.runtime.invoke("TEST.SLEEP", {"ms": 2000}, timeout=0.01)
+        return child.status
+
+    runtime = create_ditto(workers=[*make(), WorkerDefinition("P", {"P.PARENT": parent})])
+    assert (await runtime.invoke("P.PARENT", None)).output == "timeout"
+
+
+async def test_round_robin_is_per_node_and_skips_busy_replicas_forwards() -> None:
+    """RT-3/RT-5: each node has its own round-robin cursor over the replicas offering it, and a full replica
+    is skipped in favour of the next one in order."""
+    gates: dict[str, asyncio.Event] = {}
+    started = asyncio.Event()
+
+    async def where(input: Any, ctx: ExecutionContext) -> str:
+        if input == "hold":
+            gates[ctx.address] = asyncio.Event()
+            started.set()
+            await gates[ctx.address].wait()
+        return ctx.address
+
+    definition = WorkerDefinition("R", {"R.A": where, "R.B": where}, concurrency=1)
+    runtime = create_ditto(workers=[definition, definition, definition])
+    r0, r1, r2 = (info.address for info in runtime.workers())
+    answers = [(await runtime.invoke(node, "go")).output for node in ("R.A", "R.B", "R.A", "R.B")]
+    assert answers == [r0, r0, r1, r1]  # R.B's cursor does not move with R.A's
+    held = asyncio.create_task(runtime.invoke("R.A", "hold"))  # R.A's cursor: r2, held there
+    await asyncio.wait_for(started.wait(), 5)
+    assert (await runtime.invoke("R.A", "go")).output == r0
+    assert (await runtime.invoke("R.A", "go")).output == r1
+    assert (await runtime.invoke("R.A", "go")).output == r0  # r2 is full: the next one after it, r0
+    gates[r2].set()
+    assert (await held).output == r2
