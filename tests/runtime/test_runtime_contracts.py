@@ -270,3 +270,57 @@ async def test_round_robin_is_per_node_and_skips_busy_replicas_forwards() -> Non
     assert (await runtime.invoke("R.A", "go")).output == r0  # r2 is full: the next one after it, r0
     gates[r2].set()
     assert (await held).output == r2
+
+
+async def test_handler_context_and_error_results_name_the_call() -> None:
+    """RT-2: the handler's ExecutionContext carries the call's execution id, node, worker type and replica
+    address; a worker error's result names the node and the execution id."""
+    from ditto.worker.context import ContextError
+
+    async def describe(_input: Any, ctx: ExecutionContext) -> list[Any]:
+        return [ctx.execution_id, ctx.node, ctx.worker_type, ctx.address]
+
+    async def refuse(_input: Any) -> None:
+        raise ContextError("INVALID_INPUT", "no")
+
+    runtime = create_ditto(workers=[WorkerDefinition("D", {"D.DESCRIBE": describe, "D.REFUSE": refuse})])
+    (info,) = runtime.workers()
+    result = await runtime.invoke_local("D.DESCRIBE", None, execution_id="e-1")
+    assert result.output == ["e-1", "D.DESCRIBE", "D", info.address]
+    refused = await runtime.invoke_local("D.REFUSE", None, execution_id="e-2")
+    assert (refused.execution_id, refused.node, refused.status) == ("e-2", "D.REFUSE", "error")
+    with pytest.raises(RoutingError) as unknown:
+        await runtime.run(graph("g").node("first", "D.DESCRIBE").node("x", "NOPE.NODE"), None)
+    assert (unknown.value.code, unknown.value.message) == (
+        "UNKNOWN_NODE", "graph node 'x' uses unknown node 'NOPE.NODE'")
+
+
+async def test_concurrency_accounting_and_close_wait_for_every_call() -> None:
+    """RT-3: two calls in flight fill a replica of concurrency 2 (a third is rejected, a fourth fits once one
+    ended); close() returns only after every accepted call has finished."""
+    gates = [asyncio.Event() for _ in range(3)]
+    started = [asyncio.Event() for _ in range(3)]
+
+    async def hold(index: int) -> int:
+        started[index].set()
+        await gates[index].wait()
+        return index
+
+    runtime = create_ditto(workers=[WorkerDefinition("H", {"H.HOLD": hold}, concurrency=2)])
+    first = asyncio.create_task(runtime.invoke("H.HOLD", 0))
+    second = asyncio.create_task(runtime.invoke("H.HOLD", 1))
+    await asyncio.wait_for(asyncio.gather(started[0].wait(), started[1].wait()), 5)
+    assert (await asyncio.wait_for(runtime.invoke("H.HOLD", 2), 5)).status == "rejected"
+    gates[0].set()
+    assert (await first).output == 0
+    third = asyncio.create_task(runtime.invoke("H.HOLD", 2))
+    await asyncio.wait_for(started[2].wait(), 5)
+    assert (await asyncio.wait_for(runtime.invoke("H.HOLD", 0), 5)).status == "rejected"  # 1 and 2 hold both
+    closing = asyncio.create_task(runtime.close())
+    gates[1].set()
+    assert (await second).output == 1
+    await asyncio.sleep(0)
+    assert not closing.done()  # the third call is still running
+    gates[2].set()
+    assert (await third).output == 2
+    await asyncio.wait_for(closing, 5)
