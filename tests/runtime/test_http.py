@@ -27,7 +27,7 @@ from ditto.signal import AbortController
 
 from ..support.ditto_serve import ditto_serve
 from ..support.uvicorn_thread import serve_app
-from .workers import make
+from .workers import echo, make
 
 TOKEN = "test-token-0123456789"
 
@@ -373,3 +373,58 @@ def test_app_requires_token() -> None:
     for token in ("", None):
         with pytest.raises(ValueError, match="non-empty token"):
             create_worker_http_app(create_ditto(), token=token)  # type: ignore[arg-type]
+
+
+async def test_wire_details_messages_media_type_execution_id_and_models() -> None:
+    """RT-6: every answer is application/json; each refusal carries its fixed message; the request's
+    executionId is the result's; a pydantic output travels as its camelCase JSON; an unsendable output's
+    error names the node."""
+    from ditto.contracts import ContextItem
+
+    async def model(_input: Any) -> Any:
+        return ContextItem(id="a", content={"k": (1, 2)}, metadata={"sourceNode": "X.Y"})
+
+    async def nan(_input: Any) -> float:
+        return float("nan")
+
+    server = create_ditto(workers=[WorkerDefinition("TEST", {"TEST.ECHO": echo, "TEST.MODEL": model,
+                                                             "TEST.NAN": nan})])
+    async with serve_app(create_worker_http_app(server, token=TOKEN, max_body_bytes=64)) as url:
+        headers = {"authorization": f"Bearer {TOKEN}"}
+        async with httpx.AsyncClient(base_url=url, headers=headers) as client:
+            refusals = [
+                (await client.post("/v1/invoke", json={"node": "TEST.ECHO", "input": 1},
+                                   headers={"authorization": "Bearer wrong"}),
+                 401, "UNAUTHORIZED", "missing or invalid bearer token"),
+                (await client.post("/v1/invoke", content=b"{nope"), 400, "INVALID_JSON",
+                 "request body is not valid JSON"),
+                (await client.post("/v1/invoke", json={"node": "TEST.ECHO"}), 400, "INVALID_REQUEST",
+                 "expected an object with 'node' and 'input'"),
+                (await client.post("/v1/invoke", json={"node": "TEST.ECHO", "input": 1, "address": 5}), 400,
+                 "INVALID_REQUEST", "'address' must be a string"),
+                (await client.post("/v1/invoke", json={"node": "TEST.ECHO", "input": 1, "executionId": 5}), 400,
+                 "INVALID_REQUEST", "'executionId' must be a string"),
+                (await client.post("/v1/invoke", json={"node": "TEST.ECHO", "input": 1, "timeoutMs": True}), 400,
+                 "INVALID_REQUEST", "'timeoutMs' must be a positive number"),
+                (await client.post("/v1/invoke", json={"node": "TEST.ECHO", "input": "x" * 64}), 413,
+                 "PAYLOAD_TOO_LARGE", "request body exceeds 64 bytes"),
+                (await client.post("/v1/invoke", json={"node": "NOPE.X", "input": 1}), 404, "UNKNOWN_NODE",
+                 "this runtime serves no node 'NOPE.X' at that address"),
+                (await client.get("/v1/workers", headers={"authorization": "nope"}), 401, "UNAUTHORIZED",
+                 "missing or invalid bearer token"),
+            ]
+            for response, status, code, message in refusals:
+                assert response.headers["content-type"] == "application/json"
+                assert (response.status_code, response.json()["error"]) == (status, {"code": code,
+                                                                                     "message": message})
+            echoed = await client.post("/v1/invoke", json={"node": "TEST.ECHO", "input": 1, "executionId": "e-9"})
+            assert echoed.headers["content-type"] == "application/json"
+            assert echoed.json() == {"executionId": "e-9", "node": "TEST.ECHO", "status": "success", "output": 1}
+            modelled = (await client.post("/v1/invoke", json={"node": "TEST.MODEL", "input": None})).json()
+            assert modelled["output"] == {"id": "a", "content": {"k": [1, 2]}, "metadata": {"sourceNode": "X.Y"}}
+            unsendable = (await client.post("/v1/invoke", json={"node": "TEST.NAN", "input": None})).json()
+            assert unsendable["status"] == "error" and unsendable["error"] == {
+                "code": "OUTPUT_NOT_SERIALIZABLE", "message": "the output of TEST.NAN cannot be sent as JSON"}
+            health = await client.get("/healthz", headers={})
+            assert health.json() == {"status": "ok"} and health.headers["content-type"] == "application/json"
+    await server.close()
