@@ -707,3 +707,40 @@ async def test_filter_limits_are_inclusive(store: SqliteMemoryStore) -> None:
     assert await ids({"metadata": {"public": False, "tenant": "acme"}}) == set()
     assert await ids({"key": "f", "metadata": {"tenant": "acme"}}) == {"flag"}
     assert await ids({"key": "g", "metadata": {"tenant": "acme"}}) == set()
+
+
+def test_fts_text_helpers() -> None:
+    """MEM-2: what is indexed (string leaves, Han/Hiragana one term per character), how tokens fold and count,
+    and the 64-token cap on distinct query terms."""
+    from ditto.worker.memory._fts import MAX_QUERY_TOKENS, fold, index_text, token_count
+
+    assert index_text({"title": "Plan", "tags": ["a", {"deep": "b"}], "n": 3, "ok": True, "none": None}) == \
+        "Plan\na\nb"
+    assert index_text("备份ひらがなカタカナ x") == " 备  份  ひ  ら  が  な カタカナ x"
+    assert index_text(["\U00020000", "\uf900"]) == " \U00020000 \n \uf900 "
+    assert index_text(42) == ""
+    assert fold("Ÿ́ÉCOLE") == "yecole" and fold("ǅ") == "dz"
+    assert token_count("one, two_three 四") == 4 and token_count("") == 0
+    assert MAX_QUERY_TOKENS == 64
+    tokens = query_tokens(" ".join(f"w{i} W{i}" for i in range(100)))
+    assert len(tokens) == 64 and tokens[0] == ("w0", "w0") and tokens[-1] == ("w63", "w63")
+    assert query_tokens({"a": "Über", "b": ["uber", "Ubër"]}) == (("Über", "uber"),)
+
+
+def test_bm25_score_edges() -> None:
+    """MEM-2: terms absent from a document add nothing, a document frequency above the corpus size is
+    clamped, and an empty corpus length counts documents as average length."""
+    from ditto.worker.memory._fts import BM25_B, BM25_K1, bm25_score
+
+    def term(tf: int, df: int, n: int, relative: float) -> float:
+        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        return idf * tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * relative))
+
+    assert (BM25_K1, BM25_B) == (1.2, 0.75)
+    assert bm25_score({"a": 0, "b": -1}, 5, {"a": 1, "b": 1}, 10, 5.0) == 0.0
+    assert bm25_score({"a": 2}, 10, {"a": 3}, 10, 5.0) == pytest.approx(term(2, 3, 10, 2.0))
+    assert bm25_score({"a": 1}, 4, {"a": 50}, 10, 4.0) == pytest.approx(term(1, 10, 10, 1.0))
+    assert bm25_score({"a": 1}, 4, {}, 10, 4.0) == pytest.approx(term(1, 0, 10, 1.0))
+    assert bm25_score({"a": 1}, 7, {"a": 1}, 3, 0.0) == pytest.approx(term(1, 1, 3, 1.0))
+    assert bm25_score({"a": 1, "b": 3}, 2, {"a": 1, "b": 2}, 4, 4.0) == pytest.approx(
+        term(1, 1, 4, 0.5) + term(3, 2, 4, 0.5))
