@@ -10,8 +10,9 @@ the way a careful reader with a highlighter would:
   passages (both normalised to the best one), plus, when an embedding function
   is configured, the cosine of sentence and question. The best sentences are
   quoted, at most ``maxPerSource`` per source and ``maxExcerpts`` in all; after
-  the first, a sentence must score at least :data:`FOLLOW_UP_SHARE` of the best
-  (a weak match is noise, not evidence). A sentence that shares no meaningful
+  the first, a sentence must reach :data:`FOLLOW_UP_SHARE` of the best, both in
+  combined score and in its own BM25 (a weak match is noise, not evidence, even
+  inside the best passage). A sentence that shares no meaningful
   term with the question is never quoted, so "no passage answers" is ``[]``.
 * **choose_queries** — with a vocabulary, entries are ranked by BM25 against the
   question (ties: vocabulary order); ``minQueries`` are always returned, more
@@ -133,7 +134,7 @@ def _normalised(scores: Sequence[float]) -> list[float]:
 
 @dataclass(frozen=True, slots=True)
 class ScoredSentence:
-    """A sentence of passage ``passage``, its raw BM25 and its combined score."""
+    """A sentence of passage ``passage``: its BM25 share of the best sentence's, and its combined score."""
 
     passage: int
     sentence: Sentence
@@ -165,7 +166,7 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
         score = sentence_norm[position] + passage_weight * passage_scores[index]
         if similarities is not None and position < len(similarities):
             score += embedding_weight * similarities[position]
-        candidates.append(ScoredSentence(index, span, raw, score))
+        candidates.append(ScoredSentence(index, span, sentence_norm[position], score))
     # Best first; ties keep passage then sentence order (deterministic, and the order a reader met them).
     candidates.sort(key=lambda c: (-c.score, c.passage, c.sentence.start))
     return candidates
@@ -191,8 +192,8 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
     for candidate in candidates:
         if len(chosen) >= task.max_excerpts:
             break
-        if chosen and candidate.score < FOLLOW_UP_SHARE * best:
-            break
+        if chosen and (candidate.score < FOLLOW_UP_SHARE * best or candidate.lexical < FOLLOW_UP_SHARE):
+            continue  # a weak match is noise, not evidence, even inside the best passage
         passage = task.passages[candidate.passage]
         if per_source.get(passage.source_id, 0) >= task.max_per_source:
             continue
