@@ -7,8 +7,10 @@ the way a careful reader with a highlighter would:
 * **choose_excerpts** — every passage is split into sentences (offsets kept, so
   a quote is an exact substring), each sentence is scored against the question
   with BM25 over all sentences, plus the BM25 score of its passage among the
-  passages (both normalised to the best one), plus, when an embedding function
-  is configured, the cosine of sentence and question. The best sentences are
+  passages (both normalised to the best one), plus a small bonus for the
+  passage's place in the given order (the retriever's ranking, which knew the
+  whole collection), plus, when an embedding function is configured, the cosine
+  of sentence and question. The best sentences are
   quoted, at most ``maxPerSource`` per source and ``maxExcerpts`` in all; after
   the first, a sentence must reach :data:`FOLLOW_UP_SHARE` of the best, both in
   combined score and in its own BM25 (a weak match is noise, not evidence, even
@@ -43,8 +45,10 @@ __all__ = [
     "FOLLOW_UP_SHARE",
     "PASSAGE_WEIGHT",
     "QUESTION_STOPWORDS",
+    "RANK_WEIGHT",
     "ScoredSentence",
     "Sentence",
+    "analyze",
     "answer_chat",
     "choose_excerpts",
     "choose_queries",
@@ -68,6 +72,11 @@ QUESTION_STOPWORDS: Final = frozenset({
 #: SciFact train (bench/infer_extractive.py): the passage that is about the question holds the answer
 #: more often than an isolated sentence that happens to repeat its words.
 PASSAGE_WEIGHT: Final = 1.0
+#: Weight of the passage's place in the given order: the workflow hands passages in the retriever's
+#: ranking, which saw the whole collection (its idf) while the model sees ten passages. The bonus
+#: falls by a tenth per place (``RANK_WEIGHT * max(0, 1 - index / 10)``), so a clearly better match
+#: further down still wins; tuned on SciFact train together with :data:`PASSAGE_WEIGHT`.
+RANK_WEIGHT: Final = 1.5
 #: A further excerpt or query must score at least this share of the best one.
 FOLLOW_UP_SHARE: Final = 0.5
 #: Sentences a plain chat answer quotes at most.
@@ -143,8 +152,8 @@ class ScoredSentence:
 
 
 def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT,
-                       similarities: Sequence[float] | None = None, embedding_weight: float = 0.0
-                       ) -> list[ScoredSentence]:
+                       rank_weight: float = RANK_WEIGHT, similarities: Sequence[float] | None = None,
+                       embedding_weight: float = 0.0) -> list[ScoredSentence]:
     """Every sentence that shares a meaningful term with the question, best first.
 
     ``similarities`` (optional) are cosine similarities of each sentence to the
@@ -163,7 +172,8 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
     for position, ((index, span), raw) in enumerate(zip(owners, sentence_scores, strict=True)):
         if raw <= 0:
             continue  # shares no meaningful term: never evidence
-        score = sentence_norm[position] + passage_weight * passage_scores[index]
+        score = (sentence_norm[position] + passage_weight * passage_scores[index]
+                 + rank_weight * max(0.0, 1.0 - index / 10))
         if similarities is not None and position < len(similarities):
             score += embedding_weight * similarities[position]
         candidates.append(ScoredSentence(index, span, sentence_norm[position], score))
@@ -178,14 +188,14 @@ def sentence_texts(task: ExcerptTask) -> list[str]:
 
 
 def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT,
-                    similarities: Sequence[float] | None = None, embedding_weight: float = 0.0
-                    ) -> list[Excerpt]:
+                    rank_weight: float = RANK_WEIGHT, similarities: Sequence[float] | None = None,
+                    embedding_weight: float = 0.0) -> list[Excerpt]:
     """The verbatim quotes that best answer ``task.question``; ``[]`` when no passage shares a term."""
     chosen: list[Excerpt] = []
     per_source: dict[str, int] = {}
     seen: set[tuple[str, str]] = set()
-    candidates = excerpt_candidates(task, passage_weight=passage_weight, similarities=similarities,
-                                    embedding_weight=embedding_weight)
+    candidates = excerpt_candidates(task, passage_weight=passage_weight, rank_weight=rank_weight,
+                                    similarities=similarities, embedding_weight=embedding_weight)
     if not candidates or task.max_excerpts == 0 or task.max_per_source == 0:
         return []
     best = candidates[0].score
