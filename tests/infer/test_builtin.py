@@ -238,3 +238,18 @@ def test_query_invariants(question: str, vocabulary: list[str], low: int, extra:
     queries = choose_queries(task)
     assert len(set(queries)) == len(queries) and set(queries) <= set(vocabulary)
     assert min(low, len(set(vocabulary))) <= len(queries) <= low + extra
+
+
+async def test_order_counts_only_as_weak_evidence() -> None:
+    """INF-3, WF-11: the given order (the retriever's ranking) is a small bonus; the sentence that answers,
+    in the fourth of five passages, still beats first passages that merely repeat the question's words."""
+    passages = (
+        P(source_id="p1", text="Password rules apply to every account. Passwords are personal."),
+        P(source_id="p2", text="Rotating secrets is good practice for accounts."),
+        P(source_id="p3", text="The VPN needs a second factor."),
+        P(source_id="p4", text="Account passwords must be rotated every 90 days and must not be reused."),
+        P(source_id="p5", text="Printers are on the second floor."),
+    )
+    answer = await sample_task(ExcerptTask(question="How often must account passwords be rotated?",
+                                           passages=passages, max_excerpts=1))
+    assert answer == {"excerpts": [{"sourceId": "p4", "quote": passages[3].text}]}

@@ -22,7 +22,8 @@ the way a careful reader with a highlighter would:
   of the best. Without a vocabulary, the question's content words (surface forms,
   stop words dropped) are the query.
 * **a plain chat** — the sentences of earlier messages that best match the last
-  user message, in their original order.
+  user message (at most three, each at least :data:`FOLLOW_UP_SHARE` of the best),
+  in their original order.
 
 "Meaningful term" means an analysed term (Snowball-stemmed, CJK characters one
 by one) that is not a stop word: Lucene's English list plus the question and
@@ -277,7 +278,8 @@ def answer_chat(messages: Sequence[tuple[str, str]]) -> str:
     scores = score_documents(question, [analyze(text) for _, text in sentences]) if question else [0.0] * len(
         sentences)
     ranked = sorted((i for i, score in enumerate(scores) if score > 0), key=lambda i: (-scores[i], i))
-    picked = sorted(ranked[:CHAT_SENTENCES])
+    best = scores[ranked[0]] if ranked else 0.0
+    picked = sorted(i for i in ranked[:CHAT_SENTENCES] if scores[i] >= FOLLOW_UP_SHARE * best)
     if not picked:
         firsts: dict[int, int] = {}
         for i, (m, _) in enumerate(sentences):
