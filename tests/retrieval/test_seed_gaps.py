@@ -116,3 +116,31 @@ async def test_descriptor_handler_node_result_over_http() -> None:
         assert missing.status == "error" and missing.output is None
         assert missing.error is not None and missing.error.code == "RETRIEVAL_TARGET_NOT_FOUND"
     await server.close()
+
+
+# -- the output target is the request's logical identity -------------------------------------
+
+
+async def test_output_target_keeps_request_metadata() -> None:
+    """RET-4, seed 000 line 167: the output target uses the request's logical identity — a provider that
+    echoes only name/type/namespace does not drop the request's ``target.metadata``; a provider that
+    returns its own target metadata keeps it."""
+
+    class NameOnly:
+        async def search(self, input: RetrievalSearchInput, context: RetrievalExecutionContext | None = None
+                         ) -> dict[str, Any]:
+            return {"candidates": [], "target": {"name": input.target.name, "namespace": input.target.namespace}}
+
+    class OwnMetadata:
+        async def search(self, input: RetrievalSearchInput, context: RetrievalExecutionContext | None = None
+                         ) -> dict[str, Any]:
+            return {"candidates": [], "target": {**input.target.model_dump(exclude_none=True),
+                                                 "metadata": {"shard": 3}}}
+
+    request = {**REQUEST, "target": {"name": "kb", "namespace": "tenant-a", "metadata": {"tenant": "a"}}}
+    sdk = create_retrieval(registry(custom=NameOnly(), own=OwnMetadata()))
+    result = await sdk.search(request)
+    assert result.status == "success"
+    assert result.output.target.model_dump(exclude_none=True) == request["target"]
+    own = await sdk.search({**request, "strategy": "own"})
+    assert own.status == "success" and own.output.target.metadata == {"shard": 3}
