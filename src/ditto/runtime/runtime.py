@@ -247,6 +247,10 @@ class Runtime:
                               error=NodeError(HANDLER_ERROR, f"the {replica.worker_type} worker failed"))
         finally:
             _current.reset(token)
+        if isinstance(output, NodeResult):
+            # A handler that already wraps its answer (the seed's ``define("RETRIEVAL", input =>
+            # retrieval.search(input))``) *is* that answer: its status/output/error, this call's identity.
+            return NodeResult(execution_id, node, output.status, output.output, output.error)
         return NodeResult(execution_id, node, "success", output)
 
     # -- graphs and loops -------------------------------------------------------
