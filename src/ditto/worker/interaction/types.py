@@ -188,7 +188,7 @@ class WebSearchInput(DittoModel):
     it never falls back to another one.
     """
 
-    query: str = Field(min_length=1, max_length=1000)
+    query: str = Field(min_length=1, max_length=400)
     engine: SearchEngine | None = None
     limit: StrictInt = Field(default=MAX_SEARCH_RESULTS, ge=1, le=MAX_SEARCH_RESULTS)
 
