@@ -182,7 +182,8 @@ class McpStdioServer:
     def __post_init__(self) -> None:
         if not isinstance(self.command, str) or not self.command.strip() or "\x00" in self.command:
             raise InvalidArgumentError("an MCP stdio server needs a command")
-        if isinstance(self.args, str) or not all(isinstance(arg, str) and "\x00" not in arg for arg in self.args):
+        if not isinstance(self.args, (list, tuple)) or not all(
+                isinstance(arg, str) and "\x00" not in arg for arg in self.args):
             raise InvalidArgumentError("MCP server args must be a list of strings")
         object.__setattr__(self, "args", tuple(self.args))
         if self.env is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in self.env.items()):
@@ -216,7 +217,7 @@ def mcp_server_from(value: Any) -> McpServer:
                 return McpHttpServer(url=value["url"], timeout_s=value.get("timeout_s", value.get(
                     "timeoutS", DEFAULT_MCP_TIMEOUT_S)))
             if "command" in keys and keys <= {"command", "args", "env", "cwd", "timeout_s", "timeoutS"}:
-                return McpStdioServer(command=value["command"], args=tuple(value.get("args", ())),
+                return McpStdioServer(command=value["command"], args=value.get("args", ()),
                                       env=value.get("env"), cwd=value.get("cwd"),
                                       timeout_s=value.get("timeout_s", value.get("timeoutS", DEFAULT_MCP_TIMEOUT_S)))
         except TypeError:
