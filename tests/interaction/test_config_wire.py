@@ -62,3 +62,15 @@ async def test_nodes_over_http_transport(site: Site, web_options) -> None:  # ty
         await caller.close()
     await server.close()
     await worker.aclose()
+
+
+def test_importing_interaction_loads_no_http_extraction_or_mcp_library() -> None:
+    """INT-1: `import ditto.worker.interaction` stays light; aiohttp, trafilatura and mcp load on first use."""
+    import json
+    import subprocess
+    import sys
+
+    code = ("import json, sys, ditto.worker.interaction\n"
+            "print(json.dumps([m for m in ('aiohttp', 'yarl', 'trafilatura', 'mcp', 'httpx') if m in sys.modules]))")
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(completed.stdout) == []

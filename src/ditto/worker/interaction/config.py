@@ -14,12 +14,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
-import yarl
-
 from ..._version import __version__
 from ...errors import InvalidArgumentError
 
 if TYPE_CHECKING:
+    import yarl
+
     from ...config import RuntimeConfig
 
 __all__ = [
@@ -53,6 +53,8 @@ def normalise_origin(origin: str) -> str:
     """
     if not isinstance(origin, str) or not origin.strip():
         raise InvalidArgumentError("an allowed origin must be a non-empty string")
+    import yarl  # aiohttp's URL type: origins are parsed exactly as the reader parses page URLs
+
     try:
         url = yarl.URL(origin.strip())
     except (ValueError, TypeError):
@@ -83,6 +85,8 @@ def _positive_seconds(name: str, value: Any) -> float:
 def _endpoint(name: str, value: Any) -> str:
     if not isinstance(value, str):
         raise InvalidArgumentError(f"{name} must be a URL string")
+    import yarl
+
     try:
         url = yarl.URL(value)
     except (ValueError, TypeError):

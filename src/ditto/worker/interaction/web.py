@@ -19,11 +19,9 @@ import json
 import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 from urllib.parse import quote
 
-import aiohttp
-import yarl
 from pydantic import BaseModel, ValidationError
 
 from ...contracts import InvalidJson, check_json
@@ -40,6 +38,10 @@ from .types import (
     WebSearchInput,
     WebSearchResult,
 )
+
+if TYPE_CHECKING:  # aiohttp and yarl (extra ``pyditto[web]``) load on first use, not on import
+    import aiohttp
+    import yarl
 
 __all__ = ["WebClient", "web_read", "web_search"]
 
@@ -128,6 +130,8 @@ class WebClient:
         return self._options
 
     def _client(self) -> aiohttp.ClientSession:
+        import aiohttp
+
         loop = asyncio.get_running_loop()
         if self._session is None or self._session.closed or self._loop is not loop:
             connector = aiohttp.TCPConnector(ssl=self._options.make_ssl_context(),
@@ -209,6 +213,8 @@ class WebClient:
         return WebSearchResult(engine=engine, query=request.query, candidates=tuple(candidates[:request.limit]))
 
     async def _get_json(self, url: str, params: Mapping[str, str], headers: Mapping[str, str], engine: str) -> Any:
+        import aiohttp
+
         try:
             async with self._client().get(url, params=params, headers=headers, allow_redirects=False) as response:
                 if response.status in (401, 403):
@@ -257,6 +263,8 @@ class WebClient:
         return candidates
 
     async def _brave(self, query: str, limit: int) -> list[SearchCandidate]:
+        import yarl
+
         key = self._options.brave_api_key or ""
         payload = await self._get_json(self._options.brave_url, {"q": query, "count": str(limit)},
                                        {"Accept": "application/json", "X-Subscription-Token": key}, "Brave Search")
@@ -285,6 +293,8 @@ class WebClient:
     # -- read ---------------------------------------------------------------------------------
     def check_url(self, url: str) -> yarl.URL:
         """The URL a read would fetch, or the InteractionError that refuses it (no I/O)."""
+        import yarl
+
         _check_text(url, "url")
         if url != url.strip() or any(ch.isspace() for ch in url):
             raise _invalid("url must not contain whitespace")
@@ -320,6 +330,8 @@ class WebClient:
                        sha256=hashlib.sha256(raw).hexdigest(), text=text, lines=text_lines(text))
 
     async def _fetch(self, target: yarl.URL) -> tuple[int, str, bytes]:
+        import aiohttp
+
         headers = {"Accept": "text/html,application/xhtml+xml;q=0.9"}
         try:
             async with self._client().get(target, headers=headers, allow_redirects=False) as response:
