@@ -2,6 +2,7 @@
 
 from ._base import MODEL_CONFIG, DittoModel
 from .context import Context, ContextItem, ContextPurpose, ContextSelection, Message, Reference
+from .interaction import ToolCall
 from .json import FrozenDict, InvalidJson, JsonObject, JsonValue, check_json, freeze_json, js_json_dumps, thaw_json
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "JsonValue",
     "Message",
     "Reference",
+    "ToolCall",
     "check_json",
     "freeze_json",
     "js_json_dumps",
