@@ -7,7 +7,7 @@ the same implementation as four runtime nodes. Explicit requests compute on a
 """
 
 from .compress import ContextCompressRequest, deterministic_compress, is_protected_context_item
-from .compress import compress_node as compress_node
+from .compress import run_compress as run_compress
 from .env import REDIS_URL_ENV, context_worker_from_env, create_context_redis_client
 from .errors import CONTEXT_ERROR_CODES, ContextError
 from .execution import ContextExecution, create_context_execution
@@ -19,7 +19,7 @@ from .inputs import (
     ContextSelectInput,
     ContextUpdateInput,
 )
-from .load import load_node
+from .load import run_load
 from .policy import ContextPolicy
 from .ports import (
     ContextCallOptions,
@@ -37,7 +37,7 @@ from .queue import InProcessContextQueue, create_context_operation_queue
 from .rag import RagCandidate, RagStageInput, RagStrategyPipeline, create_rag_strategy
 from .scope import ContextScope, context_scope_key
 from .sdk import ContextClient, ContextOptions, create_context
-from .select import ContextSelectRequest, ContextStrategy, default_select, select_node
+from .select import ContextSelectRequest, ContextStrategy, default_select, run_select
 from .settings import context_options_from_config
 from .stores import (
     InMemoryContextStore,
@@ -46,7 +46,7 @@ from .stores import (
     create_in_memory_context_store,
     create_redis_context_store,
 )
-from .update import update_node
+from .update import run_update
 from .worker import (
     context_compress_node,
     context_load_node,
@@ -90,7 +90,6 @@ __all__ = [
     "ReferenceResolver",
     "StoredContext",
     "TokenEstimator",
-    "compress_node",
     "context_compress_node",
     "context_load_node",
     "context_options_from_config",
@@ -109,9 +108,10 @@ __all__ = [
     "default_select",
     "deterministic_compress",
     "is_protected_context_item",
-    "load_node",
+    "run_compress",
+    "run_load",
     "run_rag_flow",
+    "run_select",
     "run_skill_flow",
-    "select_node",
-    "update_node",
+    "run_update",
 ]

@@ -26,10 +26,10 @@ from .validation import read_fields, request_limit
 __all__ = [
     "COMPRESS_FIELDS",
     "ContextCompressRequest",
-    "compress_node",
     "deterministic_compress",
     "is_protected_context_item",
     "parse_compress",
+    "run_compress",
 ]
 
 COMPRESS_FIELDS: Final = ("context", "max_items", "max_tokens")
@@ -251,7 +251,7 @@ async def _custom_compress(request: ContextCompressRequest, max_items: int, max_
     return result
 
 
-async def compress_node(input: Any, execution: ContextExecution) -> Context:
+async def run_compress(input: Any, execution: ContextExecution) -> Context:
     """Fit ``input.context`` into ``max_items``/``max_tokens`` (with the custom compressor if one is set)."""
     request = parse_compress(input)
     check_context_inline(request.context, execution.policy)

@@ -1,6 +1,6 @@
 """``ContextExecution``: a resolved policy plus services plus this call's options (CX-15).
 
-The node functions (``load_node`` …) take one explicitly, so a custom worker can
+The node functions (``run_load`` …) take one explicitly, so a custom worker can
 reuse them without the SDK's cache routing.
 """
 

@@ -13,7 +13,7 @@ from .merge import WorkingSet, check_inline
 from .ports import call_port, port_method
 from .validation import optional_bool, read_fields, read_json
 
-__all__ = ["LOAD_FIELDS", "load_node", "parse_source"]
+__all__ = ["LOAD_FIELDS", "parse_source", "run_load"]
 
 LOAD_FIELDS = ("sources", "resolve_references")
 
@@ -47,7 +47,7 @@ async def _resolve(reference: Reference, execution: ContextExecution) -> Context
     return reference_item(reference, content, resolved=True)
 
 
-async def load_node(input: Any, execution: ContextExecution) -> Context:
+async def run_load(input: Any, execution: ContextExecution) -> Context:
     """Normalise ``input.sources`` into a Context (no cache routing: see ``create_context``).
 
     Message and Reference sources get stable ids from their canonical content;

@@ -16,17 +16,17 @@ from ...config import RuntimeConfig
 from ...contracts import Context, ContextSelection
 from ...runtime import RuntimeClient
 from ...signal import CancelSignal
-from .compress import COMPRESS_FIELDS, compress_node
+from .compress import COMPRESS_FIELDS, run_compress
 from .errors import ContextError
 from .execution import ContextExecution, guard
 from .items import construct, is_trusted_context, trusted_context
-from .load import LOAD_FIELDS, load_node
+from .load import LOAD_FIELDS, run_load
 from .policy import resolve_policy
 from .ports import ContextServices, StoredContext, call_port, port_method, resolve_services
 from .scope import ContextScope, parse_scope
-from .select import SELECT_FIELDS, select_node
+from .select import SELECT_FIELDS, run_select
 from .stores.redis import create_redis_context_store
-from .update import UPDATE_FIELDS, update_node
+from .update import UPDATE_FIELDS, run_update
 from .validation import optional_bool, optional_str, read_fields
 
 __all__ = ["CONTEXT_NODES", "ContextClient", "ContextNode", "ContextOptions", "create_context", "resolve_options"]
@@ -42,10 +42,10 @@ _NODE_FIELDS: Final = {
     "CONTEXT.COMPRESS": COMPRESS_FIELDS + _SCOPE_FIELDS,
 }
 _NODE_FUNCTIONS: Final[Mapping[str, Callable[[Any, ContextExecution], Awaitable[Any]]]] = {
-    "CONTEXT.LOAD": load_node,
-    "CONTEXT.UPDATE": update_node,
-    "CONTEXT.SELECT": select_node,
-    "CONTEXT.COMPRESS": compress_node,
+    "CONTEXT.LOAD": run_load,
+    "CONTEXT.UPDATE": run_update,
+    "CONTEXT.SELECT": run_select,
+    "CONTEXT.COMPRESS": run_compress,
 }
 
 
@@ -202,7 +202,7 @@ class ContextClient:
         if node == "CONTEXT.LOAD" and "sources" in fields:
             if expected is not None and (current is None or current.version != expected):
                 raise ContextError("STATE_CONFLICT", "the scope's version changed or expired")
-            result = await load_node(fields, execution)
+            result = await run_load(fields, execution)
             await self._commit(scope, None if current is None else current.version, result, execution)
             return result
         if current is None:
@@ -213,8 +213,8 @@ class ContextClient:
             return current.context
         fields["context"] = current.context
         if node == "CONTEXT.SELECT":
-            return await select_node(fields, execution)
-        function = update_node if node == "CONTEXT.UPDATE" else compress_node
+            return await run_select(fields, execution)
+        function = run_update if node == "CONTEXT.UPDATE" else run_compress
         result = await function(fields, execution)
         await self._commit(scope, current.version, result, execution)
         return result

@@ -41,7 +41,7 @@ __all__ = [
     "fit_budget",
     "parse_select",
     "parse_strategy",
-    "select_node",
+    "run_select",
 ]
 
 SELECT_FIELDS: Final = ("context", "purpose", "query", "limit", "max_tokens", "strategy", "order")
@@ -197,7 +197,7 @@ def default_select(input: Any) -> tuple[ContextItem, ...]:
     drops ``private: true`` and ``memoryEligible: false`` items. Inside each
     group the score is ``priority + relevance + QUERY_WEIGHT × (share of query
     terms in the item) + POSITION_WEIGHT × position`` (newer items score more);
-    ties keep context order. Limits and budgets are applied by ``select_node``.
+    ties keep context order. Limits and budgets are applied by ``run_select``.
     """
     request = parse_select(input)
     context = trusted_context(request.context)
@@ -255,7 +255,7 @@ async def fit_budget(candidates: Sequence[ContextItem], limit: int | None, max_t
     return chosen
 
 
-async def select_node(input: Any, execution: ContextExecution) -> ContextSelection:
+async def run_select(input: Any, execution: ContextExecution) -> ContextSelection:
     """Choose items for ``purpose`` with the requested strategy, within limit and budget."""
     request = parse_select(input)
     check_context_inline(request.context, execution.policy)

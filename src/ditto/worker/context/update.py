@@ -14,7 +14,7 @@ from .items import coerce_context, coerce_item, coerce_reference, make_context, 
 from .merge import WorkingSet, check_inline
 from .validation import optional_str, read_fields, read_json
 
-__all__ = ["INGRESS_FIELDS", "UPDATE_FIELDS", "parse_ingress", "update_node"]
+__all__ = ["INGRESS_FIELDS", "UPDATE_FIELDS", "parse_ingress", "run_update"]
 
 UPDATE_FIELDS = ("context", "remove_ids", "add", "ingress")
 INGRESS_FIELDS = ("id", "source_node", "content", "reference", "metadata")
@@ -49,7 +49,7 @@ def parse_ingress(value: Any, where: str) -> ContextItem:
                      FrozenDict(merged))
 
 
-async def update_node(input: Any, execution: ContextExecution) -> Context:
+async def run_update(input: Any, execution: ContextExecution) -> Context:
     """Apply removals, then additions, then ingress items to ``input.context``."""
     fields = read_fields(input, UPDATE_FIELDS, "input")
     if "context" not in fields:
