@@ -6,22 +6,27 @@ Every docstring names the spec id and the seed line (``seed 000 line N``) it pin
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from ditto import create_ditto, create_http_transport, create_worker_http_app
+import pytest
+
+from ditto import CancelSignal, create_ditto, create_http_transport, create_worker_http_app
 from ditto.retrieval import (
+    RetrievalError,
     RetrievalExecutionContext,
     RetrievalSearchInput,
     RetrievalTargetRegistry,
+    create_hybrid_search_provider,
     create_retrieval,
     retrieval_search_node,
 )
 from ditto.runtime import Runtime
 
 from ..support.uvicorn_thread import serve_app
-from .providers import ListProvider, docs
+from .providers import FailingProvider, ListProvider, SlowProvider, docs
 
 REQUEST: dict[str, Any] = {"query": {"content": "agent memory"}, "target": {"name": "kb"}}
 TOKEN = "seed-gaps-token-0123456789"
@@ -144,3 +149,29 @@ async def test_output_target_keeps_request_metadata() -> None:
     assert result.output.target.model_dump(exclude_none=True) == request["target"]
     own = await sdk.search({**request, "strategy": "own"})
     assert own.status == "success" and own.output.target.metadata == {"shard": 3}
+
+
+# -- a bare TimeoutError inside a provider is a backend failure ------------------------------
+
+
+async def test_bare_timeout_error_is_backend_error(caplog: pytest.LogCaptureFixture) -> None:
+    """RET-5, seed 000 lines 255–259: a Python ``TimeoutError`` raised by a provider (directly or in a hybrid
+    branch) is an unclassified backend failure — RETRIEVAL_BACKEND_ERROR, text hidden, logged once with its
+    traceback — while an explicit RetrievalError(TIMEOUT) and the caller's deadline stay timeouts."""
+    leaked = "db host 10.0.0.7"
+    hybrid = create_hybrid_search_provider([FailingProvider(TimeoutError(leaked)), ListProvider(docs("a"))])
+    sdk = create_retrieval(registry(plain=FailingProvider(TimeoutError(leaked)), hybrid=hybrid,
+                                    explicit=FailingProvider(RetrievalError("RETRIEVAL_TIMEOUT", "slow")),
+                                    slow=SlowProvider(30)))
+    for strategy in ("plain", "hybrid"):
+        caplog.clear()
+        with caplog.at_level(logging.ERROR, logger="ditto.retrieval"):
+            result = await sdk.search({**REQUEST, "strategy": strategy})
+        assert (result.status, result.error and result.error.code) == ("error", "RETRIEVAL_BACKEND_ERROR")
+        assert result.error is not None and leaked not in result.error.message
+        logged = [record for record in caplog.records if record.exc_info is not None]
+        assert len(logged) == 1 and isinstance(logged[0].exc_info[1], TimeoutError)  # type: ignore[index]
+    explicit = await sdk.search({**REQUEST, "strategy": "explicit"})
+    assert (explicit.status, explicit.error and explicit.error.code) == ("timeout", "RETRIEVAL_TIMEOUT")
+    deadline = await sdk.search({**REQUEST, "strategy": "slow"}, None, {"signal": CancelSignal.timeout(0.05)})
+    assert (deadline.status, deadline.error and deadline.error.code) == ("timeout", "RETRIEVAL_TIMEOUT")

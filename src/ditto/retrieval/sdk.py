@@ -16,7 +16,6 @@ from typing import Any
 
 from ..runtime import NodeError, NodeResult
 from ..signal import CancelSignal
-from ._cancel import as_retrieval_error, await_with_signal, check_signal
 from .defaults import coerce_defaults, merge_defaults, resolve_limit
 from .errors import (
     INVALID_BACKEND_OUTPUT,
@@ -24,6 +23,9 @@ from .errors import (
     PROVIDER_UNAVAILABLE,
     STRATEGY_UNSUPPORTED,
     RetrievalError,
+    as_retrieval_error,
+    await_with_signal,
+    check_signal,
 )
 from .registry import RESERVED_STRATEGY, RetrievalTargetRegistry, StrategyBoundProvider
 from .types import (

@@ -27,9 +27,17 @@ from typing import Any
 import httpx
 
 from ...contracts import js_json_dumps
-from .._cancel import await_with_signal, check_signal
 from ..defaults import DEFAULT_BATCH_SIZE, pick_number
-from ..errors import BACKEND_ERROR, INVALID_EMBEDDING, INVALID_INPUT, PERMISSION_DENIED, TIMEOUT, RetrievalError
+from ..errors import (
+    BACKEND_ERROR,
+    INVALID_EMBEDDING,
+    INVALID_INPUT,
+    PERMISSION_DENIED,
+    TIMEOUT,
+    RetrievalError,
+    await_with_signal,
+    check_signal,
+)
 from ..types import RetrievalExecutionContext
 from .embedding import Vector, check_batch_size, check_dimensions, effective_dimensions, validate_vector
 

@@ -11,7 +11,8 @@ of at least ``max(request.limit, candidate_limit)`` candidates, waits for *all*
 branches, and fails the whole call if any branch failed (the first failing
 branch's error, in branch order, mapped like the SDK maps a provider's:
 ``RetrievalError`` kept, the signal's cancellation → CANCELLED/TIMEOUT,
-``TimeoutError`` → TIMEOUT, anything else → ``RETRIEVAL_BACKEND_ERROR``). Records are identified by ``key``: default
+anything else, a bare ``TimeoutError`` included → ``RETRIEVAL_BACKEND_ERROR``).
+Records are identified by ``key``: default
 ``(source.target, id or source.ref)``; a candidate with neither id nor ref,
 and no ``key`` function, is ``RETRIEVAL_INVALID_BACKEND_OUTPUT``.
 """
@@ -24,9 +25,8 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from .._cancel import as_retrieval_error, check_signal
 from ..defaults import DEFAULT_CANDIDATE_LIMIT, DEFAULT_RRF_K, context_limit, pick_number
-from ..errors import INVALID_BACKEND_OUTPUT, INVALID_INPUT, RetrievalError
+from ..errors import INVALID_BACKEND_OUTPUT, INVALID_INPUT, RetrievalError, as_retrieval_error, check_signal
 from ..types import (
     RetrievalCandidate,
     RetrievalExecutionContext,

@@ -42,7 +42,7 @@ from ..types import (
     RetrievalSearchInput,
     RetrievalSearchOutput,
 )
-from ._backend import begin_search, check_signal, run_blocking
+from .base import begin_search, check_signal, run_blocking
 from .embedding import EmbeddingProvider, Vector, embed_contents, validate_vector
 
 __all__ = ["MilvusSearchOptions", "MilvusSearchProvider", "create_milvus_search_provider", "milvus_filter_expression",

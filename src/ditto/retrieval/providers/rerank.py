@@ -15,9 +15,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .._cancel import check_signal
 from ..defaults import DEFAULT_CANDIDATE_LIMIT, context_limit, pick_number
-from ..errors import INVALID_BACKEND_OUTPUT, INVALID_INPUT, RetrievalError
+from ..errors import INVALID_BACKEND_OUTPUT, INVALID_INPUT, RetrievalError, check_signal
 from ..types import (
     RetrievalCandidate,
     RetrievalExecutionContext,

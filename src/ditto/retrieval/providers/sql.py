@@ -37,7 +37,6 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from ...contracts import DittoModel, freeze_json
-from .._cancel import await_with_signal
 from ..defaults import context_limit
 from ..engines.filters import FilterCondition, parse_filter
 from ..errors import BACKEND_ERROR, INVALID_INPUT, RetrievalError
@@ -48,7 +47,7 @@ from ..types import (
     RetrievalSearchInput,
     RetrievalSearchOutput,
 )
-from ._backend import backend_error, begin_search, check_signal, query_text, run_blocking
+from .base import as_retrieval_error, await_with_signal, begin_search, check_signal, query_text, run_blocking
 
 __all__ = ["SqlSearchOptions", "SqlSearchProvider", "create_sql_search_provider"]
 
@@ -267,10 +266,8 @@ class SqlSearchProvider:
                 return await _postgres_rows(client, sql, params)
             async with client.connection() as connection:
                 return await _postgres_rows(connection, sql, params)
-        except RetrievalError:
-            raise
-        except Exception:
-            raise backend_error() from None
+        except Exception as error:
+            raise as_retrieval_error(error) from None
 
     def _output(self, request: RetrievalSearchInput, rows: list[tuple[Any, ...]]) -> RetrievalSearchOutput:
         options = self._options

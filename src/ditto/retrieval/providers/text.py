@@ -42,7 +42,7 @@ from ..types import (
     RetrievalSearchInput,
     RetrievalSearchOutput,
 )
-from ._backend import begin_search, check_signal, query_text
+from .base import begin_search, check_signal, query_text
 
 __all__ = ["TextSearchOptions", "TextSearchProvider", "create_text_search_provider"]
 

@@ -20,9 +20,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ...contracts import freeze_json
-from .._cancel import check_signal
 from ..defaults import context_limit
-from ..errors import INVALID_EMBEDDING, INVALID_INPUT, RetrievalError
+from ..errors import INVALID_EMBEDDING, INVALID_INPUT, RetrievalError, check_signal
 from ..filters import compile_filter
 from ..types import (
     RetrievalCandidate,
