@@ -28,7 +28,6 @@ from .types import (
 from .validation import (
     NOT_FOUND,
     backend_error,
-    cancelled,
     invalid,
     parse_delete_input,
     parse_get_input,
@@ -51,7 +50,7 @@ def _check_signal(signal: CancelSignal | None) -> None:
     if signal is not None and not isinstance(signal, CancelSignal):
         raise invalid("signal must be a CancelSignal")
     if signal is not None and signal.aborted:
-        raise cancelled(signal.reason)
+        raise DittoMemoryError.from_signal(signal.reason)
 
 
 async def _call_port(operation: str, call: Callable[[], Awaitable[T]]) -> T:
@@ -61,7 +60,7 @@ async def _call_port(operation: str, call: Callable[[], Awaitable[T]]) -> T:
     except DittoMemoryError:
         raise
     except CancelledBySignal as error:
-        raise cancelled(error.code) from None
+        raise DittoMemoryError.from_signal(error.code) from None
     except Exception:
         _log.warning("memory %s failed in its backend", operation, exc_info=True)
         raise backend_error() from None

@@ -63,7 +63,6 @@ from .types import (
 )
 from .validation import (
     backend_error,
-    cancelled,
     check_selector,
     check_write_items,
     invalid,
@@ -280,7 +279,7 @@ class SqliteMemoryStore:
     def _in_thread(self, operation: str, body: Callable[[sqlite3.Connection], T],
                    signal: CancelSignal | None) -> T:
         if signal is not None and signal.aborted:
-            raise cancelled(signal.reason)
+            raise DittoMemoryError.from_signal(signal.reason)
         try:
             connection = self._pool.acquire()
         except DittoMemoryError:
@@ -304,7 +303,7 @@ class SqliteMemoryStore:
         except sqlite3.Error:
             broken = True
             if signal is not None and signal.aborted:
-                raise cancelled(signal.reason) from None
+                raise DittoMemoryError.from_signal(signal.reason) from None
             _log.warning("memory store %s failed", operation, exc_info=True)
             raise backend_error() from None
         except DittoMemoryError:
@@ -328,7 +327,7 @@ class SqliteMemoryStore:
                    options: MemoryCallOptions | None) -> T:
         signal = _signal_of(options)
         if signal is not None and signal.aborted:
-            raise cancelled(signal.reason)
+            raise DittoMemoryError.from_signal(signal.reason)
         return await asyncio.to_thread(self._in_thread, operation, body, signal)
 
     # -- MemoryStore ------------------------------------------------------------

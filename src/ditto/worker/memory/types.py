@@ -8,7 +8,7 @@ this module, never the SQLite implementation.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -32,11 +32,21 @@ __all__ = [
 ]
 
 
-class DittoMemoryError(DittoError):
-    """Codes: ``MEMORY_INVALID_INPUT``, ``MEMORY_NOT_FOUND``, ``MEMORY_BACKEND_ERROR``
-    (backend text hidden), ``MEMORY_CANCELLED`` (status cancelled)."""
+INVALID_INPUT: Final = "MEMORY_INVALID_INPUT"
+NOT_FOUND: Final = "MEMORY_NOT_FOUND"
+BACKEND_ERROR: Final = "MEMORY_BACKEND_ERROR"
+CANCELLED: Final = "MEMORY_CANCELLED"
+TIMEOUT: Final = "MEMORY_TIMEOUT"
 
-    status_by_code = {"MEMORY_CANCELLED": "cancelled", "MEMORY_TIMEOUT": "timeout"}
+
+class DittoMemoryError(DittoError):
+    """MEMORY's failures. Codes: ``MEMORY_INVALID_INPUT``, ``MEMORY_NOT_FOUND`` (a strict GET),
+    ``MEMORY_BACKEND_ERROR`` (backend text hidden), ``MEMORY_CANCELLED`` (status cancelled) and
+    ``MEMORY_TIMEOUT`` (status timeout); a fired signal is ``DittoMemoryError.from_signal(reason)``."""
+
+    codes = frozenset({INVALID_INPUT, NOT_FOUND, BACKEND_ERROR, CANCELLED, TIMEOUT})
+    cancelled_code = CANCELLED
+    timeout_code = TIMEOUT
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
