@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from ..errors import describe_validation_error
 from .errors import INVALID_INPUT, RetrievalError
 from .types import (
     DEFAULT_SEARCH_LIMIT,
@@ -52,12 +53,14 @@ _SECTIONS: dict[str, type[BaseModel]] = {
 
 T = TypeVar("T")
 
+_EMPTY = RetrievalDefaults()
+
 
 def coerce_defaults(value: Any) -> RetrievalDefaults:
-    """Accept ``None``, :class:`RetrievalDefaults`, a mapping (camelCase or snake_case),
-    ``config.retrieval`` (``RetrievalWorkerConfig``) or a whole ``RuntimeConfig``."""
+    """Accept ``None``, :class:`RetrievalDefaults` (which *is* ``config.retrieval``'s
+    ``RetrievalWorkerConfig``), a mapping (camelCase or snake_case) or a whole ``RuntimeConfig``."""
     if value is None:
-        return RetrievalDefaults()
+        return _EMPTY
     if isinstance(value, RetrievalDefaults):
         return value
     retrieval_section = getattr(value, "retrieval", None)
@@ -68,16 +71,17 @@ def coerce_defaults(value: Any) -> RetrievalDefaults:
     if not isinstance(value, Mapping):
         raise RetrievalError(INVALID_INPUT, "retrieval defaults must be an object")
     try:
-        return RetrievalDefaults.model_validate(dict(value), strict=False)
-    except ValidationError:
-        raise RetrievalError(INVALID_INPUT, "retrieval defaults are invalid") from None
+        return RetrievalDefaults.model_validate(dict(value))
+    except ValidationError as error:
+        raise RetrievalError(INVALID_INPUT, "retrieval defaults are invalid: "
+                             + describe_validation_error(error, root="defaults")) from None
 
 
 def merge_defaults(*layers: Any) -> RetrievalDefaults:
     """Merge layers field by field; the first layer that sets a value wins."""
     models = [coerce_defaults(layer) for layer in layers if layer is not None]
     if not models:
-        return RetrievalDefaults()
+        return _EMPTY
     if len(models) == 1:
         return models[0]
     merged: dict[str, Any] = {}
