@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import Field, field_validator
 
 from ...contracts import DittoModel
+from ...contracts.json import plain_json
 from ...errors import DittoError
 from ...signal import CancelSignal
 
@@ -49,44 +50,6 @@ class DittoMemoryError(DittoError):
     timeout_code = TIMEOUT
 
 
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
-def _contains_model(value: Any, seen: set[int]) -> bool:
-    if type(value) in _SCALARS:  # the common case, decided without isinstance checks
-        return False
-    if isinstance(value, BaseModel):
-        return True
-    if isinstance(value, (Mapping, list, tuple)):
-        if id(value) in seen:  # a cycle: left for the JSON check to refuse
-            return False
-        seen.add(id(value))
-        return any(_contains_model(item, seen) for item in (value.values() if isinstance(value, Mapping) else value))
-    return False
-
-
-def _as_json(value: Any, active: frozenset[int] = frozenset()) -> Any:
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
-    if isinstance(value, (Mapping, list, tuple)) and id(value) not in active:
-        inner = active | {id(value)}
-        if isinstance(value, Mapping):
-            return {key: _as_json(item, inner) for key, item in value.items()}
-        return [_as_json(item, inner) for item in value]
-    return value
-
-
-def _plain_json(value: Any) -> Any:
-    """Typed models inside a JSON field become the camelCase objects they are on the wire.
-
-    The seed's adapters copy typed values straight into memory JSON
-    (``metadata: {source: candidate.source}``), which in TypeScript is a plain
-    object; here it is a pydantic model that would otherwise fail the JSON
-    check. Values without models are returned as they are (no copy).
-    """
-    return _as_json(value) if _contains_model(value, set()) else value
-
-
 class MemoryItem(DittoModel):
     """One long-term record. ``key`` is an optional exact key such as ``knowledge:acme:retention``."""
 
@@ -95,7 +58,7 @@ class MemoryItem(DittoModel):
     content: Any
     metadata: dict[str, Any] | None = None
 
-    _json_fields = field_validator("content", "metadata", mode="before")(_plain_json)
+    _json_fields = field_validator("content", "metadata", mode="before")(plain_json)
 
 
 class MemoryWriteItem(DittoModel):
@@ -106,7 +69,7 @@ class MemoryWriteItem(DittoModel):
     content: Any
     metadata: dict[str, Any] | None = None
 
-    _json_fields = field_validator("content", "metadata", mode="before")(_plain_json)
+    _json_fields = field_validator("content", "metadata", mode="before")(plain_json)
 
 
 class MemoryWriteInput(DittoModel):
@@ -151,7 +114,7 @@ class MemorySearchHit(DittoModel):
     score: float | None = None
     metadata: dict[str, Any] | None = None
 
-    _json_fields = field_validator("metadata", mode="before")(_plain_json)
+    _json_fields = field_validator("metadata", mode="before")(plain_json)
 
 
 class MemoryCallOptions(DittoModel):
