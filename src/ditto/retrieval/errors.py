@@ -20,12 +20,13 @@ import logging
 from collections.abc import Awaitable
 from typing import Final, TypeVar
 
-from ..errors import DittoError
+from ..errors import DittoError, InvalidArgumentError
 from ..signal import CancelledBySignal, CancelSignal
 from ..signal import await_with_signal as _await_with_signal
 
 __all__ = [
     "RETRIEVAL_ERROR_CODES",
+    "RetrievalArgumentError",
     "RetrievalError",
     "as_retrieval_error",
     "await_with_signal",
@@ -65,6 +66,21 @@ class RetrievalError(DittoError):
     codes = RETRIEVAL_ERROR_CODES
     cancelled_code = CANCELLED
     timeout_code = TIMEOUT
+
+
+class RetrievalArgumentError(RetrievalError, InvalidArgumentError):
+    """A RETRIEVAL factory or registry built wrongly: an :class:`~ditto.errors.InvalidArgumentError`
+    (so a ``ValueError``) that keeps the RETRIEVAL code it always had (``RETRIEVAL_INVALID_INPUT``,
+    ``RETRIEVAL_PROVIDER_UNAVAILABLE``, ``RETRIEVAL_STRATEGY_UNSUPPORTED``).
+
+    Built like a RetrievalError: ``RetrievalArgumentError(code, message)``.
+    """
+
+    def __init__(self, code: str, message: str | None = None) -> None:
+        DittoError.__init__(self, code, message)
+
+    def __reduce__(self) -> tuple[type[DittoError], tuple[str, str]]:
+        return (type(self), (self.code, self.message))
 
 
 def as_retrieval_error(error: BaseException) -> RetrievalError:

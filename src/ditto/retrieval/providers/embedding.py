@@ -15,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..defaults import DEFAULT_BATCH_SIZE, pick_number
+from ..config import DEFAULT_BATCH_SIZE, pick_number
 from ..errors import INVALID_EMBEDDING, INVALID_INPUT, RetrievalError, check_signal
 from ..types import RetrievalExecutionContext
 

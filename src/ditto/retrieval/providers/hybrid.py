@@ -25,8 +25,15 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..defaults import DEFAULT_CANDIDATE_LIMIT, DEFAULT_RRF_K, context_limit, pick_number
-from ..errors import INVALID_BACKEND_OUTPUT, INVALID_INPUT, RetrievalError, as_retrieval_error, check_signal
+from ..config import DEFAULT_CANDIDATE_LIMIT, DEFAULT_RRF_K, context_limit, pick_number
+from ..errors import (
+    INVALID_BACKEND_OUTPUT,
+    INVALID_INPUT,
+    RetrievalArgumentError,
+    RetrievalError,
+    as_retrieval_error,
+    check_signal,
+)
 from ..types import (
     RetrievalCandidate,
     RetrievalExecutionContext,
@@ -118,7 +125,7 @@ def _as_branch(value: Any) -> HybridBranch:
     else:
         branch = HybridBranch(value)
     if not callable(getattr(branch.provider, "search", None)):
-        raise RetrievalError(INVALID_INPUT, "every hybrid branch needs a provider with a search method")
+        raise RetrievalArgumentError(INVALID_INPUT, "every hybrid branch needs a provider with a search method")
     _positive_weight(branch.weight)
     return branch
 
@@ -185,11 +192,11 @@ def create_hybrid_search_provider(branches: Sequence[HybridBranch | RetrievalSea
     """
     checked = [_as_branch(branch) for branch in branches]
     if not checked:
-        raise RetrievalError(INVALID_INPUT, "a hybrid provider needs at least one branch")
+        raise RetrievalArgumentError(INVALID_INPUT, "a hybrid provider needs at least one branch")
     if candidate_limit is not None:
         _positive_int(candidate_limit, "candidate_limit")
     if rrf_k is not None:
         _positive_int(rrf_k, "rrf_k")
     if key is not None and not callable(key):
-        raise RetrievalError(INVALID_INPUT, "key must be a function of a candidate")
+        raise RetrievalArgumentError(INVALID_INPUT, "key must be a function of a candidate")
     return HybridSearchProvider(checked, candidate_limit, rrf_k, key)

@@ -33,7 +33,7 @@ from pydantic import Field, ValidationError, field_validator
 
 from ...contracts import DittoModel, freeze_json
 from ...errors import InvalidArgumentError, describe_validation_error
-from ..defaults import context_limit
+from ..config import context_limit
 from ..engines.filters import FilterCondition, parse_filter
 from ..errors import INVALID_INPUT, RetrievalError
 from ..types import (

@@ -32,7 +32,7 @@ from pydantic import Field, ValidationError
 from ...contracts import DittoModel
 from ...errors import InvalidArgumentError, describe_validation_error
 from ...text.analysis import TextAnalyzer
-from ..defaults import context_limit
+from ..config import context_limit
 from ..engines.bm25 import BM25Index, MatchMode, ProgressCallback, TextDocument
 from ..engines.filters import parse_filter
 from ..errors import STRATEGY_UNSUPPORTED, RetrievalError

@@ -14,16 +14,16 @@ from pydantic import Field, field_validator
 
 from ...contracts import DittoModel
 from ...contracts.json import plain_json
-from ...errors import DittoError
+from ...errors import DittoError, InvalidArgumentError
 from ...signal import CancelSignal
 
 __all__ = [
     "DittoMemoryError",
+    "MemoryArgumentError",
     "MemoryCallOptions",
     "MemoryDeleteInput",
     "MemoryGetInput",
     "MemoryItem",
-    "MemoryResources",
     "MemorySearchHit",
     "MemorySearchInput",
     "MemorySearchProvider",
@@ -48,6 +48,15 @@ class DittoMemoryError(DittoError):
     codes = frozenset({INVALID_INPUT, NOT_FOUND, BACKEND_ERROR, CANCELLED, TIMEOUT})
     cancelled_code = CANCELLED
     timeout_code = TIMEOUT
+
+
+class MemoryArgumentError(DittoMemoryError, InvalidArgumentError):
+    """``create_memory`` / ``create_memory_worker`` built wrongly: an
+    :class:`~ditto.errors.InvalidArgumentError` (so a ``ValueError``) that keeps the
+    ``MEMORY_INVALID_INPUT`` code these factories always raised."""
+
+    def __init__(self, message: str, code: str = INVALID_INPUT) -> None:
+        DittoError.__init__(self, code, message)
 
 
 class MemoryItem(DittoModel):
@@ -142,10 +151,3 @@ class MemoryStore(Protocol):
 
     async def search(self, input: MemorySearchInput, options: MemoryCallOptions | None = None
                      ) -> Sequence[MemorySearchHit]: ...
-
-
-class MemoryResources(DittoModel):
-    """What ``create_memory`` / ``create_memory_worker`` are built from."""
-
-    store: Any  # MemoryStore (a Protocol cannot be a pydantic field type)
-    search: Any | None = None  # MemorySearchProvider
