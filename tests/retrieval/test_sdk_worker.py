@@ -122,7 +122,7 @@ async def test_sdk_errors_become_node_results() -> None:
         (FailingProvider(RetrievalError("RETRIEVAL_PERMISSION_DENIED", "tenant")), "error",
          "RETRIEVAL_PERMISSION_DENIED"),
         (FailingProvider(RetrievalError("RETRIEVAL_TIMEOUT", "slow")), "timeout", "RETRIEVAL_TIMEOUT"),
-        (FailingProvider(TimeoutError("db host 10.0.0.7")), "timeout", "RETRIEVAL_TIMEOUT"),
+        (FailingProvider(TimeoutError("db host 10.0.0.7")), "error", "RETRIEVAL_BACKEND_ERROR"),
     ]
     for provider, status, code in cases:
         result = await create_retrieval(registry(x=provider)).search(REQUEST)
