@@ -149,8 +149,11 @@ class _Controller:
         self.stage: Stage | None = None
 
     # -- plumbing -------------------------------------------------------------------
-    def _trace(self, stage: str, node: str, result: NodeResult[Any], step: str | None = None) -> None:
+    def _trace(self, stage: str, node: str, result: NodeResult[Any], step: str | None = None,
+               plan: str | None = None) -> None:
         record: dict[str, Any] = {"stage": stage, "node": node, "status": result.status}
+        if plan is not None:
+            record["graph"] = plan
         if step is not None:
             record["step"] = step
         if result.error is not None:
@@ -174,7 +177,7 @@ class _Controller:
                 node.id: NodeResult("", node.node_type, "error", error=problem) for node in plan.nodes}
             result = GraphResult(plan.name, failed)
         for node_id, node_result in result.results.items():
-            self._trace(stage, node_result.node, node_result, node_id)
+            self._trace(stage, node_result.node, node_result, node_id, plan.name)
         return result
 
     def _progress(self, stage: str, message: str, source: str | None = None, count: int | None = None) -> None:
