@@ -331,7 +331,7 @@ async def test_seed_options_object_form() -> None:
     sdk = create_retrieval({"providers": providers, "defaults": {"search_limit": 1}})
     assert len((await sdk.search(REQUEST)).output.candidates) == 1  # type: ignore[union-attr]
     with pytest.raises(RetrievalError) as info:
-        create_retrieval({"providers": providers, "concurrency": 2})
+        create_retrieval({"providers": providers, "bogus": 2})
     assert info.value.code == "RETRIEVAL_INVALID_INPUT"
     with pytest.raises(RetrievalError) as info:
         create_retrieval_worker({"defaults": {}})

@@ -171,14 +171,18 @@ def options_from_mapping(options: Mapping[str, Any], allowed: frozenset[str]) ->
     return dict(options)
 
 
-def create_retrieval(providers: RetrievalProviderRegistry | Mapping[str, Any], defaults: Any = None
-                     ) -> Retrieval:
+def create_retrieval(providers: RetrievalProviderRegistry | Mapping[str, Any], defaults: Any = None,
+                     concurrency: int | None = None) -> Retrieval:
     """The direct SDK (RET-2). ``defaults`` may be ``config.retrieval`` or a RetrievalDefaults.
 
     The seed's form ``create_retrieval({"providers": registry, "defaults": ...})`` works too.
+    ``concurrency`` is accepted because the seed's options object is shared with
+    :func:`create_retrieval_worker`, but it is ignored: the direct SDK never limits
+    concurrency, only a worker's replicas do.
     """
+    del concurrency  # one options object for both factories; only the worker applies it
     if isinstance(providers, Mapping):
-        options = options_from_mapping(providers, frozenset({"providers", "defaults"}))
+        options = options_from_mapping(providers, frozenset({"providers", "defaults", "concurrency"}))
         registry: Any = options.get("providers")
         return create_retrieval(registry, options.get("defaults", defaults))
     if providers is None or not callable(getattr(providers, "resolve", None)):

@@ -9,11 +9,12 @@ BUDGET_UNSATISFIABLE rather than losing anything silently.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ...contracts import Context
+from ...contracts import Context, ContextItem
 from .errors import ContextError
 from .execution import ContextExecution
 from .items import coerce_context, context_facts, context_memo, make_context, protected_by, trusted_context
@@ -69,13 +70,14 @@ def parse_compress(input: Any) -> ContextCompressRequest:
 class _Plan:
     """The static part of compressing one context: its groups and the order to drop them in."""
 
-    __slots__ = ("default_tokens", "drop_order", "group_of", "groups", "protected")
+    __slots__ = ("called", "default_tokens", "drop_order", "group_of", "groups", "protected")
 
     def __init__(self, context: Context) -> None:
         by_call: dict[str, int] = {}
         groups: list[list[int]] = []
         group_of: list[int] = []
         protected: list[bool] = []
+        called: list[bool] = []
         # Drop key per group: low priority, low relevance, re-retrievable (0), older (latest member) first.
         keys: list[tuple[float, float, int, int]] = []
         for index, (item, info) in enumerate(zip(context.items, context_facts(context), strict=True)):
@@ -88,6 +90,7 @@ class _Plan:
                 groups.append([index])
                 keys.append((priority, relevance, 0 if retrievable else 1, index))
                 protected.append(guarded)
+                called.append(call_id is not None)
             else:
                 groups[position].append(index)
                 old = keys[position]
@@ -98,6 +101,8 @@ class _Plan:
         self.groups = groups
         self.group_of = group_of
         self.protected = protected
+        #: Whether a group is a callId group (its members share a non-empty callId).
+        self.called = called
         self.drop_order = sorted((g for g in range(len(groups)) if not protected[g]), key=keys.__getitem__)
         self.default_tokens: list[int] | None = None
 
@@ -179,6 +184,40 @@ async def deterministic_compress(input: Any, execution: ContextExecution) -> Con
     return make_context([item for item, gone in zip(items, removed, strict=True) if not gone])
 
 
+def _same_item(before: ContextItem, after: ContextItem) -> bool:
+    """Whether ``after`` is ``before`` unchanged: same content, source and metadata (as JSON, so ``1`` ≠ ``True``)."""
+    if before is after:
+        return True
+    return (before.source == after.source
+            and _canonical_json(before.content) == _canonical_json(after.content)
+            and _canonical_json(before.metadata) == _canonical_json(after.metadata))
+
+
+def _canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _check_kept_unchanged(plan: _Plan, items: Sequence[ContextItem], output: Sequence[ContextItem]) -> None:
+    """Protected items and callId groups come back exactly as they were, members in their original order.
+
+    Otherwise a compressor could keep a protected item's id while rewriting its
+    content or dropping the ``role: system`` that protects it, and the next
+    COMPRESS could then drop it: the seed's "may not remove protected items or
+    split groups" would only hold once.
+    """
+    position = {item.id: index for index, item in enumerate(output)}
+    for members, protected, called in zip(plan.groups, plan.protected, plan.called, strict=True):
+        if not (protected or called) or items[members[0]].id not in position:
+            continue
+        where = [position[items[index].id] for index in members]
+        if where != sorted(where):
+            raise ContextError("INVALID_PROVIDER_OUTPUT", "the compressor reordered a callId group")
+        for index, at in zip(members, where, strict=True):
+            if not _same_item(items[index], output[at]):
+                what = "a protected item" if protected else "a callId group member"
+                raise ContextError("INVALID_PROVIDER_OUTPUT", f"the compressor changed {what}")
+
+
 async def _custom_compress(request: ContextCompressRequest, max_items: int, max_tokens: int | None,
                            execution: ContextExecution) -> Context:
     context = trusted_context(request.context)
@@ -201,6 +240,7 @@ async def _custom_compress(request: ContextCompressRequest, max_items: int, max_
             raise ContextError("INVALID_PROVIDER_OUTPUT", "the compressor dropped a protected item")
         if 0 < present < len(members):
             raise ContextError("INVALID_PROVIDER_OUTPUT", "the compressor split a callId group")
+    _check_kept_unchanged(plan, items, output)
     if len(output) > max_items:
         raise ContextError("INVALID_PROVIDER_OUTPUT", "the compressor output exceeds maxItems")
     result = make_context(output)

@@ -8,7 +8,7 @@ local or a remote CONTEXT worker, check every NodeResult, and raise
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from ...contracts import Context, ContextSelection
 from ...runtime import NodeResult, RuntimeClient
@@ -49,11 +49,13 @@ def _as_context(value: Any, node: str) -> Context:
 
 async def run_rag_flow(runtime: RuntimeClient, *, context: Any, query: Any = None, corpus: Any = None,
                        limit: int | None = None, max_tokens: int | None = None, options: Any = None,
+                       order: Literal["ranking", "context"] | None = None,
                        signal: CancelSignal | None = None) -> ContextFlowResult[ContextSelection]:
     """CONTEXT.SELECT with ``strategy {kind: rag, corpus?, options?}`` for purpose ``infer``.
 
     Returns ``{output: ContextSelection, context}`` where ``context`` is the
-    working context it was given (SELECT never changes it).
+    working context it was given (SELECT never changes it). ``order="context"``
+    returns the chosen items in working-set order (see CONTEXT.SELECT).
     """
     strategy: dict[str, Any] = {"kind": "rag"}
     if corpus is not None:
@@ -67,6 +69,8 @@ async def run_rag_flow(runtime: RuntimeClient, *, context: Any, query: Any = Non
         request["limit"] = limit
     if max_tokens is not None:
         request["maxTokens"] = max_tokens
+    if order is not None:
+        request["order"] = order
     selection = _output(await runtime.invoke("CONTEXT.SELECT", request, signal=signal), "CONTEXT.SELECT")
     if not isinstance(selection, ContextSelection):
         try:

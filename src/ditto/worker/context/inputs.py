@@ -56,6 +56,7 @@ class ContextSelectInput(DittoModel):
     limit: int | None = None
     max_tokens: int | None = None
     strategy: dict[str, Any] | None = None
+    order: Literal["ranking", "context"] | None = None
     scope: ContextScope | None = None
     expected_version: str | None = None
 

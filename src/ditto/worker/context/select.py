@@ -36,6 +36,7 @@ __all__ = [
     "SELECT_FIELDS",
     "ContextSelectRequest",
     "ContextStrategy",
+    "SelectOrder",
     "default_select",
     "fit_budget",
     "parse_select",
@@ -43,7 +44,7 @@ __all__ = [
     "select_node",
 ]
 
-SELECT_FIELDS: Final = ("context", "purpose", "query", "limit", "max_tokens", "strategy")
+SELECT_FIELDS: Final = ("context", "purpose", "query", "limit", "max_tokens", "strategy", "order")
 
 #: Weight of the fraction of query terms found in an item (0..1).
 QUERY_WEIGHT: Final = 1.0
@@ -51,6 +52,8 @@ QUERY_WEIGHT: Final = 1.0
 POSITION_WEIGHT: Final = 0.1
 
 StrategyKind = Literal["default", "provider", "rag"]
+#: ``ranking``: the strategy's order (the default); ``context``: the working set's order, for model messages.
+SelectOrder = Literal["ranking", "context"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +79,7 @@ class ContextSelectRequest:
     strategy: ContextStrategy = DEFAULT_STRATEGY
     limit: int | None = None
     max_tokens: int | None = None
+    order: SelectOrder = "ranking"
 
 
 def parse_strategy(value: Any) -> ContextStrategy:
@@ -127,7 +131,31 @@ def parse_select(input: Any) -> ContextSelectRequest:
         strategy=parse_strategy(fields.get("strategy")),
         limit=request_limit(fields.get("limit"), "limit"),
         max_tokens=request_limit(fields.get("max_tokens"), "maxTokens"),
+        order=_order(fields.get("order")),
     )
+
+
+def _order(value: Any) -> SelectOrder:
+    if value is None or value == "ranking":
+        return "ranking"
+    if value == "context":
+        return "context"
+    raise ContextError("INVALID_INPUT", "order must be ranking or context")
+
+
+def in_context_order(chosen: list[ContextItem], context: Context) -> list[ContextItem]:
+    """``chosen`` in working-set order; items the context does not hold (RAG results) follow in ranking order.
+
+    The choice itself is unchanged: the same items as ``order: "ranking"``, so a
+    chat built from them reads in the order things happened.
+    """
+    memo = context_memo(context)
+    positions: dict[str, int] | None = memo.get("positions")
+    if positions is None:
+        positions = memo["positions"] = {item.id: index for index, item in enumerate(context.items)}
+    outside = len(positions)
+    keys = [positions.get(item.id, outside + rank) for rank, item in enumerate(chosen)]
+    return [chosen[index] for index in sorted(range(len(chosen)), key=keys.__getitem__)]
 
 
 def _rank_basis(context: Context, purpose: str) -> tuple[list[int], list[int], list[float]]:
@@ -244,5 +272,7 @@ async def select_node(input: Any, execution: ContextExecution) -> ContextSelecti
         candidates = _provider_items(raw, who, execution)
     chosen = await fit_budget(candidates, tighten(request.limit, execution.policy.max_items),
                               tighten(request.max_tokens, execution.policy.max_tokens), execution)
+    if request.order == "context":
+        chosen = in_context_order(chosen, request.context)
     return ContextSelection.model_construct(purpose=request.purpose, context=make_context(chosen),
                                             selected_item_ids=tuple(item.id for item in chosen))
