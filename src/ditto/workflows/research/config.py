@@ -67,10 +67,12 @@ class ResearchOptions:
 
     ``stop_after`` ends the run after that stage's checkpoint; ``progress`` is
     called with each :class:`ProgressEvent`; ``pause_at`` is the kill-test hook
-    (see :data:`PAUSE_ENV`).
+    (see :data:`PAUSE_ENV`); ``max_executions`` is the loop's budget of node
+    executions (1024, the runtime's default).
     """
 
     stop_after: Literal["queries", "evidence"] | None = None
     progress: Callable[[ProgressEvent], None] | None = None
     pause_at: str | None = field(default_factory=lambda: os.environ.get(PAUSE_ENV) or None)
+    max_executions: int = 1024
     extra: Mapping[str, Any] = field(default_factory=dict)

@@ -570,7 +570,7 @@ async def run_entry(entry: Entry, runtime: Runtime, input: Any, options: Researc
             except ResearchError as error:
                 return controller._result("failed", error=ResultError(code=error.code, message=error.message))
 
-        return await runtime.loop(body, None)
+        return await runtime.loop(body, None, max_executions=chosen.max_executions)
     except GraphError as error:
         code = "RESEARCH_BUDGET_EXHAUSTED" if error.code == "LOOP_BUDGET_EXHAUSTED" else "RESEARCH_INVALID_INPUT"
         return ResearchResult(status="failed", error=ResultError(code=code, message=error.message), **base)
