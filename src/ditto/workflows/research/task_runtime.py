@@ -156,7 +156,7 @@ def research_workers(task: ResearchTask, *, env: Mapping[str, str] | None = None
 
 def _infer_worker(env: Mapping[str, str]) -> WorkerDefinition:
     try:
-        from ...worker.infer import create_infer_worker  # type: ignore[attr-defined]
+        from ...worker.infer import create_infer_worker
     except ImportError:
         raise ResearchError("RESEARCH_MODEL_FAILED", "no INFER worker is available in this installation") from None
     worker: WorkerDefinition = create_infer_worker()
@@ -165,7 +165,7 @@ def _infer_worker(env: Mapping[str, str]) -> WorkerDefinition:
 
 def _interaction_worker(task: ResearchTask, env: Mapping[str, str]) -> WorkerDefinition | None:
     try:
-        from ...worker import interaction  # type: ignore[attr-defined]
+        from ...worker import interaction
     except ImportError:
         return None
     factory = getattr(interaction, "create_interaction_worker", None)
