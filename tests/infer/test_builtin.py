@@ -195,10 +195,15 @@ async def test_embedding_scores_break_lexical_ties() -> None:
 
 
 def test_sentences_are_offsets_of_the_text() -> None:
-    """INF-3: sentence spans are trimmed substrings; CJK full stops and line breaks end sentences."""
+    """INF-3: sentence spans are trimmed substrings; CJK full stops and line breaks end sentences,
+    abbreviations do not."""
     text = "  First one. Second one!\nThird line 3.5 units\n\n中文句子。第二句？ end"
     spans = [text[s.start:s.end] for s in split_sentences(text)]
     assert spans == ["First one.", "Second one!", "Third line 3.5 units", "中文句子。", "第二句？", "end"]
+    text = "Smith et al. reported it in Fig. 2 of the paper. Doses were approx. 3 mg. Take vitamin D. It helps."
+    assert [text[s.start:s.end] for s in split_sentences(text)] == [
+        "Smith et al. reported it in Fig. 2 of the paper.", "Doses were approx. 3 mg.", "Take vitamin D.",
+        "It helps."]
 
 
 _words = st.sampled_from(["backup", "backups", "kept", "days", "log", "office", "the", "how", "数据", "备份",

@@ -88,6 +88,14 @@ _STOPWORDS: Final = ENGLISH_STOPWORDS | QUESTION_STOPWORDS
 
 #: A sentence ends after . ! ? (then whitespace), after CJK full stops, or at a line break.
 _BOUNDARY = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s)|[。！？；]+[”’」』）]*|\n")
+_NEXT_WORD = re.compile(r"\s+(\w)")
+_LAST_WORD = re.compile(r"(?:^|[\s(\[])([^\W\d_]+(?:\.[^\W\d_]+)*)$")
+#: Words a full stop follows without ending the sentence (compared lower-case, without the final stop).
+_ABBREVIATIONS: Final = frozenset({
+    "e.g", "i.e", "al", "etc", "vs", "cf", "fig", "figs", "eq", "eqs", "ref", "refs", "vol", "pp",
+    "approx", "ca", "dr", "mr", "mrs", "ms", "prof", "st", "jr", "sr", "inc", "ltd", "co", "corp", "dept",
+    "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "u.s", "u.k",
+})
 _SURFACE = re.compile(f"[{CJK_CLASS}]+|[^\\W_{CJK_CLASS}]+(?:['’][^\\W_{CJK_CLASS}]+)*")
 
 
@@ -109,10 +117,28 @@ def split_sentences(text: str) -> list[Sentence]:
     spans: list[Sentence] = []
     begin = 0
     for match in _BOUNDARY.finditer(text):
+        if _abbreviation(text, match):
+            continue
         _append_trimmed(text, begin, match.end(), spans)
         begin = match.end()
     _append_trimmed(text, begin, len(text), spans)
     return spans
+
+
+def _abbreviation(text: str, match: re.Match[str]) -> bool:
+    """Whether a full stop ends an abbreviation ("e.g.", "et al.", "Fig. 2") or is followed by a
+    lower-case word: then it does not end the sentence. Single capitals are not taken for initials
+    ("vitamin D." ends sentences far more often than "J. Smith" appears)."""
+    if match.group() != ".":
+        return False
+    following = _NEXT_WORD.match(text, match.end())
+    if following is not None and following.group(1).islower():
+        return True
+    previous = _LAST_WORD.search(text, max(0, match.start() - 16), match.start())
+    if previous is None:
+        return False
+    word = previous.group(1)
+    return word.lower() in _ABBREVIATIONS
 
 
 def _append_trimmed(text: str, start: int, end: int, spans: list[Sentence]) -> None:
