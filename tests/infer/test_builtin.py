@@ -170,6 +170,17 @@ async def test_max_tokens_drops_trailing_excerpts() -> None:
     assert short.parsed["excerpts"] == full.parsed["excerpts"][:len(short.parsed["excerpts"])]
 
 
+async def test_max_tokens_too_small_for_any_answer_is_cut_with_length() -> None:
+    """INF-1: when even the shortest answer does not fit maxTokens, the text is cut and finishReason is
+    "length", as a real model's would be; a JSON format then fails validation instead of being patched."""
+    client = create_infer_client()
+    messages = [{"role": "user", "content": "The API rate limit is 100 requests per minute."},
+                {"role": "user", "content": "What is the API rate limit?"}]
+    result = await client.reasoning.sample(messages=messages, max_tokens=2)
+    assert result.finish_reason == "length" and len(result.message.content.encode()) <= 8
+    assert "The API rate limit".startswith(result.message.content)
+
+
 async def test_embedding_scores_break_lexical_ties() -> None:
     """INF-3: with an embedding function, a sentence that means the question wins among equal lexical matches."""
     concepts = {"retention": 0, "kept": 0, "deleted": 0, "coffee": 1, "lunch": 1}
