@@ -1,4 +1,4 @@
-"""``ditto``: serve workers over HTTP, run the demo, (later) run research tasks."""
+"""``ditto``: serve workers over HTTP, run the demo, run and verify research tasks."""
 
 from __future__ import annotations
 
@@ -100,6 +100,15 @@ def demo() -> None:
 
     summary: dict[str, Any] = asyncio.run(run_demo())
     typer.echo(json.dumps(summary, indent=2))
+
+
+def _register_research() -> None:
+    from .research import register
+
+    register(app)
+
+
+_register_research()
 
 
 def main() -> None:
