@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -184,11 +185,11 @@ async def test_unknown_server_bad_input_and_broken_command() -> None:
             create_interaction(mcp_servers={"x": config})
 
 
-@pytest.fixture
-def http_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+@contextmanager
+def start_http_server(*extra: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     port = free_port()
-    process = subprocess.Popen([sys.executable, str(SERVER), "http", str(port)], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+    process = subprocess.Popen([sys.executable, str(SERVER), extra[0] if extra else "http", str(port), *extra[1:]],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while True:  # wait for the listening socket (startup is outside the behaviour under test)
         try:
@@ -203,6 +204,29 @@ def http_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     finally:
         process.kill()
         process.wait(10)
+
+
+@pytest.fixture
+def http_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    with start_http_server() as started:
+        yield started
+
+
+async def test_streamable_http_with_headers() -> None:
+    """INT-2: configured headers (a bearer token) reach the MCP server; without them the server refuses."""
+    with start_http_server("http-auth", "s3cret") as (url, _process):
+        interaction = create_interaction(mcp_servers={
+            "authed": {"url": url, "headers": {"Authorization": "Bearer s3cret"}, "timeout_s": 20},
+            "anonymous": McpHttpServer(url=url, timeout_s=20)})
+        assert "s3cret" not in repr(interaction._mcp["authed"])
+        result = await interaction.act_mcp(call("add", {"a": 5, "b": 6}, server="authed"))
+        assert result.status == "success" and result.content == {"result": 11}
+        assert "add" in {spec.name for spec in await interaction.list_tools({"server": "authed"})}
+        refused = await interaction.act_mcp(call("add", {"a": 5, "b": 6}, server="anonymous"))
+        assert refused.status == "error" and refused.error is not None
+        assert refused.error.code == "INTERACTION_TOOL_FAILED"
+    with pytest.raises(InvalidArgumentError):
+        McpHttpServer(url=url, headers={"X": "a\r\nInjected: 1"})
 
 
 async def test_streamable_http_call_list_and_server_death(http_server: tuple[str, subprocess.Popen[bytes]]) -> None:

@@ -30,6 +30,7 @@ __all__ = [
     "McpServer",
     "McpStdioServer",
     "WebOptions",
+    "mcp_server_from",
     "normalise_origin",
     "web_options_from_config",
     "web_options_from_env",
@@ -197,14 +198,25 @@ class McpStdioServer:
 
 @dataclass(frozen=True, slots=True)
 class McpHttpServer:
-    """An MCP server reached over streamable HTTP: ``McpHttpServer(url="https://host/mcp")``."""
+    """An MCP server reached over streamable HTTP: ``McpHttpServer(url="https://host/mcp")``.
+
+    ``headers`` are sent with every request (e.g. ``{"Authorization": "Bearer …"}``);
+    they are hidden from ``repr`` because they usually carry credentials.
+    """
 
     url: str
     timeout_s: float = DEFAULT_MCP_TIMEOUT_S
+    headers: Mapping[str, str] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         _endpoint("MCP server url", self.url)
         object.__setattr__(self, "timeout_s", _positive_seconds("timeout_s", self.timeout_s))
+        if self.headers is not None:
+            if not isinstance(self.headers, Mapping) or not all(
+                    isinstance(k, str) and isinstance(v, str) and not any(c in k + v for c in "\r\n\x00")
+                    for k, v in self.headers.items()):
+                raise InvalidArgumentError("MCP server headers must map strings to single-line strings")
+            object.__setattr__(self, "headers", dict(self.headers))
 
 
 McpServer = McpStdioServer | McpHttpServer
@@ -217,9 +229,9 @@ def mcp_server_from(value: Any) -> McpServer:
     if isinstance(value, Mapping):
         keys = set(value)
         try:
-            if "url" in keys and keys <= {"url", "timeout_s", "timeoutS"}:
+            if "url" in keys and keys <= {"url", "timeout_s", "timeoutS", "headers"}:
                 return McpHttpServer(url=value["url"], timeout_s=value.get("timeout_s", value.get(
-                    "timeoutS", DEFAULT_MCP_TIMEOUT_S)))
+                    "timeoutS", DEFAULT_MCP_TIMEOUT_S)), headers=value.get("headers"))
             if "command" in keys and keys <= {"command", "args", "env", "cwd", "timeout_s", "timeoutS"}:
                 return McpStdioServer(command=value["command"], args=value.get("args", ()),
                                       env=value.get("env"), cwd=value.get("cwd"),

@@ -9,6 +9,8 @@ pyditto[mcp]``) is imported on first use only.
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any, Final
 
 from ...contracts import InvalidJson, check_json
@@ -33,18 +35,33 @@ class McpAnswer:
         self.is_error = is_error
 
 
-def _client(server: McpServer) -> Any:
+@asynccontextmanager
+async def _client(server: McpServer) -> AsyncIterator[Any]:
+    """A connected ``mcp.Client`` for one call; the transport (and a stdio process) ends with it."""
     try:
         from mcp import Client, StdioServerParameters
     except ImportError:  # pragma: no cover - the extra is part of the dev install
         raise InteractionError("INTERACTION_TOOL_FAILED",
                                "MCP support is not installed (pip install pyditto[mcp])") from None
     if isinstance(server, McpHttpServer):
-        return Client(server.url, read_timeout_seconds=server.timeout_s, cache=None)
+        if not server.headers:
+            async with Client(server.url, read_timeout_seconds=server.timeout_s, cache=None) as client:
+                yield client
+            return
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        # The SDK's own client settings (30 s connect, long reads for the event stream), plus the headers.
+        async with httpx2.AsyncClient(headers=dict(server.headers), timeout=httpx2.Timeout(30.0, read=300.0)) as http, \
+                Client(streamable_http_client(server.url, http_client=http), read_timeout_seconds=server.timeout_s,
+                       cache=None) as client:
+            yield client
+        return
     parameters = StdioServerParameters(command=server.command, args=list(server.args),
                                        env=dict(server.env) if server.env is not None else None,
                                        cwd=server.cwd)
-    return Client(parameters, read_timeout_seconds=server.timeout_s, cache=None)
+    async with Client(parameters, read_timeout_seconds=server.timeout_s, cache=None) as client:
+        yield client
 
 
 def _content(result: Any) -> Any:
