@@ -354,3 +354,15 @@ async def test_arguments_are_validated_against_the_schema(arguments: dict[str, A
         assert not valid and ran == []
     else:
         assert valid and result.status == "success" and ran == [(arguments["count"], arguments.get("label", "x"))]
+
+
+async def test_arguments_as_json_text_like_chat_completions() -> None:
+    """INT-1: arguments may arrive as the JSON text OpenAI-compatible servers send; bad text is INVALID_INPUT."""
+    interaction = create_interaction(tools=[add])
+    result = await interaction.act_tool({"call": {"id": "c", "name": "add", "arguments": '{"a": 4, "b": 5}'}})
+    assert result.content == 9
+    assert (await interaction.act_tool({"call": {"id": "c", "name": "add", "arguments": '{"a": 1}'}})).content == 3
+    for text in ['{"a": 1', "[1, 2]", '"a"', '{"a": NaN}', '{"a": 1e999}', "[" * 100_000, "x" * (1024 * 1024 + 1)]:
+        with pytest.raises(InteractionError) as caught:
+            await interaction.act_tool({"call": {"id": "c", "name": "add", "arguments": text}})
+        assert caught.value.code == "INTERACTION_INVALID_INPUT"
