@@ -35,6 +35,12 @@ def add(a: int, b: int) -> int:
 
 
 @server.tool()
+def pid() -> int:
+    """The server's process id (tells a kept-alive session from a new one)."""
+    return os.getpid()
+
+
+@server.tool()
 def echo(text: str) -> str:
     """Echo the text back."""
     return text

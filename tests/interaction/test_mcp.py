@@ -246,3 +246,35 @@ async def test_streamable_http_call_list_and_server_death(http_server: tuple[str
     process.wait(10)
     gone = await interaction.act_mcp(call("add", {"a": 1, "b": 2}, server="remote"))
     assert gone.status == "error" and gone.error is not None and gone.error.code == "INTERACTION_TOOL_FAILED"
+
+
+async def test_keep_alive_session_is_shared_restarted_after_crash_and_closed(notifications: Notifications) -> None:
+    """INT-2/INT-6: keep_alive=True reuses one server process; a crash restarts it; aclose stops it."""
+    server = McpStdioServer(command=sys.executable, args=(str(SERVER),), timeout_s=30, keep_alive=True,
+                            env={"MCP_NOTIFY_PORT": str(notifications.port)})
+    interaction = create_interaction(mcp_servers={"local": server})
+    first = (await interaction.act_mcp(call("pid"))).content
+    results = await asyncio.gather(*[interaction.act_mcp(call("add", {"a": n, "b": 1})) for n in range(5)])
+    assert [result.content for result in results] == [{"result": n + 1} for n in range(5)]
+    assert (await interaction.act_mcp(call("pid"))).content == first
+    assert "add" in {spec.name for spec in await interaction.list_tools({"server": "local"})}
+
+    controller = AbortController()
+    pending = asyncio.create_task(interaction.act_mcp(call("slow"), signal=controller.signal))
+    await asyncio.wait_for(notifications.pids.get(), 30)
+    controller.abort()
+    with pytest.raises(InteractionError) as caught:
+        await pending
+    assert caught.value.code == "INTERACTION_CANCELLED"
+    assert (await interaction.act_mcp(call("pid"))).content == first  # the session survived the cancellation
+
+    crashed = await interaction.act_mcp(call("crash"))
+    assert crashed.status == "error" and crashed.error is not None
+    assert crashed.error.code == "INTERACTION_TOOL_FAILED"
+    await notifications.pids.get()
+    second = (await interaction.act_mcp(call("pid"))).content
+    assert second != first and process_gone(first["result"])
+    await interaction.aclose()
+    assert process_gone(second["result"])
+    with pytest.raises(InvalidArgumentError):
+        McpStdioServer(command="x", keep_alive="yes")  # type: ignore[arg-type]
