@@ -47,7 +47,7 @@ interaction_web_read_node: NodeDescriptor[Any, WebPage] = NodeDescriptor("INTERA
 
 
 class InteractionWorkerDefinition(WorkerDefinition):
-    """A WorkerDefinition that also hands out its :class:`Interaction` and closes its HTTP pool.
+    """A WorkerDefinition that also hands out its :class:`Interaction` and closes its connections.
 
     ``await worker.aclose()`` after ``runtime.close()`` (the runtime never closes
     what a worker holds). When the application passed its own ``interaction=``,
@@ -58,6 +58,7 @@ class InteractionWorkerDefinition(WorkerDefinition):
     owns_interaction: bool
 
     async def aclose(self) -> None:
+        """Close the web tools' HTTP pool and kept-alive MCP sessions (when the worker made the SDK)."""
         if self.owns_interaction:
             await self.interaction.aclose()
 
