@@ -117,3 +117,15 @@ async def test_worker_shape_concurrency_and_shared_sdk() -> None:
 def lambda_tool() -> str:
     """Says ok."""
     return "ok"
+
+
+def test_serve_factory_reads_yaml_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """INT-4/INT-5: `ditto serve --worker ditto.worker.interaction:interaction_worker_from_env` builds the worker."""
+    from ditto.cli.app import load_worker_factory
+
+    monkeypatch.setenv("DITTO_WORKER_INTERACTION_BRAVE_SEARCH_API_KEY", "from-env")
+    config = load_runtime_config({"workers": {"interaction": {"web": {"allowedOrigins": ["https://sqlite.org"]}}}})
+    (worker,) = load_worker_factory("ditto.worker.interaction:interaction_worker_from_env", config)
+    options = worker.interaction.web.options  # type: ignore[attr-defined]
+    assert options.allowed_origins == ("https://sqlite.org",) and options.brave_api_key == "from-env"
+    assert options.search_engine == "wikipedia"
