@@ -100,7 +100,7 @@ PathText = Annotated[str, Field(min_length=1, max_length=4096), AfterValidator(_
 class ModelRef(DittoModel):
     """Which model INFER.SAMPLE uses: ``builtin:extractive`` unless configured."""
 
-    provider: Annotated[str, Field(min_length=1, max_length=64)] = "builtin"
+    provider: Annotated[str, Field(min_length=1, max_length=64)] = "builtin:extractive"
     model: Annotated[str, Field(min_length=1, max_length=256)] = "extractive"
 
 
