@@ -257,32 +257,51 @@ class ContextFlowResult(Generic[T]):
 
 @runtime_checkable
 class TokenEstimator(Protocol):
+    """``estimate(content)`` → a non-negative safe integer (or an awaitable of one); used only with a token budget."""
+
     def estimate(self, content: Any, options: ContextCallOptions, /) -> int | Awaitable[int]: ...
 
 
 @runtime_checkable
 class ContextSelector(Protocol):
+    """Serves ``strategy {kind: provider, name}``: returns the chosen items in priority order."""
+
     async def select(self, input: ContextSelectRequest, options: ContextCallOptions, /) -> Any: ...
 
 
 @runtime_checkable
 class RagStrategy(Protocol):
+    """Serves ``strategy {kind: rag}``: returns candidate items in priority order (see ``create_rag_strategy``)."""
+
     async def select(self, input: ContextSelectRequest, options: ContextCallOptions, /) -> Any: ...
 
 
 @runtime_checkable
 class ContextCompressor(Protocol):
+    """Replaces the default COMPRESS: returns a Context within the limits it is given.
+
+    It may rewrite or drop unprotected items, but must return protected items
+    and callId groups unchanged and add no ids (else INVALID_PROVIDER_OUTPUT).
+    """
+
     async def compress(self, input: ContextCompressRequest, options: ContextCallOptions, /) -> Any: ...
 
 
 @runtime_checkable
 class ReferenceResolver(Protocol):
+    """Resolves a bare Reference to JSON content for ``LOAD {resolveReferences: true}``."""
+
     async def resolve(self, reference: Reference, options: ContextCallOptions, /) -> Any: ...
 
 
 @runtime_checkable
 class ContextStateStore(Protocol):
-    """CX-10. ``expected_version=None`` only creates; a new version is never reused."""
+    """Where scoped calls keep their context: ``get`` and an atomic ``compare_and_set``.
+
+    ``expected_version=None`` only creates a missing record; otherwise the write
+    happens only if the stored version is ``expected_version`` (else
+    STATE_CONFLICT). A new version is never reused.
+    """
 
     async def get(self, scope: ContextScope, options: ContextCallOptions | None = None, /) -> StoredContext | None:
         ...
@@ -293,6 +312,8 @@ class ContextStateStore(Protocol):
 
 @runtime_checkable
 class ContextOperationQueue(Protocol):
+    """Runs ``await operation()`` for a scope in that scope's turn (see ``create_context_operation_queue``)."""
+
     async def enqueue(self, scope: ContextScope, operation: Callable[[], Awaitable[Any]],
                       options: ContextCallOptions | None = None, /) -> Any: ...
 
