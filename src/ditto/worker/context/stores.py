@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import time
 import uuid
 from collections import OrderedDict
@@ -261,6 +262,7 @@ class RedisContextClient(Protocol):
 
 
 _UNAVAILABLE = "the context state store (Redis) is unavailable"
+_LOG = logging.getLogger(__name__)
 _RECENT_LIMIT = 256
 _KEY_MEMO_LIMIT = 4096
 
@@ -304,6 +306,8 @@ class RedisContextStore:
         return key
 
     def _translate(self, error: BaseException) -> ContextError:
+        """The public error for a Redis failure; Redis's own text (hosts, ports) only goes to the log."""
+        _LOG.warning("Redis context store call failed", exc_info=error)
         if isinstance(error, self._response_error) and str(error).startswith("WRONGTYPE"):
             return ContextError("INVALID_STATE", "the stored context is not a JSON string")
         return ContextError("STATE_STORE_UNAVAILABLE", _UNAVAILABLE)
