@@ -53,6 +53,30 @@ async def test_request_limits_and_tightening() -> None:
         assert await error_code(client.select(request)) == "INVALID_INPUT"
 
 
+async def test_request_limits_are_clamped_to_the_policy() -> None:
+    """CX-2: a SELECT/COMPRESS request asking for more items or tokens than the policy gets the policy's limit,
+    observed on a context larger than the policy (built by a client with the default policy)."""
+    context = await create_context().load({"sources": [{"id": f"i{n}", "content": "abcd"} for n in range(10)]})
+    small = create_context(policy={"maxItems": 3})
+    for limit in (None, 4, 10, 1_000_000):
+        request: dict[str, Any] = {"context": context, "purpose": "infer"}
+        if limit is not None:
+            request["limit"] = limit
+        assert len((await small.select(request)).selected_item_ids) == 3, limit
+    assert len((await small.select({"context": context, "purpose": "infer", "limit": 2})).selected_item_ids) == 2
+    assert len((await small.compress({"context": context, "maxItems": 1_000_000})).items) == 3
+    assert len((await small.compress({"context": context, "maxItems": 2})).items) == 2
+    # Each "abcd" item costs ceil(6 / 4) = 2 tokens: a policy budget of 5 tokens holds two of them.
+    budget = create_context(policy={"maxTokens": 5})
+    for max_tokens in (None, 6, 1_000_000):
+        request = {"context": context, "purpose": "infer"}
+        if max_tokens is not None:
+            request["maxTokens"] = max_tokens
+        assert len((await budget.select(request)).selected_item_ids) == 2, max_tokens
+    assert len((await budget.select({"context": context, "purpose": "infer", "maxTokens": 3})).selected_item_ids) == 1
+    assert len((await budget.compress({"context": context, "maxTokens": 1_000_000})).items) == 2
+
+
 async def test_load_and_update_over_item_cap_fail() -> None:
     """CX-2: LOAD/UPDATE over maxItems fail with ITEM_LIMIT_EXCEEDED, never auto-compress."""
     client = create_context(policy={"maxItems": 2})

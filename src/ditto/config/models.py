@@ -8,7 +8,7 @@ from "configured to the default".
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from pydantic.alias_generators import to_camel
@@ -23,6 +23,8 @@ __all__ = [
     "ContextQueueConfig",
     "ContextWorkerConfig",
     "HttpTransportConfig",
+    "InteractionWebConfig",
+    "InteractionWorkerConfig",
     "MemoryWorkerConfig",
     "RetrievalEmbeddingConfig",
     "RetrievalHybridConfig",
@@ -89,8 +91,24 @@ class MemoryWorkerConfig(_Section):
     path: StrictStr | None = None
 
 
+class InteractionWebConfig(_Section):
+    """``workers.interaction.web``: search engine, readable origins and request bounds (no secrets here)."""
+
+    search_engine: Literal["wikipedia", "brave"] | None = None
+    allowed_origins: tuple[StrictStr, ...] | None = None
+    wikipedia_url: StrictStr | None = None
+    brave_url: StrictStr | None = None
+    timeout_ms: Annotated[StrictInt, Field(ge=1, le=3_600_000)] | None = None
+    max_response_bytes: PositiveInt | None = None
+
+
+class InteractionWorkerConfig(_Section):
+    web: InteractionWebConfig | None = None
+
+
 class WorkersConfig(_Section):
     context: ContextWorkerConfig = Field(default_factory=ContextWorkerConfig)
+    interaction: InteractionWorkerConfig = Field(default_factory=InteractionWorkerConfig)
     memory: MemoryWorkerConfig = Field(default_factory=MemoryWorkerConfig)
     retrieval: RetrievalWorkerConfig = Field(default_factory=RetrievalWorkerConfig)
 
@@ -112,6 +130,10 @@ class RuntimeConfig(_Section):
     @property
     def context(self) -> ContextWorkerConfig:
         return self.workers.context
+
+    @property
+    def interaction(self) -> InteractionWorkerConfig:
+        return self.workers.interaction
 
     @property
     def memory(self) -> MemoryWorkerConfig:

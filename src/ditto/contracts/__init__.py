@@ -2,6 +2,7 @@
 
 from ._base import MODEL_CONFIG, DittoModel
 from .context import Context, ContextItem, ContextPolicy, ContextPurpose, ContextSelection, Message, Reference
+from .interaction import ToolCall
 from .json import (
     NOT_JSON,
     FrozenDict,
@@ -32,6 +33,7 @@ __all__ = [
     "JsonValue",
     "Message",
     "Reference",
+    "ToolCall",
     "check_json",
     "freeze_json",
     "frozen_json",

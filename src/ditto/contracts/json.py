@@ -14,6 +14,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final, NoReturn, TypeAlias
 
+from pydantic import BaseModel
+
 __all__ = [
     "MAX_JSON_DEPTH",
     "NOT_JSON",
@@ -25,6 +27,7 @@ __all__ = [
     "freeze_json",
     "frozen_json",
     "js_json_dumps",
+    "plain_json",
     "thaw_json",
     "try_frozen_json",
     "valid_text",
@@ -271,3 +274,43 @@ def js_json_dumps(value: Any) -> str:
     return json.dumps(_normalise_floats(value), ensure_ascii=False, separators=(",", ":"),
                       allow_nan=False)
 
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def plain_json(value: Any) -> Any:
+    """``value`` with every pydantic model inside it replaced by its camelCase JSON object.
+
+    Typed values copied into a JSON field (``metadata={"source": candidate.source}``)
+    are plain objects in the seeds' TypeScript; here they are models, which
+    :func:`check_json` would refuse. A value without models is returned as it is
+    (no copy); cycles and over-deep nesting are left for :func:`check_json` to refuse.
+    """
+    return _to_plain(value, set(), 0) if _has_model(value, set(), 0) else value
+
+
+def _has_model(value: Any, seen: set[int], depth: int) -> bool:
+    if type(value) in _SCALARS:  # the common case, decided without isinstance checks
+        return False
+    if isinstance(value, BaseModel):
+        return True
+    if depth >= MAX_JSON_DEPTH or not isinstance(value, (Mapping, list, tuple)) or id(value) in seen:
+        return False
+    seen.add(id(value))
+    items = value.values() if isinstance(value, Mapping) else value
+    return any(_has_model(item, seen, depth + 1) for item in items)
+
+
+def _to_plain(value: Any, active: set[int], depth: int) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if depth >= MAX_JSON_DEPTH or not isinstance(value, (Mapping, list, tuple)) or id(value) in active:
+        return value
+    active.add(id(value))
+    try:
+        if isinstance(value, Mapping):
+            return {key: _to_plain(item, active, depth + 1) for key, item in value.items()}
+        return [_to_plain(item, active, depth + 1) for item in value]
+    finally:
+        active.discard(id(value))

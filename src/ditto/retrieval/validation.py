@@ -294,7 +294,8 @@ def validate_search_output(raw: Any, request: RetrievalSearchInput, *, limit: in
 
     Candidates keep the provider's order, scores, ids and metadata; nothing is
     re-scored, de-duplicated or invented. A missing output strategy is filled
-    with ``strategy`` (the explicit or registry-chosen one).
+    with ``strategy`` (the explicit or registry-chosen one), and a target the
+    provider returned without metadata is the request's target.
     """
     output = parse_search_output(raw)
     if len(output.candidates) > limit:
@@ -304,6 +305,11 @@ def validate_search_output(raw: Any, request: RetrievalSearchInput, *, limit: in
         raise _fail_output("the output target does not match the request target")
     if strategy is not None and output.strategy is not None and output.strategy != strategy:
         raise _fail_output("the output strategy does not match the requested strategy")
+    update: dict[str, Any] = {}
     if output.strategy is None and strategy is not None:
-        output = output.model_copy(update={"strategy": strategy})
-    return output
+        update["strategy"] = strategy
+    if got is not want and got.metadata is None and want.metadata is not None:
+        # The output target is the request's logical identity: a provider that echoes only the
+        # name does not drop the caller's target metadata.
+        update["target"] = want
+    return output.model_copy(update=update) if update else output

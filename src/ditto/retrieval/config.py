@@ -1,4 +1,9 @@
-"""Default layering for RETRIEVAL (seed 000 "Provider 参数决定候选池与计算成本").
+"""RETRIEVAL's options: the factories' options object, and the default layering
+(seed 000 "Provider 参数决定候选池与计算成本").
+
+* ``create_retrieval`` / ``create_retrieval_worker`` take the seed's options
+  object ``{providers, defaults?, concurrency?}`` or the same as keywords;
+  :func:`retrieval_options` reads either into one :class:`RetrievalOptions`.
 
 * Final ``limit``: request → worker/SDK defaults → runtime YAML → 10.
 * Provider numbers (``embedding.batch_size``, ``hybrid.candidate_limit``,
@@ -13,31 +18,40 @@ frozen model and never touches a file.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from .errors import INVALID_INPUT, RetrievalError
+from ..errors import describe_validation_error
+from .errors import INVALID_INPUT, PROVIDER_UNAVAILABLE, RetrievalArgumentError, RetrievalError
 from .types import (
     DEFAULT_SEARCH_LIMIT,
     RetrievalDefaults,
     RetrievalEmbeddingDefaults,
     RetrievalExecutionContext,
     RetrievalHybridDefaults,
+    RetrievalProviderRegistry,
     RetrievalRerankDefaults,
     RetrievalSearchInput,
 )
+
+if TYPE_CHECKING:
+    from ..config import RuntimeConfig
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_CANDIDATE_LIMIT",
     "DEFAULT_RRF_K",
     "DEFAULT_SEARCH_LIMIT",
+    "DefaultsLayer",
+    "RetrievalOptions",
     "coerce_defaults",
     "context_limit",
     "merge_defaults",
     "pick_number",
     "resolve_limit",
+    "retrieval_options",
 ]
 
 DEFAULT_BATCH_SIZE = 64
@@ -52,12 +66,17 @@ _SECTIONS: dict[str, type[BaseModel]] = {
 
 T = TypeVar("T")
 
+#: One layer of defaults: the model, ``config.retrieval``, a whole ``RuntimeConfig`` or a mapping.
+DefaultsLayer: TypeAlias = "RetrievalDefaults | RuntimeConfig | Mapping[str, Any] | None"
+
+_EMPTY = RetrievalDefaults()
+
 
 def coerce_defaults(value: Any) -> RetrievalDefaults:
-    """Accept ``None``, :class:`RetrievalDefaults`, a mapping (camelCase or snake_case),
-    ``config.retrieval`` (``RetrievalWorkerConfig``) or a whole ``RuntimeConfig``."""
+    """Accept ``None``, :class:`RetrievalDefaults` (which *is* ``config.retrieval``'s
+    ``RetrievalWorkerConfig``), a mapping (camelCase or snake_case) or a whole ``RuntimeConfig``."""
     if value is None:
-        return RetrievalDefaults()
+        return _EMPTY
     if isinstance(value, RetrievalDefaults):
         return value
     retrieval_section = getattr(value, "retrieval", None)
@@ -68,16 +87,17 @@ def coerce_defaults(value: Any) -> RetrievalDefaults:
     if not isinstance(value, Mapping):
         raise RetrievalError(INVALID_INPUT, "retrieval defaults must be an object")
     try:
-        return RetrievalDefaults.model_validate(dict(value), strict=False)
-    except ValidationError:
-        raise RetrievalError(INVALID_INPUT, "retrieval defaults are invalid") from None
+        return RetrievalDefaults.model_validate(dict(value))
+    except ValidationError as error:
+        raise RetrievalError(INVALID_INPUT, "retrieval defaults are invalid: "
+                             + describe_validation_error(error, root="defaults")) from None
 
 
 def merge_defaults(*layers: Any) -> RetrievalDefaults:
     """Merge layers field by field; the first layer that sets a value wins."""
     models = [coerce_defaults(layer) for layer in layers if layer is not None]
     if not models:
-        return RetrievalDefaults()
+        return _EMPTY
     if len(models) == 1:
         return models[0]
     merged: dict[str, Any] = {}
@@ -123,3 +143,41 @@ def pick_number(constructor: int | None, context: RetrievalExecutionContext | No
         if isinstance(value, int):
             return value
     return builtin
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalOptions:
+    """The factories' options, read once: ``providers`` has a ``resolve``; ``defaults`` is merged."""
+
+    providers: RetrievalProviderRegistry
+    defaults: RetrievalDefaults
+    concurrency: int | None = None
+    config: RetrievalDefaults | None = None
+
+
+def retrieval_options(providers: RetrievalProviderRegistry | Mapping[str, Any] | None, *, factory: str,
+                      allowed: frozenset[str], defaults: DefaultsLayer = None, concurrency: int | None = None,
+                      config: DefaultsLayer = None) -> RetrievalOptions:
+    """Read the seed's options object (``providers`` is then a mapping of ``allowed`` names) or the
+    keyword form. Keywords are the fallback for names the object omits. Mistakes raise
+    :class:`~ditto.retrieval.errors.RetrievalArgumentError` (an ``InvalidArgumentError``)."""
+    if isinstance(providers, Mapping):
+        unknown = set(providers) - allowed
+        if unknown:
+            raise RetrievalArgumentError(INVALID_INPUT,
+                                         f"unknown retrieval options: {', '.join(sorted(map(str, unknown)))}")
+        defaults = providers.get("defaults", defaults)
+        concurrency = providers.get("concurrency", concurrency)
+        config = providers.get("config", config)
+        providers = providers.get("providers")
+    if providers is None or not callable(getattr(providers, "resolve", None)):
+        raise RetrievalArgumentError(PROVIDER_UNAVAILABLE, f"{factory} needs providers with a resolve method")
+    if concurrency is not None and (isinstance(concurrency, bool) or not isinstance(concurrency, int)
+                                    or concurrency < 1):
+        raise RetrievalArgumentError(INVALID_INPUT, "concurrency must be a positive integer or None")
+    try:
+        merged = coerce_defaults(defaults)
+        pinned = None if config is None else coerce_defaults(config)
+    except RetrievalError as error:
+        raise RetrievalArgumentError(error.code, error.message) from None
+    return RetrievalOptions(providers, merged, concurrency, pinned)
