@@ -16,7 +16,7 @@ from ditto.worker.context import CONTEXT_ERROR_CODES, ContextError, create_conte
 
 EXPORTED = {
     # errors
-    "CONTEXT_ERROR_CODES", "ContextError",
+    "CONTEXT_ERROR_CODES", "ContextError", "ContextArgumentError",
     # SDK, worker and node descriptors
     "ContextClient", "ContextOptions", "create_context", "create_context_worker",
     "context_load_node", "context_update_node", "context_select_node", "context_compress_node",

@@ -20,7 +20,7 @@ from pydantic import Field
 
 from ...contracts import Context, ContextItem, ContextPolicy, ContextPurpose, DittoModel, Reference
 from ...contracts.types import RequestLimit
-from ...errors import DittoError
+from ...errors import DittoError, InvalidArgumentError
 from ...signal import CancelSignal
 
 if TYPE_CHECKING:
@@ -30,6 +30,7 @@ __all__ = [
     "CONTEXT_ERROR_CODES",
     "CONTEXT_NODES",
     "DEFAULT_STRATEGY",
+    "ContextArgumentError",
     "ContextCallOptions",
     "ContextCompressRequest",
     "ContextCompressor",
@@ -91,6 +92,22 @@ class ContextError(DittoError):
     """
 
     codes: ClassVar[frozenset[str]] = CONTEXT_ERROR_CODES
+
+
+class ContextArgumentError(ContextError, InvalidArgumentError):
+    """A CONTEXT factory or constructor was given bad options (``create_context(policy=...)``, a store's TTL, …).
+
+    Both a ``ContextError`` with the ``INVALID_INPUT`` code these factories always
+    raised and an :class:`~ditto.errors.InvalidArgumentError` (so a ``ValueError``),
+    the one type every worker raises for construction mistakes. Built like a
+    ContextError: ``ContextArgumentError(code, message)``.
+    """
+
+    def __init__(self, code: str, message: str | None = None) -> None:
+        DittoError.__init__(self, code, message)
+
+    def __reduce__(self) -> tuple[type[DittoError], tuple[str, str]]:
+        return (type(self), (self.code, self.message))
 
 
 # -- requests ------------------------------------------------------------------
