@@ -202,8 +202,13 @@ def context_retrieval(provider: Any, target: Any) -> RagStrategyPipeline:
 
 
 async def context_to_infer(context: Context, infer: Any, model: Any) -> Any:
-    """``infer`` is an INFER client (``infer.reasoning.sample``); INFER items differ from working items."""
-    selected = await create_context().select({"context": context, "purpose": "infer", "limit": 16})
+    """``infer`` is an INFER client (``infer.reasoning.sample``); INFER items differ from working items.
+
+    ``order: "context"`` keeps the chosen items in working-set order, so the model
+    reads the conversation as it happened rather than in ranking order.
+    """
+    selected = await create_context().select({"context": context, "purpose": "infer", "limit": 16,
+                                              "order": "context"})
     messages = [{"role": "user", "content": item.content if isinstance(item.content, str)
                  else json.dumps(item.content)} for item in selected.context.items]
     messages.append({"role": "user", "content": "Explain the evidence."})
