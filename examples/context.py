@@ -303,14 +303,17 @@ async def context_to_memory(context: Context, memory: Any) -> Any:
 async def tool_to_cached_context(runtime: RuntimeClient, scope: ContextScope | Mapping[str, Any],
                                  call: Mapping[str, Any]) -> NodeResult[Any]:
     result = await runtime.invoke("INTERACTION.ACT.TOOL", {"call": call})
-    observation = await runtime.invoke("INTERACTION.OBSERVE", {"result": result.output})
+    observed = await runtime.invoke("INTERACTION.OBSERVE", {"result": result})
     # The application chooses whether failed observations should enter its working set.
-    if observation.status != "success" or observation.output is None:
+    if observed.status != "success" or observed.output is None:
+        raise RuntimeError(observed.error.code if observed.error else observed.status)
+    observation = observed.output
+    if observation.status != "success":
         raise RuntimeError(observation.error.code if observation.error else observation.status)
     return await runtime.invoke("CONTEXT.UPDATE", {"scope": scope, "ingress": [{
         "id": f"observation:{call['id']}", "sourceNode": "INTERACTION.OBSERVE",
-        "content": observation.output["message"]["content"],
-        "metadata": {"callId": call["id"], "source": observation.output.get("source"), "status": observation.status},
+        "content": observation.message.content,
+        "metadata": {"callId": call["id"], "source": observation.source, "status": observation.status},
     }]})
 
 
