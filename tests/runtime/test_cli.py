@@ -35,7 +35,9 @@ def test_serve_refuses_without_token() -> None:
 def test_serve_bad_worker_spec(spec: str) -> None:
     """RT-6: a bad --worker spec is a usage error, not a traceback."""
     result = runner.invoke(app, ["serve", "--worker", spec], env={"DITTO_TRANSPORT_HTTP_WORKER_TOKEN": "t"})
-    assert result.exit_code == 2
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit)
+    text = " ".join(result.output.replace("│", " ").split())
+    assert "Traceback" not in result.output and "Invalid value" in text and spec in text
 
 
 def test_demo_runs_locally_and_over_http() -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .defaults import merge_defaults, resolve_limit
+from .config import merge_defaults, resolve_limit
 from .errors import RETRIEVAL_ERROR_CODES, RetrievalError
 from .filters import compile_filter
 from .providers.embedding import EmbeddingProvider, embed_contents, validate_vector

@@ -36,7 +36,7 @@ from ...worker.memory.types import (
     MemorySearchProvider,
     MemoryStore,
 )
-from ..errors import BACKEND_ERROR, CANCELLED, INVALID_INPUT, TIMEOUT, RetrievalError
+from ..errors import BACKEND_ERROR, CANCELLED, INVALID_INPUT, TIMEOUT, RetrievalArgumentError, RetrievalError
 from ..sdk import RETRIEVAL_SEARCH
 from ..types import (
     RetrievalCandidate,
@@ -125,7 +125,7 @@ def _check_target(target: RetrievalTarget | Mapping[str, Any]) -> RetrievalTarge
     try:
         return target if isinstance(target, RetrievalTarget) else RetrievalTarget.model_validate(target)
     except Exception:
-        raise RetrievalError(INVALID_INPUT, "the adapter target is invalid") from None
+        raise RetrievalArgumentError(INVALID_INPUT, "the adapter target is invalid") from None
 
 
 class RemoteRetrievalSearchProvider:
@@ -217,7 +217,7 @@ def create_retrieval_memory_search_provider(provider: RetrievalSearchProvider, *
                                             map_output: MapOutput | None = None) -> RetrievalMemorySearchProvider:
     """Use a RETRIEVAL provider as MEMORY's search (same algorithm, no extra hop)."""
     if not callable(getattr(provider, "search", None)):
-        raise RetrievalError(INVALID_INPUT, "the retrieval provider needs a search method")
+        raise RetrievalArgumentError(INVALID_INPUT, "the retrieval provider needs a search method")
     return RetrievalMemorySearchProvider(provider, _check_target(target), map_output)
 
 
@@ -271,5 +271,5 @@ class MemoryRetrievalProvider:
 def create_memory_retrieval_provider(memory: MemoryStore | MemorySearchProvider) -> MemoryRetrievalProvider:
     """Expose MEMORY's search (a store or an injected search provider) as a RETRIEVAL provider."""
     if not callable(getattr(memory, "search", None)):
-        raise RetrievalError(INVALID_INPUT, "create_memory_retrieval_provider needs an object with search")
+        raise RetrievalArgumentError(INVALID_INPUT, "create_memory_retrieval_provider needs an object with search")
     return MemoryRetrievalProvider(memory)

@@ -27,9 +27,18 @@ from typing import Any
 import httpx
 
 from ...contracts import js_json_dumps
-from .._cancel import await_with_signal, check_signal
-from ..defaults import DEFAULT_BATCH_SIZE, pick_number
-from ..errors import BACKEND_ERROR, INVALID_EMBEDDING, INVALID_INPUT, PERMISSION_DENIED, TIMEOUT, RetrievalError
+from ..config import DEFAULT_BATCH_SIZE, pick_number
+from ..errors import (
+    BACKEND_ERROR,
+    INVALID_EMBEDDING,
+    INVALID_INPUT,
+    PERMISSION_DENIED,
+    TIMEOUT,
+    RetrievalArgumentError,
+    RetrievalError,
+    await_with_signal,
+    check_signal,
+)
 from ..types import RetrievalExecutionContext
 from .embedding import Vector, check_batch_size, check_dimensions, effective_dimensions, validate_vector
 
@@ -64,9 +73,9 @@ def _env_int(env: Mapping[str, str], name: str) -> int | None:
     try:
         value = int(raw.strip())
     except ValueError:
-        raise RetrievalError(INVALID_INPUT, f"{EMBEDDING_ENV_PREFIX}{name} must be an integer") from None
+        raise RetrievalArgumentError(INVALID_INPUT, f"{EMBEDDING_ENV_PREFIX}{name} must be an integer") from None
     if value < 1:
-        raise RetrievalError(INVALID_INPUT, f"{EMBEDDING_ENV_PREFIX}{name} must be positive")
+        raise RetrievalArgumentError(INVALID_INPUT, f"{EMBEDDING_ENV_PREFIX}{name} must be positive")
     return value
 
 
@@ -77,9 +86,9 @@ def embedding_config_from_env(env: Mapping[str, str]) -> EmbeddingConfig:
     url = (env.get(EMBEDDING_ENV_PREFIX + "URL") or "").strip()
     model = (env.get(EMBEDDING_ENV_PREFIX + "MODEL") or "").strip()
     if not url:
-        raise RetrievalError(INVALID_INPUT, f"{EMBEDDING_ENV_PREFIX}URL is not set")
+        raise RetrievalArgumentError(INVALID_INPUT, f"{EMBEDDING_ENV_PREFIX}URL is not set")
     if not model:
-        raise RetrievalError(INVALID_INPUT, f"{EMBEDDING_ENV_PREFIX}MODEL is not set")
+        raise RetrievalArgumentError(INVALID_INPUT, f"{EMBEDDING_ENV_PREFIX}MODEL is not set")
     api_key = env.get(EMBEDDING_ENV_PREFIX + "API_KEY") or None
     batch_size = _env_int(env, "BATCH_SIZE")
     if batch_size is not None:
@@ -111,9 +120,9 @@ class HttpEmbeddingProvider:
 
     def __init__(self, config: EmbeddingConfig, client: httpx.AsyncClient | None = None) -> None:
         if not config.url or not config.model:
-            raise RetrievalError(INVALID_INPUT, "the embedding provider needs a url and a model")
+            raise RetrievalArgumentError(INVALID_INPUT, "the embedding provider needs a url and a model")
         if config.timeout_ms < 1:
-            raise RetrievalError(INVALID_INPUT, "timeout_ms must be positive")
+            raise RetrievalArgumentError(INVALID_INPUT, "timeout_ms must be positive")
         if config.batch_size is not None:
             check_batch_size(config.batch_size)
         check_dimensions(config.dimensions)
