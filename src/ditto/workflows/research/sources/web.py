@@ -59,12 +59,18 @@ def allowed_origins(request: ResearchRequest, wikipedia_url: str = _WIKIPEDIA) -
 
 def web_options(request: ResearchRequest, env: Mapping[str, str] | None = None, **overrides: Any) -> Any:
     """``WebOptions`` for the request: its engine and origins, the Brave key from the environment."""
-    from ....worker.interaction import web_options_from_env
+    import os
 
+    from ....worker.interaction import BRAVE_API_KEY_ENV, web_options_from_env
+
+    source = os.environ if env is None else env
     wikipedia_url = overrides.get("wikipedia_url", _WIKIPEDIA)
-    values = {"search_engine": request.search_engine,
-              "allowed_origins": allowed_origins(request, wikipedia_url), **overrides}
-    return web_options_from_env(None, env, **values)
+    values: dict[str, Any] = {"allowed_origins": allowed_origins(request, wikipedia_url)}
+    if request.search_engine == "wikipedia" or source.get(BRAVE_API_KEY_ENV):
+        # Without a key Brave stays unconfigured: each search names its engine, so asking for Brave
+        # fails there instead of being answered by Wikipedia.
+        values["search_engine"] = request.search_engine
+    return web_options_from_env(None, source, **{**values, **overrides})
 
 
 def _field(value: Any, name: str) -> Any:
@@ -81,12 +87,20 @@ async def web_group(controller: Any, queries: list[QueryRecord]) -> tuple[list[P
     """Read the pages for ``queries`` and cut them into passages (or report the failure)."""
     request: ResearchRequest = controller.request
     texts = [query.text for query in queries]
-    pages: dict[str, str] = {}  # url -> the query that found it
+    pages: dict[str, Any] = {}  # url -> the page read
+    found_by: dict[str, str] = {}  # url -> the query that found it
     if request.web_mode == "read":
-        for url in (request.urls or DEFAULT_PAGES)[:MAX_WEB_PAGES]:
-            pages.setdefault(url, texts[0])
+        urls = list(dict.fromkeys((request.urls or DEFAULT_PAGES)[:MAX_WEB_PAGES]))
+        plan = graph("research-web-read")
+        for index, url in enumerate(urls):
+            plan = plan.node(f"read{index}", "INTERACTION.WEB.READ", (), _constant({"url": url}))
+        read = await controller._run("evidence", plan)
+        for index, url in enumerate(urls):
+            result = read[f"read{index}"]
+            if result.status != "success":
+                return [], _failure(result)
+            pages[url], found_by[url] = result.output, texts[0]
     else:
-        origins = set(allowed_origins(request))
         plan = graph("research-web-search")
         for index, text in enumerate(texts):
             plan = plan.node(f"search{index}", "INTERACTION.WEB.SEARCH", (), _constant(
@@ -96,25 +110,33 @@ async def web_group(controller: Any, queries: list[QueryRecord]) -> tuple[list[P
             result = found[f"search{index}"]
             if result.status != "success":
                 return [], _failure(result)
-            for candidate in (_field(result.output, "candidates") or ())[:MAX_SEARCH_CANDIDATES]:
-                url = _field(candidate, "url")
-                if isinstance(url, str) and _origin(url) in origins:
-                    pages.setdefault(url, text)
-                    break
-    if not pages:
-        return [], None
-    plan = graph("research-web-read")
-    urls = list(pages)
-    for index, url in enumerate(urls):
-        plan = plan.node(f"read{index}", "INTERACTION.WEB.READ", (), _constant({"url": url}))
-    read = await controller._run("evidence", plan)
+            candidates = (_field(result.output, "candidates") or ())[:MAX_SEARCH_CANDIDATES]
+            failure = await _read_first_allowed(controller, candidates, text, pages, found_by)
+            if failure is not None:
+                return [], failure
     passages: list[Passage] = []
-    for index, url in enumerate(urls):
-        result = read[f"read{index}"]
-        if result.status != "success":
-            return [], _failure(result)
-        passages.extend(_page_passages(controller, result.output, pages[url], texts, len(passages)))
+    for url, page in pages.items():
+        passages.extend(_page_passages(controller, page, found_by[url], texts, len(passages)))
     return passages, None
+
+
+async def _read_first_allowed(controller: Any, candidates: Any, query: str, pages: dict[str, Any],
+                              found_by: dict[str, str]) -> FailedSource | None:
+    """Read the first candidate INTERACTION allows (its origin list is the only authority)."""
+    for attempt, candidate in enumerate(candidates):
+        url = _field(candidate, "url")
+        if not isinstance(url, str) or _origin(url) is None:
+            continue
+        if url in pages:
+            return None
+        plan = graph("research-web-read").node(f"read{attempt}", "INTERACTION.WEB.READ", (), _constant({"url": url}))
+        result = (await controller._run("evidence", plan))[f"read{attempt}"]
+        if result.status == "success":
+            pages[url], found_by[url] = result.output, query
+            return None
+        if result.error is None or result.error.code != "INTERACTION_ORIGIN_NOT_ALLOWED":
+            return _failure(result)
+    return None
 
 
 def _page_passages(controller: Any, page: Any, found_by: str, queries: list[str], offset: int) -> list[Passage]:
