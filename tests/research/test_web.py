@@ -18,7 +18,7 @@ from starlette.routing import Route
 
 from ditto.workflows.research import ResearchError, ResearchOptions, verify_task
 from tests.interaction.servers import Tls, make_tls, serve
-from tests.research.helpers import brief, run, trace
+from tests.research.helpers import brief, trace
 from tests.research.scripted import ScriptedModel
 
 
@@ -160,7 +160,7 @@ async def test_multi_source_reads_all_three_kinds(wiki: Wiki, base: Path, model:
 
 async def test_brave_without_key_fails_and_never_falls_back(wiki: Wiki, base: Path, model: ScriptedModel) -> None:
     """WF-5: Brave is asked for but not configured → the web source fails; Wikipedia is not used instead."""
-    task, result = await run_web("web-search", {"searchEngine": "brave", "allowedOrigins": [wiki.origin]},
+    _task, result = await run_web("web-search", {"searchEngine": "brave", "allowedOrigins": [wiki.origin]},
                                  base, model, wiki)
     assert result.status == "blocked"
     assert result.failed_sources[0].source == "web"

@@ -133,8 +133,6 @@ def research_workers(task: ResearchTask, *, env: Mapping[str, str] | None = None
     needs_retrieval = "documents" in request.sources or (
         "knowledge" in request.sources and request.knowledge in ("external", "both"))
     if (needs_retrieval or targets) and "RETRIEVAL" not in skip:
-        from ...retrieval import RetrievalTargetRegistry, create_retrieval_worker
-
         bindings: dict[str, Any] = {}
         documents = [Path(path) for path in request.documents] if request.documents is not None else [
             task.policy_path]
@@ -146,7 +144,7 @@ def research_workers(task: ResearchTask, *, env: Mapping[str, str] | None = None
             closers.append(provider.aclose)
             bindings[EXTERNAL_TARGET] = {"default_strategy": "fts", "providers": {"fts": provider}}
         bindings.update(targets or {})
-        workers.append(create_retrieval_worker(RetrievalTargetRegistry(bindings)))
+        workers.append(_lazy_retrieval_worker(bindings))
     if "INFER" not in skip:
         workers.append(_infer_worker(source))
     if "web" in request.sources and "INTERACTION" not in skip:
@@ -154,6 +152,25 @@ def research_workers(task: ResearchTask, *, env: Mapping[str, str] | None = None
         workers.append(interaction)
         closers.append(interaction.aclose)
     return workers, closers
+
+
+def _lazy_retrieval_worker(bindings: Mapping[str, Any]) -> WorkerDefinition:
+    """RETRIEVAL.SEARCH whose real worker (and the optional retrieval package) loads on the first search.
+
+    A task resumed after its evidence stage never searches, so it never pays for the import.
+    """
+    state: dict[str, Any] = {}
+
+    async def search(input: Any, context: Any) -> Any:
+        handler = state.get("handler")
+        if handler is None:
+            from ...retrieval import RetrievalTargetRegistry, create_retrieval_worker
+
+            handler = create_retrieval_worker(RetrievalTargetRegistry(bindings)).nodes["RETRIEVAL.SEARCH"]
+            state["handler"] = handler
+        return await handler(input, context)
+
+    return WorkerDefinition("RETRIEVAL", {"RETRIEVAL.SEARCH": search})
 
 
 def _infer_worker(env: Mapping[str, str]) -> WorkerDefinition:
