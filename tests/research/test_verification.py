@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from ditto.signal import AbortController
@@ -26,6 +26,7 @@ def test_any_verbatim_substring_is_located_exactly(prefix: str, body: str, data:
     start = data.draw(st.integers(0, len(body) - 1))
     end = data.draw(st.integers(start + 1, min(len(body), start + 1000)))
     quote = body[start:end]
+    assume(quote.strip())  # a blank quote is rejected on purpose
     passage = Passage("doc-1", "document", "file:///x", "0" * 64, body, len(prefix), len(snapshot), "q", ("q",))
     task = ExcerptTask(question="q", passages=(ExcerptPassage(source_id="doc-1", text=body),))
     (excerpt,) = verify_excerpts({"excerpts": [{"sourceId": "doc-1", "quote": quote}]}, task, [passage])
