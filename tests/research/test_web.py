@@ -185,3 +185,19 @@ async def run_web(entry: str, request: dict[str, Any] | None, base: Path, model:
     return await run_research(entry, request, base_dir=base, env={}, workers=[model.worker()],  # type: ignore[arg-type]
                               web=wiki.options(), options=kwargs.pop("options", ResearchOptions(pause_at=None)),
                               **kwargs)
+
+
+async def test_candidates_outside_the_allowed_origins_are_never_read(wiki: Wiki, base: Path,
+                                                                    model: ScriptedModel) -> None:
+    """WF-5, WF-6, WF-7: search results from origins that are not allowed are not read; that is no evidence,
+    not a source failure."""
+    other = wiki.origin.replace("127.0.0.1", "localhost")
+    task, result = await run_web("web-search", {"question": "How long is each database backup retained?",
+                                                "allowedOrigins": [other]}, base, model, wiki)
+    assert result.status == "no-evidence"
+    assert wiki.searches and wiki.reads == []
+    data = brief(task)
+    assert data["failedSources"] == [] and data["coverage"] == [
+        {"source": "web", "status": "no-hits", "hits": 0, "evidence": 0}]
+    refused = [r for r in trace(task) if r["node"] == "INTERACTION.WEB.READ"]
+    assert refused and all(r.get("code") == "INTERACTION_ORIGIN_NOT_ALLOWED" for r in refused)
