@@ -183,7 +183,7 @@ def register(app: typer.Typer) -> None:
                 typer.echo(json.dumps({"directory": str(directory) if directory else None,
                                        "result": {"status": "failed",
                                                   "error": {"code": error.code, "message": error.message}}}))
-                raise typer.Exit(1) from None
+                raise typer.Exit(2 if error.code == "RESEARCH_INVALID_INPUT" else 1) from None
             except DittoError as error:
                 typer.echo(f"error {error.code}: {error.message}", err=True)
                 raise typer.Exit(1) from None
