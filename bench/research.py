@@ -4,7 +4,7 @@ Usage::
 
     python bench/research.py [--data ../shared/datasets/scifact] [--claims 300] [--runs 5]
 
-1. **README task** — ``ditto research multi-source --sources documents,knowledge`` on the
+1. **README task** — ``ditto research multi-source --sources documents,knowledge --knowledge both`` on the
    generated sample material with the built-in model, as a child process (what a user waits
    for, Python start-up included) and in process (``run_research``); then the resume after
    ``--stop-after evidence``. Median of ``--runs``.
@@ -44,7 +44,7 @@ def _env() -> dict[str, str]:
 
 def readme_task(runs: int, base: Path) -> dict[str, float]:
     command = [sys.executable, "-m", "ditto", "research", "multi-source", "--sources", "documents,knowledge",
-               "--json", "--base-dir", str(base)]
+               "--knowledge", "both", "--json", "--base-dir", str(base)]
     cold, resume = [], []
     for _ in range(runs):
         started = time.perf_counter()
@@ -69,7 +69,7 @@ async def _in_process(runs: int, base: Path) -> dict[str, float]:
     from ditto.workflows.research import ResearchOptions, run_research
 
     options = ResearchOptions(pause_at=None)
-    request = {"sources": ["documents", "knowledge"]}
+    request = {"sources": ["documents", "knowledge"], "knowledge": "both"}
     await run_research("multi-source", request, base_dir=base, env={}, options=options)  # warm imports
     cold, resume = [], []
     for _ in range(runs):
@@ -179,7 +179,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ditto-bench-research-") as folder:
         base = Path(folder)
         timing = readme_task(args.runs, base / "readme")
-        print("README task (multi-source --sources documents,knowledge, builtin:extractive)")
+        print("README task (multi-source --sources documents,knowledge --knowledge both, builtin:extractive)")
         print("| path | median s | goal |\n| --- | ---: | ---: |")
         print(f"| `ditto research` child process | {timing['process']:.3f} | ≤ 2 |")
         print(f"| `run_research` in process | {timing['in_process']:.3f} | |")
