@@ -126,3 +126,11 @@ def test_verify_detects_every_kind_of_tampering(tmp_path: Path) -> None:
         assert checked.returncode == 1, directory.name
         problems = json.loads(checked.stdout)["problems"]
         assert problems and any(expected in problem for problem in problems), (directory.name, problems)
+
+
+def test_invalid_request_is_a_usage_error(tmp_path: Path) -> None:
+    """WF-2: a request the workflow refuses (bad tenant) exits 2 with the code in the result JSON."""
+    done = run_cli(research_args("document-search", "--tenant", "a:b", "--base-dir", str(tmp_path)))
+    assert done.returncode == 2
+    assert output(done)["result"]["error"]["code"] == "RESEARCH_INVALID_INPUT"
+    assert not (tmp_path / "a").exists() and not list(tmp_path.iterdir())

@@ -137,7 +137,8 @@ def register(app: typer.Typer) -> None:
         url: Annotated[list[str] | None, typer.Option("--url", help="Page to read (web-read; at most 2).")] = None,
         allowed_origin: Annotated[list[str] | None, typer.Option("--allowed-origin")] = None,
         tenant: Annotated[str | None, typer.Option("--tenant")] = None,
-        model: Annotated[str | None, typer.Option("--model", help="provider:model (builtin:extractive).")] = None,
+        model: Annotated[str | None, typer.Option("--model", help="INFER provider[/model]: builtin:extractive "
+                                                                  "(default) or openai[/name].")] = None,
         base_dir: Annotated[Path | None, typer.Option("--base-dir", help="Where new task folders go "
                                                                          "(default ./ditto-tasks).")] = None,
         worker: Annotated[list[str] | None, typer.Option("--worker", help="module:factory replacing a default "
@@ -151,10 +152,10 @@ def register(app: typer.Typer) -> None:
         logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
         model_ref = None
         if model is not None:
-            provider, _, name = model.partition(":")
-            if not provider or not name:
-                raise typer.BadParameter("--model must look like provider:model")
-            model_ref = {"provider": provider, "model": name}
+            provider, _, name = model.partition("/")
+            if not provider:
+                raise typer.BadParameter("--model must look like provider or provider/model")
+            model_ref = {"provider": provider, "model": name or None}
         fields = _request_fields(
             question=question, knowledge=knowledge.value if knowledge else None, allow_partial=allow_partial,
             search_engine=search_engine.value if search_engine else None,
@@ -182,7 +183,7 @@ def register(app: typer.Typer) -> None:
                 typer.echo(json.dumps({"directory": str(directory) if directory else None,
                                        "result": {"status": "failed",
                                                   "error": {"code": error.code, "message": error.message}}}))
-                raise typer.Exit(1) from None
+                raise typer.Exit(2 if error.code == "RESEARCH_INVALID_INPUT" else 1) from None
             except DittoError as error:
                 typer.echo(f"error {error.code}: {error.message}", err=True)
                 raise typer.Exit(1) from None

@@ -57,7 +57,7 @@ def brief_markdown(brief: Brief) -> str:
            f"- Status: **{brief.status}**",
            f"- Request: `{brief.request_id}` ({brief.entry}, tenant `{brief.tenant}`)",
            f"- Sources: {', '.join(brief.sources)}" + (f" (knowledge: {brief.knowledge})" if brief.knowledge else ""),
-           f"- Model: `{brief.model.provider}:{brief.model.model}`",
+           f"- Model: `{brief.model.provider}`" + (f" (`{brief.model.model}`)" if brief.model.model else ""),
            f"- Created: {brief.created_at}", "", "## Queries", ""]
     for query in brief.queries:
         entry = f", vocabulary entry \"{query.vocabulary_entry}\"" if query.vocabulary_entry else ""

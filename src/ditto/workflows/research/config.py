@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from ...signal import CancelSignal
+
 __all__ = [
     "BASE_DIR_ENV",
     "DEFAULT_BASE_DIR",
@@ -68,11 +70,15 @@ class ResearchOptions:
     ``stop_after`` ends the run after that stage's checkpoint; ``progress`` is
     called with each :class:`ProgressEvent`; ``pause_at`` is the kill-test hook
     (see :data:`PAUSE_ENV`); ``max_executions`` is the loop's budget of node
-    executions (1024, the runtime's default).
+    executions (1024, the runtime's default); ``signal`` cancels the task: every
+    node call receives it, and a fired signal ends the run with
+    ``RESEARCH_CANCELLED`` / ``RESEARCH_TIMEOUT`` (nothing of the running stage
+    is archived).
     """
 
     stop_after: Literal["queries", "evidence"] | None = None
     progress: Callable[[ProgressEvent], None] | None = None
     pause_at: str | None = field(default_factory=lambda: os.environ.get(PAUSE_ENV) or None)
     max_executions: int = 1024
+    signal: CancelSignal | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)

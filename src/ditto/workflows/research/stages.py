@@ -160,15 +160,23 @@ class _Controller:
             record["code"] = result.error.code
         self.task.trace(record)
 
+    def _check_signal(self) -> None:
+        signal = self.loop.signal
+        if signal is not None and signal.aborted:
+            raise ResearchError.from_signal(signal.reason)
+
     async def _invoke(self, stage: str, node: str, input: Any) -> NodeResult[Any]:
+        self._check_signal()
         try:
             result = await self.loop.invoke(node, input)
         except RoutingError as error:
             result = NodeResult("", node, "error", error=NodeError(error.code, error.message))
         self._trace(stage, node, result)
+        self._check_signal()
         return result
 
     async def _run(self, stage: str, plan: Any, input: Any = None) -> GraphResult:
+        self._check_signal()
         try:
             result = await self.loop.run(plan, input)
         except RoutingError as error:
@@ -178,6 +186,7 @@ class _Controller:
             result = GraphResult(plan.name, failed)
         for node_id, node_result in result.results.items():
             self._trace(stage, node_result.node, node_result, node_id, plan.name)
+        self._check_signal()
         return result
 
     def _progress(self, stage: str, message: str, source: str | None = None, count: int | None = None) -> None:
@@ -528,7 +537,7 @@ class _LoopRuntime:
 def _input_directory(input: Any) -> Path:
     if isinstance(input, ResearchTask):
         return input.directory
-    if isinstance(input, (str, Path)):
+    if isinstance(input, (str, Path)) and str(input) and "\x00" not in str(input):
         return Path(input)
     if isinstance(input, Mapping):
         directory = input.get("directory")
@@ -536,7 +545,7 @@ def _input_directory(input: Any) -> Path:
         if extra:
             raise ResearchError("RESEARCH_INVALID_INPUT", "run() takes {'directory': ...}; create the task with "
                                                           "create_task(ResearchRequest(...)) first")
-        if isinstance(directory, (str, Path)) and str(directory):
+        if isinstance(directory, (str, Path)) and str(directory) and "\x00" not in str(directory):
             return Path(directory)
     raise ResearchError("RESEARCH_INVALID_INPUT", "input must name the task directory: {'directory': ...}")
 
@@ -570,7 +579,7 @@ async def run_entry(entry: Entry, runtime: Runtime, input: Any, options: Researc
             except ResearchError as error:
                 return controller._result("failed", error=ResultError(code=error.code, message=error.message))
 
-        return await runtime.loop(body, None, max_executions=chosen.max_executions)
+        return await runtime.loop(body, None, max_executions=chosen.max_executions, signal=chosen.signal)
     except GraphError as error:
         code = "RESEARCH_BUDGET_EXHAUSTED" if error.code == "LOOP_BUDGET_EXHAUSTED" else "RESEARCH_INVALID_INPUT"
         return ResearchResult(status="failed", error=ResultError(code=code, message=error.message), **base)

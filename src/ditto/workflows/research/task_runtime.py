@@ -9,7 +9,9 @@
   in-memory store;
 * INFER with the built-in ``builtin:extractive`` model (or OpenAI-compatible
   settings from the environment), unless ``workers`` brings an INFER worker;
-* INTERACTION for the web, only when the request reads the web.
+* INTERACTION for the web, only when the request reads the web: its engine,
+  the allowed origins (the request's, else the read pages' or the wiki's own)
+  and the Brave key from ``DITTO_WORKER_INTERACTION_BRAVE_SEARCH_API_KEY``.
 
 Any worker type in ``workers`` replaces the default of that type. Nothing is
 opened until the first call; leaving the ``async with`` closes what was opened.
@@ -33,7 +35,6 @@ from pathlib import Path
 from typing import Any
 
 from ...runtime import Runtime, WorkerDefinition, create_ditto
-from .errors import ResearchError
 from .sample import KB_CONTENT_COLUMN, KB_TABLE
 from .sources.documents import DOCUMENTS_TARGET, DocumentSearchProvider
 from .sources.knowledge import EXTERNAL_TARGET
@@ -104,7 +105,8 @@ def _open_sqlite(path: Path) -> sqlite3.Connection:
 
 
 def research_workers(task: ResearchTask, *, env: Mapping[str, str] | None = None,
-                     targets: Mapping[str, Any] | None = None, skip: frozenset[str] = frozenset()
+                     targets: Mapping[str, Any] | None = None, skip: frozenset[str] = frozenset(),
+                     web: Mapping[str, Any] | None = None
                      ) -> tuple[list[WorkerDefinition], list[Callable[[], Awaitable[None]]]]:
     """The default worker definitions for ``task`` (except the types in ``skip``) and their close functions."""
     from ...worker.context import REDIS_URL_ENV, create_context_redis_client, create_context_worker
@@ -131,8 +133,6 @@ def research_workers(task: ResearchTask, *, env: Mapping[str, str] | None = None
     needs_retrieval = "documents" in request.sources or (
         "knowledge" in request.sources and request.knowledge in ("external", "both"))
     if (needs_retrieval or targets) and "RETRIEVAL" not in skip:
-        from ...retrieval import RetrievalTargetRegistry, create_retrieval_worker
-
         bindings: dict[str, Any] = {}
         documents = [Path(path) for path in request.documents] if request.documents is not None else [
             task.policy_path]
@@ -144,41 +144,63 @@ def research_workers(task: ResearchTask, *, env: Mapping[str, str] | None = None
             closers.append(provider.aclose)
             bindings[EXTERNAL_TARGET] = {"default_strategy": "fts", "providers": {"fts": provider}}
         bindings.update(targets or {})
-        workers.append(create_retrieval_worker(RetrievalTargetRegistry(bindings)))
+        workers.append(_lazy_retrieval_worker(bindings))
     if "INFER" not in skip:
         workers.append(_infer_worker(source))
     if "web" in request.sources and "INTERACTION" not in skip:
-        web = _interaction_worker(task, source)
-        if web is not None:
-            workers.append(web)
+        interaction = _interaction_worker(task, source, web or {})
+        workers.append(interaction)
+        closers.append(interaction.aclose)
     return workers, closers
 
 
+def _lazy_retrieval_worker(bindings: Mapping[str, Any]) -> WorkerDefinition:
+    """RETRIEVAL.SEARCH whose real worker (and the optional retrieval package) loads on the first search.
+
+    A task resumed after its evidence stage never searches, so it never pays for the import.
+    """
+    state: dict[str, Any] = {}
+
+    async def search(input: Any, context: Any) -> Any:
+        handler = state.get("handler")
+        if handler is None:
+            from ...retrieval import RetrievalTargetRegistry, create_retrieval_worker
+
+            handler = create_retrieval_worker(RetrievalTargetRegistry(bindings)).nodes["RETRIEVAL.SEARCH"]
+            state["handler"] = handler
+        return await handler(input, context)
+
+    return WorkerDefinition("RETRIEVAL", {"RETRIEVAL.SEARCH": search})
+
+
 def _infer_worker(env: Mapping[str, str]) -> WorkerDefinition:
-    try:
-        from ...worker.infer import create_infer_worker
-    except ImportError:
-        raise ResearchError("RESEARCH_MODEL_FAILED", "no INFER worker is available in this installation") from None
-    worker: WorkerDefinition = create_infer_worker()
-    return worker
+    """The built-in model, plus the ``openai`` provider when ``DITTO_WORKER_INFER_*`` configures one."""
+    from ...worker.infer import create_infer_worker, create_openai_provider, infer_config_from_env
+
+    config = infer_config_from_env(env)
+    providers = {"openai": create_openai_provider(config)} if config is not None else None
+    return create_infer_worker(providers)
 
 
-def _interaction_worker(task: ResearchTask, env: Mapping[str, str]) -> WorkerDefinition | None:
-    try:
-        from ...worker import interaction
-    except ImportError:
-        return None
-    factory = getattr(interaction, "create_interaction_worker", None)
-    return factory() if factory is not None else None
+def _interaction_worker(task: ResearchTask, env: Mapping[str, str], web: Mapping[str, Any]) -> Any:
+    from ...worker.interaction import create_interaction_worker
+    from .sources.web import web_options
+
+    return create_interaction_worker(web=web_options(task.request, env, **web))
 
 
 @contextlib.asynccontextmanager
 async def open_research_runtime(task: ResearchTask, *, env: Mapping[str, str] | None = None,
                                 workers: Sequence[WorkerDefinition] = (),
-                                targets: Mapping[str, Any] | None = None) -> AsyncIterator[Runtime]:
-    """A runtime with ``task``'s default workers; ``workers`` replace defaults of the same type."""
+                                targets: Mapping[str, Any] | None = None, web: Mapping[str, Any] | None = None
+                                ) -> AsyncIterator[Runtime]:
+    """A runtime with ``task``'s default workers; ``workers`` replace defaults of the same type.
+
+    ``web`` overrides the INTERACTION ``WebOptions`` fields (``wikipedia_url``,
+    ``ca_file``, ``timeout_s`` …) that the request does not decide.
+    """
     replaced = frozenset(worker.type for worker in workers)
-    defaults, closers = research_workers(task, env=env, targets=targets, skip=replaced)
+    defaults, closers = research_workers(task, env=env, targets=targets, skip=replaced, web=web)
     chosen = [*defaults, *workers]
     runtime = create_ditto(workers=chosen)
     try:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import errno
-import fcntl
 import hashlib
 import json
 import os
@@ -218,6 +217,8 @@ class TaskLock:
         self._fd: int | None = None
 
     def acquire(self) -> None:
+        import fcntl  # POSIX only; imported here so the package itself imports everywhere
+
         fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -233,6 +234,8 @@ class TaskLock:
 
     def release(self) -> None:
         if self._fd is not None:
+            import fcntl
+
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None

@@ -98,10 +98,13 @@ PathText = Annotated[str, Field(min_length=1, max_length=4096), AfterValidator(_
 
 
 class ModelRef(DittoModel):
-    """Which model INFER.SAMPLE uses: ``builtin:extractive`` unless configured."""
+    """Which model INFER.SAMPLE uses: the ``builtin:extractive`` provider unless configured.
 
-    provider: Annotated[str, Field(min_length=1, max_length=64)] = "builtin:extractive"
-    model: Annotated[str, Field(min_length=1, max_length=256)] = "extractive"
+    ``model`` ``None`` lets the provider use its own default.
+    """
+
+    provider: Annotated[str, Field(min_length=1, max_length=256)] = "builtin:extractive"
+    model: Annotated[str, Field(min_length=1, max_length=256)] | None = None
 
 
 DEFAULT_MODEL: Final = ModelRef()

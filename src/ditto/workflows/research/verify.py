@@ -1,7 +1,7 @@
 """``ditto verify <task-dir>``: re-check a finished brief offline against its snapshots.
 
-For every evidence item: the snapshot folder exists, its ``raw`` bytes hash to
-the recorded SHA-256, the quote is exactly the snapshot text at ``start:end``
+Every snapshot's ``raw`` bytes hash to its folder name; for every evidence item
+the snapshot folder exists, the quote is exactly the snapshot text at ``start:end``
 and spans ``lineStart``-``lineEnd``; every citation names an evidence id; the
 brief belongs to the task's request. Nothing is fetched or re-run.
 
@@ -54,6 +54,10 @@ def verify_task(directory: Path | str) -> list[str]:
         if citation not in ids:
             problems.append(f"citation {citation} names no evidence")
     texts: dict[str, str | None] = {}
+    snapshots = root / "snapshots"
+    if snapshots.is_dir():
+        for folder in sorted(snapshots.iterdir()):
+            texts[folder.name] = _checked_text(folder, folder.name, problems, "snapshots")
     for item in brief.evidence:
         digest = item.snapshot_sha256
         folder = root / "snapshots" / digest

@@ -15,19 +15,11 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from ....retrieval import (
-    RetrievalCandidate,
-    RetrievalCandidateSource,
-    RetrievalError,
-    RetrievalSearchInput,
-    RetrievalSearchOutput,
-    parse_search_input,
-)
 from ....text import TextAnalyzer, score_documents
 
 __all__ = ["DOCUMENTS_TARGET", "DOCUMENT_SUFFIXES", "DocumentPassage", "DocumentSearchProvider", "split_passages"]
@@ -91,7 +83,7 @@ class DocumentSearchProvider:
         self._paths = [Path(path) for path in paths]
         self._ignore = tuple(ignore)
         self._save_snapshot = save_snapshot
-        self._analyzer = TextAnalyzer(cjk="unigram")
+        self._analyzer = TextAnalyzer(cjk="unigram")  # no jieba: CJK characters are terms one by one
         self._corpus: list[DocumentPassage] | None = None
         self._terms: list[list[str]] = []
         self._lock = asyncio.Lock()
@@ -115,6 +107,8 @@ class DocumentSearchProvider:
                             and not self._ignored(path, root)):
                         files.append(path)
             else:
+                from ....retrieval import RetrievalError
+
                 raise RetrievalError("RETRIEVAL_PROVIDER_UNAVAILABLE", "a document path does not exist")
         return files
 
@@ -124,6 +118,8 @@ class DocumentSearchProvider:
             try:
                 raw = path.read_bytes()
             except OSError:
+                from ....retrieval import RetrievalError
+
                 logger.exception("reading a document failed")
                 raise RetrievalError("RETRIEVAL_BACKEND_ERROR", "a document could not be read") from None
             if len(raw) > MAX_FILE_BYTES:
@@ -140,8 +136,16 @@ class DocumentSearchProvider:
                 corpus.append(DocumentPassage(uri, digest, text[start:end], start, end, line_start, line_end))
         return corpus
 
-    async def search(self, input: RetrievalSearchInput | Mapping[str, Any], context: Any = None
-                     ) -> RetrievalSearchOutput:
+    async def search(self, input: Any, context: Any = None) -> Any:
+        from ....retrieval import (
+            RetrievalCandidate,
+            RetrievalCandidateSource,
+            RetrievalError,
+            RetrievalSearchInput,
+            RetrievalSearchOutput,
+            parse_search_input,
+        )
+
         request = input if isinstance(input, RetrievalSearchInput) else parse_search_input(input)
         text = request.query.content
         if not isinstance(text, str):
