@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
-import inspect
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -16,7 +13,7 @@ import typer
 from .. import __version__
 from ..config import RuntimeConfig, load_runtime_config_file
 from ..errors import DittoError
-from ..runtime import WorkerDefinition
+from .factories import load_worker_factory
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="pyditto: workers, retrieval and working context for agents.")
@@ -34,24 +31,6 @@ def _version(value: bool) -> None:
 def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                                   help="Print the version and exit.")] = False) -> None:
     """pyditto command line."""
-
-
-def load_worker_factory(spec: str, config: RuntimeConfig) -> list[WorkerDefinition]:
-    """Import ``module:factory`` and call it (with the config if it takes one)."""
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise typer.BadParameter(f"--worker must look like module:factory, got {spec!r}")
-    if os.getcwd() not in sys.path:  # like uvicorn's --app-dir ".": factories may live in the project
-        sys.path.insert(0, os.getcwd())
-    try:
-        factory = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise typer.BadParameter(f"cannot import {spec}: {exc}") from None
-    made = factory(config) if inspect.signature(factory).parameters else factory()
-    definitions = [made] if isinstance(made, WorkerDefinition) else list(made)
-    if not definitions or not all(isinstance(item, WorkerDefinition) for item in definitions):
-        raise typer.BadParameter(f"{spec} did not return WorkerDefinition(s)")
-    return definitions
 
 
 @app.command()

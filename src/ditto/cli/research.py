@@ -147,7 +147,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run a research task: question -> queries -> evidence -> a brief with verified quotes."""
         from ..workflows.research import ResearchError, ResearchOptions, run_research
-        from .app import load_worker_factory
+        from .factories import load_worker_factory
 
         logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
         model_ref = None
