@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from ditto.retrieval import RetrievalError, RetrievalExecutionContext, RetrievalSearchProvider, coerce_input
+from ditto.retrieval import RetrievalError, RetrievalExecutionContext, RetrievalSearchProvider
+from ditto.retrieval.validation import coerce_input
 from ditto.testing import MemoryStoreContract, RetrievalProviderContract
 from ditto.testing.retrieval import CONTRACT_DOCUMENTS
 from ditto.worker.memory import MemoryCallOptions, MemoryItem, MemoryStore, MemoryWriteItem, create_sqlite_memory_store

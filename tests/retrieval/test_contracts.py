@@ -15,7 +15,6 @@ from ditto.retrieval import (
     InMemoryVectorIndex,
     RetrievalExecutionContext,
     RetrievalSearchProvider,
-    VectorHit,
     create_cosine_reranker,
     create_hybrid_search_provider,
     create_rerank_search_provider,
@@ -23,6 +22,7 @@ from ditto.retrieval import (
     create_vector_search_provider,
 )
 from ditto.retrieval.engines.bm25 import BM25Index
+from ditto.retrieval.providers.vector import VectorHit
 from ditto.testing import RetrievalProviderContract
 from ditto.testing.retrieval import CONTRACT_DOCUMENTS
 

@@ -16,9 +16,8 @@ from ..retrieval import (
     RetrievalSearchProvider,
     RetrievalTargetRegistry,
     create_retrieval,
-    parse_search_output,
-    validate_search_output,
 )
+from ..retrieval.validation import parse_search_output, validate_search_output
 from ..signal import AbortController
 from ._support import SECRET, captured_logs, run
 

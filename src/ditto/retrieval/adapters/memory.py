@@ -52,6 +52,7 @@ from ..validation import coerce_input, parse_search_input, parse_search_output
 
 __all__ = [
     "MapOutput",
+    "MemoryRetrievalProvider",
     "RemoteRetrievalSearchProvider",
     "RetrievalMemorySearchProvider",
     "create_memory_retrieval_provider",
