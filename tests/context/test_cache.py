@@ -281,14 +281,45 @@ async def test_sdk_uses_the_queue_for_scoped_calls() -> None:
                            for n in range(20)))
     assert len((await client.load({"scope": scope})).items) == 20
     assert len(calls) == 22 and all(isinstance(scope, ContextScope) for scope in calls)
-    unqueued = create_context(services={"stateStore": store})
-    results = await asyncio.gather(*(unqueued.update({"scope": scope, "add": [{"id": f"j{n}", "content": n}]})
-                                     for n in range(5)), return_exceptions=True)
-    # Without a queue, concurrent writers may conflict; failures are STATE_CONFLICT, never lost updates.
-    wins = [r for r in results if isinstance(r, Context)]
-    assert all(isinstance(r, ContextError) and r.code == "STATE_CONFLICT" for r in results if r not in wins)
+
+
+class ReadTogetherStore:
+    """A ContextStateStore (the public protocol) around the real in-memory store whose reads of one scope wait
+    for each other: every writer has read the same version before any writer compares-and-sets."""
+
+    def __init__(self, inner: Any, writers: int) -> None:
+        self.inner = inner
+        self.barrier = asyncio.Barrier(writers)
+        self.armed = False
+
+    async def get(self, scope: Any, options: Any = None) -> Any:
+        current = await self.inner.get(scope, options)
+        if self.armed:
+            await asyncio.wait_for(self.barrier.wait(), 5)
+        return current
+
+    async def compare_and_set(self, scope: Any, expected: Any, next: Any, options: Any = None) -> Any:
+        return await self.inner.compare_and_set(scope, expected, next, options)
+
+
+async def test_unqueued_concurrent_writers_conflict_and_never_lose_an_update() -> None:
+    """CX-10 CX-13: two writers without a queue that read the same version: exactly one commits, the other fails
+    with STATE_CONFLICT, and the committed context holds the winner's item and not the loser's."""
+    store = ReadTogetherStore(create_in_memory_context_store(), writers=2)
+    client = create_context(services={"stateStore": store})
+    scope = {"sessionId": "race"}
+    await client.load({"scope": scope, "sources": [{"id": "base", "content": 0}]})
+    store.armed = True
+    results = await asyncio.gather(*(client.update({"scope": scope, "add": [{"id": name, "content": name}]})
+                                     for name in ("left", "right")), return_exceptions=True)
+    store.armed = False
+    wins = [(name, r) for name, r in zip(("left", "right"), results, strict=True) if isinstance(r, Context)]
+    losses = [(name, r) for name, r in zip(("left", "right"), results, strict=True) if not isinstance(r, Context)]
+    assert len(wins) == 1 and len(losses) == 1, results
+    (winner, _), (loser, error) = wins[0], losses[0]
+    assert isinstance(error, ContextError) and error.code == "STATE_CONFLICT"
     final = await client.load({"scope": scope})
-    assert len(final.items) == 20 + len(wins)
+    assert [item.id for item in final.items] == ["base", winner] and loser not in {i.id for i in final.items}
 
 
 async def test_signal_reaches_store_and_queue() -> None:

@@ -9,6 +9,7 @@ import pytest
 from ditto import create_ditto, create_http_transport, create_worker_http_app, load_runtime_config_file
 from ditto.errors import ConfigError
 from ditto.worker.context import (
+    ContextError,
     InMemoryContextStore,
     InProcessContextQueue,
     RedisContextStore,
@@ -89,9 +90,9 @@ async def test_worker_served_over_http(tmp_path: Path) -> None:
                                                                     "strategy": {"kind": "provider", "name": "x"}})
             assert failed.status == "error" and failed.error is not None
             assert failed.error.code == "STRATEGY_UNAVAILABLE"
-            with pytest.raises(Exception) as caught:
+            with pytest.raises(ContextError) as caught:
                 await run_rag_flow(client_runtime, context=skill.context, query="a")
-            assert getattr(caught.value, "code", None) == "STRATEGY_UNAVAILABLE"
+            assert caught.value.code == "STRATEGY_UNAVAILABLE"
         finally:
             await client_runtime.close()
     await server_runtime.close()

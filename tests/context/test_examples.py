@@ -59,8 +59,13 @@ async def test_setup_load_select_update_compress_execute(redis_client: Redis, tm
 
     selected = await examples.select_context(loaded)
     assert isinstance(selected["infer"], ContextSelection) and selected["infer"].purpose == "infer"
-    assert set(selected["infer"].selected_item_ids) == {item.id for item in loaded.items}
+    message, goal, reference = (item.id for item in loaded.items)
+    # infer: the current goal (it also holds the query word) and the system message first, then the rest.
+    assert selected["infer"].selected_item_ids == (goal, message, reference)
+    # memory: nothing is marked for memory or excluded from it, so newer items rank first.
     assert selected["memory"].purpose == "memory"
+    assert selected["memory"].selected_item_ids == (reference, goal, message)
+    assert [item.id for item in selected["memory"].context.items] == [reference, goal, message]
 
     updated = await examples.update_context(loaded)
     assert [item.id for item in updated.items][-1] == "observation:call-1"

@@ -8,7 +8,7 @@ import pytest
 
 from ditto.contracts import ContextItem, Message, Reference
 from ditto.signal import AbortController, CancelledBySignal
-from ditto.worker.context import create_context
+from ditto.worker.context import create_context, create_in_memory_context_store
 from tests.context.helpers import error_code
 
 
@@ -92,8 +92,9 @@ async def test_resolver_errors() -> None:
     assert await error_code(bad.load(sources)) == "INVALID_PROVIDER_OUTPUT"
     big = create_context(policy={"maxInlineBytes": 10}, services={"referenceResolver": lambda ref: "x" * 20})
     assert await error_code(big.load(sources)) == "INLINE_LIMIT_EXCEEDED"
-    assert await error_code(create_context(services={"referenceResolver": lambda ref: 1}).load(
-        {"resolveReferences": True, "scope": {"sessionId": "s"}})) in {"INVALID_INPUT", "STATE_STORE_UNAVAILABLE"}
+    stored = create_context(services={"referenceResolver": lambda ref: 1,
+                                      "stateStore": create_in_memory_context_store()})
+    assert await error_code(stored.load({"resolveReferences": True, "scope": {"sessionId": "s"}})) == "INVALID_INPUT"
 
     class Failing:
         async def resolve(self, reference: Reference) -> Any:
@@ -165,7 +166,6 @@ async def test_typed_input_models_match_dicts() -> None:
         ContextLoadInput,
         ContextSelectInput,
         ContextUpdateInput,
-        create_in_memory_context_store,
     )
 
     client = create_context(services={"stateStore": create_in_memory_context_store()})

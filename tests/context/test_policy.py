@@ -17,15 +17,16 @@ from ditto.worker.context import (
     create_context,
     create_context_execution,
 )
+from ditto.worker.context.inputs import read_json
 from ditto.worker.context.items import facts
-from ditto.worker.context.validation import read_json
 from tests.context.helpers import error_code
 
 
 def test_policy_defaults_and_bounds() -> None:
     """CX-2: defaults 65536 / 256 / unset / replace / ignore; policy ints 1..1,000,000."""
     policy = create_context().execution.policy
-    assert policy == ContextPolicy(65536, 256, None, "replace", "ignore")
+    assert policy == ContextPolicy(max_inline_bytes=65536, max_items=256, max_tokens=None, duplicate="replace",
+                                   missing_removal="ignore")
     ok = create_context(policy={"maxInlineBytes": 1, "max_items": 1_000_000, "maxTokens": 5,
                                 "duplicate": "reject", "missingRemoval": "reject"}).execution.policy
     assert (ok.max_inline_bytes, ok.max_items, ok.max_tokens, ok.duplicate, ok.missing_removal) == (
@@ -50,6 +51,30 @@ async def test_request_limits_and_tightening() -> None:
     for field, value in (("limit", -1), ("limit", 1_000_001), ("maxTokens", 2.0), ("limit", True)):
         request = {"context": context, "purpose": "infer", field: value}
         assert await error_code(client.select(request)) == "INVALID_INPUT"
+
+
+async def test_request_limits_are_clamped_to_the_policy() -> None:
+    """CX-2: a SELECT/COMPRESS request asking for more items or tokens than the policy gets the policy's limit,
+    observed on a context larger than the policy (built by a client with the default policy)."""
+    context = await create_context().load({"sources": [{"id": f"i{n}", "content": "abcd"} for n in range(10)]})
+    small = create_context(policy={"maxItems": 3})
+    for limit in (None, 4, 10, 1_000_000):
+        request: dict[str, Any] = {"context": context, "purpose": "infer"}
+        if limit is not None:
+            request["limit"] = limit
+        assert len((await small.select(request)).selected_item_ids) == 3, limit
+    assert len((await small.select({"context": context, "purpose": "infer", "limit": 2})).selected_item_ids) == 2
+    assert len((await small.compress({"context": context, "maxItems": 1_000_000})).items) == 3
+    assert len((await small.compress({"context": context, "maxItems": 2})).items) == 2
+    # Each "abcd" item costs ceil(6 / 4) = 2 tokens: a policy budget of 5 tokens holds two of them.
+    budget = create_context(policy={"maxTokens": 5})
+    for max_tokens in (None, 6, 1_000_000):
+        request = {"context": context, "purpose": "infer"}
+        if max_tokens is not None:
+            request["maxTokens"] = max_tokens
+        assert len((await budget.select(request)).selected_item_ids) == 2, max_tokens
+    assert len((await budget.select({"context": context, "purpose": "infer", "maxTokens": 3})).selected_item_ids) == 1
+    assert len((await budget.compress({"context": context, "maxTokens": 1_000_000})).items) == 2
 
 
 async def test_load_and_update_over_item_cap_fail() -> None:
@@ -178,7 +203,7 @@ def test_execution_is_resolved_and_frozen() -> None:
     """CX-15: create_context_execution resolves and freezes the policy."""
     execution = create_context_execution({"maxItems": 16})
     assert execution.policy.max_items == 16 and execution.policy.max_inline_bytes == 65536
-    with pytest.raises(AttributeError):
+    with pytest.raises((AttributeError, ValueError)):  # a frozen pydantic model refuses with a ValidationError
         execution.policy.max_items = 3  # type: ignore[misc]
 
 

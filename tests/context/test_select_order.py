@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from ditto import create_ditto
 from ditto.contracts import Context
 from ditto.worker.context import (
-    ContextSelectInput,
+    ContextSelectRequest,
     create_context,
     create_context_worker,
     create_rag_strategy,
@@ -35,7 +35,7 @@ async def test_default_is_ranking_order_and_context_order_is_the_chat() -> None:
     chat = await client.select({"context": context, "purpose": "infer", "order": "context"})
     assert chat.selected_item_ids == ("q1", "a1", "q2")
     assert [item.id for item in chat.context.items] == ["q1", "a1", "q2"]
-    typed = await client.select(ContextSelectInput(context=context, purpose="infer", order="context"))
+    typed = await client.select(ContextSelectRequest(context=context, purpose="infer", order="context"))
     assert typed.selected_item_ids == chat.selected_item_ids
 
 

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from ditto.contracts import thaw_json
 from ditto.signal import AbortController, CancelSignal
@@ -78,7 +79,7 @@ async def test_returned_items_are_frozen_snapshots(store: SqliteMemoryStore) -> 
         item.content["nested"]["x"] = 1
     with pytest.raises(TypeError):
         item.metadata["m"] = 2  # type: ignore[index]
-    with pytest.raises(Exception):  # noqa: B017 - pydantic's frozen-instance error
+    with pytest.raises(ValidationError, match="frozen"):
         item.id = "b"  # type: ignore[misc]
     (again,) = await store.get(ids=["a"])
     assert again.content == {"nested": {"list": (1,)}}
@@ -235,13 +236,19 @@ async def test_structured_content_indexes_string_leaves_only(store: SqliteMemory
     assert [hit.memory.id for hit in await store.search(MemorySearchInput(query={"q": "policy"}))] == ["doc"]
 
 
-@pytest.mark.parametrize("query", ['"', 'memory" OR body:*', "NEAR(memory agent)", "memory*", "-memory", "^memory",
-                                   "body:memory", "memory AND", "(", "'; DROP TABLE memory_records; --", "\\"])
-async def test_fts_syntax_in_queries_is_literal(store: SqliteMemoryStore, query: str) -> None:
-    """MEM-2: query text becomes a quoted FTS5 expression; operators cannot break or widen it."""
+@pytest.mark.parametrize(("query", "found"), [
+    ('"', set()), ("(", set()), ("\\", set()), ("* : ^ ( ) - \"", set()),
+    ('memory" OR body:*', {"m"}), ("NEAR(memory agent)", {"m"}), ("memory*", {"m"}), ("-memory", {"m"}),
+    ("^memory", {"m"}), ("body:memory", {"m"}), ("memory AND", {"m"}), ('"memory"', {"m"}), ("(memory)", {"m"}),
+    ("memory:", {"m"}), ("'; DROP TABLE memory_records; --", {"m"}), ('"*:^()-memory-)(^:*"', {"m"}),
+    ("NOT unrelated", {"other"}), ("OR", set()),
+])
+async def test_fts_syntax_in_queries_is_literal(store: SqliteMemoryStore, query: str, found: set[str]) -> None:
+    """MEM-2: query text becomes a quoted FTS5 expression: operators cannot break or widen it, and the record
+    holding the query's real word is still found."""
     await store.write(items({"id": "m", "content": "memory"}, {"id": "other", "content": "unrelated"}))
     hits = await store.search(MemorySearchInput(query=query))
-    assert {hit.memory.id for hit in hits} <= {"m"}
+    assert {hit.memory.id for hit in hits} == found
     assert len(await store.get(ids=["m", "other"])) == 2
 
 
@@ -316,11 +323,36 @@ async def test_unsupported_strategy_or_options_are_refused(store: SqliteMemorySt
         assert raised.value.code == "MEMORY_INVALID_INPUT"
 
 
+async def test_key_prefix_is_literal_and_case_sensitive(store: SqliteMemoryStore) -> None:
+    """MEM-2: keyPrefix is a literal, case-sensitive prefix: ``_`` and ``%`` are characters, not LIKE wildcards."""
+    keys = ["tenant_a:1", "tenant_a:2", "tenantXa:1", "TENANT_A:1", "Tenant_a:1", "tenant%a:1", "tenant%%:1",
+            "tenant\\a:1", "tenant_a", "tenant_ab:1"]
+    await store.write([MemoryWriteItem(key=key, content="shared words") for key in keys])
+
+    async def found(prefix: str, query: str | None) -> set[str]:
+        hits = await store.search(MemorySearchInput(query=query, limit=100, filter={"keyPrefix": prefix}))
+        return {hit.memory.key or "" for hit in hits}
+
+    for query in (None, "shared"):
+        assert await found("tenant_a:", query) == {"tenant_a:1", "tenant_a:2"}
+        assert await found("TENANT_A:", query) == {"TENANT_A:1"}
+        assert await found("tenant%", query) == {"tenant%a:1", "tenant%%:1"}
+        assert await found("tenant%a", query) == {"tenant%a:1"}
+        assert await found("tenant_", query) == {"tenant_a:1", "tenant_a:2", "tenant_a", "tenant_ab:1"}
+        assert await found("tenant\\", query) == {"tenant\\a:1"}
+        assert await found("t_nant", query) == set()
+
+
 _WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel")
 _NAMESPACES = ("knowledge:acme:", "knowledge:acme2:", "knowledge:ac:", "retrieval:r1:", "retrieval:r1:queries:",
-               "k\U0010ffff:", "k\ud7ff", "k\ue000", "")
+               "k\U0010ffff:", "k\ud7ff", "k\ue000", "", "tenant_a:", "tenantXa:", "TENANT_A:", "Tenant_A:",
+               "tenant%a:", "tenant%:", "tenant__:", "tenant_a%:")
 
 
+@example(records=[("tenant_a:", "1", ["alpha"]), ("tenantXa:", "1", ["alpha"]), ("TENANT_A:", "1", ["alpha"]),
+                  ("tenant%a:", "1", ["alpha"])], prefix="tenant_a:", query=["alpha"])
+@example(records=[("tenant%a:", "", ["alpha"]), ("tenant_a%:", "", ["alpha"]), ("tenant__:", "", ["alpha"])],
+         prefix="tenant%a:", query=[])
 @given(records=st.lists(st.tuples(st.sampled_from(_NAMESPACES), st.text(max_size=4),
                                   st.lists(st.sampled_from(_WORDS), min_size=1, max_size=4)),
                         min_size=1, max_size=25),
@@ -360,13 +392,48 @@ def _text_ok(value: str) -> bool:
     return "\x00" not in value
 
 
-@given(st.text(min_size=1, max_size=6).filter(_text_ok))
-def test_prefix_upper_bound_is_tight(prefix: str) -> None:
-    """MEM-2: the index range used for keyPrefix covers every key with the prefix (UTF-8 byte order)."""
+_EDGE_CHARS = st.sampled_from(["a", "z", "\x7f", "\x80", "\ud7fe", "\ud7ff", "\ue000", "\ue001", "\uffff",
+                                "\U00010000", "\U0010fffe", "\U0010ffff"])
+_PREFIX_TEXT = st.text(st.one_of(_EDGE_CHARS, st.characters(blacklist_categories=["Cs"])), min_size=1,
+                       max_size=6).filter(_text_ok)
+
+
+def _step_code_point(code: int, offset: int) -> int | None:
+    """``code`` moved ``offset`` scalar values (surrogates are skipped: U+E000 follows U+D7FF)."""
+    for _ in range(abs(offset)):
+        code += 1 if offset > 0 else -1
+        if 0xD800 <= code <= 0xDFFF:
+            code = 0xE000 if offset > 0 else 0xD7FF
+    return code if 0 <= code <= 0x10FFFF else None
+
+
+@example(prefix="k\ud7ff", offset=1, tail="")
+@example(prefix="k\ue000", offset=-1, tail="x")
+@example(prefix="ab", offset=1, tail="")
+@given(prefix=_PREFIX_TEXT, offset=st.integers(-3, 3), tail=_PREFIX_TEXT | st.just(""))
+def test_prefix_upper_bound_is_tight(prefix: str, offset: int, tail: str) -> None:
+    """MEM-2: the index range used for keyPrefix is tight in UTF-8 byte order: a key lies in
+    [prefix, upper) exactly when it starts with the prefix (checked on keys whose last prefix character is
+    moved a few code points either way, across the surrogate gap); no upper bound only after U+10FFFF."""
     upper = prefix_upper_bound(prefix)
+    last = ord(prefix[-1])
+    assert (upper is None) == (last == 0x10FFFF)
+    moved = _step_code_point(last, offset)
+    if moved is None:
+        return
+    key = prefix[:-1] + chr(moved) + tail
+    inside = prefix.encode() <= key.encode() and (upper is None or key.encode() < upper.encode())
+    assert inside == key.startswith(prefix), (prefix, key, upper)
     if upper is not None:
-        assert prefix.encode() < upper.encode()
         assert (prefix + "\U0010ffff" * 3).encode() < upper.encode()
+
+
+@pytest.mark.parametrize(("prefix", "upper"), [("a", "b"), ("ns:", "ns;"), ("k\ud7ff", "k\ue000"),
+                                               ("k\uffff", "k\U00010000"), ("k\U0010fffe", "k\U0010ffff"),
+                                               ("k\U0010ffff", None)])
+def test_prefix_upper_bound_examples(prefix: str, upper: str | None) -> None:
+    """MEM-2: the upper bound bumps the last character to the next one UTF-8 can encode."""
+    assert prefix_upper_bound(prefix) == upper
 
 
 @given(st.text(max_size=40))
@@ -581,3 +648,62 @@ async def test_version_1_file_is_upgraded_in_place(db_path: Path) -> None:
         assert raw.execute("PRAGMA user_version").fetchone()[0] == 3
         assert raw.execute("SELECT records, tokens FROM memory_stats").fetchone() == (2, 11)
         assert raw.execute("SELECT sum(length) FROM memory_records").fetchone()[0] == 11
+
+
+_KEY_TEXT = "must be a non-empty string of at most 1024 characters"
+
+
+@pytest.mark.parametrize(("filter", "message"), [
+    ({"tenant": "acme"}, "filter supports only key, keyPrefix and metadata"),
+    ({"key": ""}, f"filter key {_KEY_TEXT}"),
+    ({"key": "a\x00b"}, f"filter key {_KEY_TEXT}"),
+    ({"key": "k" * 1025}, f"filter key {_KEY_TEXT}"),
+    ({"key": 5}, 'filter key must be a string or {"in": [keys]}'),
+    ({"key": {"eq": "x"}}, 'filter key must be a string or {"in": [keys]}'),
+    ({"key": {"in": "abc"}}, "filter key.in must be a list of keys"),
+    ({"key": {"in": 7}}, "filter key.in must be a list of keys"),
+    ({"key": {"in": ["k"] * 10_001}}, "filter key.in may name at most 10000 keys"),
+    ({"key": {"in": ["ok", 1]}}, f"filter key.in entry {_KEY_TEXT}"),
+    ({"key": {"in": ["ok", "\x00"]}}, f"filter key.in entry {_KEY_TEXT}"),
+    ({"keyPrefix": ""}, f"filter keyPrefix {_KEY_TEXT}"),
+    ({"key_prefix": "p" * 1025}, f"filter keyPrefix {_KEY_TEXT}"),
+    ({"metadata": {}}, "filter metadata must be a non-empty object of field: value pairs"),
+    ({"metadata": ["a"]}, "filter metadata must be a non-empty object of field: value pairs"),
+    ({"metadata": {"": 1}}, f"filter metadata field {_KEY_TEXT}"),
+    ({"metadata": {"a": 2**63}}, "filter metadata integers must fit in 64 bits"),
+    ({"metadata": {"a": -(2**63) - 1}}, "filter metadata integers must fit in 64 bits"),
+    ({"metadata": {"a": [1]}}, "filter metadata values must be strings, numbers, booleans or null"),
+    ({"metadata": {"a": {"b": 1}}}, "filter metadata values must be strings, numbers, booleans or null"),
+])
+async def test_filter_refusals_name_the_problem(store: SqliteMemoryStore, filter: dict[str, Any],
+                                                message: str) -> None:
+    """MEM-2: each refused filter is MEMORY_INVALID_INPUT with a public message naming what is wrong."""
+    for query in ("x", None):
+        with pytest.raises(DittoMemoryError) as raised:
+            await store.search(MemorySearchInput(query=query, filter=filter))
+        assert (raised.value.code, raised.value.message) == ("MEMORY_INVALID_INPUT", message)
+
+
+async def test_filter_limits_are_inclusive(store: SqliteMemoryStore) -> None:
+    """MEM-2: a 1024-character key or prefix, 10000 keys in key.in and metadata integers at the 64-bit edges
+    are accepted and match; combined metadata conditions (boolean with others) all apply."""
+    long_key = "k" * 1024
+    await store.write(items(
+        {"id": "long", "key": long_key, "content": "edge", "metadata": {"low": -(2**63), "high": 2**63 - 1}},
+        {"id": "flag", "key": "f", "content": "edge", "metadata": {"public": True, "tenant": "acme", "n": 1}},
+        {"id": "other", "key": "g", "content": "edge", "metadata": {"public": True, "tenant": "globex", "n": 1}},
+    ))
+
+    async def ids(filter: dict[str, Any]) -> set[str]:
+        return {hit.memory.id for hit in await store.search(MemorySearchInput(query="edge", filter=filter))}
+
+    assert await ids({"key": long_key}) == {"long"}
+    assert await ids({"keyPrefix": long_key}) == {"long"}
+    assert await ids({"key": {"in": [long_key, *(f"x{i}" for i in range(9_999))]}}) == {"long"}
+    assert await ids({"metadata": {"low": -(2**63)}}) == {"long"}
+    assert await ids({"metadata": {"high": 2**63 - 1}}) == {"long"}
+    assert await ids({"metadata": {"public": True, "tenant": "acme"}}) == {"flag"}
+    assert await ids({"metadata": {"tenant": "globex", "public": True, "n": 1}}) == {"other"}
+    assert await ids({"metadata": {"public": False, "tenant": "acme"}}) == set()
+    assert await ids({"key": "f", "metadata": {"tenant": "acme"}}) == {"flag"}
+    assert await ids({"key": "g", "metadata": {"tenant": "acme"}}) == set()

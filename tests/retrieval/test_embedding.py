@@ -37,9 +37,15 @@ class CountingEmbedding:
         self.dimensions = dimensions
         self.batches: list[int] = []
         self.answer = answer
+        self.in_flight = 0
+        self.max_in_flight = 0
 
     async def embed(self, contents: Sequence[Any], context: RetrievalExecutionContext | None = None) -> Any:
         self.batches.append(len(contents))
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        await asyncio.sleep(0)  # a yield: batches started together would all be in flight here
+        self.in_flight -= 1
         if self.answer is not None:
             return self.answer(contents)
         return [hashed_bow(str(c), self.dimensions) for c in contents]
@@ -73,12 +79,13 @@ def test_validate_vector_fuzz(value: list[Any]) -> None:
 
 
 async def test_embed_contents_batches_sequentially() -> None:
-    """RET-6: batch size default 64, explicit → defaults → 64, range 1–2048; order kept."""
+    """RET-6: batch size default 64, explicit → defaults → 64, range 1–2048; order kept; one batch at a time."""
     model = CountingEmbedding()
     texts = [f"text {i}" for i in range(150)]
     vectors = await embed_contents(model, texts)
     assert model.batches == [64, 64, 22] and len(vectors) == 150
-    assert vectors[3] == tuple(hashed_bow("text 3", 16))
+    assert model.max_in_flight == 1  # sequential: a batch starts after the previous one answered
+    assert vectors == [tuple(hashed_bow(text, 16)) for text in texts]
     model.batches.clear()
     context = RetrievalExecutionContext(defaults=RetrievalDefaults.model_validate({"embedding": {"batchSize": 100}}))
     await embed_contents(model, texts, context=context)
@@ -145,13 +152,14 @@ def _env(url: str, model: str = "hash-bow", **extra: str) -> dict[str, str]:
 
 async def test_http_embedding_happy_path_and_batches() -> None:
     """RET-6: OpenAI-compatible /v1/embeddings, bounded sequential batches, index order respected."""
-    async with openai_embeddings_server(EmbeddingServerState(api_key="sk-test")) as (url, state):
+    async with openai_embeddings_server(EmbeddingServerState(api_key="sk-test", latency_seconds=0.02)) as (url,
+                                                                                                      state):
         async with create_http_embedding_provider(embedding_config_from_env(
                 _env(url, API_KEY="sk-test", BATCH_SIZE="2", DIMENSIONS="32"))) as provider:
             vectors = await embed_contents(provider, ["alpha beta", "gamma", {"k": 1}], batch_size=3)
-            assert vectors[0] == tuple(hashed_bow("alpha beta", 32))
-            assert vectors[2] == tuple(hashed_bow('{"k":1}', 32))
-            assert [len(r["input"]) for r in state.requests] == [2, 1]
+            assert vectors == [tuple(hashed_bow(text, 32)) for text in ("alpha beta", "gamma", '{"k":1}')]
+            assert [r["input"] for r in state.requests] == [["alpha beta", "gamma"], ['{"k":1}']]
+            assert state.max_in_flight == 1  # the second request was sent after the first answered
             assert all("dimensions" not in r for r in state.requests)
         async with create_http_embedding_provider(url=url + "/v1", model="shuffled", api_key="sk-test") as provider:
             assert await provider.embed(["one", "two words"]) == [tuple(hashed_bow("one", 32)),

@@ -23,6 +23,7 @@ from ditto.retrieval.adapters.memory import (
     map_memory_candidates,
 )
 from ditto.worker.memory import (
+    DittoMemoryError,
     MemorySearchInput,
     SqliteMemoryStore,
     create_memory_worker,
@@ -111,13 +112,13 @@ async def test_failures_hide_remote_text_and_skip_mapper(store: SqliteMemoryStor
     result = await bad_content.invoke("MEMORY.SEARCH", {"query": "x"})
     assert result.error is not None and result.error.code == "MEMORY_BACKEND_ERROR"
     unknown_target = RemoteRetrievalSearchProvider(target={"name": "elsewhere"}, runtime=bad_content)
-    with pytest.raises(Exception) as info:
+    with pytest.raises(DittoMemoryError) as info:
         await unknown_target.search(MemorySearchInput(query="x"))
-    assert getattr(info.value, "code", None) == "MEMORY_BACKEND_ERROR"
+    assert info.value.code == "MEMORY_BACKEND_ERROR"
     orphan = RemoteRetrievalSearchProvider(target={"name": "agent-memory"})  # no runtime anywhere
-    with pytest.raises(Exception) as info:
+    with pytest.raises(DittoMemoryError) as info:
         await orphan.search(MemorySearchInput(query="x"))
-    assert getattr(info.value, "code", None) == "MEMORY_BACKEND_ERROR"
+    assert info.value.code == "MEMORY_BACKEND_ERROR"
     for rt in (runtime, bad_content):
         await rt.close()
 
@@ -238,5 +239,5 @@ async def test_memory_store_as_retrieval_provider(store: SqliteMemoryStore) -> N
     assert (hit.memory.id, hit.memory.key, hit.memory.content) == ("m2", "pref:food", "the user likes spicy noodles")
     bad = await retrieval.search({"query": {"content": "noodles"}, "target": {"name": "memories"},
                                   "filter": {"unsupported": {"regex": "x"}}})
-    assert bad.status == "error"
+    assert bad.status == "error" and bad.error is not None and bad.error.code == "RETRIEVAL_INVALID_INPUT"
     await runtime.close()

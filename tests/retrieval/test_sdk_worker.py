@@ -144,8 +144,9 @@ async def test_provider_unavailable() -> None:
     """RET-5: a custom registry returning an object without search → RETRIEVAL_PROVIDER_UNAVAILABLE."""
     result = await create_retrieval(_NoSearchRegistry()).search(REQUEST)  # type: ignore[arg-type]
     assert result.error is not None and result.error.code == "RETRIEVAL_PROVIDER_UNAVAILABLE"
-    with pytest.raises(RetrievalError):
+    with pytest.raises(RetrievalError) as not_a_registry:
         create_retrieval(object())  # type: ignore[arg-type]
+    assert not_a_registry.value.code == "RETRIEVAL_PROVIDER_UNAVAILABLE"
 
 
 async def test_sdk_cancel_with_aborted_signal() -> None:

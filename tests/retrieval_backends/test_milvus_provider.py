@@ -219,6 +219,12 @@ async def test_ret6_milvus_provider_behind_the_sdk(provider: MilvusSearchProvide
     registry = RetrievalTargetRegistry({"kb": {"default_strategy": "vector", "providers": {"vector": provider}}})
     result = await create_retrieval(providers=registry).search(_request(limit=2, filter={"lang": "en"}))
     assert result.status == "success", result.error
-    assert len(result.output.candidates) == 2 and result.output.strategy == "vector"
+    # The expected answer, computed here: cosine of the same embeddings over the English documents, top 2.
+    query = _embed("agent memory migration")
+    cosine = {d["id"]: sum(a * b for a, b in zip(query, _embed(d["content"]), strict=True))
+              for d in DOCS if d["metadata"]["lang"] == "en"}
+    expected = sorted(cosine, key=lambda doc_id: -cosine[doc_id])[:2]
+    assert [c.id for c in result.output.candidates] == expected and result.output.strategy == "vector"
+    assert [c.score for c in result.output.candidates] == pytest.approx([cosine[i] for i in expected], abs=1e-5)
     bad = await create_retrieval(providers=registry).search(_request(filter={"lang": {"regex": "e.*"}}))
     assert (bad.status, bad.error.code) == ("error", "RETRIEVAL_INVALID_INPUT")

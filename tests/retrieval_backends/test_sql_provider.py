@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -14,6 +13,7 @@ import psycopg
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from psycopg_pool import AsyncConnectionPool
 
 from ditto.retrieval import RetrievalError, RetrievalExecutionContext, RetrievalTargetRegistry, create_retrieval
 from ditto.retrieval.providers.sql import SqlSearchOptions, SqlSearchProvider, create_sql_search_provider
@@ -78,6 +78,24 @@ async def test_ret6_sqlite_match_all_and_user_text_is_never_fts_syntax(sqlite_db
         await provider.search(_request(hostile))
     assert sqlite_db.execute("SELECT count(*) FROM docs").fetchone()[0] == len(DOCS)
     assert (await provider.search(_request("?!"))).candidates == ()
+
+
+# Each query holds FTS/websearch syntax around the one real word "pasta" (only d6 contains it).
+_HOSTILE_PASTA = ['"pasta"', "pasta*", "^pasta", "(pasta)", "-pasta", '"*:^()-pasta-)(^:*"', "- pasta -", "pasta:",
+                  ":pasta", "pasta)", '"pasta']
+# The same with other words no document holds (found under match "any" only).
+_HOSTILE_PASTA_ANY = ["body:pasta", 'pasta" OR body:*', "NEAR(pasta", "NOT pasta", "'; DROP TABLE docs; -- pasta"]
+
+
+@pytest.mark.parametrize("match", ["any", "all"])
+async def test_ret6_sqlite_hostile_text_still_finds_the_real_word(sqlite_db: sqlite3.Connection, match: str) -> None:
+    """RET-6: quotes, ``* : ^ ( ) -`` and operators around a word are not FTS syntax: the document holding the
+    word is found (not merely "no crash"), and nothing else is."""
+    provider = create_sql_search_provider(sqlite_db, {**SQLITE_OPTIONS, "match": match, "id_column": "doc_id"})
+    for hostile in _HOSTILE_PASTA + (_HOSTILE_PASTA_ANY if match == "any" else []):
+        output = await provider.search(_request(hostile))
+        assert [c.id for c in output.candidates] == ["d6"], hostile
+    assert sqlite_db.execute("SELECT count(*) FROM docs").fetchone()[0] == len(DOCS)
 
 
 async def test_ret6_sqlite_filters_equality_in_ranges(sqlite_provider: SqlSearchProvider) -> None:
@@ -215,25 +233,33 @@ async def test_ret6_postgres_full_text_search(pg: psycopg.AsyncConnection[Any]) 
     assert (await precomputed.search(_request("pasta memory"))).candidates == ()
 
 
-class _OneConnectionPool:
-    """The async-pool shape (psycopg_pool's ``connection()`` context manager) over one real connection."""
-
-    def __init__(self, connection: psycopg.AsyncConnection[Any]) -> None:
-        self._connection = connection
-        self.checkouts = 0
-
-    @contextlib.asynccontextmanager
-    async def connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-        self.checkouts += 1
-        yield self._connection
+async def test_ret6_postgres_hostile_text_still_finds_the_real_word(pg: psycopg.AsyncConnection[Any]) -> None:
+    """RET-6: on PostgreSQL (match any) the query is reduced to its words: syntax around "pasta" neither breaks
+    the search nor negates the word; the one document holding it is found."""
+    provider = create_sql_search_provider(pg, PG_OPTIONS)
+    for hostile in _HOSTILE_PASTA + _HOSTILE_PASTA_ANY:
+        output = await provider.search(_request(hostile))
+        assert [c.id for c in output.candidates] == ["d6"], hostile
 
 
-async def test_ret6_postgres_through_a_pool(pg: psycopg.AsyncConnection[Any]) -> None:
-    """RET-6: a pool-like client is used through ``async with pool.connection()`` per search."""
-    pool = _OneConnectionPool(pg)
-    provider = create_sql_search_provider(pool, PG_OPTIONS)
-    output = await provider.search(_request("pasta", limit=1))
-    assert [c.id for c in output.candidates] == ["d6"] and pool.checkouts == 1
+async def test_ret6_postgres_through_a_psycopg_pool(pg: psycopg.AsyncConnection[Any],
+                                                   postgres_server: PostgresServer) -> None:
+    """RET-6: a real ``psycopg_pool.AsyncConnectionPool`` is used through ``async with pool.connection()``: one
+    checkout per search, the connection goes back to the pool, concurrent searches each get their own."""
+    async with AsyncConnectionPool(postgres_server.dsn, min_size=2, max_size=2, open=False,
+                                   kwargs={"autocommit": True}) as pool:
+        await pool.wait()
+        provider = create_sql_search_provider(pool, PG_OPTIONS)
+        output = await provider.search(_request("pasta", limit=1))
+        assert [c.id for c in output.candidates] == ["d6"]
+        stats = pool.get_stats()
+        assert stats["requests_num"] == 1 and stats["pool_available"] == 2
+        together = await asyncio.gather(*(provider.search(_request(text)) for text in ("pasta", "migrating agents",
+                                                                                       "garbage collection")))
+        assert [sorted(c.id for c in o.candidates) for o in together] == [["d6"], ["d1", "d3"], ["d2"]]
+        stats = pool.get_stats()
+        assert stats["requests_num"] == 4 and stats["pool_available"] == 2
+        assert stats.get("requests_errors", 0) == 0
 
 
 async def test_ret6_postgres_filters(pg: psycopg.AsyncConnection[Any]) -> None:

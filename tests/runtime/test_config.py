@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ditto import ConfigError, load_runtime_config, load_runtime_config_file
+from ditto.config import RuntimeConfig
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -82,12 +83,22 @@ def test_missing_and_malformed_files(tmp_path: Path) -> None:
     assert load_runtime_config_file(write(tmp_path, ""), {}).retrieval.search_limit is None
 
 
+_CONFIG_KEYS = st.sampled_from(["workers", "transport", "context", "retrieval", "memory", "http", "policy", "cache",
+                                "maxItems", "max_items", "ttlMs", "searchLimit", "token", "concurrency"])
+
+
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
-                                                                              max_size=3), max_leaves=10))
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5) | _CONFIG_KEYS,
+                                                                              inner, max_size=3), max_leaves=10))
 def test_any_document_gives_config_or_config_error(document: object) -> None:
-    """RT-1: whatever the YAML holds, the loader returns a RuntimeConfig or raises ConfigError."""
+    """RT-1: whatever the YAML holds, the loader returns a RuntimeConfig or raises ConfigError; a config it returns
+    came from a mapping (or an empty file) and loads again, unchanged, from its own dump."""
     try:
-        load_runtime_config(document, {})
+        config = load_runtime_config(document, {})
     except ConfigError as error:
         assert error.code in {"CONFIG_INVALID", "CONFIG_MISSING_ENV"}
+    else:
+        assert isinstance(config, RuntimeConfig) and (document is None or isinstance(document, dict))
+        if not document:
+            assert config == RuntimeConfig()
+        assert load_runtime_config(config.model_dump(by_alias=True, exclude_unset=True), {}) == config

@@ -84,10 +84,12 @@ def test_plan_validation_errors() -> None:
     with pytest.raises(GraphError) as cycle:
         graph("g").node("a", "MATH.ADD", ["b"]).node("b", "MATH.ADD", ["a"]).validate()
     assert cycle.value.code == "GRAPH_CYCLE"
-    with pytest.raises(GraphError):
+    with pytest.raises(GraphError) as unnamed:
         graph("")
-    with pytest.raises(GraphError):
+    assert unnamed.value.code == "INVALID_GRAPH"
+    with pytest.raises(GraphError) as untyped:
         graph("g").node("a", "")
+    assert untyped.value.code == "INVALID_GRAPH"
 
 
 async def test_run_rejects_bad_plans_before_running_anything() -> None:
@@ -99,8 +101,9 @@ async def test_run_rejects_bad_plans_before_running_anything() -> None:
         return input
 
     runtime = create_ditto(workers=[WorkerDefinition("R", {"R.REC": record})])
-    with pytest.raises(GraphError):
+    with pytest.raises(GraphError) as cyclic:
         await runtime.run(graph("c").node("a", "R.REC", ["b"]).node("b", "R.REC", ["a"]), 1)
+    assert cyclic.value.code == "GRAPH_CYCLE"
     with pytest.raises(RoutingError) as unknown:
         await runtime.run(graph("u").node("a", "R.REC").node("b", "NOPE.X"), 1)
     assert unknown.value.code == "UNKNOWN_NODE" and calls == []
@@ -134,13 +137,15 @@ async def test_loop_counts_invokes_and_custom_budget() -> None:
         await loop.invoke("TEST.ECHO", 1)
         await loop.run(graph("s").node("a", "TEST.ECHO").node("b", "TEST.ECHO").node("c", "TEST.ECHO"), 1)
         used, remaining = loop.used, loop.remaining
-        with pytest.raises(GraphError):
+        with pytest.raises(GraphError) as spent:
             await loop.run(graph("s2").node("a", "TEST.ECHO").node("b", "TEST.ECHO"), 1)
+        assert spent.value.code == "LOOP_BUDGET_EXHAUSTED"
         return used, remaining
 
     assert await runtime.loop(body, None, max_executions=5) == (4, 1)
-    with pytest.raises(GraphError):
+    with pytest.raises(GraphError) as no_budget:
         await runtime.loop(body, None, max_executions=0)
+    assert no_budget.value.code == "INVALID_GRAPH"
 
 
 @given(st.integers(min_value=1, max_value=12), st.randoms(use_true_random=False))

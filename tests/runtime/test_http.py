@@ -23,6 +23,7 @@ from ditto import (
     create_worker_http_app,
 )
 from ditto.runtime import ExecutionContext, Runtime
+from ditto.signal import AbortController
 
 from ..support.ditto_serve import ditto_serve
 from ..support.uvicorn_thread import serve_app
@@ -44,7 +45,7 @@ async def serve_and_call(server: Runtime) -> AsyncIterator[Runtime]:
 
 
 async def test_remote_call_matches_local() -> None:
-    """RT-6: a call through the HTTP transport returns the same NodeResult shape as a local call."""
+    """RT-6: a call through the HTTP transport returns the same NodeResult as the same call made locally."""
     server = create_ditto(workers=make())
     async with serve_app(create_worker_http_app(server, token=TOKEN)) as url:
         transport = create_http_transport(id="svc", url=url, token=TOKEN)
@@ -53,8 +54,16 @@ async def test_remote_call_matches_local() -> None:
         info = caller.register_remote(address=worker["address"], transport_id="svc",
                                       capabilities=worker["capabilities"])
         assert info.location == "same-host" and info.transport_id == "svc"
-        result = await caller.invoke("TEST.ECHO", {"nested": {"list": [1, 2.5, "x"]}, "ünï": True})
-        assert result.status == "success" and result.output == {"nested": {"list": [1, 2.5, "x"]}, "ünï": True}
+        payload = {"nested": {"list": [1, 2.5, "x"]}, "ünï": True}
+        for node, input in (("TEST.ECHO", payload), ("TEST.FAIL", {})):
+            remote = await caller.invoke(node, input)
+            local = await server.invoke(node, input)
+            assert remote.node == local.node == node
+            assert (remote.status, remote.output) == (local.status, local.output)
+            assert (remote.error and (remote.error.code, remote.error.message)) == \
+                (local.error and (local.error.code, local.error.message))
+        result = await caller.invoke("TEST.ECHO", payload)
+        assert result.status == "success" and result.output == payload
         failed = await caller.invoke("TEST.FAIL", {})
         assert failed.status == "error" and failed.error is not None and failed.error.code == "HANDLER_ERROR"
         assert "hunter2" not in failed.error.message
@@ -103,7 +112,7 @@ async def test_bad_requests_get_documented_statuses() -> None:
                     yield b"x" * 200
 
             streamed = await client.post("/v1/invoke", content=chunks())
-            assert streamed.status_code == 413
+            assert streamed.status_code == 413 and streamed.json()["error"]["code"] == "PAYLOAD_TOO_LARGE"
             malformed = await client.post("/v1/invoke", content=b"{not json")
             assert malformed.status_code == 400 and malformed.json()["error"]["code"] == "INVALID_JSON"
             for body in ([], {"input": 1}, {"node": 5, "input": 1}, {"node": "TEST.ECHO"},
@@ -114,6 +123,66 @@ async def test_bad_requests_get_documented_statuses() -> None:
             assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "UNKNOWN_NODE"
             ok = await client.post("/v1/invoke", json={"node": "TEST.ECHO", "input": 7})
             assert ok.status_code == 200 and ok.json()["output"] == 7 and ok.json()["status"] == "success"
+
+
+def _body_of(size: int) -> bytes:
+    """A valid TEST.ECHO request of exactly ``size`` bytes (the input string pads it)."""
+    empty = json.dumps({"node": "TEST.ECHO", "input": ""}).encode()
+    body = json.dumps({"node": "TEST.ECHO", "input": "x" * (size - len(empty))}).encode()
+    assert len(body) == size
+    return body
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["content-length", "chunked"])
+async def test_body_cap_is_exact(streamed: bool) -> None:
+    """RT-6: a body of exactly the cap is served; one byte more is 413, with a declared Content-Length and
+    when streamed without one."""
+    limit = 1000
+    server = create_ditto(workers=make())
+    async with serve_app(create_worker_http_app(server, token=TOKEN, max_body_bytes=limit)) as url:
+        headers = {"authorization": f"Bearer {TOKEN}", "content-type": "application/json"}
+        async with httpx.AsyncClient(base_url=url, headers=headers) as client:
+
+            async def post(body: bytes) -> httpx.Response:
+                if not streamed:
+                    return await client.post("/v1/invoke", content=body)
+
+                async def pieces() -> AsyncIterator[bytes]:  # no Content-Length: chunked transfer
+                    for start in range(0, len(body), 97):
+                        yield body[start:start + 97]
+
+                return await client.post("/v1/invoke", content=pieces())
+
+            exact = await post(_body_of(limit))
+            assert exact.status_code == 200, exact.text
+            assert exact.json()["status"] == "success" and len(exact.json()["output"]) > 900
+            over = await post(_body_of(limit + 1))
+            assert over.status_code == 413 and over.json()["error"]["code"] == "PAYLOAD_TOO_LARGE"
+            assert over.json()["error"]["message"] == f"request body exceeds {limit} bytes"
+
+
+async def test_declared_length_over_cap_is_refused_before_the_body_arrives() -> None:
+    """RT-6: a Content-Length of cap + 1 is answered 413 from the headers alone (the body is never awaited),
+    while a declared cap is awaited and served."""
+    limit = 1000
+    server = create_ditto(workers=make())
+    async with serve_app(create_worker_http_app(server, token=TOKEN, max_body_bytes=limit)) as url:
+        host, port = url.removeprefix("http://").split(":")
+
+        async def head_only(length: int) -> bytes:
+            reader, writer = await asyncio.open_connection(host, int(port))
+            writer.write(f"POST /v1/invoke HTTP/1.1\r\nhost: {host}\r\nauthorization: Bearer {TOKEN}\r\n"
+                         f"content-type: application/json\r\ncontent-length: {length}\r\n\r\n".encode())
+            await writer.drain()
+            try:
+                return await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 1)
+            except TimeoutError:
+                return b"(no answer while the body is outstanding)"
+            finally:
+                writer.close()
+
+        assert (await head_only(limit + 1)).startswith(b"HTTP/1.1 413")
+        assert await head_only(limit) == b"(no answer while the body is outstanding)"
 
 
 async def test_non_serialisable_output_is_an_error_result() -> None:
@@ -128,8 +197,36 @@ async def test_non_serialisable_output_is_an_error_result() -> None:
         assert unsendable.value.code == "TRANSPORT_INVALID_INPUT"
 
 
+async def test_client_signal_stops_waiting_for_a_remote_call() -> None:
+    """RT-6: the caller's signal fired while a remote call runs returns cancelled/CANCELLED at once, without
+    waiting for the server's answer (the server still finishes its call)."""
+    started, release, finished = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    async def held(_input: Any) -> str:
+        started.set()
+        await release.wait()
+        finished.set()
+        return "late"
+
+    server = create_ditto(workers=[WorkerDefinition("S", {"S.HELD": held})])
+    async with serve_and_call(server) as caller:
+        controller = AbortController()
+        call = asyncio.create_task(caller.invoke("S.HELD", None, signal=controller.signal))
+        await asyncio.wait_for(started.wait(), 5)
+        controller.abort()
+        try:
+            result = await asyncio.wait_for(call, 2)  # the handler is still held: only the signal can end it
+        finally:
+            release.set()
+        assert result.status == "cancelled" and result.error is not None and result.error.code == "CANCELLED"
+        assert not finished.is_set()
+        await asyncio.wait_for(finished.wait(), 5)  # the server finished the call it had started
+        again = await caller.invoke("S.HELD", None)  # and serves the next one
+        assert again.status == "success" and again.output == "late"
+
+
 async def test_client_timeout_and_cancel_stop_waiting_only() -> None:
-    """RT-6: a client timeout or signal returns timeout/cancelled at once; the server finishes its call."""
+    """RT-6: a client timeout returns timeout/TIMEOUT at once; the server finishes its call."""
     finished = asyncio.Event()
 
     async def slow(_input: Any, ctx: ExecutionContext) -> str:
@@ -154,12 +251,15 @@ async def test_unreachable_replica_raises_transport_error() -> None:
     with pytest.raises(TransportError) as raised:
         await caller.invoke("TEST.ECHO", 1)
     assert raised.value.code == "TRANSPORT_UNAVAILABLE"
-    with pytest.raises(RegistrationError):
+    with pytest.raises(RegistrationError) as missing:
         caller.register_remote(address="x", transport_id="missing", capabilities=["TEST.ECHO"])
-    with pytest.raises(RegistrationError):
+    assert missing.value.code == "UNKNOWN_TRANSPORT"
+    with pytest.raises(RegistrationError) as no_caps:
         caller.register_remote(address="x", transport_id="gone", capabilities=[])
-    with pytest.raises(RegistrationError):
+    assert no_caps.value.code == "INVALID_WORKER"
+    with pytest.raises(RegistrationError) as twice:
         create_ditto(transports=[transport, transport])
+    assert twice.value.code == "DUPLICATE_TRANSPORT"
     await transport.aclose()
 
 
@@ -262,12 +362,14 @@ async def test_wrong_address_is_unknown_node() -> None:
         transport = create_http_transport(id="svc", url=url, token=TOKEN)
         caller = create_ditto(transports=[transport])
         caller.register_remote(address="TEST@elsewhere#1", transport_id="svc", capabilities=["TEST.ECHO"])
-        with pytest.raises(RoutingError):
+        with pytest.raises(RoutingError) as unknown:
             await caller.invoke("TEST.ECHO", 1)
+        assert unknown.value.code == "UNKNOWN_NODE"
         await transport.aclose()
 
 
 def test_app_requires_token() -> None:
     """RT-6: the app cannot be created without a token."""
-    with pytest.raises(ValueError):
-        create_worker_http_app(create_ditto(), token="")
+    for token in ("", None):
+        with pytest.raises(ValueError, match="non-empty token"):
+            create_worker_http_app(create_ditto(), token=token)  # type: ignore[arg-type]

@@ -79,8 +79,9 @@ async def test_unknown_node_raises() -> None:
     with pytest.raises(RoutingError) as raised:
         await runtime.invoke("NOPE.NODE", {})
     assert raised.value.code == "UNKNOWN_NODE"
-    with pytest.raises(RoutingError):
+    with pytest.raises(RoutingError) as not_a_name:
         await runtime.invoke(123, {})  # type: ignore[arg-type]
+    assert not_a_name.value.code == "UNKNOWN_NODE"
 
 
 @pytest.mark.parametrize("concurrency", [0, -1, 1.5, True, "2"])
@@ -93,14 +94,16 @@ def test_invalid_concurrency_rejected(concurrency: Any) -> None:
 
 def test_invalid_definitions_rejected() -> None:
     """RT-3: a worker needs a type, nodes and callable handlers; register() takes definitions only."""
-    with pytest.raises(RegistrationError):
-        WorkerDefinition("", {"X.A": echo})
-    with pytest.raises(RegistrationError):
-        WorkerDefinition("X", {})
-    with pytest.raises(RegistrationError):
-        WorkerDefinition("X", {"X.A": 42})  # type: ignore[dict-item]
-    with pytest.raises(RegistrationError):
-        create_ditto().register("not a definition")  # type: ignore[arg-type]
+    attempts: list[Any] = [
+        lambda: WorkerDefinition("", {"X.A": echo}),
+        lambda: WorkerDefinition("X", {}),
+        lambda: WorkerDefinition("X", {"X.A": 42}),
+        lambda: create_ditto().register("not a definition"),
+    ]
+    for attempt in attempts:
+        with pytest.raises(RegistrationError) as raised:
+            attempt()
+        assert raised.value.code == "INVALID_WORKER"
 
 
 async def test_full_replica_rejects_at_once() -> None:

@@ -55,7 +55,11 @@ class EmbeddingServerState:
     dimensions: int = 32
     api_key: str | None = None
     slow_seconds: float = 2.0
+    #: Simulated service time of every request, so that overlapping requests would be seen in ``max_in_flight``.
+    latency_seconds: float = 0.0
     requests: list[dict[str, Any]] = field(default_factory=list)
+    in_flight: int = 0
+    max_in_flight: int = 0
 
 
 def create_embeddings_app(state: EmbeddingServerState) -> Starlette:
@@ -65,6 +69,13 @@ def create_embeddings_app(state: EmbeddingServerState) -> Starlette:
                             media_type="application/json")
         body = json.loads(await request.body())
         state.requests.append(body)
+        state.in_flight += 1
+        state.max_in_flight = max(state.max_in_flight, state.in_flight)
+        try:
+            if state.latency_seconds:
+                await asyncio.sleep(state.latency_seconds)
+        finally:
+            state.in_flight -= 1
         model = body.get("model", "")
         inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
         if model == "error-500":

@@ -1,4 +1,4 @@
-"""``ditto``: serve workers over HTTP, run the demo, (later) run research tasks."""
+"""``ditto``: serve workers over HTTP, run and verify research tasks."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -93,13 +93,13 @@ def serve(
     asyncio.run(run())
 
 
-@app.command()
-def demo() -> None:
-    """Start a runtime, register a worker, call it locally and over HTTP, print a summary."""
-    from .demo import run_demo
+def _register_research() -> None:
+    from .research import register
 
-    summary: dict[str, Any] = asyncio.run(run_demo())
-    typer.echo(json.dumps(summary, indent=2))
+    register(app)
+
+
+_register_research()
 
 
 def main() -> None:

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
-from .errors import ContextError
-from .ports import ContextCallOptions
-from .scope import ContextScope, parse_scope, scope_tuple
-from .validation import MAX_SAFE_INTEGER, read_fields
+from ...contracts.types import MAX_SAFE_INTEGER
+from .inputs import parse_scope, read_fields, scope_tuple
+from .types import ContextCallOptions, ContextError, ContextScope
 
 __all__ = ["DEFAULT_MAX_PENDING", "InProcessContextQueue", "create_context_operation_queue"]
 
-DEFAULT_MAX_PENDING = 1024
+DEFAULT_MAX_PENDING: Final = 1024
 
 T = TypeVar("T")
 _Key = tuple[str | None, str | None, str | None]

@@ -1,0 +1,179 @@
+"""Mutation testing of the modules whose logic matters most (slow: not part of CI).
+
+Each entry of ``MODULES`` names the source files mutmut mutates and the test files that judge the
+mutants. Every module runs in its own scratch copy (``.mutation/<name>/``: ``src``, ``tests`` and a
+``pyproject.toml`` with a generated ``[tool.mutmut]`` section), so runs never touch the working tree
+and one module's settings cannot leak into another's. The script prints one score line per module
+(killed / all mutants) and every surviving mutant as a diff.
+
+Usage (after ``scripts/setup``)::
+
+    scripts/mutation                    # every module in MODULES
+    scripts/mutation memory.filters     # only the named modules
+    scripts/mutation --list             # names, files and tests
+    scripts/mutation --jobs 1 ...       # mutmut worker processes (default 2)
+
+Killed counts mutants whose tests failed, timed out or crashed; "no tests" mutants (code no selected
+test reaches) count as survivors, since no test would notice them either.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / ".mutation"
+
+
+@dataclass(frozen=True)
+class Module:
+    sources: tuple[str, ...]
+    tests: tuple[str, ...]
+
+
+# One table: when a module moves, change its path here and nothing else.
+MODULES: dict[str, Module] = {
+    "retrieval.hybrid": Module(("src/ditto/retrieval/providers/hybrid.py",), ("tests/retrieval",)),
+    "retrieval.rerank": Module(("src/ditto/retrieval/providers/rerank.py",), ("tests/retrieval",)),
+    "context.select": Module(("src/ditto/worker/context/select.py",), ("tests/context",)),
+    "context.compress": Module(("src/ditto/worker/context/compress.py",), ("tests/context",)),
+    "context.policy": Module(("src/ditto/worker/context/policy.py",), ("tests/context",)),
+    "context.merge": Module(("src/ditto/worker/context/merge.py",), ("tests/context",)),
+    "context.redis_store": Module(("src/ditto/worker/context/stores/redis.py",), ("tests/context",)),
+    "memory.filters": Module(("src/ditto/worker/memory/_filters.py",), ("tests/memory",)),
+    "memory.fts": Module(("src/ditto/worker/memory/_fts.py",), ("tests/memory",)),
+    "runtime.runtime": Module(("src/ditto/runtime/runtime.py",), ("tests/runtime",)),
+    "runtime.replica": Module(("src/ditto/runtime/_replica.py",), ("tests/runtime",)),
+    "runtime.loop": Module(("src/ditto/runtime/loop.py",), ("tests/runtime",)),
+    "transport.http_app": Module(("src/ditto/transport/http_app.py",),
+                                 ("tests/runtime/test_http.py", "tests/runtime/test_http_fuzz.py")),
+}
+
+# Passed to every pytest run mutmut starts: a hung mutant fails fast instead of waiting for the
+# project's default 120 s per test, and nothing is written to the source tree's caches.
+PYTEST_ARGS = ["-p", "no:cacheprovider", "--timeout=30", "-x", "-q"]
+
+KILLED = {"killed", "timeout", "segfault", "caught by type check"}
+
+
+def toml_list(values: list[str]) -> str:
+    return "[" + ", ".join('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values) + "]"
+
+
+def prepare(name: str, module: Module) -> Path:
+    """A fresh scratch tree for one module, with mutmut's settings appended to its pyproject."""
+    missing = [p for p in (*module.sources, *module.tests) if not (ROOT / p).exists()]
+    if missing:
+        raise SystemExit(f"{name}: missing {', '.join(missing)} (update MODULES in {Path(__file__).name})")
+    work = WORK / name
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis", "*.egg-info")
+    extra: list[str] = []  # everything tests may read (examples/, docs/, ...) goes into mutmut's copy too
+    for entry in sorted(ROOT.iterdir()):
+        if entry.name.startswith(".") or entry.name in {"mutants", "build", "dist"}:
+            continue
+        if entry.is_dir():
+            shutil.copytree(entry, work / entry.name, ignore=ignore)
+        else:
+            shutil.copy2(entry, work / entry.name)
+        if entry.name not in {"src", "tests", "pyproject.toml"}:
+            extra.append(entry.name)
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    pyproject += (
+        "\n[tool.mutmut]\n"
+        'source_paths = ["src"]\n'
+        f"only_mutate = {toml_list(list(module.sources))}\n"
+        f"pytest_add_cli_args = {toml_list(PYTEST_ARGS)}\n"
+        f"pytest_add_cli_args_test_selection = {toml_list(list(module.tests))}\n"
+        "use_git_change_detection = false\n"
+        f"also_copy = {toml_list(extra)}\n"
+    )
+    (work / "pyproject.toml").write_text(pyproject, encoding="utf-8")
+    return work
+
+
+def mutmut_bin() -> str:
+    candidate = Path(sys.executable).parent / "mutmut"
+    return str(candidate) if candidate.exists() else "mutmut"
+
+
+class ModuleFailed(Exception):
+    """mutmut could not score a module (its clean test run failed, or it found nothing to mutate)."""
+
+
+def run_module(name: str, module: Module, jobs: int) -> tuple[int, int, list[tuple[str, str]]]:
+    work = prepare(name, module)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    log = work / "mutmut.log"
+    started = time.monotonic()
+    with log.open("w", encoding="utf-8") as out:
+        proc = subprocess.run([mutmut_bin(), "run", "--max-children", str(jobs)], cwd=work, env=env,
+                              stdout=out, stderr=subprocess.STDOUT, check=False)
+    elapsed = time.monotonic() - started
+    if proc.returncode != 0:
+        tail = log.read_text(encoding="utf-8", errors="replace")[-3000:]
+        raise ModuleFailed(f"{name}: mutmut run failed (exit {proc.returncode}), see {log}\n{tail}")
+    listing = subprocess.run([mutmut_bin(), "results", "--all", "true"], cwd=work, env=env,
+                             capture_output=True, text=True, check=True).stdout
+    statuses = re.findall(r"^\s+(\S+__mutmut_\d+): (.+)$", listing, flags=re.MULTILINE)
+    if not statuses:
+        raise ModuleFailed(f"{name}: mutmut produced no mutants, see {log}")
+    survivors: list[tuple[str, str]] = []
+    killed = 0
+    for key, status in statuses:
+        if status.strip() in KILLED:
+            killed += 1
+            continue
+        diff = subprocess.run([mutmut_bin(), "show", key], cwd=work, env=env,
+                              capture_output=True, text=True, check=False).stdout
+        survivors.append((f"{key} [{status.strip()}]", diff))
+    print(f"  ({elapsed:.0f} s)", file=sys.stderr)
+    return killed, len(statuses), survivors
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("modules", nargs="*", help="names from MODULES (default: all)")
+    parser.add_argument("--jobs", type=int, default=2, help="mutmut worker processes")
+    parser.add_argument("--list", action="store_true", help="print the module table and exit")
+    args = parser.parse_args()
+    if args.list:
+        for name, module in MODULES.items():
+            print(f"{name}: {' '.join(module.sources)}  <- {' '.join(module.tests)}")
+        return 0
+    unknown = [m for m in args.modules if m not in MODULES]
+    if unknown:
+        parser.error(f"unknown module(s) {', '.join(unknown)}; known: {', '.join(MODULES)}")
+    scores: list[tuple[str, int, int]] = []
+    failed: list[str] = []
+    for name in args.modules or list(MODULES):
+        print(f"== {name}", flush=True)
+        try:
+            killed, total, survivors = run_module(name, MODULES[name], args.jobs)
+        except ModuleFailed as error:
+            print(error, flush=True)
+            failed.append(name)
+            continue
+        scores.append((name, killed, total))
+        print(f"{name}: {killed}/{total} killed ({100 * killed / total:.1f} %)", flush=True)
+        for title, diff in survivors:
+            print(f"-- survived: {title}\n{diff.rstrip()}\n", flush=True)
+    print("\n| module | killed | mutants | score |\n| --- | ---: | ---: | ---: |")
+    for name, killed, total in scores:
+        print(f"| {name} | {killed} | {total} | {100 * killed / total:.1f} % |")
+    for name in failed:
+        print(f"| {name} | failed | | |")
+    return 0 if not failed and all(k / t >= 0.9 for _, k, t in scores) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
