@@ -33,7 +33,10 @@ def test_construction_mistakes_are_invalid_argument_errors() -> None:
 
     for call in (lambda: memory.create_memory({"store": object()}),
                  lambda: memory.create_memory_worker({"store": None}),
-                 lambda: memory.create_memory_worker(store=object(), concurrency=0)):
+                 lambda: memory.create_memory_worker(store=memory.create_sqlite_memory_store("m.sqlite"),
+                                                     concurrency=0),
+                 lambda: memory.create_sqlite_memory_store("memory.sqlite", max_connections=0),
+                 lambda: memory.create_sqlite_memory_store("memory.sqlite", busy_timeout_ms=-1)):
         try:
             call()
         except InvalidArgumentError as error:
