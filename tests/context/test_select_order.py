@@ -89,3 +89,22 @@ async def test_context_order_is_a_permutation_in_working_set_order(priorities: l
     chat = await client.select({"context": context, "purpose": purpose, "limit": limit, "order": "context"})
     position = {item.id: index for index, item in enumerate(context.items)}
     assert chat.selected_item_ids == tuple(sorted(ranked.selected_item_ids, key=position.__getitem__))
+
+
+async def test_infer_example_hands_the_model_the_chat_in_order() -> None:
+    """CX-6 (seed 001 line 143): SELECT purpose=infer → messages → INFER reads q1, a1, q2 (not q2, a1, q1)."""
+    from examples import context as examples
+
+    seen: list[Any] = []
+
+    class Reasoning:
+        async def sample(self, request: Any) -> str:
+            seen.append(request)
+            return "sampled"
+
+    class Infer:
+        reasoning = Reasoning()
+
+    context = await create_context().load({"sources": CHAT})
+    await examples.context_to_infer(context, Infer(), {"name": "model"})
+    assert [message["content"] for message in seen[0]["messages"][:3]] == [item["content"] for item in CHAT]

@@ -170,6 +170,17 @@ async def test_max_tokens_drops_trailing_excerpts() -> None:
     assert short.parsed["excerpts"] == full.parsed["excerpts"][:len(short.parsed["excerpts"])]
 
 
+async def test_max_tokens_too_small_for_any_answer_is_cut_with_length() -> None:
+    """INF-1: when even the shortest answer does not fit maxTokens, the text is cut and finishReason is
+    "length", as a real model's would be; a JSON format then fails validation instead of being patched."""
+    client = create_infer_client()
+    messages = [{"role": "user", "content": "The API rate limit is 100 requests per minute."},
+                {"role": "user", "content": "What is the API rate limit?"}]
+    result = await client.reasoning.sample(messages=messages, max_tokens=2)
+    assert result.finish_reason == "length" and len(result.message.content.encode()) <= 8
+    assert "The API rate limit".startswith(result.message.content)
+
+
 async def test_embedding_scores_break_lexical_ties() -> None:
     """INF-3: with an embedding function, a sentence that means the question wins among equal lexical matches."""
     concepts = {"retention": 0, "kept": 0, "deleted": 0, "coffee": 1, "lunch": 1}
@@ -195,10 +206,15 @@ async def test_embedding_scores_break_lexical_ties() -> None:
 
 
 def test_sentences_are_offsets_of_the_text() -> None:
-    """INF-3: sentence spans are trimmed substrings; CJK full stops and line breaks end sentences."""
+    """INF-3: sentence spans are trimmed substrings; CJK full stops and line breaks end sentences,
+    abbreviations do not."""
     text = "  First one. Second one!\nThird line 3.5 units\n\n中文句子。第二句？ end"
     spans = [text[s.start:s.end] for s in split_sentences(text)]
     assert spans == ["First one.", "Second one!", "Third line 3.5 units", "中文句子。", "第二句？", "end"]
+    text = "Smith et al. reported it in Fig. 2 of the paper. Doses were approx. 3 mg. Take vitamin D. It helps."
+    assert [text[s.start:s.end] for s in split_sentences(text)] == [
+        "Smith et al. reported it in Fig. 2 of the paper.", "Doses were approx. 3 mg.", "Take vitamin D.",
+        "It helps."]
 
 
 _words = st.sampled_from(["backup", "backups", "kept", "days", "log", "office", "the", "how", "数据", "备份",
@@ -238,3 +254,18 @@ def test_query_invariants(question: str, vocabulary: list[str], low: int, extra:
     queries = choose_queries(task)
     assert len(set(queries)) == len(queries) and set(queries) <= set(vocabulary)
     assert min(low, len(set(vocabulary))) <= len(queries) <= low + extra
+
+
+async def test_order_counts_only_as_weak_evidence() -> None:
+    """INF-3, WF-11: the given order (the retriever's ranking) is a small bonus; the sentence that answers,
+    in the fourth of five passages, still beats first passages that merely repeat the question's words."""
+    passages = (
+        P(source_id="p1", text="Password rules apply to every account. Passwords are personal."),
+        P(source_id="p2", text="Rotating secrets is good practice for accounts."),
+        P(source_id="p3", text="The VPN needs a second factor."),
+        P(source_id="p4", text="Account passwords must be rotated every 90 days and must not be reused."),
+        P(source_id="p5", text="Printers are on the second floor."),
+    )
+    answer = await sample_task(ExcerptTask(question="How often must account passwords be rotated?",
+                                           passages=passages, max_excerpts=1))
+    assert answer == {"excerpts": [{"sourceId": "p4", "quote": passages[3].text}]}

@@ -260,3 +260,27 @@ def test_provider_construction_is_checked() -> None:
         create_openai_provider(config("http://x/v1"), model="m")
     provider = create_openai_provider({"base_url": "http://x/v1", "model": "m"})
     assert provider.config.max_retries == 2
+
+
+async def test_refused_requests_and_unknown_models_are_not_retried() -> None:
+    """INF-5: 400 → INFER_INVALID_INPUT (the server refused what we sent), 404 → INFER_PROVIDER_UNAVAILABLE,
+    each after one request; a Retry-After that is a date is ignored in favour of our own backoff."""
+    async with openai_chat_server(ChatServerState(default=ChatStep(status=400))) as (url, state):
+        refused = await failure(url)
+    assert refused.code == "INFER_INVALID_INPUT" and "400" in refused.message and len(state.requests) == 1
+    assert_clean(refused)
+    async with openai_chat_server(ChatServerState(default=ChatStep(status=404))) as (url, state):
+        missing = await failure(url)
+    assert missing.code == "INFER_PROVIDER_UNAVAILABLE" and len(state.requests) == 1
+    assert_clean(missing)
+    dated = ChatStep(status=503, headers={"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"})
+    async with openai_chat_server(ChatServerState(script=[dated], default=ChatStep(VALID))) as (url, state):
+        result = await ask(url)
+    assert result.parsed is not None and len(state.requests) == 2
+
+
+async def test_answer_without_usage_is_estimated() -> None:
+    """INF-6: a server that reports no usage still yields counted tokens (the UTF-8 JSON bytes / 4 estimate)."""
+    async with openai_chat_server(ChatServerState(default=ChatStep(VALID, usage=None))) as (url, _):
+        result = await ask(url)
+    assert result.usage.input_tokens > 0 and result.usage.output_tokens == -(-len(json.dumps(VALID)) // 4)

@@ -1,9 +1,10 @@
 """A small MCP server for the INTERACTION tests, written with the ``mcp`` SDK's server side.
 
 ``python mcp_server.py`` speaks stdio; ``python mcp_server.py http PORT`` speaks
-streamable HTTP on 127.0.0.1:PORT. When ``MCP_NOTIFY_PORT`` is set, the ``slow``
-and ``crash`` tools first connect there and send their pid, so a test can wait for
-"the call is running" on an event instead of a sleep.
+streamable HTTP on 127.0.0.1:PORT, ``http-auth PORT TOKEN`` the same behind a bearer
+token. When ``MCP_NOTIFY_PORT`` is set, the ``slow`` and ``crash`` tools first connect
+there and send their pid, so a test can wait for "the call is running" on an event
+instead of a sleep.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import os
 import socket
 import sys
+from typing import Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -30,6 +32,12 @@ def _notify() -> None:
 def add(a: int, b: int) -> int:
     """Add two integers."""
     return a + b
+
+
+@server.tool()
+def pid() -> int:
+    """The server's process id (tells a kept-alive session from a new one)."""
+    return os.getpid()
 
 
 @server.tool()
@@ -65,8 +73,26 @@ async def slow() -> str:
     return "done"
 
 
+def require_token(app: Any, token: str) -> Any:
+    """ASGI middleware: HTTP requests without ``Authorization: Bearer <token>`` get 401 and reach nothing."""
+
+    async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != f"Bearer {token}".encode():
+            await send({"type": "http.response.start", "status": 401, "headers": [(b"content-length", b"0")]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await app(scope, receive, send)
+
+    return guarded
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif len(sys.argv) == 4 and sys.argv[1] == "http-auth":
+        import uvicorn
+
+        uvicorn.run(require_token(server.streamable_http_app(), sys.argv[3]), host="127.0.0.1",
+                    port=int(sys.argv[2]), log_level="warning")
     else:
         server.run("stdio")

@@ -74,3 +74,58 @@ def test_importing_interaction_loads_no_http_extraction_or_mcp_library() -> None
             "print(json.dumps([m for m in ('aiohttp', 'yarl', 'trafilatura', 'mcp', 'httpx') if m in sys.modules]))")
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(completed.stdout) == []
+
+
+async def test_worker_shape_concurrency_and_shared_sdk() -> None:
+    """INT-1: six nodes, concurrency per replica, and an application-owned SDK that the worker never closes."""
+    from ditto.errors import InvalidArgumentError
+    from ditto.worker.interaction import (
+        create_interaction,
+        interaction_act_mcp_node,
+        interaction_act_tool_node,
+        interaction_list_tools_node,
+        interaction_observe_node,
+        interaction_web_read_node,
+        interaction_web_search_node,
+    )
+
+    worker = create_interaction_worker(concurrency=2)
+    descriptors = [interaction_act_tool_node, interaction_act_mcp_node, interaction_list_tools_node,
+                   interaction_observe_node, interaction_web_search_node, interaction_web_read_node]
+    assert worker.type == "INTERACTION" and worker.concurrency == 2
+    assert set(worker.capabilities) == {descriptor.type for descriptor in descriptors}
+    sdk = create_interaction(tools=[lambda_tool])
+    shared = create_interaction_worker(interaction=sdk)
+    assert shared.interaction is sdk and not shared.owns_interaction
+    runtime = create_ditto(workers=[shared])
+    result = await runtime.invoke("INTERACTION.ACT.TOOL", {"call": {"id": "c", "name": "lambda_tool",
+                                                                   "arguments": {}}})
+    assert result.unwrap().content == "ok"
+    await runtime.close()
+    await shared.aclose()
+    with pytest.raises(InvalidArgumentError):
+        create_interaction_worker(tools=[lambda_tool], interaction=sdk)
+    with pytest.raises(InvalidArgumentError):
+        create_interaction_worker(interaction=object())  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError):
+        create_interaction_worker(web={"allowed_origins": []})  # type: ignore[arg-type]
+    custom = interaction_act_tool_node.define("APP", lambda input: sdk.act_tool(input))
+    assert custom.capabilities == ("INTERACTION.ACT.TOOL",)
+    await sdk.aclose()
+
+
+def lambda_tool() -> str:
+    """Says ok."""
+    return "ok"
+
+
+def test_serve_factory_reads_yaml_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """INT-4/INT-5: `ditto serve --worker ditto.worker.interaction:interaction_worker_from_env` builds the worker."""
+    from ditto.cli.app import load_worker_factory
+
+    monkeypatch.setenv("DITTO_WORKER_INTERACTION_BRAVE_SEARCH_API_KEY", "from-env")
+    config = load_runtime_config({"workers": {"interaction": {"web": {"allowedOrigins": ["https://sqlite.org"]}}}})
+    (worker,) = load_worker_factory("ditto.worker.interaction:interaction_worker_from_env", config)
+    options = worker.interaction.web.options  # type: ignore[attr-defined]
+    assert options.allowed_origins == ("https://sqlite.org",) and options.brave_api_key == "from-env"
+    assert options.search_engine == "wikipedia"

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -184,11 +185,11 @@ async def test_unknown_server_bad_input_and_broken_command() -> None:
             create_interaction(mcp_servers={"x": config})
 
 
-@pytest.fixture
-def http_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+@contextmanager
+def start_http_server(*extra: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     port = free_port()
-    process = subprocess.Popen([sys.executable, str(SERVER), "http", str(port)], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+    process = subprocess.Popen([sys.executable, str(SERVER), extra[0] if extra else "http", str(port), *extra[1:]],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while True:  # wait for the listening socket (startup is outside the behaviour under test)
         try:
@@ -203,6 +204,29 @@ def http_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     finally:
         process.kill()
         process.wait(10)
+
+
+@pytest.fixture
+def http_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    with start_http_server() as started:
+        yield started
+
+
+async def test_streamable_http_with_headers() -> None:
+    """INT-2: configured headers (a bearer token) reach the MCP server; without them the server refuses."""
+    with start_http_server("http-auth", "s3cret") as (url, _process):
+        interaction = create_interaction(mcp_servers={
+            "authed": {"url": url, "headers": {"Authorization": "Bearer s3cret"}, "timeout_s": 20},
+            "anonymous": McpHttpServer(url=url, timeout_s=20)})
+        assert "s3cret" not in repr(interaction._mcp["authed"])
+        result = await interaction.act_mcp(call("add", {"a": 5, "b": 6}, server="authed"))
+        assert result.status == "success" and result.content == {"result": 11}
+        assert "add" in {spec.name for spec in await interaction.list_tools({"server": "authed"})}
+        refused = await interaction.act_mcp(call("add", {"a": 5, "b": 6}, server="anonymous"))
+        assert refused.status == "error" and refused.error is not None
+        assert refused.error.code == "INTERACTION_TOOL_FAILED"
+    with pytest.raises(InvalidArgumentError):
+        McpHttpServer(url=url, headers={"X": "a\r\nInjected: 1"})
 
 
 async def test_streamable_http_call_list_and_server_death(http_server: tuple[str, subprocess.Popen[bytes]]) -> None:
@@ -222,3 +246,35 @@ async def test_streamable_http_call_list_and_server_death(http_server: tuple[str
     process.wait(10)
     gone = await interaction.act_mcp(call("add", {"a": 1, "b": 2}, server="remote"))
     assert gone.status == "error" and gone.error is not None and gone.error.code == "INTERACTION_TOOL_FAILED"
+
+
+async def test_keep_alive_session_is_shared_restarted_after_crash_and_closed(notifications: Notifications) -> None:
+    """INT-2/INT-6: keep_alive=True reuses one server process; a crash restarts it; aclose stops it."""
+    server = McpStdioServer(command=sys.executable, args=(str(SERVER),), timeout_s=30, keep_alive=True,
+                            env={"MCP_NOTIFY_PORT": str(notifications.port)})
+    interaction = create_interaction(mcp_servers={"local": server})
+    first = (await interaction.act_mcp(call("pid"))).content
+    results = await asyncio.gather(*[interaction.act_mcp(call("add", {"a": n, "b": 1})) for n in range(5)])
+    assert [result.content for result in results] == [{"result": n + 1} for n in range(5)]
+    assert (await interaction.act_mcp(call("pid"))).content == first
+    assert "add" in {spec.name for spec in await interaction.list_tools({"server": "local"})}
+
+    controller = AbortController()
+    pending = asyncio.create_task(interaction.act_mcp(call("slow"), signal=controller.signal))
+    await asyncio.wait_for(notifications.pids.get(), 30)
+    controller.abort()
+    with pytest.raises(InteractionError) as caught:
+        await pending
+    assert caught.value.code == "INTERACTION_CANCELLED"
+    assert (await interaction.act_mcp(call("pid"))).content == first  # the session survived the cancellation
+
+    crashed = await interaction.act_mcp(call("crash"))
+    assert crashed.status == "error" and crashed.error is not None
+    assert crashed.error.code == "INTERACTION_TOOL_FAILED"
+    await notifications.pids.get()
+    second = (await interaction.act_mcp(call("pid"))).content
+    assert second != first and process_gone(first["result"])
+    await interaction.aclose()
+    assert process_gone(second["result"])
+    with pytest.raises(InvalidArgumentError):
+        McpStdioServer(command="x", keep_alive="yes")  # type: ignore[arg-type]

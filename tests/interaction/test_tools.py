@@ -354,3 +354,43 @@ async def test_arguments_are_validated_against_the_schema(arguments: dict[str, A
         assert not valid and ran == []
     else:
         assert valid and result.status == "success" and ran == [(arguments["count"], arguments.get("label", "x"))]
+
+
+async def test_arguments_as_json_text_like_chat_completions() -> None:
+    """INT-1: arguments may arrive as the JSON text OpenAI-compatible servers send; bad text is INVALID_INPUT."""
+    interaction = create_interaction(tools=[add])
+    result = await interaction.act_tool({"call": {"id": "c", "name": "add", "arguments": '{"a": 4, "b": 5}'}})
+    assert result.content == 9
+    assert (await interaction.act_tool({"call": {"id": "c", "name": "add", "arguments": '{"a": 1}'}})).content == 3
+    for text in ['{"a": 1', "[1, 2]", '"a"', '{"a": NaN}', '{"a": 1e999}', "[" * 100_000, "x" * (1024 * 1024 + 1)]:
+        with pytest.raises(InteractionError) as caught:
+            await interaction.act_tool({"call": {"id": "c", "name": "add", "arguments": text}})
+        assert caught.value.code == "INTERACTION_INVALID_INPUT"
+
+
+async def test_partials_and_callable_objects_are_tools() -> None:
+    """INT-1: a functools.partial and an object with an async __call__ get schemas from their hints."""
+    import functools
+
+    class Scale:
+        """Multiply by a factor."""
+
+        def __init__(self, factor: int) -> None:
+            self.factor = factor
+
+        async def __call__(self, value: float) -> float:
+            return value * self.factor
+
+    def power(base: int, exponent: int) -> int:
+        """Raise base to exponent."""
+        return int(base**exponent)
+
+    interaction = create_interaction(tools=[tool(Scale(3), name="scale"),
+                                            tool(functools.partial(power, exponent=2), name="square")])
+    specs = {spec.name: spec for spec in await interaction.list_tools()}
+    assert specs["scale"].input_schema["properties"]["value"]["type"] == "number"
+    assert specs["square"].input_schema["required"] == ["base"]
+    assert (await interaction.act_tool(call("scale", {"value": 1.5}))).content == 4.5
+    assert (await interaction.act_tool(call("square", {"base": 7}))).content == 49
+    with pytest.raises(InteractionError):
+        await interaction.act_tool(call("scale", {"value": "x"}))

@@ -9,6 +9,8 @@ import time
 
 import pytest
 import trafilatura
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ditto import create_ditto
 from ditto.worker.interaction import (
@@ -223,3 +225,29 @@ async def test_one_pooled_session_per_client(site: Site, web_options: WebOptions
     await client.aclose()
     await client.aclose()
     assert session.closed
+
+
+_ALLOWED = WebOptions(allowed_origins=["https://docs.example", "https://127.0.0.1:8443"])
+_hosts = st.sampled_from(["docs.example", "DOCS.example", "docs.example.", "evil.example", "docs.example.evil",
+                          "127.0.0.1", "[::1]", "xn--dcs-jna.example", "döcs.example", "docs.example@evil.example"])
+_ports = st.sampled_from(["", ":443", ":8443", ":80", ":0", ":99999", ":abc"])
+_schemes = st.sampled_from(["https://", "http://", "HTTPS://", "https:", "https:/", "//", "javascript:", ""])
+_tails = st.lists(st.sampled_from([*"/?#@\\:%.a_-=&", "%2F", "%40", " ", "\t"]), max_size=12).map("".join)
+
+
+@given(url=st.one_of(st.builds(lambda s, h, p, t: f"{s}{h}{p}{t}", _schemes, _hosts, _ports, _tails),
+                     st.text(max_size=40)))
+def test_only_allowed_https_origins_pass_the_url_check(url: str) -> None:
+    """INT-5 (hypothesis): whatever the URL text, a URL that passes is https and its origin is allowed."""
+    import yarl
+
+    client = WebClient(_ALLOWED)
+    try:
+        target = client.check_url(url)
+    except InteractionError as error:
+        assert error.code in {"INTERACTION_INVALID_INPUT", "INTERACTION_ORIGIN_NOT_ALLOWED"}
+        return
+    assert isinstance(target, yarl.URL)
+    assert target.scheme == "https" and target.user is None and target.fragment == ""
+    port = "" if target.port in (None, 443) else f":{target.port}"
+    assert f"https://{target.raw_host}{port}" in _ALLOWED.allowed_origins

@@ -42,6 +42,7 @@ from .stores import (
 )
 from .types import (
     CONTEXT_ERROR_CODES,
+    ContextArgumentError,
     ContextCallOptions,
     ContextCompressor,
     ContextCompressRequest,
@@ -83,6 +84,7 @@ ContextCompressInput = ContextCompressRequest
 __all__ = [
     "CONTEXT_ERROR_CODES",
     "REDIS_URL_ENV",
+    "ContextArgumentError",
     "ContextCallOptions",
     "ContextClient",
     "ContextCompressRequest",

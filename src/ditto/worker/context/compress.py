@@ -16,7 +16,7 @@ from typing import Any, Final
 from ...contracts import Context, ContextItem
 from .config import ContextExecution, call_port, port_method, tighten
 from .inputs import construct, read_fields, request_limit
-from .items import coerce_context, context_facts, context_memo, make_context, protected_by, trusted_context
+from .items import coerce_context, context_facts, context_memo, facts, make_context, protected_by, trusted_context
 from .merge import check_context_inline, check_inline
 from .types import ContextCompressRequest, ContextError
 
@@ -57,14 +57,13 @@ def parse_compress(input: Any) -> ContextCompressRequest:
 class _Plan:
     """The static part of compressing one context: its groups and the order to drop them in."""
 
-    __slots__ = ("called", "default_tokens", "drop_order", "group_of", "groups", "protected")
+    __slots__ = ("default_tokens", "drop_order", "group_of", "groups", "protected")
 
     def __init__(self, context: Context) -> None:
         by_call: dict[str, int] = {}
         groups: list[list[int]] = []
         group_of: list[int] = []
         protected: list[bool] = []
-        called: list[bool] = []
         # Drop key per group: low priority, low relevance, re-retrievable (0), older (latest member) first.
         keys: list[tuple[float, float, int, int]] = []
         for index, (item, info) in enumerate(zip(context.items, context_facts(context), strict=True)):
@@ -77,7 +76,6 @@ class _Plan:
                 groups.append([index])
                 keys.append((priority, relevance, 0 if retrievable else 1, index))
                 protected.append(guarded)
-                called.append(call_id is not None)
             else:
                 groups[position].append(index)
                 old = keys[position]
@@ -88,8 +86,6 @@ class _Plan:
         self.groups = groups
         self.group_of = group_of
         self.protected = protected
-        #: Whether a group is a callId group (its members share a non-empty callId).
-        self.called = called
         self.drop_order = sorted((g for g in range(len(groups)) if not protected[g]), key=keys.__getitem__)
         self.default_tokens: list[int] | None = None
 
@@ -197,8 +193,9 @@ def _check_kept_unchanged(plan: _Plan, items: Sequence[ContextItem], output: Seq
     split groups" would only hold once.
     """
     position = {item.id: index for index, item in enumerate(output)}
-    for members, protected, called in zip(plan.groups, plan.protected, plan.called, strict=True):
-        if not (protected or called) or items[members[0]].id not in position:
+    for members, protected in zip(plan.groups, plan.protected, strict=True):
+        first = items[members[0]]
+        if not (protected or facts(first).meta(first).call_id is not None) or first.id not in position:
             continue
         where = [position[items[index].id] for index in members]
         if where != sorted(where):

@@ -30,7 +30,7 @@ from .inputs import read_fields
 from .items import facts
 from .queue import create_context_operation_queue
 from .stores import create_in_memory_context_store, create_redis_context_store
-from .types import ContextCallOptions, ContextError, ContextServices
+from .types import ContextArgumentError, ContextCallOptions, ContextError, ContextServices
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -77,11 +77,12 @@ def resolve_policy(value: PolicyInput | None = None) -> ContextPolicy:
         return _DEFAULT_POLICY
     if isinstance(value, ContextPolicy):
         return value
-    given = read_fields(value, _POLICY_FIELDS, "policy")
+    given = read_fields(value, _POLICY_FIELDS, "policy", error=ContextArgumentError)
     try:
         return ContextPolicy.model_validate({to_camel(name): got for name, got in given.items()})
     except ValidationError as error:
-        raise ContextError("INVALID_INPUT", "policy." + describe_validation_error(error, root="policy")) from None
+        message = "policy." + describe_validation_error(error, root="policy")
+        raise ContextArgumentError("INVALID_INPUT", message) from None
 
 
 def tighten(request: int | None, policy: int | None) -> int | None:
@@ -130,7 +131,7 @@ def _service(name: str, service: Any) -> Any:
         return _FunctionPort({methods[0]: service})
     if isinstance(service, Mapping) and all(callable(service.get(method)) for method in methods):
         return _FunctionPort({method: service[method] for method in methods})
-    raise ContextError("INVALID_INPUT", f"services.{name} must provide {', '.join(methods)}")
+    raise ContextArgumentError("INVALID_INPUT", f"services.{name} must provide {', '.join(methods)}")
 
 
 def resolve_services(value: ServicesInput | None = None) -> ContextServices:
@@ -140,7 +141,7 @@ def resolve_services(value: ServicesInput | None = None) -> ContextServices:
     if isinstance(value, ContextServices):
         given = {name: getattr(value, name) for name in _SERVICE_FIELDS if getattr(value, name) is not None}
     else:
-        given = read_fields(value, _SERVICE_FIELDS, "services")
+        given = read_fields(value, _SERVICE_FIELDS, "services", error=ContextArgumentError)
     return ContextServices(**{name: _service(name, service) for name, service in given.items()})
 
 
@@ -242,10 +243,10 @@ def _with_redis(services: ContextServices, redis: Mapping[str, Any] | None) -> C
     if redis is None:
         return services
     if services.state_store is not None:
-        raise ContextError("INVALID_INPUT", "pass either redis or services.stateStore, not both")
-    given = read_fields(redis, ("client", "ttl_ms", "key_prefix"), "redis")
+        raise ContextArgumentError("INVALID_INPUT", "pass either redis or services.stateStore, not both")
+    given = read_fields(redis, ("client", "ttl_ms", "key_prefix"), "redis", error=ContextArgumentError)
     if given.get("client") is None:
-        raise ContextError("INVALID_INPUT", "redis.client is required")
+        raise ContextArgumentError("INVALID_INPUT", "redis.client is required")
     store = create_redis_context_store(given["client"], ttl_ms=given.get("ttl_ms"),
                                        key_prefix=given.get("key_prefix"))
     return replace(services, state_store=store)
@@ -288,7 +289,7 @@ def resolve_options(options: ContextOptions | Mapping[str, Any] | RuntimeConfig 
     elif isinstance(options, ContextOptions):
         given = {name: getattr(options, name) for name in _OPTION_FIELDS if getattr(options, name) is not None}
     else:
-        given = read_fields(options, _OPTION_FIELDS, "options")
+        given = read_fields(options, _OPTION_FIELDS, "options", error=ContextArgumentError)
     given.update({key: value for key, value in overrides.items() if value is not None})
     return ContextOptions(**given)
 

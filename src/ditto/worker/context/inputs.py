@@ -55,11 +55,13 @@ def _aliases(names: tuple[str, ...]) -> dict[str, str]:
     return table
 
 
-def read_fields(value: Any, names: tuple[str, ...], where: str, code: str = "INVALID_INPUT") -> dict[str, Any]:
+def read_fields(value: Any, names: tuple[str, ...], where: str, code: str = "INVALID_INPUT",
+                error: type[ContextError] = ContextError) -> dict[str, Any]:
     """The fields of ``value`` (a mapping or a pydantic model) by snake_case name.
 
     ``None`` values count as absent, as an omitted optional field does in the
-    seed's TypeScript. Unknown keys are refused so typos do not pass silently.
+    seed's TypeScript. Unknown keys are refused (``error(code, ...)``) so typos
+    do not pass silently; factories pass ``ContextArgumentError``.
     """
     aliases = _aliases(names)
     if isinstance(value, BaseModel):
@@ -70,19 +72,19 @@ def read_fields(value: Any, names: tuple[str, ...], where: str, code: str = "INV
             if name is None:
                 if got is None:
                     continue  # an optional field this reader does not use, left unset
-                raise ContextError(code, f"{where} has an unknown field {field!r}")
+                raise error(code, f"{where} has an unknown field {field!r}")
             if got is not None:
                 out[name] = got
         return out
     if not isinstance(value, Mapping):
-        raise ContextError(code, f"{where} must be an object")
+        raise error(code, f"{where} must be an object")
     out = {}
     for key, got in value.items():
         name = aliases.get(key) if isinstance(key, str) else None
         if name is None:
-            raise ContextError(code, f"{where} has an unknown field {key!r}")
+            raise error(code, f"{where} has an unknown field {key!r}")
         if name in out:
-            raise ContextError(code, f"{where} gives {name!r} twice (camelCase and snake_case)")
+            raise error(code, f"{where} gives {name!r} twice (camelCase and snake_case)")
         if got is not None:
             out[name] = got
     return out

@@ -156,13 +156,16 @@ async def run_load(input: Any, execution: ContextExecution) -> Context:
     if resolve and execution.services.reference_resolver is None:
         raise ContextError("RESOLVER_UNAVAILABLE", "resolveReferences needs services.referenceResolver")
     parsed = [parse_source(value, f"sources[{index}]") for index, value in enumerate(sources)]
-    working = WorkingSet(execution.policy)
+    policy = execution.policy
+    limit = policy.max_inline_bytes  # read once: the loop runs per source
+    working = WorkingSet(policy)
     for source in parsed:
         if isinstance(source, Reference):
             item = await _resolve(source, execution) if resolve else reference_item(source)
         else:
             item = source
-        check_inline((item,), execution.policy)
+        if facts(item).nbytes > limit:
+            check_inline((item,), policy)
         working.add(item)
     return make_context(working.finish())
 

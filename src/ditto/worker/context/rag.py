@@ -16,7 +16,14 @@ from .config import call_port, port_method
 from .inputs import read_fields, read_json
 from .items import coerce_item
 from .select import parse_select
-from .types import ContextCallOptions, ContextError, ContextSelectRequest, RagCandidate, RagStageInput
+from .types import (
+    ContextArgumentError,
+    ContextCallOptions,
+    ContextError,
+    ContextSelectRequest,
+    RagCandidate,
+    RagStageInput,
+)
 
 __all__ = ["RagStrategyPipeline", "create_rag_strategy"]
 
@@ -89,7 +96,7 @@ def _stage(value: Any, method: str, name: str) -> None:
     if callable(value) or callable(getattr(value, method, None)) or (
             isinstance(value, Mapping) and callable(value.get(method))):
         return
-    raise ContextError("INVALID_INPUT", f"{name} must provide {method}()")
+    raise ContextArgumentError("INVALID_INPUT", f"{name} must provide {method}()")
 
 
 def create_rag_strategy(*, retrieve: Any, embed: Any = None, rank: Any = None) -> RagStrategyPipeline:
@@ -107,7 +114,7 @@ def create_rag_strategy(*, retrieve: Any, embed: Any = None, rank: Any = None) -
                                           "strategy": {"kind": "rag"}, "limit": 8, "maxTokens": 3000})
     """
     if retrieve is None:
-        raise ContextError("INVALID_INPUT", "create_rag_strategy needs retrieve")
+        raise ContextArgumentError("INVALID_INPUT", "create_rag_strategy needs retrieve")
     _stage(retrieve, "retrieve", "retrieve")
     _stage(embed, "embed", "embed")
     _stage(rank, "rank", "rank")

@@ -30,7 +30,7 @@ from .inputs import construct, optional_bool, optional_str, parse_scope, read_fi
 from .items import is_trusted_context, trusted_context
 from .merge import LOAD_FIELDS, UPDATE_FIELDS, run_load, run_update
 from .select import SELECT_FIELDS, run_select
-from .types import ContextError, ContextScope, StoredContext
+from .types import ContextArgumentError, ContextError, ContextScope, StoredContext
 
 __all__ = ["ContextClient", "create_context"]
 
@@ -198,5 +198,5 @@ def create_context(options: ContextOptions | Mapping[str, Any] | RuntimeConfig |
     """
     resolved = resolve_options(options, policy=policy, services=services, redis=redis)
     if resolved.services_factory is not None or resolved.concurrency is not None:
-        raise ContextError("INVALID_INPUT", "servicesFactory and concurrency are worker options")
+        raise ContextArgumentError("INVALID_INPUT", "servicesFactory and concurrency are worker options")
     return ContextClient(build_execution(resolved.policy, resolved.services, resolved.redis))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import time
 import uuid
 from collections import OrderedDict
@@ -29,7 +30,7 @@ from ...contracts import Context, ContextItem, valid_text
 from ...contracts.types import MAX_SAFE_INTEGER, MAX_TTL_MS
 from .inputs import construct, context_scope_key, parse_scope, read_fields, read_json, scope_tuple
 from .items import coerce_reference, encode_json, facts, is_trusted, make_context, make_item, trusted_context
-from .types import ContextCallOptions, ContextError, ContextScope, StoredContext
+from .types import ContextArgumentError, ContextCallOptions, ContextError, ContextScope, StoredContext
 
 __all__ = [
     "CAS_SCRIPT",
@@ -157,12 +158,12 @@ class InMemoryContextStore:
     def __init__(self, ttl_ms: int = DEFAULT_TTL_MS, max_entries: int = DEFAULT_MAX_ENTRIES,
                  now: Callable[[], float] | None = None) -> None:
         if isinstance(ttl_ms, bool) or not isinstance(ttl_ms, int) or not 1 <= ttl_ms <= MAX_TTL_MS:
-            raise ContextError("INVALID_INPUT", f"ttlMs must be an integer from 1 to {MAX_TTL_MS}")
+            raise ContextArgumentError("INVALID_INPUT", f"ttlMs must be an integer from 1 to {MAX_TTL_MS}")
         if isinstance(max_entries, bool) or not isinstance(max_entries, int) \
                 or not 1 <= max_entries <= MAX_SAFE_INTEGER:
-            raise ContextError("INVALID_INPUT", "maxEntries must be a positive safe integer")
+            raise ContextArgumentError("INVALID_INPUT", "maxEntries must be a positive safe integer")
         if now is not None and not callable(now):
-            raise ContextError("INVALID_INPUT", "now must be a function returning milliseconds")
+            raise ContextArgumentError("INVALID_INPUT", "now must be a function returning milliseconds")
         self.ttl_ms = ttl_ms
         self.max_entries = max_entries
         self._now = now or _wall_ms
@@ -220,7 +221,8 @@ class InMemoryContextStore:
 def create_in_memory_context_store(options: Any = None, *, ttl_ms: int | None = None, max_entries: int | None = None,
                                    now: Callable[[], float] | None = None) -> InMemoryContextStore:
     """Create a store; ``options`` may be ``config.context.local_cache`` or a dict (camelCase ok)."""
-    fields = {} if options is None else read_fields(options, ("ttl_ms", "max_entries", "now"), "options")
+    fields = {} if options is None else read_fields(options, ("ttl_ms", "max_entries", "now"), "options",
+                                                    error=ContextArgumentError)
     return InMemoryContextStore(
         ttl_ms=ttl_ms if ttl_ms is not None else fields.get("ttl_ms", DEFAULT_TTL_MS),
         max_entries=max_entries if max_entries is not None else fields.get("max_entries", DEFAULT_MAX_ENTRIES),
@@ -261,6 +263,7 @@ class RedisContextClient(Protocol):
 
 
 _UNAVAILABLE = "the context state store (Redis) is unavailable"
+_LOG = logging.getLogger(__name__)
 _RECENT_LIMIT = 256
 _KEY_MEMO_LIMIT = 4096
 
@@ -272,11 +275,11 @@ class RedisContextStore:
                  key_prefix: str = DEFAULT_KEY_PREFIX) -> None:
         if client is None or not callable(getattr(client, "get", None)) \
                 or not callable(getattr(client, "eval", None)):
-            raise ContextError("INVALID_INPUT", "the Redis store needs a client with get() and eval()")
+            raise ContextArgumentError("INVALID_INPUT", "the Redis store needs a client with get() and eval()")
         if isinstance(ttl_ms, bool) or not isinstance(ttl_ms, int) or not 1 <= ttl_ms <= MAX_TTL_MS:
-            raise ContextError("INVALID_INPUT", f"ttlMs must be an integer from 1 to {MAX_TTL_MS}")
+            raise ContextArgumentError("INVALID_INPUT", f"ttlMs must be an integer from 1 to {MAX_TTL_MS}")
         if not isinstance(key_prefix, str):
-            raise ContextError("INVALID_INPUT", "keyPrefix must be a string")
+            raise ContextArgumentError("INVALID_INPUT", "keyPrefix must be a string")
         from redis.exceptions import NoScriptError, RedisError, ResponseError
 
         self.client = client
@@ -304,6 +307,8 @@ class RedisContextStore:
         return key
 
     def _translate(self, error: BaseException) -> ContextError:
+        """The public error for a Redis failure; Redis's own text (hosts, ports) only goes to the log."""
+        _LOG.warning("Redis context store call failed", exc_info=error)
         if isinstance(error, self._response_error) and str(error).startswith("WRONGTYPE"):
             return ContextError("INVALID_STATE", "the stored context is not a JSON string")
         return ContextError("STATE_STORE_UNAVAILABLE", _UNAVAILABLE)
@@ -368,7 +373,8 @@ class RedisContextStore:
 def create_redis_context_store(client: RedisContextClient, options: Any = None, *, ttl_ms: int | None = None,
                                key_prefix: str | None = None) -> RedisContextStore:
     """Create the store; ``options`` may be ``config.context.cache`` or ``{"ttlMs":…, "keyPrefix":…}``."""
-    fields = {} if options is None else read_fields(options, ("ttl_ms", "key_prefix"), "options")
+    fields = {} if options is None else read_fields(options, ("ttl_ms", "key_prefix"), "options",
+                                                    error=ContextArgumentError)
     return RedisContextStore(
         client,
         ttl_ms=ttl_ms if ttl_ms is not None else fields.get("ttl_ms", DEFAULT_TTL_MS),

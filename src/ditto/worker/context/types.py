@@ -20,7 +20,7 @@ from pydantic import Field
 
 from ...contracts import Context, ContextItem, ContextPolicy, ContextPurpose, DittoModel, Reference
 from ...contracts.types import RequestLimit
-from ...errors import DittoError
+from ...errors import DittoError, InvalidArgumentError
 from ...signal import CancelSignal
 
 if TYPE_CHECKING:
@@ -30,6 +30,7 @@ __all__ = [
     "CONTEXT_ERROR_CODES",
     "CONTEXT_NODES",
     "DEFAULT_STRATEGY",
+    "ContextArgumentError",
     "ContextCallOptions",
     "ContextCompressRequest",
     "ContextCompressor",
@@ -91,6 +92,22 @@ class ContextError(DittoError):
     """
 
     codes: ClassVar[frozenset[str]] = CONTEXT_ERROR_CODES
+
+
+class ContextArgumentError(ContextError, InvalidArgumentError):
+    """A CONTEXT factory or constructor was given bad options (``create_context(policy=...)``, a store's TTL, …).
+
+    Both a ``ContextError`` with the ``INVALID_INPUT`` code these factories always
+    raised and an :class:`~ditto.errors.InvalidArgumentError` (so a ``ValueError``),
+    the one type every worker raises for construction mistakes. Built like a
+    ContextError: ``ContextArgumentError(code, message)``.
+    """
+
+    def __init__(self, code: str, message: str | None = None) -> None:
+        DittoError.__init__(self, code, message)
+
+    def __reduce__(self) -> tuple[type[DittoError], tuple[str, str]]:
+        return (type(self), (self.code, self.message))
 
 
 # -- requests ------------------------------------------------------------------
@@ -257,32 +274,51 @@ class ContextFlowResult(Generic[T]):
 
 @runtime_checkable
 class TokenEstimator(Protocol):
+    """``estimate(content)`` → a non-negative safe integer (or an awaitable of one); used only with a token budget."""
+
     def estimate(self, content: Any, options: ContextCallOptions, /) -> int | Awaitable[int]: ...
 
 
 @runtime_checkable
 class ContextSelector(Protocol):
+    """Serves ``strategy {kind: provider, name}``: returns the chosen items in priority order."""
+
     async def select(self, input: ContextSelectRequest, options: ContextCallOptions, /) -> Any: ...
 
 
 @runtime_checkable
 class RagStrategy(Protocol):
+    """Serves ``strategy {kind: rag}``: returns candidate items in priority order (see ``create_rag_strategy``)."""
+
     async def select(self, input: ContextSelectRequest, options: ContextCallOptions, /) -> Any: ...
 
 
 @runtime_checkable
 class ContextCompressor(Protocol):
+    """Replaces the default COMPRESS: returns a Context within the limits it is given.
+
+    It may rewrite or drop unprotected items, but must return protected items
+    and callId groups unchanged and add no ids (else INVALID_PROVIDER_OUTPUT).
+    """
+
     async def compress(self, input: ContextCompressRequest, options: ContextCallOptions, /) -> Any: ...
 
 
 @runtime_checkable
 class ReferenceResolver(Protocol):
+    """Resolves a bare Reference to JSON content for ``LOAD {resolveReferences: true}``."""
+
     async def resolve(self, reference: Reference, options: ContextCallOptions, /) -> Any: ...
 
 
 @runtime_checkable
 class ContextStateStore(Protocol):
-    """CX-10. ``expected_version=None`` only creates; a new version is never reused."""
+    """Where scoped calls keep their context: ``get`` and an atomic ``compare_and_set``.
+
+    ``expected_version=None`` only creates a missing record; otherwise the write
+    happens only if the stored version is ``expected_version`` (else
+    STATE_CONFLICT). A new version is never reused.
+    """
 
     async def get(self, scope: ContextScope, options: ContextCallOptions | None = None, /) -> StoredContext | None:
         ...
@@ -293,6 +329,8 @@ class ContextStateStore(Protocol):
 
 @runtime_checkable
 class ContextOperationQueue(Protocol):
+    """Runs ``await operation()`` for a scope in that scope's turn (see ``create_context_operation_queue``)."""
+
     async def enqueue(self, scope: ContextScope, operation: Callable[[], Awaitable[Any]],
                       options: ContextCallOptions | None = None, /) -> Any: ...
 

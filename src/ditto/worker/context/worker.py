@@ -26,7 +26,7 @@ from .config import (
     resolve_policy,
 )
 from .sdk import ContextClient
-from .types import CONTEXT_NODES, ContextError
+from .types import CONTEXT_NODES, ContextArgumentError
 
 __all__ = [
     "context_compress_node",
@@ -76,10 +76,10 @@ def create_context_worker(options: ContextOptions | Mapping[str, Any] | RuntimeC
                                services_factory=services_factory, concurrency=concurrency)
     factory = resolved.services_factory
     if factory is not None and not callable(factory):
-        raise ContextError("INVALID_INPUT", "servicesFactory must be a function")
+        raise ContextArgumentError("INVALID_INPUT", "servicesFactory must be a function")
     limit = resolved.concurrency
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise ContextError("INVALID_INPUT", "concurrency must be a positive integer")
+        raise ContextArgumentError("INVALID_INPUT", "concurrency must be a positive integer")
     if factory is None:
         shared = ContextClient(build_execution(resolved.policy, resolved.services, resolved.redis))
         return WorkerDefinition("CONTEXT", _handlers(lambda: shared), concurrency=limit)

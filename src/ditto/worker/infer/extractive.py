@@ -7,8 +7,10 @@ the way a careful reader with a highlighter would:
 * **choose_excerpts** — every passage is split into sentences (offsets kept, so
   a quote is an exact substring), each sentence is scored against the question
   with BM25 over all sentences, plus the BM25 score of its passage among the
-  passages (both normalised to the best one), plus, when an embedding function
-  is configured, the cosine of sentence and question. The best sentences are
+  passages (both normalised to the best one), plus a small bonus for the
+  passage's place in the given order (the retriever's ranking, which knew the
+  whole collection), plus, when an embedding function is configured, the cosine
+  of sentence and question. The best sentences are
   quoted, at most ``maxPerSource`` per source and ``maxExcerpts`` in all; after
   the first, a sentence must reach :data:`FOLLOW_UP_SHARE` of the best, both in
   combined score and in its own BM25 (a weak match is noise, not evidence, even
@@ -20,7 +22,8 @@ the way a careful reader with a highlighter would:
   of the best. Without a vocabulary, the question's content words (surface forms,
   stop words dropped) are the query.
 * **a plain chat** — the sentences of earlier messages that best match the last
-  user message, in their original order.
+  user message (at most three, each at least :data:`FOLLOW_UP_SHARE` of the best),
+  in their original order.
 
 "Meaningful term" means an analysed term (Snowball-stemmed, CJK characters one
 by one) that is not a stop word: Lucene's English list plus the question and
@@ -43,8 +46,10 @@ __all__ = [
     "FOLLOW_UP_SHARE",
     "PASSAGE_WEIGHT",
     "QUESTION_STOPWORDS",
+    "RANK_WEIGHT",
     "ScoredSentence",
     "Sentence",
+    "analyze",
     "answer_chat",
     "choose_excerpts",
     "choose_queries",
@@ -68,6 +73,11 @@ QUESTION_STOPWORDS: Final = frozenset({
 #: SciFact train (bench/infer_extractive.py): the passage that is about the question holds the answer
 #: more often than an isolated sentence that happens to repeat its words.
 PASSAGE_WEIGHT: Final = 1.0
+#: Weight of the passage's place in the given order: the workflow hands passages in the retriever's
+#: ranking, which saw the whole collection (its idf) while the model sees ten passages. The bonus
+#: falls by a tenth per place (``RANK_WEIGHT * max(0, 1 - index / 10)``), so a clearly better match
+#: further down still wins; tuned on SciFact train together with :data:`PASSAGE_WEIGHT`.
+RANK_WEIGHT: Final = 1.5
 #: A further excerpt or query must score at least this share of the best one.
 FOLLOW_UP_SHARE: Final = 0.5
 #: Sentences a plain chat answer quotes at most.
@@ -78,6 +88,14 @@ _STOPWORDS: Final = ENGLISH_STOPWORDS | QUESTION_STOPWORDS
 
 #: A sentence ends after . ! ? (then whitespace), after CJK full stops, or at a line break.
 _BOUNDARY = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s)|[。！？；]+[”’」』）]*|\n")
+_NEXT_WORD = re.compile(r"\s+(\w)")
+_LAST_WORD = re.compile(r"(?:^|[\s(\[])([^\W\d_]+(?:\.[^\W\d_]+)*)$")
+#: Words a full stop follows without ending the sentence (compared lower-case, without the final stop).
+_ABBREVIATIONS: Final = frozenset({
+    "e.g", "i.e", "al", "etc", "vs", "cf", "fig", "figs", "eq", "eqs", "ref", "refs", "vol", "pp",
+    "approx", "ca", "dr", "mr", "mrs", "ms", "prof", "st", "jr", "sr", "inc", "ltd", "co", "corp", "dept",
+    "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "u.s", "u.k",
+})
 _SURFACE = re.compile(f"[{CJK_CLASS}]+|[^\\W_{CJK_CLASS}]+(?:['’][^\\W_{CJK_CLASS}]+)*")
 
 
@@ -99,10 +117,28 @@ def split_sentences(text: str) -> list[Sentence]:
     spans: list[Sentence] = []
     begin = 0
     for match in _BOUNDARY.finditer(text):
+        if _abbreviation(text, match):
+            continue
         _append_trimmed(text, begin, match.end(), spans)
         begin = match.end()
     _append_trimmed(text, begin, len(text), spans)
     return spans
+
+
+def _abbreviation(text: str, match: re.Match[str]) -> bool:
+    """Whether a full stop ends an abbreviation ("e.g.", "et al.", "Fig. 2") or is followed by a
+    lower-case word: then it does not end the sentence. Single capitals are not taken for initials
+    ("vitamin D." ends sentences far more often than "J. Smith" appears)."""
+    if match.group() != ".":
+        return False
+    following = _NEXT_WORD.match(text, match.end())
+    if following is not None and following.group(1).islower():
+        return True
+    previous = _LAST_WORD.search(text, max(0, match.start() - 16), match.start())
+    if previous is None:
+        return False
+    word = previous.group(1)
+    return word.lower() in _ABBREVIATIONS
 
 
 def _append_trimmed(text: str, start: int, end: int, spans: list[Sentence]) -> None:
@@ -143,8 +179,8 @@ class ScoredSentence:
 
 
 def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT,
-                       similarities: Sequence[float] | None = None, embedding_weight: float = 0.0
-                       ) -> list[ScoredSentence]:
+                       rank_weight: float = RANK_WEIGHT, similarities: Sequence[float] | None = None,
+                       embedding_weight: float = 0.0) -> list[ScoredSentence]:
     """Every sentence that shares a meaningful term with the question, best first.
 
     ``similarities`` (optional) are cosine similarities of each sentence to the
@@ -163,7 +199,8 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
     for position, ((index, span), raw) in enumerate(zip(owners, sentence_scores, strict=True)):
         if raw <= 0:
             continue  # shares no meaningful term: never evidence
-        score = sentence_norm[position] + passage_weight * passage_scores[index]
+        score = (sentence_norm[position] + passage_weight * passage_scores[index]
+                 + rank_weight * max(0.0, 1.0 - index / 10))
         if similarities is not None and position < len(similarities):
             score += embedding_weight * similarities[position]
         candidates.append(ScoredSentence(index, span, sentence_norm[position], score))
@@ -178,14 +215,14 @@ def sentence_texts(task: ExcerptTask) -> list[str]:
 
 
 def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT,
-                    similarities: Sequence[float] | None = None, embedding_weight: float = 0.0
-                    ) -> list[Excerpt]:
+                    rank_weight: float = RANK_WEIGHT, similarities: Sequence[float] | None = None,
+                    embedding_weight: float = 0.0) -> list[Excerpt]:
     """The verbatim quotes that best answer ``task.question``; ``[]`` when no passage shares a term."""
     chosen: list[Excerpt] = []
     per_source: dict[str, int] = {}
     seen: set[tuple[str, str]] = set()
-    candidates = excerpt_candidates(task, passage_weight=passage_weight, similarities=similarities,
-                                    embedding_weight=embedding_weight)
+    candidates = excerpt_candidates(task, passage_weight=passage_weight, rank_weight=rank_weight,
+                                    similarities=similarities, embedding_weight=embedding_weight)
     if not candidates or task.max_excerpts == 0 or task.max_per_source == 0:
         return []
     best = candidates[0].score
@@ -267,7 +304,8 @@ def answer_chat(messages: Sequence[tuple[str, str]]) -> str:
     scores = score_documents(question, [analyze(text) for _, text in sentences]) if question else [0.0] * len(
         sentences)
     ranked = sorted((i for i, score in enumerate(scores) if score > 0), key=lambda i: (-scores[i], i))
-    picked = sorted(ranked[:CHAT_SENTENCES])
+    best = scores[ranked[0]] if ranked else 0.0
+    picked = sorted(i for i in ranked[:CHAT_SENTENCES] if scores[i] >= FOLLOW_UP_SHARE * best)
     if not picked:
         firsts: dict[int, int] = {}
         for i, (m, _) in enumerate(sentences):

@@ -41,6 +41,7 @@ from .worker import (
     interaction_observe_node,
     interaction_web_read_node,
     interaction_web_search_node,
+    interaction_worker_from_env,
 )
 
 __all__ = [
@@ -72,6 +73,7 @@ __all__ = [
     "interaction_observe_node",
     "interaction_web_read_node",
     "interaction_web_search_node",
+    "interaction_worker_from_env",
     "tool",
     "web_options_from_config",
     "web_options_from_env",

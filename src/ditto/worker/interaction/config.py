@@ -30,6 +30,7 @@ __all__ = [
     "McpServer",
     "McpStdioServer",
     "WebOptions",
+    "mcp_server_from",
     "normalise_origin",
     "web_options_from_config",
     "web_options_from_env",
@@ -175,6 +176,8 @@ class McpStdioServer:
     ``McpStdioServer(command=sys.executable, args=("server.py",))``. ``env`` is
     merged over the SDK's minimal default environment (the parent's secrets are
     not inherited). ``timeout_s`` bounds one call including the process start.
+    ``keep_alive=True`` keeps one process and session for every call instead of
+    one per call (faster; a crashed server is restarted on the next call).
     """
 
     command: str
@@ -182,6 +185,7 @@ class McpStdioServer:
     env: Mapping[str, str] | None = None
     cwd: str | None = None
     timeout_s: float = DEFAULT_MCP_TIMEOUT_S
+    keep_alive: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.command, str) or not self.command.strip() or "\x00" in self.command:
@@ -190,6 +194,8 @@ class McpStdioServer:
                 isinstance(arg, str) and "\x00" not in arg for arg in self.args):
             raise InvalidArgumentError("MCP server args must be a list of strings")
         object.__setattr__(self, "args", tuple(self.args))
+        if not isinstance(self.keep_alive, bool):
+            raise InvalidArgumentError("keep_alive must be a bool")
         if self.env is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in self.env.items()):
             raise InvalidArgumentError("MCP server env must map strings to strings")
         object.__setattr__(self, "timeout_s", _positive_seconds("timeout_s", self.timeout_s))
@@ -197,14 +203,29 @@ class McpStdioServer:
 
 @dataclass(frozen=True, slots=True)
 class McpHttpServer:
-    """An MCP server reached over streamable HTTP: ``McpHttpServer(url="https://host/mcp")``."""
+    """An MCP server reached over streamable HTTP: ``McpHttpServer(url="https://host/mcp")``.
+
+    ``headers`` are sent with every request (e.g. ``{"Authorization": "Bearer …"}``);
+    they are hidden from ``repr`` because they usually carry credentials.
+    ``keep_alive=True`` keeps one session for every call instead of one per call.
+    """
 
     url: str
     timeout_s: float = DEFAULT_MCP_TIMEOUT_S
+    headers: Mapping[str, str] | None = field(default=None, repr=False)
+    keep_alive: bool = False
 
     def __post_init__(self) -> None:
         _endpoint("MCP server url", self.url)
+        if not isinstance(self.keep_alive, bool):
+            raise InvalidArgumentError("keep_alive must be a bool")
         object.__setattr__(self, "timeout_s", _positive_seconds("timeout_s", self.timeout_s))
+        if self.headers is not None:
+            if not isinstance(self.headers, Mapping) or not all(
+                    isinstance(k, str) and isinstance(v, str) and not any(c in k + v for c in "\r\n\x00")
+                    for k, v in self.headers.items()):
+                raise InvalidArgumentError("MCP server headers must map strings to single-line strings")
+            object.__setattr__(self, "headers", dict(self.headers))
 
 
 McpServer = McpStdioServer | McpHttpServer
@@ -217,13 +238,15 @@ def mcp_server_from(value: Any) -> McpServer:
     if isinstance(value, Mapping):
         keys = set(value)
         try:
-            if "url" in keys and keys <= {"url", "timeout_s", "timeoutS"}:
-                return McpHttpServer(url=value["url"], timeout_s=value.get("timeout_s", value.get(
-                    "timeoutS", DEFAULT_MCP_TIMEOUT_S)))
-            if "command" in keys and keys <= {"command", "args", "env", "cwd", "timeout_s", "timeoutS"}:
-                return McpStdioServer(command=value["command"], args=value.get("args", ()),
-                                      env=value.get("env"), cwd=value.get("cwd"),
-                                      timeout_s=value.get("timeout_s", value.get("timeoutS", DEFAULT_MCP_TIMEOUT_S)))
+            timeout_s = value.get("timeout_s", value.get("timeoutS", DEFAULT_MCP_TIMEOUT_S))
+            keep_alive = value.get("keep_alive", value.get("keepAlive", False))
+            common = {"timeout_s", "timeoutS", "keep_alive", "keepAlive"}
+            if "url" in keys and keys <= {"url", "headers", *common}:
+                return McpHttpServer(url=value["url"], timeout_s=timeout_s, headers=value.get("headers"),
+                                     keep_alive=keep_alive)
+            if "command" in keys and keys <= {"command", "args", "env", "cwd", *common}:
+                return McpStdioServer(command=value["command"], args=value.get("args", ()), env=value.get("env"),
+                                      cwd=value.get("cwd"), timeout_s=timeout_s, keep_alive=keep_alive)
         except TypeError:
             raise InvalidArgumentError("an MCP server config has a value of the wrong type") from None
     raise InvalidArgumentError("an MCP server is McpStdioServer/McpHttpServer or {'command', 'args'} / {'url'}")

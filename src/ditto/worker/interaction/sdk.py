@@ -22,7 +22,7 @@ from ...errors import InvalidArgumentError, describe_validation_error
 from ...runtime import NodeResult
 from ...signal import CancelSignal, await_with_signal
 from .config import McpServer, WebOptions, mcp_server_from
-from .mcp_client import call_mcp_tool, list_mcp_tools
+from .mcp_client import McpSessionPool, call_mcp_tool, list_mcp_tools
 from .tools import Tool, tool_from
 from .types import (
     ActMcpInput,
@@ -125,7 +125,7 @@ class Interaction:
             await interaction.aclose()
     """
 
-    __slots__ = ("_mcp", "_tools", "_web")
+    __slots__ = ("_mcp", "_mcp_sessions", "_tools", "_web")
 
     def __init__(self, tools: Iterable[Any] = (), mcp_servers: Mapping[str, Any] | None = None,
                  web: WebOptions | None = None, *, web_tools: bool = False) -> None:
@@ -153,6 +153,7 @@ class Interaction:
                 raise InvalidArgumentError("MCP server names must be non-empty strings of at most 128 characters")
             servers[name] = mcp_server_from(config)
         self._mcp: Mapping[str, McpServer] = servers
+        self._mcp_sessions = McpSessionPool()
 
     @property
     def tools(self) -> Mapping[str, Tool]:
@@ -163,8 +164,9 @@ class Interaction:
         return self._web
 
     async def aclose(self) -> None:
-        """Close the pooled HTTP session of the web tools (idempotent)."""
+        """Close the web tools' pooled HTTP session and any kept-alive MCP sessions (idempotent)."""
         await self._web.aclose()
+        await self._mcp_sessions.aclose()
 
     async def __aenter__(self) -> Interaction:
         return self
@@ -239,7 +241,7 @@ class Interaction:
     async def _bounded_mcp(self, server_name: str, server: McpServer, call: ToolCall) -> Any:
         try:
             async with asyncio.timeout(server.timeout_s):
-                return await call_mcp_tool(server_name, server, call.name, dict(call.arguments))
+                return await call_mcp_tool(server_name, server, call.name, dict(call.arguments), self._mcp_sessions)
         except TimeoutError:
             raise InteractionError("INTERACTION_TIMEOUT",
                                    f"The MCP call took longer than {server.timeout_s:g} s") from None
@@ -257,7 +259,7 @@ class Interaction:
         async def bounded() -> tuple[ToolSpec, ...]:
             try:
                 async with asyncio.timeout(server.timeout_s):
-                    return await list_mcp_tools(request.server or "", server)
+                    return await list_mcp_tools(request.server or "", server, self._mcp_sessions)
             except TimeoutError:
                 raise InteractionError("INTERACTION_TIMEOUT",
                                        f"Listing MCP tools took longer than {server.timeout_s:g} s") from None

@@ -10,6 +10,7 @@ cooperatively.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import re
 import types
@@ -118,8 +119,13 @@ def _build(function: Callable[..., Any], name: str | None, description: str | No
         signature = inspect.signature(function)
     except (TypeError, ValueError):
         raise InvalidArgumentError(f"tool {tool_name}: its signature cannot be read") from None
+    hint_source: Any = function
+    while isinstance(hint_source, functools.partial):  # partials: the wrapped function's hints
+        hint_source = hint_source.func
+    if not (inspect.isfunction(hint_source) or inspect.ismethod(hint_source)):
+        hint_source = type(hint_source).__call__  # a callable object: its __call__'s hints
     try:
-        hints = typing.get_type_hints(function, include_extras=True)
+        hints = typing.get_type_hints(hint_source, include_extras=True)
     except Exception:  # unresolved forward references: the schema cannot be trusted
         raise InvalidArgumentError(f"tool {tool_name}: its type hints cannot be resolved") from None
     fields: dict[str, Any] = {}

@@ -16,13 +16,16 @@ timeout stops the tool, the MCP session or the HTTP request.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import InvalidArgumentError
 from ...runtime import ExecutionContext, NodeDescriptor, WorkerDefinition
-from .config import WebOptions
+from .config import WebOptions, web_options_from_env
 from .sdk import Interaction, create_interaction
 from .types import Observation, ToolResult, ToolSpec, WebPage, WebSearchResult
+
+if TYPE_CHECKING:
+    from ...config import RuntimeConfig
 
 __all__ = [
     "INTERACTION_WORKER_TYPE",
@@ -34,6 +37,7 @@ __all__ = [
     "interaction_observe_node",
     "interaction_web_read_node",
     "interaction_web_search_node",
+    "interaction_worker_from_env",
 ]
 
 INTERACTION_WORKER_TYPE = "INTERACTION"
@@ -47,7 +51,7 @@ interaction_web_read_node: NodeDescriptor[Any, WebPage] = NodeDescriptor("INTERA
 
 
 class InteractionWorkerDefinition(WorkerDefinition):
-    """A WorkerDefinition that also hands out its :class:`Interaction` and closes its HTTP pool.
+    """A WorkerDefinition that also hands out its :class:`Interaction` and closes its connections.
 
     ``await worker.aclose()`` after ``runtime.close()`` (the runtime never closes
     what a worker holds). When the application passed its own ``interaction=``,
@@ -58,6 +62,7 @@ class InteractionWorkerDefinition(WorkerDefinition):
     owns_interaction: bool
 
     async def aclose(self) -> None:
+        """Close the web tools' HTTP pool and kept-alive MCP sessions (when the worker made the SDK)."""
         if self.owns_interaction:
             await self.interaction.aclose()
 
@@ -119,3 +124,13 @@ def create_interaction_worker(tools: Iterable[Any] = (), mcp_servers: Mapping[st
     object.__setattr__(definition, "interaction", sdk)
     object.__setattr__(definition, "owns_interaction", owned)
     return definition
+
+
+def interaction_worker_from_env(config: RuntimeConfig | None = None, env: Mapping[str, str] | None = None
+                                ) -> InteractionWorkerDefinition:
+    """A worker with web options from YAML (``workers.interaction.web``) and the Brave key from the environment.
+
+    Usable as ``ditto serve --worker ditto.worker.interaction:interaction_worker_from_env``;
+    it has no Python tools or MCP servers (those are code the application registers).
+    """
+    return create_interaction_worker(web=web_options_from_env(config, env))

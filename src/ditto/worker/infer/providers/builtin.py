@@ -13,8 +13,9 @@ async function from a list of texts to their vectors (e.g. RETRIEVAL's HTTP
 embedding provider's ``embed``); the cosine of each sentence with the question
 is added to its lexical score with weight ``embedding_weight``.
 
-Model options (``ModelConfig.options``): ``passageWeight`` and ``embeddingWeight``
-(finite numbers in [0, 10]) override the constructor's weights for one call.
+Model options (``ModelConfig.options``): ``passageWeight``, ``rankWeight`` and
+``embeddingWeight`` (finite numbers in [0, 10]) override the constructor's weights
+for one call.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any, Final
 from ....contracts import js_json_dumps
 from ....errors import InvalidArgumentError
 from ....signal import CancelSignal
-from ..extractive import PASSAGE_WEIGHT, answer_chat, choose_excerpts, choose_queries, sentence_texts
+from ..extractive import PASSAGE_WEIGHT, RANK_WEIGHT, answer_chat, choose_excerpts, choose_queries, sentence_texts
 from ..tasks import ExcerptTask, QueryTask, parse_task
 from ..types import BUILTIN_PROVIDER, INVALID_INPUT, InferError, InferUsage, ProviderReply, ProviderRequest
 from ..usage import estimate_tokens
@@ -55,22 +56,25 @@ class ExtractiveProvider:
     name: Final = BUILTIN_PROVIDER
 
     def __init__(self, *, embed: EmbedFunction | None = None, embedding_weight: float = 0.5,
-                 passage_weight: float = PASSAGE_WEIGHT) -> None:
+                 passage_weight: float = PASSAGE_WEIGHT, rank_weight: float = RANK_WEIGHT) -> None:
         if embed is not None and not callable(embed):
             raise InvalidArgumentError("embed must be an async function from texts to vectors")
-        for value, name in ((embedding_weight, "embedding_weight"), (passage_weight, "passage_weight")):
+        for value, name in ((embedding_weight, "embedding_weight"), (passage_weight, "passage_weight"),
+                            (rank_weight, "rank_weight")):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
                     or not 0 <= value <= 10:
                 raise InvalidArgumentError(f"{name} must be a number from 0 to 10")
         self._embed = embed
         self._embedding_weight = float(embedding_weight)
         self._passage_weight = float(passage_weight)
+        self._rank_weight = float(rank_weight)
 
     async def sample(self, request: ProviderRequest, signal: CancelSignal | None, /) -> ProviderReply:
         """Answer the chat in ``request`` (see the module docstring)."""
         options: Mapping[str, Any] = request.options
-        passage_weight = _weight(options.get("passageWeight", self._passage_weight), "passageWeight")
         embedding_weight = _weight(options.get("embeddingWeight", self._embedding_weight), "embeddingWeight")
+        weights = (_weight(options.get("passageWeight", self._passage_weight), "passageWeight"),
+                   _weight(options.get("rankWeight", self._rank_weight), "rankWeight"), embedding_weight)
         messages = [(message["role"], message["content"]) for message in request.messages]
         task = parse_task(request.messages)
         similarities = None
@@ -79,7 +83,7 @@ class ExtractiveProvider:
         size = sum(len(content) for _, content in messages)
 
         def answer() -> tuple[str, str]:
-            return _answer(task, messages, request, passage_weight, similarities, embedding_weight)
+            return _answer(task, messages, request, weights, similarities)
 
         content, finish = await asyncio.to_thread(answer) if size > _THREAD_CHARS else answer()
         usage = InferUsage(input_tokens=estimate_tokens(list(map(dict, request.messages))),
@@ -112,12 +116,13 @@ def _fits(content: str, max_tokens: int | None) -> bool:
 
 
 def _answer(task: QueryTask | ExcerptTask | None, messages: list[tuple[str, str]], request: ProviderRequest,
-            passage_weight: float, similarities: list[float] | None, embedding_weight: float) -> tuple[str, str]:
+            weights: tuple[float, float, float], similarities: list[float] | None) -> tuple[str, str]:
     """The answer text and its finish reason; a ``maxTokens`` budget drops trailing choices first."""
     limit = request.max_tokens
     if isinstance(task, ExcerptTask):
-        excerpts = choose_excerpts(task, passage_weight=passage_weight, similarities=similarities,
-                                   embedding_weight=embedding_weight)
+        passage_weight, rank_weight, embedding_weight = weights
+        excerpts = choose_excerpts(task, passage_weight=passage_weight, rank_weight=rank_weight,
+                                   similarities=similarities, embedding_weight=embedding_weight)
         items = [excerpt.to_json_dict() for excerpt in excerpts]
         while items and not _fits(js_json_dumps({"excerpts": items}), limit):
             items.pop()
@@ -139,7 +144,8 @@ def _answer(task: QueryTask | ExcerptTask | None, messages: list[tuple[str, str]
 
 
 def create_extractive_provider(*, embed: EmbedFunction | None = None, embedding_weight: float = 0.5,
-                               passage_weight: float = PASSAGE_WEIGHT) -> ExtractiveProvider:
+                               passage_weight: float = PASSAGE_WEIGHT, rank_weight: float = RANK_WEIGHT
+                               ) -> ExtractiveProvider:
     """The built-in model, optionally with an embedding function.
 
     Example::
@@ -147,4 +153,5 @@ def create_extractive_provider(*, embed: EmbedFunction | None = None, embedding_
         provider = create_extractive_provider()
         client = create_infer_client({"builtin:extractive": provider})
     """
-    return ExtractiveProvider(embed=embed, embedding_weight=embedding_weight, passage_weight=passage_weight)
+    return ExtractiveProvider(embed=embed, embedding_weight=embedding_weight, passage_weight=passage_weight,
+                              rank_weight=rank_weight)

@@ -51,6 +51,15 @@ NO_KEY: Final = "no-key"
 _RESERVED: Final = frozenset({"model", "messages", "response_format", "max_tokens", "temperature", "stream", "n"})
 
 
+def _openai() -> Any:
+    """The ``openai`` SDK, imported on first use; missing → a clear INFER_PROVIDER_UNAVAILABLE."""
+    try:
+        import openai
+    except ImportError:
+        raise InferError(PROVIDER_UNAVAILABLE, "The openai provider needs pyditto[openai]") from None
+    return openai
+
+
 def _retry_after(error: Any) -> float | None:
     response = getattr(error, "response", None)
     headers = getattr(response, "headers", None)
@@ -75,11 +84,7 @@ class OpenAIProvider:
 
     def _sdk(self) -> Any:
         if self._client is None:
-            try:
-                from openai import AsyncOpenAI
-            except ImportError:
-                raise InferError(PROVIDER_UNAVAILABLE, "The openai provider needs pyditto[openai]") from None
-            self._client = AsyncOpenAI(base_url=self.config.base_url, api_key=self.config.api_key or NO_KEY,
+            self._client = _openai().AsyncOpenAI(base_url=self.config.base_url, api_key=self.config.api_key or NO_KEY,
                                        max_retries=0, timeout=self.config.timeout_ms / 1000)
         return self._client
 
@@ -103,8 +108,7 @@ class OpenAIProvider:
 
     async def sample(self, request: ProviderRequest, signal: CancelSignal | None, /) -> ProviderReply:
         """One chat completion, with bounded retries inside one deadline."""
-        import openai
-
+        openai = _openai()
         budget = self.config.timeout_ms / 1000
         remaining_signal = signal.remaining() if signal is not None else None
         if remaining_signal is not None:
