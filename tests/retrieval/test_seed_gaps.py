@@ -10,8 +10,6 @@ import itertools
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +24,6 @@ from ditto import (
     RoutingError,
     WorkerDefinition,
     create_ditto,
-    create_http_transport,
-    create_worker_http_app,
     load_runtime_config_file,
 )
 from ditto.retrieval import (
@@ -44,30 +40,18 @@ from ditto.retrieval import (
     retrieval_search_node,
 )
 from ditto.retrieval.adapters.memory import RemoteRetrievalSearchProvider
-from ditto.runtime import Runtime
 from ditto.worker.memory import create_memory_worker, create_sqlite_memory_store
 
+from ..runtime.test_http import serve_and_call
 from ..support.uvicorn_thread import serve_app
 from .providers import FailingProvider, ListProvider, SlowProvider, docs
 
 REQUEST: dict[str, Any] = {"query": {"content": "agent memory"}, "target": {"name": "kb"}}
-TOKEN = "seed-gaps-token-0123456789"
 
 
 def registry(**providers: Any) -> RetrievalTargetRegistry:
     default = next(iter(providers))
     return RetrievalTargetRegistry({"kb": {"defaultStrategy": default, "providers": providers}})
-
-
-@asynccontextmanager
-async def serve_and_call(server: Runtime) -> AsyncIterator[Runtime]:
-    """Serve ``server`` over real HTTP; yield a caller runtime with its single worker registered remotely."""
-    async with serve_app(create_worker_http_app(server, token=TOKEN)) as url, \
-            create_http_transport(id="svc", url=url, token=TOKEN) as transport:
-        caller = create_ditto(transports=[transport])
-        (worker,) = await transport.workers()
-        caller.register_remote(address=worker["address"], transport_id="svc", capabilities=worker["capabilities"])
-        yield caller
 
 
 class GateProvider:

@@ -72,28 +72,31 @@ DefaultsLayer: TypeAlias = "RetrievalDefaults | RuntimeConfig | Mapping[str, Any
 _EMPTY = RetrievalDefaults()
 
 
-def coerce_defaults(value: Any) -> RetrievalDefaults:
+def coerce_defaults(value: DefaultsLayer) -> RetrievalDefaults:
     """Accept ``None``, :class:`RetrievalDefaults` (which *is* ``config.retrieval``'s
     ``RetrievalWorkerConfig``), a mapping (camelCase or snake_case) or a whole ``RuntimeConfig``."""
     if value is None:
         return _EMPTY
     if isinstance(value, RetrievalDefaults):
         return value
-    retrieval_section = getattr(value, "retrieval", None)
-    if isinstance(value, BaseModel) and isinstance(retrieval_section, BaseModel):  # RuntimeConfig
-        value = retrieval_section
-    if isinstance(value, BaseModel):
-        value = value.model_dump(exclude_none=True)
-    if not isinstance(value, Mapping):
+    raw: object = value
+    retrieval_section = getattr(raw, "retrieval", None)
+    if isinstance(raw, BaseModel) and isinstance(retrieval_section, BaseModel):  # RuntimeConfig
+        raw = retrieval_section
+        if isinstance(raw, RetrievalDefaults):
+            return raw
+    if isinstance(raw, BaseModel):
+        raw = raw.model_dump(exclude_none=True)
+    if not isinstance(raw, Mapping):
         raise RetrievalError(INVALID_INPUT, "retrieval defaults must be an object")
     try:
-        return RetrievalDefaults.model_validate(dict(value))
+        return RetrievalDefaults.model_validate(dict(raw))
     except ValidationError as error:
         raise RetrievalError(INVALID_INPUT, "retrieval defaults are invalid: "
                              + describe_validation_error(error, root="defaults")) from None
 
 
-def merge_defaults(*layers: Any) -> RetrievalDefaults:
+def merge_defaults(*layers: DefaultsLayer) -> RetrievalDefaults:
     """Merge layers field by field; the first layer that sets a value wins."""
     models = [coerce_defaults(layer) for layer in layers if layer is not None]
     if not models:

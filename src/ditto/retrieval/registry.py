@@ -75,9 +75,19 @@ class RetrievalTargetRegistry:
 
     ``defaultStrategy`` is accepted as well. Construction refuses a default
     strategy that is not registered, the reserved strategy ``rag`` and providers
-    without a callable ``search``. ``target.type/namespace/metadata`` are passed
+    without a callable ``search`` (a :class:`~ditto.retrieval.errors.RetrievalArgumentError`,
+    so an ``InvalidArgumentError``). ``target.type/namespace/metadata`` are passed
     through untouched; a namespace is not an authorisation (check it in the
-    provider or a custom registry).
+    provider or a custom registry). One provider may serve several strategies.
+
+    Example::
+
+        providers = RetrievalTargetRegistry({
+            "company-kb": {"default_strategy": "hybrid", "providers": {"hybrid": kb_provider, "bm25": kb_text}},
+            "code-index": {"default_strategy": "bm25", "providers": {"bm25": code_provider}},
+        })
+        provider = providers.resolve({"name": "company-kb"})          # the hybrid binding
+        output = await provider.search({"query": {"content": "agent memory"}, "target": {"name": "company-kb"}})
     """
 
     __slots__ = ("_targets",)

@@ -31,7 +31,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from ...signal import CancelSignal
-from ..errors import INVALID_INPUT, RetrievalError, as_retrieval_error, await_with_signal, check_signal
+from ..config import context_limit, pick_number
+from ..errors import INVALID_INPUT as _INVALID_INPUT
+from ..errors import RetrievalError, as_retrieval_error, await_with_signal, check_signal
 from ..types import RetrievalExecutionContext, RetrievalSearchInput
 from ..validation import coerce_input
 
@@ -40,7 +42,9 @@ __all__ = [
     "await_with_signal",
     "begin_search",
     "check_signal",
+    "context_limit",
     "context_signal",
+    "pick_number",
     "query_text",
     "run_blocking",
 ]
@@ -68,7 +72,7 @@ def query_text(request: RetrievalSearchInput, backend: str) -> str:
     (``RETRIEVAL_INVALID_INPUT`` naming ``backend``)."""
     text = request.query.content
     if not isinstance(text, str):
-        raise RetrievalError(INVALID_INPUT, f"{backend} needs query.content to be a string")
+        raise RetrievalError(_INVALID_INPUT, f"{backend} needs query.content to be a string")
     return text
 
 

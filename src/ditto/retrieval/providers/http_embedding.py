@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +53,8 @@ __all__ = [
 
 EMBEDDING_ENV_PREFIX = "DITTO_WORKER_RETRIEVAL_EMBEDDING_"
 DEFAULT_TIMEOUT_MS = 30_000
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,13 +176,16 @@ class HttpEmbeddingProvider:
             raise RetrievalError(TIMEOUT, "The embedding request timed out") from None
         except httpx.TimeoutException:
             raise RetrievalError(TIMEOUT, "The embedding request timed out") from None
-        except httpx.HTTPError:
+        except httpx.HTTPError as error:
+            _log.warning("the embedding service could not be reached", exc_info=error)
             raise RetrievalError(BACKEND_ERROR, "The embedding service could not be reached") from None
         if response.status_code in (401, 403):
             raise RetrievalError(PERMISSION_DENIED, "The embedding service refused the credentials")
         if response.status_code in (408, 504):
             raise RetrievalError(TIMEOUT, "The embedding service timed out")
         if not 200 <= response.status_code < 300:
+            # The body may name hosts or keys: operators see its start, callers only the status.
+            _log.warning("the embedding service answered HTTP %s: %.300r", response.status_code, payload)
             raise RetrievalError(BACKEND_ERROR, f"The embedding service answered HTTP {response.status_code}")
         try:
             data = json.loads(payload)["data"]

@@ -24,8 +24,10 @@ from .types import (
     MemoryGetInput,
     MemoryItem,
     MemorySearchHit,
+    MemorySearchInput,
     MemorySearchProvider,
     MemoryStore,
+    MemoryWriteInput,
 )
 from .validation import (
     NOT_FOUND,
@@ -93,7 +95,8 @@ class Memory:
         """The injected MemorySearchProvider, or ``None`` when the store searches."""
         return self._search
 
-    async def write(self, input: Any, *, signal: CancelSignal | None = None) -> tuple[MemoryItem, ...]:
+    async def write(self, input: MemoryWriteInput | Mapping[str, Any], *,
+                    signal: CancelSignal | None = None) -> tuple[MemoryItem, ...]:
         """MEMORY.WRITE ``{memories: [{id?, key?, content, metadata?}]}`` → the stored items, in order."""
         _check_signal(signal)
         request = parse_write_input(input)
@@ -108,7 +111,8 @@ class Memory:
             raise backend_error()
         return stored
 
-    async def get(self, input: Any, *, signal: CancelSignal | None = None) -> tuple[MemoryItem, ...]:
+    async def get(self, input: MemoryGetInput | Mapping[str, Any], *,
+                  signal: CancelSignal | None = None) -> tuple[MemoryItem, ...]:
         """MEMORY.GET ``{ids}`` or ``{keys}`` → found records in request order (missing omitted).
 
         With ``strict: true`` a missing record is ``MEMORY_NOT_FOUND`` instead.
@@ -130,7 +134,8 @@ class Memory:
             raise DittoMemoryError(NOT_FOUND, f"no memory exists for one of the requested {field}s")
         return tuple(found[value] for value in dict.fromkeys(values) if value in found)
 
-    async def delete(self, input: Any, *, signal: CancelSignal | None = None) -> FrozenDict:
+    async def delete(self, input: MemoryDeleteInput | Mapping[str, Any], *,
+                     signal: CancelSignal | None = None) -> FrozenDict:
         """MEMORY.DELETE ``{ids}`` or ``{keys}`` → ``{"deleted": n}`` (missing ones are not errors)."""
         _check_signal(signal)
         request = parse_delete_input(input)
@@ -143,7 +148,8 @@ class Memory:
             raise backend_error()
         return FrozenDict({"deleted": deleted})
 
-    async def search(self, input: Any, *, signal: CancelSignal | None = None) -> tuple[MemorySearchHit, ...]:
+    async def search(self, input: MemorySearchInput | Mapping[str, Any], *,
+                     signal: CancelSignal | None = None) -> tuple[MemorySearchHit, ...]:
         """MEMORY.SEARCH ``{query, limit?=10, filter?, strategy?, options?}`` → ranked hits.
 
         The injected search provider, when there is one, replaces the store's

@@ -55,6 +55,7 @@ from ._filters import compile_filter
 from ._fts import bm25_score, index_text, match_expression, query_tokens, token_count
 from .types import (
     DittoMemoryError,
+    MemoryArgumentError,
     MemoryCallOptions,
     MemoryItem,
     MemorySearchHit,
@@ -194,9 +195,9 @@ class SqliteMemoryStore:
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout_ms: int = 5000,
                  read_only: bool = False, max_connections: int = 4) -> None:
         if isinstance(busy_timeout_ms, bool) or not isinstance(busy_timeout_ms, int) or busy_timeout_ms < 0:
-            raise invalid("busy_timeout_ms must be a non-negative integer")
+            raise MemoryArgumentError("busy_timeout_ms must be a non-negative integer")
         if isinstance(max_connections, bool) or not isinstance(max_connections, int) or max_connections < 1:
-            raise invalid("max_connections must be a positive integer")
+            raise MemoryArgumentError("max_connections must be a positive integer")
         self._path = Path(path)
         self._busy_timeout_ms = busy_timeout_ms
         self._read_only = read_only

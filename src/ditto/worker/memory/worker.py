@@ -15,7 +15,16 @@ from ...contracts import FrozenDict
 from ...runtime import ExecutionContext, NodeDescriptor, WorkerDefinition
 from .config import MemoryResources, check_concurrency
 from .sdk import create_memory
-from .types import MemoryItem, MemorySearchHit, MemorySearchProvider, MemoryStore
+from .types import (
+    MemoryDeleteInput,
+    MemoryGetInput,
+    MemoryItem,
+    MemorySearchHit,
+    MemorySearchInput,
+    MemorySearchProvider,
+    MemoryStore,
+    MemoryWriteInput,
+)
 
 __all__ = [
     "MEMORY_WORKER_TYPE",
@@ -28,10 +37,14 @@ __all__ = [
 
 MEMORY_WORKER_TYPE = "MEMORY"
 
-memory_write_node: NodeDescriptor[Any, tuple[MemoryItem, ...]] = NodeDescriptor("MEMORY.WRITE")
-memory_get_node: NodeDescriptor[Any, tuple[MemoryItem, ...]] = NodeDescriptor("MEMORY.GET")
-memory_search_node: NodeDescriptor[Any, tuple[MemorySearchHit, ...]] = NodeDescriptor("MEMORY.SEARCH")
-memory_delete_node: NodeDescriptor[Any, FrozenDict] = NodeDescriptor("MEMORY.DELETE")
+memory_write_node: NodeDescriptor[MemoryWriteInput | Mapping[str, Any], tuple[MemoryItem, ...]] = \
+    NodeDescriptor("MEMORY.WRITE")
+memory_get_node: NodeDescriptor[MemoryGetInput | Mapping[str, Any], tuple[MemoryItem, ...]] = \
+    NodeDescriptor("MEMORY.GET")
+memory_search_node: NodeDescriptor[MemorySearchInput | Mapping[str, Any], tuple[MemorySearchHit, ...]] = \
+    NodeDescriptor("MEMORY.SEARCH")
+memory_delete_node: NodeDescriptor[MemoryDeleteInput | Mapping[str, Any], FrozenDict] = \
+    NodeDescriptor("MEMORY.DELETE")
 
 
 def create_memory_worker(resources: MemoryResources | Mapping[str, Any] | None = None, *,
