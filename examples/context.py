@@ -202,8 +202,13 @@ def context_retrieval(provider: Any, target: Any) -> RagStrategyPipeline:
 
 
 async def context_to_infer(context: Context, infer: Any, model: Any) -> Any:
-    """``infer`` is an INFER client (``infer.reasoning.sample``); INFER items differ from working items."""
-    selected = await create_context().select({"context": context, "purpose": "infer", "limit": 16})
+    """``infer`` is an INFER client (``infer.reasoning.sample``); INFER items differ from working items.
+
+    ``order: "context"`` keeps the chosen items in working-set order, so the model
+    reads the conversation as it happened rather than in ranking order.
+    """
+    selected = await create_context().select({"context": context, "purpose": "infer", "limit": 16,
+                                              "order": "context"})
     messages = [{"role": "user", "content": item.content if isinstance(item.content, str)
                  else json.dumps(item.content)} for item in selected.context.items]
     messages.append({"role": "user", "content": "Explain the evidence."})
@@ -298,14 +303,17 @@ async def context_to_memory(context: Context, memory: Any) -> Any:
 async def tool_to_cached_context(runtime: RuntimeClient, scope: ContextScope | Mapping[str, Any],
                                  call: Mapping[str, Any]) -> NodeResult[Any]:
     result = await runtime.invoke("INTERACTION.ACT.TOOL", {"call": call})
-    observation = await runtime.invoke("INTERACTION.OBSERVE", {"result": result.output})
+    observed = await runtime.invoke("INTERACTION.OBSERVE", {"result": result})
     # The application chooses whether failed observations should enter its working set.
-    if observation.status != "success" or observation.output is None:
+    if observed.status != "success" or observed.output is None:
+        raise RuntimeError(observed.error.code if observed.error else observed.status)
+    observation = observed.output
+    if observation.status != "success":
         raise RuntimeError(observation.error.code if observation.error else observation.status)
     return await runtime.invoke("CONTEXT.UPDATE", {"scope": scope, "ingress": [{
         "id": f"observation:{call['id']}", "sourceNode": "INTERACTION.OBSERVE",
-        "content": observation.output["message"]["content"],
-        "metadata": {"callId": call["id"], "source": observation.output.get("source"), "status": observation.status},
+        "content": observation.message.content,
+        "metadata": {"callId": call["id"], "source": observation.source, "status": observation.status},
     }]})
 
 

@@ -1,14 +1,24 @@
 """pyditto: a runtime for agents that find things and keep their working context honest.
 
 ``import ditto`` loads the runtime, contracts, config and core workers only;
-the optional RETRIEVAL package (``ditto.retrieval``) is never imported here.
+the optional RETRIEVAL package (``ditto.retrieval``) and the research workflow are never
+imported here, nor any server, model or web client library (they load on first use).
 """
 
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 from .config import RuntimeConfig, load_dotenv_mapping, load_runtime_config, load_runtime_config_file
-from .errors import ConfigError, DittoError, GraphError, RegistrationError, RoutingError, TransportError
+from .contracts import ToolCall
+from .errors import (
+    ConfigError,
+    DittoError,
+    GraphError,
+    InvalidArgumentError,
+    RegistrationError,
+    RoutingError,
+    TransportError,
+)
 from .runtime import (
     ExecutionContext,
     Graph,
@@ -49,6 +59,24 @@ from .worker.context import (
     run_rag_flow,
     run_skill_flow,
 )
+from .worker.infer import (
+    InferClient,
+    InferCounters,
+    InferError,
+    InferResult,
+    ModelConfig,
+    create_infer_client,
+    create_infer_worker,
+    infer_sample_node,
+)
+from .worker.interaction import (
+    InteractionError,
+    Observation,
+    ToolError,
+    ToolResult,
+    create_interaction,
+    create_interaction_worker,
+)
 from .worker.memory import (
     DittoMemoryError,
     MemoryItem,
@@ -86,16 +114,27 @@ __all__ = [
     "GraphError",
     "GraphResult",
     "HttpTransport",
+    "InferClient",
+    "InferCounters",
+    "InferError",
+    "InferResult",
+    "InteractionError",
+    "InvalidArgumentError",
     "LoopContext",
     "MemoryItem",
+    "ModelConfig",
     "NodeDescriptor",
     "NodeError",
     "NodeResult",
+    "Observation",
     "RegistrationError",
     "RoutingError",
     "Runtime",
     "RuntimeClient",
     "RuntimeConfig",
+    "ToolCall",
+    "ToolError",
+    "ToolResult",
     "TransportError",
     "WorkerDefinition",
     "WorkerInfo",
@@ -112,6 +151,10 @@ __all__ = [
     "create_ditto",
     "create_http_transport",
     "create_in_memory_context_store",
+    "create_infer_client",
+    "create_infer_worker",
+    "create_interaction",
+    "create_interaction_worker",
     "create_memory",
     "create_memory_worker",
     "create_rag_strategy",
@@ -122,6 +165,7 @@ __all__ = [
     "default_select",
     "deterministic_compress",
     "graph",
+    "infer_sample_node",
     "is_protected_context_item",
     "load_dotenv_mapping",
     "load_runtime_config",

@@ -48,6 +48,23 @@ if TYPE_CHECKING:
 
     from pydantic import ValidationError
 
+__all__ = [
+    "CANCELLED",
+    "HANDLER_ERROR",
+    "OUTPUT_NOT_SERIALIZABLE",
+    "REJECTED",
+    "TIMEOUT",
+    "ConfigError",
+    "DittoError",
+    "GraphError",
+    "InvalidArgumentError",
+    "NodeStatus",
+    "RegistrationError",
+    "RoutingError",
+    "TransportError",
+    "describe_validation_error",
+]
+
 NodeStatus = Literal["success", "error", "cancelled", "timeout", "rejected"]
 
 

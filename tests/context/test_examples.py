@@ -28,6 +28,7 @@ from ditto.worker.context import (
     create_in_memory_context_store,
     create_redis_context_store,
 )
+from ditto.worker.interaction import ToolError, create_interaction_worker
 from ditto.worker.memory import create_memory, create_memory_worker, create_sqlite_memory_store
 
 
@@ -217,21 +218,22 @@ async def test_flows_errors_direct_strategies_and_custom_descriptor() -> None:
 
 
 async def test_tool_observation_into_cached_context(redis_client: Redis) -> None:
-    """CX-9: a tool observation enters the cached context through CONTEXT.UPDATE with a scope."""
+    """CX-9, INT-1, INT-3: a real INTERACTION tool's observation enters the cached context through
+    CONTEXT.UPDATE with a scope; a failed tool is kept out of the working set."""
 
-    async def act(input: Any) -> dict[str, Any]:
-        return {"callId": input["call"]["id"], "value": "file contents"}
+    def read(path: str) -> str:
+        if path != "notes.txt":
+            raise ToolError(f"no file {path}")
+        return "file contents"
 
-    async def observe(input: Any) -> dict[str, Any]:
-        return {"message": {"role": "tool", "content": input["result"]["value"]}, "source": "tool:read"}
-
-    interaction = WorkerDefinition("INTERACTION", {"INTERACTION.ACT.TOOL": act, "INTERACTION.OBSERVE": observe})
     store = create_redis_context_store(redis_client)
-    runtime = create_ditto(workers=[interaction, create_context_worker(services={"stateStore": store})])
+    runtime = create_ditto(workers=[create_interaction_worker(tools=[read]),
+                                    create_context_worker(services={"stateStore": store})])
     scope = {"sessionId": "tools"}
     try:
         await create_context(services={"stateStore": store}).load({"scope": scope, "sources": []})
-        result = await examples.tool_to_cached_context(runtime, scope, {"id": "call-7", "name": "read"})
+        call = {"id": "call-7", "name": "read", "arguments": {"path": "notes.txt"}}
+        result = await examples.tool_to_cached_context(runtime, scope, call)
         assert result.status == "success"
         stored = await store.get(scope)
         assert stored is not None
@@ -239,6 +241,11 @@ async def test_tool_observation_into_cached_context(redis_client: Redis) -> None
         assert item.id == "observation:call-7" and item.content == "file contents"
         assert item.metadata == {"callId": "call-7", "source": "tool:read", "status": "success",
                                  "sourceNode": "INTERACTION.OBSERVE"}
+        with pytest.raises(RuntimeError, match="INTERACTION_TOOL_FAILED"):
+            await examples.tool_to_cached_context(runtime, scope, {"id": "call-8", "name": "read",
+                                                                   "arguments": {"path": "missing"}})
+        after = await store.get(scope)
+        assert after is not None and [entry.id for entry in after.context.items] == ["observation:call-7"]
     finally:
         await runtime.close()
 

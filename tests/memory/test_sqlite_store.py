@@ -38,7 +38,7 @@ async def test_file_is_wal_with_expected_schema(store: SqliteMemoryStore, db_pat
     await store.write(items({"content": "hello"}))
     with sqlite3.connect(db_path) as raw:
         assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == 3
         columns = [row[1] for row in raw.execute("PRAGMA table_info(memory_records)")]
         assert columns == ["seq", "id", "key", "content", "metadata", "length", "created_at", "updated_at"]
         assert raw.execute("SELECT records, tokens FROM memory_stats").fetchone() == (1, 1)
@@ -645,7 +645,7 @@ async def test_version_1_file_is_upgraded_in_place(db_path: Path) -> None:
         assert [hit.memory.id for hit in await store.search(MemorySearchInput(query="保留多少天"))] == ["zh"]
         assert [hit.memory.id for hit in await store.search(MemorySearchInput(query="days"))] == ["en"]
     with sqlite3.connect(db_path) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == 3
         assert raw.execute("SELECT records, tokens FROM memory_stats").fetchone() == (2, 11)
         assert raw.execute("SELECT sum(length) FROM memory_records").fetchone()[0] == 11
 

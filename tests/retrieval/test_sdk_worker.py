@@ -122,7 +122,7 @@ async def test_sdk_errors_become_node_results() -> None:
         (FailingProvider(RetrievalError("RETRIEVAL_PERMISSION_DENIED", "tenant")), "error",
          "RETRIEVAL_PERMISSION_DENIED"),
         (FailingProvider(RetrievalError("RETRIEVAL_TIMEOUT", "slow")), "timeout", "RETRIEVAL_TIMEOUT"),
-        (FailingProvider(TimeoutError("db host 10.0.0.7")), "timeout", "RETRIEVAL_TIMEOUT"),
+        (FailingProvider(TimeoutError("db host 10.0.0.7")), "error", "RETRIEVAL_BACKEND_ERROR"),
     ]
     for provider, status, code in cases:
         result = await create_retrieval(registry(x=provider)).search(REQUEST)
@@ -332,7 +332,7 @@ async def test_seed_options_object_form() -> None:
     sdk = create_retrieval({"providers": providers, "defaults": {"search_limit": 1}})
     assert len((await sdk.search(REQUEST)).output.candidates) == 1  # type: ignore[union-attr]
     with pytest.raises(RetrievalError) as info:
-        create_retrieval({"providers": providers, "concurrency": 2})
+        create_retrieval({"providers": providers, "bogus": 2})
     assert info.value.code == "RETRIEVAL_INVALID_INPUT"
     with pytest.raises(RetrievalError) as info:
         create_retrieval_worker({"defaults": {}})

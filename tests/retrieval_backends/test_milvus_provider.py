@@ -21,7 +21,6 @@ from ditto.retrieval.providers.milvus import (
     create_milvus_search_provider,
     milvus_filter_expression,
 )
-from ditto.signal import AbortController
 
 from .conftest import DOCS
 
@@ -203,15 +202,6 @@ async def test_ret5_milvus_backend_errors_are_hidden(milvus: MilvusClient) -> No
         await provider.search(_request(_embed("agent")))
     assert caught.value.code == "RETRIEVAL_BACKEND_ERROR"
     assert "doomed" not in str(caught.value) and caught.value.message == "The search backend failed"
-
-
-async def test_ret5_milvus_cancellation(provider: MilvusSearchProvider) -> None:
-    """RET-5: an aborted signal → RETRIEVAL_CANCELLED before embedding or searching."""
-    controller = AbortController()
-    controller.abort()
-    with pytest.raises(RetrievalError) as caught:
-        await provider.search(_request(), RetrievalExecutionContext(signal=controller.signal))
-    assert (caught.value.code, caught.value.status) == ("RETRIEVAL_CANCELLED", "cancelled")
 
 
 @pytest.mark.parametrize("options", [

@@ -16,7 +16,6 @@ from ditto.retrieval import (
 )
 from ditto.retrieval.providers.text import TextSearchProvider, create_text_search_provider
 from ditto.runtime import create_ditto
-from ditto.signal import AbortController, CancelSignal
 
 from .conftest import DOCS
 
@@ -92,26 +91,6 @@ async def test_ret5_text_provider_error_codes(provider: TextSearchProvider, requ
     with pytest.raises(RetrievalError) as caught:
         await provider.search(request_)
     assert caught.value.code == code
-
-
-async def test_ret5_cancelled_signal_stops_the_search(provider: TextSearchProvider) -> None:
-    """RET-5: a fired signal → RETRIEVAL_CANCELLED (status cancelled); a deadline → RETRIEVAL_TIMEOUT."""
-    controller = AbortController()
-    controller.abort()
-    with pytest.raises(RetrievalError) as caught:
-        await provider.search(_request(), RetrievalExecutionContext(signal=controller.signal))
-    assert (caught.value.code, caught.value.status) == ("RETRIEVAL_CANCELLED", "cancelled")
-    expired = CancelSignal.timeout(0)
-    await _sleep_briefly()
-    with pytest.raises(RetrievalError) as caught:
-        await provider.search(_request(), RetrievalExecutionContext(signal=expired))
-    assert caught.value.code == "RETRIEVAL_TIMEOUT"
-
-
-async def _sleep_briefly() -> None:
-    import asyncio
-
-    await asyncio.sleep(0.01)
 
 
 async def test_ret6_add_and_remove_documents_and_offloaded_search() -> None:

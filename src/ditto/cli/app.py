@@ -1,22 +1,19 @@
-"""``ditto``: serve workers over HTTP, run the demo, (later) run research tasks."""
+"""``ditto``: serve workers over HTTP, run and verify research tasks."""
 
 from __future__ import annotations
 
 import asyncio
-import importlib
-import inspect
 import json
 import os
-import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from .. import __version__
 from ..config import RuntimeConfig, load_runtime_config_file
 from ..errors import DittoError
-from ..runtime import WorkerDefinition
+from .factories import load_worker_factory
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="pyditto: workers, retrieval and working context for agents.")
@@ -34,24 +31,6 @@ def _version(value: bool) -> None:
 def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                                   help="Print the version and exit.")] = False) -> None:
     """pyditto command line."""
-
-
-def load_worker_factory(spec: str, config: RuntimeConfig) -> list[WorkerDefinition]:
-    """Import ``module:factory`` and call it (with the config if it takes one)."""
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise typer.BadParameter(f"--worker must look like module:factory, got {spec!r}")
-    if os.getcwd() not in sys.path:  # like uvicorn's --app-dir ".": factories may live in the project
-        sys.path.insert(0, os.getcwd())
-    try:
-        factory = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise typer.BadParameter(f"cannot import {spec}: {exc}") from None
-    made = factory(config) if inspect.signature(factory).parameters else factory()
-    definitions = [made] if isinstance(made, WorkerDefinition) else list(made)
-    if not definitions or not all(isinstance(item, WorkerDefinition) for item in definitions):
-        raise typer.BadParameter(f"{spec} did not return WorkerDefinition(s)")
-    return definitions
 
 
 @app.command()
@@ -93,13 +72,13 @@ def serve(
     asyncio.run(run())
 
 
-@app.command()
-def demo() -> None:
-    """Start a runtime, register a worker, call it locally and over HTTP, print a summary."""
-    from .demo import run_demo
+def _register_research() -> None:
+    from .research import register
 
-    summary: dict[str, Any] = asyncio.run(run_demo())
-    typer.echo(json.dumps(summary, indent=2))
+    register(app)
+
+
+_register_research()
 
 
 def main() -> None:

@@ -24,7 +24,9 @@ __all__ = ["load_dotenv_mapping", "load_runtime_config", "load_runtime_config_fi
 _VAR = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-def _expand(value: Any, env: Mapping[str, str], path: str) -> Any:
+def _expand(value: Any, env: Mapping[str, str], path: str, loc: tuple[Any, ...] = (),
+            expanded: set[tuple[Any, ...]] | None = None) -> Any:
+    """``value`` with ``${VAR}`` replaced; the locations of strings that referenced a variable go to ``expanded``."""
     if isinstance(value, str):
         def replace(match: re.Match[str]) -> str:
             if match.group(0) == "$$":
@@ -34,12 +36,46 @@ def _expand(value: Any, env: Mapping[str, str], path: str) -> Any:
                 raise ConfigError("CONFIG_MISSING_ENV", f"{path or '<root>'}: variable ${{{name}}} is not set")
             return env[name]
 
-        return _VAR.sub(replace, value)
+        result = _VAR.sub(replace, value)
+        if expanded is not None and result != value:
+            expanded.add(loc)
+        return result
     if isinstance(value, dict):
-        return {key: _expand(item, env, f"{path}.{key}" if path else str(key)) for key, item in value.items()}
+        return {key: _expand(item, env, f"{path}.{key}" if path else str(key), (*loc, key), expanded)
+                for key, item in value.items()}
     if isinstance(value, list):
-        return [_expand(item, env, f"{path}[{index}]") for index, item in enumerate(value)]
+        return [_expand(item, env, f"{path}[{index}]", (*loc, index), expanded) for index, item in enumerate(value)]
     return value
+
+
+_INT_TEXT = re.compile(r"[+-]?[0-9]+")
+_FLOAT_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+#: A numeric field given a string: the error types a number read from ``${VAR}`` can fix.
+_NUMBER_ERRORS = {"int_type": (_INT_TEXT, int), "float_type": (_FLOAT_TEXT, float)}
+
+
+def _numbers_from_env(document: Any, errors: list[Any], expanded: set[tuple[Any, ...]]) -> bool:
+    """Turn expanded ``${VAR}`` strings that a numeric field refused into numbers; whether any changed.
+
+    Environment variables are always text, so ``searchLimit: ${SEARCH_LIMIT}``
+    would otherwise never validate. Only a whole string that came from an
+    expansion and is an integer (for integer fields) or a decimal number (for
+    float fields) is converted, so ``keyPrefix: ${PREFIX}`` stays a string.
+    """
+    changed = False
+    for error in errors:
+        rule = _NUMBER_ERRORS.get(error["type"])
+        loc = tuple(error["loc"])
+        if rule is None or loc not in expanded or not loc:
+            continue
+        parent = document
+        for part in loc[:-1]:
+            parent = parent[part]
+        text = parent[loc[-1]]
+        if isinstance(text, str) and rule[0].fullmatch(text.strip()):
+            parent[loc[-1]] = rule[1](text.strip())
+            changed = True
+    return changed
 
 
 def _location(loc: tuple[int | str, ...]) -> str:
@@ -55,9 +91,15 @@ def load_runtime_config(document: Any, env: Mapping[str, str] | None = None) -> 
         document = {}
     if not isinstance(document, dict):
         raise ConfigError("CONFIG_INVALID", "<root>: the configuration must be a mapping")
-    expanded = _expand(document, env or {}, "")
+    from_env: set[tuple[Any, ...]] = set()
+    expanded = _expand(document, env or {}, "", (), from_env)
     try:
-        return RuntimeConfig.model_validate(expanded)
+        try:
+            return RuntimeConfig.model_validate(expanded)
+        except ValidationError as first:
+            if not _numbers_from_env(expanded, first.errors(), from_env):
+                raise
+            return RuntimeConfig.model_validate(expanded)
     except ValidationError as exc:
         problems = []
         for error in exc.errors():

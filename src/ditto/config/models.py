@@ -13,6 +13,9 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from pydantic.alias_generators import to_camel
 
+from ..contracts.context import ContextPolicy
+from ..contracts.types import PositiveInt, TtlMs
+
 __all__ = [
     "ContextCacheConfig",
     "ContextLocalCacheConfig",
@@ -20,6 +23,8 @@ __all__ = [
     "ContextQueueConfig",
     "ContextWorkerConfig",
     "HttpTransportConfig",
+    "InteractionWebConfig",
+    "InteractionWorkerConfig",
     "MemoryWorkerConfig",
     "RetrievalEmbeddingConfig",
     "RetrievalHybridConfig",
@@ -30,29 +35,23 @@ __all__ = [
     "WorkersConfig",
 ]
 
-PolicyInt = Annotated[StrictInt, Field(ge=1, le=1_000_000)]
-PositiveInt = Annotated[StrictInt, Field(ge=1)]
 
 
 class _Section(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
 
 
-class ContextPolicyConfig(_Section):
-    max_inline_bytes: PolicyInt | None = None
-    max_items: PolicyInt | None = None
-    max_tokens: PolicyInt | None = None
-    duplicate: Literal["replace", "keep-first", "reject"] | None = None
-    missing_removal: Literal["ignore", "reject"] | None = None
+#: ``workers.context.policy`` is CONTEXT's own policy model (one schema for YAML and SDK).
+ContextPolicyConfig = ContextPolicy
 
 
 class ContextCacheConfig(_Section):
-    ttl_ms: Annotated[StrictInt, Field(ge=1, le=2_147_483_647)] | None = None
+    ttl_ms: TtlMs | None = None
     key_prefix: StrictStr | None = None
 
 
 class ContextLocalCacheConfig(_Section):
-    ttl_ms: Annotated[StrictInt, Field(ge=1, le=2_147_483_647)] | None = None
+    ttl_ms: TtlMs | None = None
     max_entries: PositiveInt | None = None
 
 
@@ -61,7 +60,7 @@ class ContextQueueConfig(_Section):
 
 
 class ContextWorkerConfig(_Section):
-    policy: ContextPolicyConfig | None = None
+    policy: ContextPolicy | None = None
     cache: ContextCacheConfig | None = None
     local_cache: ContextLocalCacheConfig | None = None
     queue: ContextQueueConfig | None = None
@@ -92,8 +91,24 @@ class MemoryWorkerConfig(_Section):
     path: StrictStr | None = None
 
 
+class InteractionWebConfig(_Section):
+    """``workers.interaction.web``: search engine, readable origins and request bounds (no secrets here)."""
+
+    search_engine: Literal["wikipedia", "brave"] | None = None
+    allowed_origins: tuple[StrictStr, ...] | None = None
+    wikipedia_url: StrictStr | None = None
+    brave_url: StrictStr | None = None
+    timeout_ms: Annotated[StrictInt, Field(ge=1, le=3_600_000)] | None = None
+    max_response_bytes: PositiveInt | None = None
+
+
+class InteractionWorkerConfig(_Section):
+    web: InteractionWebConfig | None = None
+
+
 class WorkersConfig(_Section):
     context: ContextWorkerConfig = Field(default_factory=ContextWorkerConfig)
+    interaction: InteractionWorkerConfig = Field(default_factory=InteractionWorkerConfig)
     memory: MemoryWorkerConfig = Field(default_factory=MemoryWorkerConfig)
     retrieval: RetrievalWorkerConfig = Field(default_factory=RetrievalWorkerConfig)
 
@@ -115,6 +130,10 @@ class RuntimeConfig(_Section):
     @property
     def context(self) -> ContextWorkerConfig:
         return self.workers.context
+
+    @property
+    def interaction(self) -> InteractionWorkerConfig:
+        return self.workers.interaction
 
     @property
     def memory(self) -> MemoryWorkerConfig:

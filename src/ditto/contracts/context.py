@@ -2,15 +2,33 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import Field
 
 from ._base import DittoModel
+from .types import PositiveLimit
 
-__all__ = ["Context", "ContextItem", "ContextPurpose", "ContextSelection", "Message", "Reference"]
+__all__ = [
+    "DEFAULT_MAX_INLINE_BYTES",
+    "DEFAULT_MAX_ITEMS",
+    "Context",
+    "ContextItem",
+    "ContextPolicy",
+    "ContextPurpose",
+    "ContextSelection",
+    "DuplicatePolicy",
+    "Message",
+    "MissingRemovalPolicy",
+    "Reference",
+]
 
 ContextPurpose = Literal["infer", "memory"]
+DuplicatePolicy = Literal["replace", "keep-first", "reject"]
+MissingRemovalPolicy = Literal["ignore", "reject"]
+
+DEFAULT_MAX_INLINE_BYTES: Final = 65_536
+DEFAULT_MAX_ITEMS: Final = 256
 
 
 class Reference(DittoModel):
@@ -50,3 +68,20 @@ class ContextSelection(DittoModel):
     purpose: ContextPurpose
     context: Context
     selected_item_ids: tuple[str, ...] = ()
+
+
+class ContextPolicy(DittoModel):
+    """The CONTEXT limits every request is held to (YAML ``workers.context.policy`` and the SDK's ``policy``).
+
+    One model for both: the config loader validates the YAML section with it and
+    ``create_context(policy=...)`` resolves to it. Numbers are integers
+    1–1,000,000; ``max_tokens=None`` means no token budget. A request can only
+    tighten these limits. Which fields a YAML file actually set is
+    ``model_fields_set``.
+    """
+
+    max_inline_bytes: PositiveLimit = DEFAULT_MAX_INLINE_BYTES
+    max_items: PositiveLimit = DEFAULT_MAX_ITEMS
+    max_tokens: PositiveLimit | None = None
+    duplicate: DuplicatePolicy = "replace"
+    missing_removal: MissingRemovalPolicy = "ignore"

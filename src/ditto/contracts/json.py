@@ -10,20 +10,27 @@ become tuples.
 from __future__ import annotations
 
 import json
-import math
+import re
 from collections.abc import Mapping
-from typing import Any, NoReturn, TypeAlias
+from typing import Any, Final, NoReturn, TypeAlias
+
+from pydantic import BaseModel
 
 __all__ = [
     "MAX_JSON_DEPTH",
+    "NOT_JSON",
     "FrozenDict",
     "InvalidJson",
     "JsonObject",
     "JsonValue",
     "check_json",
     "freeze_json",
+    "frozen_json",
     "js_json_dumps",
+    "plain_json",
     "thaw_json",
+    "try_frozen_json",
+    "valid_text",
 ]
 
 JsonValue: TypeAlias = Any
@@ -72,6 +79,147 @@ class FrozenDict(dict[str, Any]):
 #: Deeper values are refused: they would exhaust Python's stack in every recursive walk
 #: (freezing, serialising) and no real context or memory record nests this far.
 MAX_JSON_DEPTH = 256
+#: The smallest integer magnitude that is ``Infinity`` as a double (it rounds up to 2**1024):
+#: JavaScript could not read it back as a finite number.
+_DOUBLE_OVERFLOW: Final = 2**1024 - 2**970
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(value: str) -> bool:
+    """Whether ``value`` can be written as UTF-8 (no lone surrogates); ``isascii`` is O(1)."""
+    return value.isascii() or _LONE_SURROGATE.search(value) is None
+
+
+# -- the one JSON walker ------------------------------------------------------
+#
+# ``_frozen`` is the hot path: one pass that checks and freezes, testing exact types before
+# the slower ``isinstance`` checks and building no path strings or cycle set (a cycle shows
+# up as too much depth). Only when it refuses a value does ``_explain`` walk it again to
+# find where and why. ``check_json``, ``frozen_json`` and ``try_frozen_json`` are all this pair.
+
+
+class _NotJson(Exception):
+    """Raised by the fast walker; :func:`_explain` then finds the path and the reason."""
+
+
+def _scalar_ok(value: Any) -> bool:
+    """Whether a non-container value is finite, encodable JSON (any subclass of the JSON types)."""
+    if isinstance(value, str):
+        return valid_text(value)
+    if value is None or isinstance(value, bool):
+        return True
+    if isinstance(value, int):
+        return -_DOUBLE_OVERFLOW < value < _DOUBLE_OVERFLOW
+    if isinstance(value, float):
+        return value - value == 0.0  # false for inf and nan
+    return False
+
+
+def _frozen(value: Any, depth: int) -> Any:
+    """A frozen copy of ``value``, or ``_NotJson``; frozen containers with frozen children come back as they are."""
+    kind = type(value)
+    if kind is str:
+        if value.isascii() or _LONE_SURROGATE.search(value) is None:
+            return value
+        raise _NotJson
+    if value is None or kind is bool:
+        return value
+    if kind is int:
+        if -_DOUBLE_OVERFLOW < value < _DOUBLE_OVERFLOW:
+            return value
+        raise _NotJson
+    if kind is float:
+        if value - value == 0.0:  # false for inf and nan
+            return value
+        raise _NotJson
+    if kind is dict or kind is FrozenDict:
+        return _frozen_object(value, kind, depth)
+    if kind is list or kind is tuple:
+        return _frozen_array(value, kind, depth)
+    if isinstance(value, Mapping):
+        return _frozen_object(value, kind, depth)
+    if isinstance(value, (list, tuple)):
+        return _frozen_array(value, kind, depth)
+    if _scalar_ok(value):
+        return value
+    raise _NotJson
+
+
+def _frozen_object(value: Mapping[Any, Any], kind: type, depth: int) -> FrozenDict:
+    if depth >= MAX_JSON_DEPTH:
+        raise _NotJson
+    out: dict[str, Any] = {}
+    same = kind is FrozenDict
+    for key, child in value.items():
+        if not isinstance(key, str) or not (key.isascii() or _LONE_SURROGATE.search(key) is None):
+            raise _NotJson
+        frozen = out[key] = _frozen(child, depth + 1)
+        same = same and frozen is child
+    return value if same else FrozenDict(out)  # type: ignore[return-value]
+
+
+def _frozen_array(value: list[Any] | tuple[Any, ...], kind: type, depth: int) -> tuple[Any, ...]:
+    if depth >= MAX_JSON_DEPTH:
+        raise _NotJson
+    items = tuple([_frozen(child, depth + 1) for child in value])
+    if kind is tuple and all(new is old for new, old in zip(items, value, strict=True)):
+        return value  # type: ignore[return-value]
+    return items
+
+
+def _explain(value: Any, path: str, depth: int, active: set[int]) -> InvalidJson | None:
+    """Where and why ``value`` is not JSON (the slow path, only after ``_frozen`` refused it)."""
+    if not isinstance(value, (Mapping, list, tuple)):
+        if _scalar_ok(value):
+            return None
+        if isinstance(value, str):
+            return InvalidJson(path, "strings must be valid Unicode (no lone surrogates)")
+        if isinstance(value, int):
+            return InvalidJson(path, "integers must fit a double")
+        if isinstance(value, float):
+            return InvalidJson(path, "numbers must be finite")
+        return InvalidJson(path, f"{type(value).__name__} is not a JSON value")
+    if id(value) in active:
+        return InvalidJson(path, "value contains a cycle")
+    if depth >= MAX_JSON_DEPTH:
+        return InvalidJson(path, f"value is nested deeper than {MAX_JSON_DEPTH} levels")
+    active.add(id(value))
+    if isinstance(value, Mapping):
+        for key, child in value.items():
+            if not isinstance(key, str):
+                return InvalidJson(path, "object keys must be strings")
+            if not valid_text(key):
+                return InvalidJson(path, "strings must be valid Unicode (no lone surrogates)")
+            found = _explain(child, f"{path}.{key}" if path else key, depth + 1, active)
+            if found:
+                return found
+    else:
+        for index, child in enumerate(value):
+            found = _explain(child, f"{path}[{index}]", depth + 1, active)
+            if found:
+                return found
+    active.discard(id(value))
+    return None
+
+
+#: What :func:`try_frozen_json` returns for a value that is not JSON.
+NOT_JSON: Final = object()
+
+
+def try_frozen_json(value: Any) -> Any:
+    """The frozen copy of ``value`` if it is finite, acyclic, encodable JSON, else :data:`NOT_JSON`."""
+    try:
+        return _frozen(value, 0)
+    except _NotJson:
+        return NOT_JSON
+
+
+def frozen_json(value: Any, path: str = "") -> Any:
+    """The frozen copy of ``value``; :class:`InvalidJson` (with the path of the first problem) if it is not JSON."""
+    try:
+        return _frozen(value, 0)
+    except _NotJson:
+        raise _explain(value, path, 0, set()) or InvalidJson(path, "not a JSON value") from None
 
 
 def check_json(value: Any, path: str = "") -> None:
@@ -81,57 +229,7 @@ def check_json(value: Any, path: str = "") -> None:
     written as UTF-8), integers beyond a double's range (JavaScript could not
     read them back) and nesting deeper than :data:`MAX_JSON_DEPTH`.
     """
-    _check(value, path, set(), 0)
-
-
-def _check_text(text: str, path: str) -> None:
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            raise InvalidJson(path, "strings must be valid Unicode (no lone surrogates)") from None
-
-
-def _check(value: Any, path: str, active: set[int], depth: int) -> None:
-    if value is None or isinstance(value, bool):
-        return
-    if isinstance(value, str):
-        _check_text(value, path)
-        return
-    if isinstance(value, int):
-        try:
-            float(value)
-        except OverflowError:
-            raise InvalidJson(path, "integers must fit a double") from None
-        return
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise InvalidJson(path, "numbers must be finite")
-        return
-    if depth >= MAX_JSON_DEPTH:
-        raise InvalidJson(path, f"value is nested deeper than {MAX_JSON_DEPTH} levels")
-    if isinstance(value, Mapping):
-        ident = id(value)
-        if ident in active:
-            raise InvalidJson(path, "value contains a cycle")
-        active.add(ident)
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise InvalidJson(path, "object keys must be strings")
-            _check_text(key, path)
-            _check(item, f"{path}.{key}" if path else key, active, depth + 1)
-        active.discard(ident)
-        return
-    if isinstance(value, (list, tuple)):
-        ident = id(value)
-        if ident in active:
-            raise InvalidJson(path, "value contains a cycle")
-        active.add(ident)
-        for index, item in enumerate(value):
-            _check(item, f"{path}[{index}]", active, depth + 1)
-        active.discard(ident)
-        return
-    raise InvalidJson(path, f"{type(value).__name__} is not a JSON value")
+    frozen_json(value, path)
 
 
 def freeze_json(value: Any) -> Any:
@@ -176,3 +274,43 @@ def js_json_dumps(value: Any) -> str:
     return json.dumps(_normalise_floats(value), ensure_ascii=False, separators=(",", ":"),
                       allow_nan=False)
 
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def plain_json(value: Any) -> Any:
+    """``value`` with every pydantic model inside it replaced by its camelCase JSON object.
+
+    Typed values copied into a JSON field (``metadata={"source": candidate.source}``)
+    are plain objects in the seeds' TypeScript; here they are models, which
+    :func:`check_json` would refuse. A value without models is returned as it is
+    (no copy); cycles and over-deep nesting are left for :func:`check_json` to refuse.
+    """
+    return _to_plain(value, set(), 0) if _has_model(value, set(), 0) else value
+
+
+def _has_model(value: Any, seen: set[int], depth: int) -> bool:
+    if type(value) in _SCALARS:  # the common case, decided without isinstance checks
+        return False
+    if isinstance(value, BaseModel):
+        return True
+    if depth >= MAX_JSON_DEPTH or not isinstance(value, (Mapping, list, tuple)) or id(value) in seen:
+        return False
+    seen.add(id(value))
+    items = value.values() if isinstance(value, Mapping) else value
+    return any(_has_model(item, seen, depth + 1) for item in items)
+
+
+def _to_plain(value: Any, active: set[int], depth: int) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if depth >= MAX_JSON_DEPTH or not isinstance(value, (Mapping, list, tuple)) or id(value) in active:
+        return value
+    active.add(id(value))
+    try:
+        if isinstance(value, Mapping):
+            return {key: _to_plain(item, active, depth + 1) for key, item in value.items()}
+        return [_to_plain(item, active, depth + 1) for item in value]
+    finally:
+        active.discard(id(value))

@@ -5,9 +5,11 @@ package registers nothing. Build a :class:`RetrievalTargetRegistry`, then use
 :func:`create_retrieval` (direct SDK) or :func:`create_retrieval_worker`.
 
 Names whose modules pull heavy or optional dependencies (the BM25/SQL/Milvus
-backends, the MEMORY adapters) are resolved lazily on first attribute access,
-so ``import ditto.retrieval`` stays cheap; ``ditto.retrieval.adapters.memory``
-remains their canonical home, as in the seed.
+backends) are resolved lazily on first attribute access, so ``import
+ditto.retrieval`` stays cheap. The MEMORY adapters live in
+``ditto.retrieval.adapters.memory``, as in the seed; the pieces a new provider is
+built from in ``ditto.retrieval.providers.base``; output and input checks in
+``ditto.retrieval.validation``.
 """
 
 from __future__ import annotations
@@ -15,140 +17,121 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .defaults import merge_defaults, resolve_limit
-from .errors import RETRIEVAL_ERROR_CODES, RetrievalError
-from .filters import compile_filter
+from .errors import RetrievalError
 from .providers.embedding import EmbeddingProvider, embed_contents, validate_vector
-from .providers.http_embedding import (
-    EmbeddingConfig,
-    HttpEmbeddingProvider,
-    create_http_embedding_provider,
-    embedding_config_from_env,
-)
-from .providers.hybrid import HybridBranch, create_hybrid_search_provider, default_candidate_key, rrf_fuse
-from .providers.rerank import (
-    RerankProvider,
-    create_cosine_reranker,
-    create_rerank_search_provider,
-    rerank_candidates,
-)
-from .providers.vector import InMemoryVectorIndex, VectorHit, VectorRecord, create_vector_search_provider
+from .providers.http_embedding import EmbeddingConfig, create_http_embedding_provider, embedding_config_from_env
+from .providers.hybrid import HybridBranch, create_hybrid_search_provider
+from .providers.rerank import RerankProvider, create_cosine_reranker, create_rerank_search_provider, rerank_candidates
+from .providers.vector import InMemoryVectorIndex, VectorRecord, create_vector_search_provider
 from .registry import RetrievalTargetRegistry
-from .sdk import RETRIEVAL_SEARCH, Retrieval, create_retrieval
+from .sdk import Retrieval, create_retrieval
 from .types import (
     RetrievalCandidate,
     RetrievalCandidateSource,
     RetrievalDefaults,
-    RetrievalEmbeddingDefaults,
     RetrievalExecutionContext,
-    RetrievalHybridDefaults,
     RetrievalProviderRegistry,
     RetrievalQuery,
-    RetrievalRerankDefaults,
     RetrievalSearchInput,
     RetrievalSearchOutput,
     RetrievalSearchProvider,
     RetrievalTarget,
 )
-from .validation import coerce_input, parse_search_input, parse_search_output, validate_search_output
 from .worker import create_retrieval_worker, retrieval_search_node
 
 if TYPE_CHECKING:
-    from .adapters.memory import (
-        RemoteRetrievalSearchProvider,
-        create_memory_retrieval_provider,
-        create_retrieval_memory_search_provider,
-        map_memory_candidates,
-    )
-    from .providers.milvus import MilvusSearchOptions, MilvusSearchProvider, create_milvus_search_provider
-    from .providers.sql import SqlSearchOptions, SqlSearchProvider, create_sql_search_provider
-    from .providers.text import TextSearchOptions, TextSearchProvider, create_text_search_provider
+    from .providers.milvus import MilvusSearchOptions, create_milvus_search_provider
+    from .providers.sql import SqlSearchOptions, create_sql_search_provider
+    from .providers.text import TextSearchOptions, create_text_search_provider
 
+#: Public names whose modules pull optional dependencies (bm25s, sqlite/psycopg/pymilvus glue):
+#: loaded on first access.
 _LAZY: dict[str, str] = {
+    "TextSearchOptions": ".providers.text",
+    "create_text_search_provider": ".providers.text",
+    "SqlSearchOptions": ".providers.sql",
+    "create_sql_search_provider": ".providers.sql",
+    "MilvusSearchOptions": ".providers.milvus",
+    "create_milvus_search_provider": ".providers.milvus",
+}
+
+#: Names this package exported before its face was narrowed; they still resolve (from their home
+#: module, shown here) but are not part of ``__all__``.
+_MOVED: dict[str, str] = {
+    "RETRIEVAL_ERROR_CODES": ".errors",
+    "RETRIEVAL_SEARCH": ".sdk",
+    "HttpEmbeddingProvider": ".providers.http_embedding",
+    "MilvusSearchProvider": ".providers.milvus",
+    "SqlSearchProvider": ".providers.sql",
+    "TextSearchProvider": ".providers.text",
+    "VectorHit": ".providers.vector",
+    "RetrievalEmbeddingDefaults": ".types",
+    "RetrievalHybridDefaults": ".types",
+    "RetrievalRerankDefaults": ".types",
+    "coerce_input": ".validation",
+    "parse_search_input": ".validation",
+    "parse_search_output": ".validation",
+    "validate_search_output": ".validation",
+    "compile_filter": ".filters",
+    "merge_defaults": ".config",
+    "resolve_limit": ".config",
+    "default_candidate_key": ".providers.hybrid",
+    "rrf_fuse": ".providers.hybrid",
     "RemoteRetrievalSearchProvider": ".adapters.memory",
     "create_memory_retrieval_provider": ".adapters.memory",
     "create_retrieval_memory_search_provider": ".adapters.memory",
     "map_memory_candidates": ".adapters.memory",
-    "TextSearchOptions": ".providers.text",
-    "TextSearchProvider": ".providers.text",
-    "create_text_search_provider": ".providers.text",
-    "SqlSearchOptions": ".providers.sql",
-    "SqlSearchProvider": ".providers.sql",
-    "create_sql_search_provider": ".providers.sql",
-    "MilvusSearchOptions": ".providers.milvus",
-    "MilvusSearchProvider": ".providers.milvus",
-    "create_milvus_search_provider": ".providers.milvus",
 }
 
 
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ditto.retrieval' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+    if module is not None:
+        value = getattr(importlib.import_module(module, __name__), name)
+        globals()[name] = value
+        return value
+    moved = _MOVED.get(name)
+    if moved is not None:
+        return getattr(importlib.import_module(moved, __name__), name)
+    raise AttributeError(f"module 'ditto.retrieval' has no attribute {name!r}")
 
 
 __all__ = [
-    "RETRIEVAL_ERROR_CODES",
-    "RETRIEVAL_SEARCH",
     "EmbeddingConfig",
     "EmbeddingProvider",
-    "HttpEmbeddingProvider",
     "HybridBranch",
     "InMemoryVectorIndex",
     "MilvusSearchOptions",
-    "MilvusSearchProvider",
-    "RemoteRetrievalSearchProvider",
     "RerankProvider",
     "Retrieval",
     "RetrievalCandidate",
     "RetrievalCandidateSource",
     "RetrievalDefaults",
-    "RetrievalEmbeddingDefaults",
     "RetrievalError",
     "RetrievalExecutionContext",
-    "RetrievalHybridDefaults",
     "RetrievalProviderRegistry",
     "RetrievalQuery",
-    "RetrievalRerankDefaults",
     "RetrievalSearchInput",
     "RetrievalSearchOutput",
     "RetrievalSearchProvider",
     "RetrievalTarget",
     "RetrievalTargetRegistry",
     "SqlSearchOptions",
-    "SqlSearchProvider",
     "TextSearchOptions",
-    "TextSearchProvider",
-    "VectorHit",
     "VectorRecord",
-    "coerce_input",
-    "compile_filter",
     "create_cosine_reranker",
     "create_http_embedding_provider",
     "create_hybrid_search_provider",
-    "create_memory_retrieval_provider",
     "create_milvus_search_provider",
     "create_rerank_search_provider",
     "create_retrieval",
-    "create_retrieval_memory_search_provider",
     "create_retrieval_worker",
     "create_sql_search_provider",
     "create_text_search_provider",
     "create_vector_search_provider",
-    "default_candidate_key",
     "embed_contents",
     "embedding_config_from_env",
-    "map_memory_candidates",
-    "merge_defaults",
-    "parse_search_input",
-    "parse_search_output",
     "rerank_candidates",
-    "resolve_limit",
     "retrieval_search_node",
-    "rrf_fuse",
-    "validate_search_output",
     "validate_vector",
 ]

@@ -10,7 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import INVALID_INPUT, PROVIDER_UNAVAILABLE, STRATEGY_UNSUPPORTED, TARGET_NOT_FOUND, RetrievalError
+from .errors import (
+    INVALID_INPUT,
+    PROVIDER_UNAVAILABLE,
+    STRATEGY_UNSUPPORTED,
+    TARGET_NOT_FOUND,
+    RetrievalArgumentError,
+    RetrievalError,
+)
 from .types import (
     RetrievalExecutionContext,
     RetrievalSearchInput,
@@ -68,37 +75,47 @@ class RetrievalTargetRegistry:
 
     ``defaultStrategy`` is accepted as well. Construction refuses a default
     strategy that is not registered, the reserved strategy ``rag`` and providers
-    without a callable ``search``. ``target.type/namespace/metadata`` are passed
+    without a callable ``search`` (a :class:`~ditto.retrieval.errors.RetrievalArgumentError`,
+    so an ``InvalidArgumentError``). ``target.type/namespace/metadata`` are passed
     through untouched; a namespace is not an authorisation (check it in the
-    provider or a custom registry).
+    provider or a custom registry). One provider may serve several strategies.
+
+    Example::
+
+        providers = RetrievalTargetRegistry({
+            "company-kb": {"default_strategy": "hybrid", "providers": {"hybrid": kb_provider, "bm25": kb_text}},
+            "code-index": {"default_strategy": "bm25", "providers": {"bm25": code_provider}},
+        })
+        provider = providers.resolve({"name": "company-kb"})          # the hybrid binding
+        output = await provider.search({"query": {"content": "agent memory"}, "target": {"name": "company-kb"}})
     """
 
     __slots__ = ("_targets",)
 
     def __init__(self, targets: Mapping[str, Mapping[str, Any]]) -> None:
         if not isinstance(targets, Mapping):
-            raise RetrievalError(INVALID_INPUT, "RetrievalTargetRegistry takes a mapping of target bindings")
+            raise RetrievalArgumentError(INVALID_INPUT, "RetrievalTargetRegistry takes a mapping of target bindings")
         snapshot: dict[str, tuple[str, dict[str, StrategyBoundProvider]]] = {}
         for name, binding in targets.items():
             if not isinstance(name, str) or not name.strip():
-                raise RetrievalError(INVALID_INPUT, "target names must be non-empty strings")
+                raise RetrievalArgumentError(INVALID_INPUT, "target names must be non-empty strings")
             if not isinstance(binding, Mapping):
-                raise RetrievalError(INVALID_INPUT, f"binding for target {name!r} must be a mapping")
+                raise RetrievalArgumentError(INVALID_INPUT, f"binding for target {name!r} must be a mapping")
             default = _get(binding, "default_strategy", "defaultStrategy")
             providers = _get(binding, "providers")
             if not isinstance(providers, Mapping) or not providers:
-                raise RetrievalError(PROVIDER_UNAVAILABLE, f"target {name!r} registers no providers")
+                raise RetrievalArgumentError(PROVIDER_UNAVAILABLE, f"target {name!r} registers no providers")
             bound: dict[str, StrategyBoundProvider] = {}
             for strategy, provider in providers.items():
                 if not isinstance(strategy, str) or not strategy.strip() or strategy == RESERVED_STRATEGY:
-                    raise RetrievalError(STRATEGY_UNSUPPORTED,
+                    raise RetrievalArgumentError(STRATEGY_UNSUPPORTED,
                                          f"target {name!r} cannot register strategy {strategy!r}")
                 if not callable(getattr(provider, "search", None)):
-                    raise RetrievalError(PROVIDER_UNAVAILABLE,
+                    raise RetrievalArgumentError(PROVIDER_UNAVAILABLE,
                                          f"provider for {name!r}/{strategy} has no callable search")
                 bound[strategy] = StrategyBoundProvider(provider, strategy)
             if not isinstance(default, str) or default not in bound:
-                raise RetrievalError(STRATEGY_UNSUPPORTED,
+                raise RetrievalArgumentError(STRATEGY_UNSUPPORTED,
                                      f"default strategy of target {name!r} is not registered")
             snapshot[name] = (default, bound)
         self._targets = snapshot

@@ -16,20 +16,23 @@ from typing import Any
 
 from ..runtime import NodeError, NodeResult
 from ..signal import CancelSignal
-from ._cancel import as_retrieval_error, await_with_signal, check_signal
-from .defaults import coerce_defaults, merge_defaults, resolve_limit
+from .config import DefaultsLayer, coerce_defaults, merge_defaults, resolve_limit, retrieval_options
 from .errors import (
     INVALID_BACKEND_OUTPUT,
     INVALID_INPUT,
     PROVIDER_UNAVAILABLE,
     STRATEGY_UNSUPPORTED,
     RetrievalError,
+    as_retrieval_error,
+    await_with_signal,
+    check_signal,
 )
 from .registry import RESERVED_STRATEGY, RetrievalTargetRegistry, StrategyBoundProvider
 from .types import (
     RetrievalDefaults,
     RetrievalExecutionContext,
     RetrievalProviderRegistry,
+    RetrievalSearchInput,
     RetrievalSearchOutput,
 )
 from .validation import parse_search_input, validate_search_output
@@ -37,6 +40,8 @@ from .validation import parse_search_input, validate_search_output
 __all__ = ["RETRIEVAL_SEARCH", "Retrieval", "create_retrieval", "execute_search", "provider_context"]
 
 RETRIEVAL_SEARCH = "RETRIEVAL.SEARCH"
+
+_SDK_OPTIONS = frozenset({"providers", "defaults", "concurrency"})
 
 
 def provider_context(defaults: RetrievalDefaults, signal: CancelSignal | None = None) -> RetrievalExecutionContext:
@@ -127,7 +132,7 @@ class Retrieval:
 
     __slots__ = ("_context", "_defaults", "_providers")
 
-    def __init__(self, providers: RetrievalProviderRegistry, defaults: Any = None) -> None:
+    def __init__(self, providers: RetrievalProviderRegistry, defaults: DefaultsLayer = None) -> None:
         self._providers = providers
         self._defaults = coerce_defaults(defaults)
         self._context = provider_context(self._defaults)
@@ -136,7 +141,7 @@ class Retrieval:
     def providers(self) -> RetrievalProviderRegistry:
         return self._providers
 
-    async def search(self, input: Any, runtime_defaults: Any = None,
+    async def search(self, input: RetrievalSearchInput | Mapping[str, Any], runtime_defaults: DefaultsLayer = None,
                      context: RetrievalExecutionContext | Mapping[str, Any] | None = None
                      ) -> NodeResult[RetrievalSearchOutput]:
         """Search and return a ``NodeResult`` (success/error/cancelled/timeout).
@@ -163,24 +168,23 @@ class Retrieval:
         return f"<Retrieval providers={self._providers!r}>"
 
 
-def options_from_mapping(options: Mapping[str, Any], allowed: frozenset[str]) -> dict[str, Any]:
-    """The seed's single options object (``{providers, defaults?, concurrency?}``) as keywords."""
-    unknown = set(options) - allowed
-    if unknown:
-        raise RetrievalError(INVALID_INPUT, f"unknown retrieval options: {', '.join(sorted(map(str, unknown)))}")
-    return dict(options)
+def create_retrieval(providers: RetrievalProviderRegistry | Mapping[str, Any], *, defaults: DefaultsLayer = None,
+                     concurrency: int | None = None) -> Retrieval:
+    """The direct SDK (RET-2): ``search`` returns a ``NodeResult`` and never raises for a provider's failure.
 
+    ``defaults`` may be ``config.retrieval``, a :class:`RetrievalDefaults` or a mapping of the
+    same fields. The seed's options object ``{"providers": ..., "defaults": ..., "concurrency": ...}``
+    works too; ``concurrency`` is accepted because that object is shared with
+    :func:`create_retrieval_worker`, and ignored: the direct SDK never limits concurrency.
 
-def create_retrieval(providers: RetrievalProviderRegistry | Mapping[str, Any], defaults: Any = None
-                     ) -> Retrieval:
-    """The direct SDK (RET-2). ``defaults`` may be ``config.retrieval`` or a RetrievalDefaults.
+    Example::
 
-    The seed's form ``create_retrieval({"providers": registry, "defaults": ...})`` works too.
+        providers = RetrievalTargetRegistry({"kb": {"default_strategy": "bm25", "providers": {"bm25": provider}}})
+        retrieval = create_retrieval(providers, defaults=config.retrieval)
+        result = await retrieval.search({"query": {"content": "agent memory"}, "target": {"name": "kb"}})
+        if result.status == "success":
+            candidates = result.output.candidates
     """
-    if isinstance(providers, Mapping):
-        options = options_from_mapping(providers, frozenset({"providers", "defaults"}))
-        registry: Any = options.get("providers")
-        return create_retrieval(registry, options.get("defaults", defaults))
-    if providers is None or not callable(getattr(providers, "resolve", None)):
-        raise RetrievalError(PROVIDER_UNAVAILABLE, "create_retrieval needs providers with a resolve method")
-    return Retrieval(providers, defaults)
+    options = retrieval_options(providers, factory="create_retrieval", allowed=_SDK_OPTIONS, defaults=defaults,
+                                concurrency=concurrency)
+    return Retrieval(options.providers, options.defaults)

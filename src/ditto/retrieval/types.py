@@ -12,6 +12,12 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import Field
 
+from ..config.models import (
+    RetrievalEmbeddingConfig,
+    RetrievalHybridConfig,
+    RetrievalRerankConfig,
+    RetrievalWorkerConfig,
+)
 from ..contracts import DittoModel
 from ..signal import CancelSignal
 
@@ -80,29 +86,12 @@ class RetrievalSearchOutput(DittoModel):
     metadata: dict[str, Any] | None = None
 
 
-class RetrievalEmbeddingDefaults(DittoModel):
-    batch_size: int | None = Field(default=None, ge=1, le=2048)
-    dimensions: int | None = Field(default=None, ge=1)
-
-
-class RetrievalHybridDefaults(DittoModel):
-    candidate_limit: int | None = Field(default=None, ge=1)
-    rrf_k: int | None = Field(default=None, ge=1)
-
-
-class RetrievalRerankDefaults(DittoModel):
-    candidate_limit: int | None = Field(default=None, ge=1)
-
-
-class RetrievalDefaults(DittoModel):
-    """Worker/SDK defaults; the same shape as YAML ``workers.retrieval``."""
-
-    model_config = DittoModel.model_config | {"extra": "ignore"}
-
-    search_limit: int | None = Field(default=None, ge=1, le=MAX_SEARCH_LIMIT)
-    embedding: RetrievalEmbeddingDefaults | None = None
-    hybrid: RetrievalHybridDefaults | None = None
-    rerank: RetrievalRerankDefaults | None = None
+#: Worker/SDK defaults are the YAML section ``workers.retrieval`` itself: one schema, one set of
+#: bounds, whether the numbers come from ``create_retrieval(defaults=...)`` or from the file.
+RetrievalDefaults = RetrievalWorkerConfig
+RetrievalEmbeddingDefaults = RetrievalEmbeddingConfig
+RetrievalHybridDefaults = RetrievalHybridConfig
+RetrievalRerankDefaults = RetrievalRerankConfig
 
 
 class RetrievalExecutionContext(DittoModel):

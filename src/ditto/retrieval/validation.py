@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..contracts import FrozenDict
+from ..errors import describe_validation_error
 from .errors import INVALID_BACKEND_OUTPUT, INVALID_INPUT, RetrievalError
 from .types import (
     MAX_SEARCH_LIMIT,
@@ -91,13 +92,6 @@ def _parse_output_target(raw: Any) -> RetrievalTarget:
     return RetrievalTarget.model_validate({k: v for k, v in fields.items() if v is not None})
 
 
-def _describe(error: ValidationError) -> str:
-    """A short, input-free description of the first problem (field path + pydantic's message)."""
-    first = error.errors(include_url=False, include_input=False, include_context=False)[0]
-    where = ".".join(str(part) for part in first["loc"]) or "input"
-    return f"{where}: {first['msg']}"
-
-
 def _check_model_input(model: RetrievalSearchInput) -> None:
     """Checks pydantic does not make (blank names) or a hand-built model may have skipped."""
     target = model.target
@@ -139,7 +133,7 @@ def parse_search_input(raw: Any) -> RetrievalSearchInput:
     try:
         model = RetrievalSearchInput.model_validate(raw if type(raw) is dict else dict(raw), strict=True)
     except ValidationError as error:
-        raise _fail_input(f"invalid search input ({_describe(error)})") from None
+        raise _fail_input(f"invalid search input ({describe_validation_error(error)})") from None
     except (TypeError, ValueError, RecursionError):
         raise _fail_input("invalid search input") from None
     # Strict mode already checked every type and the limit range; only blank names remain.
@@ -294,7 +288,8 @@ def validate_search_output(raw: Any, request: RetrievalSearchInput, *, limit: in
 
     Candidates keep the provider's order, scores, ids and metadata; nothing is
     re-scored, de-duplicated or invented. A missing output strategy is filled
-    with ``strategy`` (the explicit or registry-chosen one).
+    with ``strategy`` (the explicit or registry-chosen one), and a target the
+    provider returned without metadata is the request's target.
     """
     output = parse_search_output(raw)
     if len(output.candidates) > limit:
@@ -304,6 +299,11 @@ def validate_search_output(raw: Any, request: RetrievalSearchInput, *, limit: in
         raise _fail_output("the output target does not match the request target")
     if strategy is not None and output.strategy is not None and output.strategy != strategy:
         raise _fail_output("the output strategy does not match the requested strategy")
+    update: dict[str, Any] = {}
     if output.strategy is None and strategy is not None:
-        output = output.model_copy(update={"strategy": strategy})
-    return output
+        update["strategy"] = strategy
+    if got is not want and got.metadata is None and want.metadata is not None:
+        # The output target is the request's logical identity: a provider that echoes only the
+        # name does not drop the caller's target metadata.
+        update["target"] = want
+    return output.model_copy(update=update) if update else output

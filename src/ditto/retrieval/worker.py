@@ -19,57 +19,72 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..config import RuntimeConfig
 from ..runtime import ExecutionContext, NodeDescriptor, WorkerDefinition
-from .defaults import merge_defaults
-from .errors import PROVIDER_UNAVAILABLE, RetrievalError
-from .sdk import RETRIEVAL_SEARCH, execute_search, options_from_mapping, provider_context
-from .types import RetrievalExecutionContext, RetrievalProviderRegistry, RetrievalSearchOutput
+from .config import DefaultsLayer, RetrievalOptions, merge_defaults, retrieval_options
+from .sdk import RETRIEVAL_SEARCH, execute_search, provider_context
+from .types import RetrievalExecutionContext, RetrievalProviderRegistry, RetrievalSearchInput, RetrievalSearchOutput
 
 __all__ = ["RETRIEVAL_WORKER_TYPE", "create_retrieval_worker", "retrieval_search_node"]
 
 RETRIEVAL_WORKER_TYPE = "RETRIEVAL"
 
 #: Identity scaffold for the SEARCH node (``.type == "RETRIEVAL.SEARCH"``).
-retrieval_search_node: NodeDescriptor[Any, RetrievalSearchOutput] = NodeDescriptor(RETRIEVAL_SEARCH)
+retrieval_search_node: NodeDescriptor[RetrievalSearchInput | Mapping[str, Any], RetrievalSearchOutput] = \
+    NodeDescriptor(RETRIEVAL_SEARCH)
+
+_WORKER_OPTIONS = frozenset({"providers", "defaults", "concurrency", "config"})
+
+#: Provider contexts kept per runtime configuration before the cache starts over.
+_MAX_CONTEXTS = 16
 
 
-def create_retrieval_worker(providers: RetrievalProviderRegistry | Mapping[str, Any], defaults: Any = None,
-                            concurrency: int | None = None, config: Any = None) -> WorkerDefinition:
+class _SearchHandler:
+    """The SEARCH handler of one definition: the options, plus one signal-less provider context per
+    runtime configuration (frozen), built on first use and never per call."""
+
+    __slots__ = ("_contexts", "_options", "_pinned")
+
+    def __init__(self, options: RetrievalOptions) -> None:
+        self._options = options
+        self._pinned = merge_defaults(options.defaults, options.config)
+        self._contexts: dict[int, tuple[RuntimeConfig | None, RetrievalExecutionContext]] = {}
+
+    def _context_for(self, runtime_config: RuntimeConfig | None) -> RetrievalExecutionContext:
+        entry = self._contexts.get(id(runtime_config))
+        if entry is None or entry[0] is not runtime_config:
+            if len(self._contexts) > _MAX_CONTEXTS:
+                self._contexts.clear()
+            section = runtime_config.retrieval if runtime_config is not None else None
+            merged = self._pinned if section is None else merge_defaults(self._pinned, section)
+            entry = self._contexts[id(runtime_config)] = (runtime_config, provider_context(merged))
+        return entry[1]
+
+    async def __call__(self, input: Any, ctx: ExecutionContext) -> RetrievalSearchOutput:
+        context = self._context_for(ctx.config)
+        if ctx.signal is not None:
+            context = provider_context(context.defaults, ctx.signal)
+        return await execute_search(self._options.providers, input, context)
+
+
+def create_retrieval_worker(providers: RetrievalProviderRegistry | Mapping[str, Any], *, defaults: DefaultsLayer = None,
+                            concurrency: int | None = None, config: DefaultsLayer = None) -> WorkerDefinition:
     """A worker definition serving ``RETRIEVAL.SEARCH``.
 
     Limit precedence: request ``limit`` → ``defaults.search_limit`` → ``config``
     (when given) → the serving runtime's YAML ``workers.retrieval`` → 10. Provider
     numbers read the same merged defaults from ``RetrievalExecutionContext.defaults``
     after their own constructor options. Registering the definition twice shares
-    ``providers``.
-    The seed's form ``create_retrieval_worker({"providers": registry, "concurrency": 8})`` works too.
+    ``providers``. The seed's options object ``{"providers": ..., "concurrency": 8}`` works too.
+
+    Example::
+
+        providers = RetrievalTargetRegistry({"kb": {"default_strategy": "bm25", "providers": {"bm25": provider}}})
+        runtime = create_ditto(config=config, workers=[create_retrieval_worker(providers, concurrency=8)])
+        result = await runtime.invoke("RETRIEVAL.SEARCH", {"query": {"content": "agent memory"},
+                                                           "target": {"name": "kb"}, "limit": 20})
     """
-    if isinstance(providers, Mapping):
-        options = options_from_mapping(providers, frozenset({"providers", "defaults", "concurrency", "config"}))
-        registry: Any = options.get("providers")
-        return create_retrieval_worker(registry, options.get("defaults", defaults),
-                                       options.get("concurrency", concurrency), options.get("config", config))
-    if providers is None or not callable(getattr(providers, "resolve", None)):
-        raise RetrievalError(PROVIDER_UNAVAILABLE, "create_retrieval_worker needs providers with a resolve method")
-    pinned = merge_defaults(defaults, config)
-    # One signal-less provider context per runtime configuration (frozen), built on first use and
-    # never per call: {id(config): (config, context)}.
-    contexts: dict[int, tuple[Any, RetrievalExecutionContext]] = {}
-
-    def context_for(runtime_config: Any) -> RetrievalExecutionContext:
-        entry = contexts.get(id(runtime_config))
-        if entry is None or entry[0] is not runtime_config:
-            if len(contexts) > 16:
-                contexts.clear()
-            section = getattr(runtime_config, "retrieval", None)
-            merged = pinned if section is None else merge_defaults(pinned, section)
-            entry = contexts[id(runtime_config)] = (runtime_config, provider_context(merged))
-        return entry[1]
-
-    async def search(input: Any, ctx: ExecutionContext) -> RetrievalSearchOutput:
-        context = context_for(ctx.config)
-        if ctx.signal is not None:
-            context = provider_context(context.defaults, ctx.signal)
-        return await execute_search(providers, input, context)
-
-    return retrieval_search_node.define(RETRIEVAL_WORKER_TYPE, search, concurrency=concurrency)
+    options = retrieval_options(providers, factory="create_retrieval_worker", allowed=_WORKER_OPTIONS,
+                                defaults=defaults, concurrency=concurrency, config=config)
+    return retrieval_search_node.define(RETRIEVAL_WORKER_TYPE, _SearchHandler(options),
+                                        concurrency=options.concurrency)

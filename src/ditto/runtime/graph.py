@@ -86,7 +86,21 @@ class Graph:
 
 
 def graph(name: str) -> Graph:
-    """Start an empty plan called ``name``."""
+    """Start an empty plan called ``name``; add nodes with ``.node(id, node_type, deps, input_fn)``.
+
+    ``input_fn(input, deps)`` builds a node's input from the run's input and the
+    upstream NodeResults (by id); nodes whose dependencies are done run concurrently.
+
+    Example::
+
+        plan = (graph("memory-context")
+                .node("search", "MEMORY.SEARCH", [], lambda query, _deps: {"query": query, "limit": 5})
+                .node("context", "CONTEXT.UPDATE", ["search"], lambda _query, deps: {
+                    "context": {"items": []},
+                    "ingress": [{"id": f"memory:{hit.memory.id}", "sourceNode": "MEMORY.SEARCH",
+                                 "content": hit.memory.content} for hit in deps["search"].unwrap()]}))
+        result = await runtime.run(plan, "language preference")
+    """
     if not isinstance(name, str) or not name:
         raise GraphError("INVALID_GRAPH", "graph name must be a non-empty string")
     return Graph(name)

@@ -8,29 +8,52 @@ budget, 1024 by default, so a mis-steered agent cannot spin forever.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from ..errors import GraphError
 from ..signal import CancelSignal
 from .graph import Graph, GraphNode, GraphResult
 from .result import NodeResult
 
-if TYPE_CHECKING:
-    from .runtime import Runtime
+__all__ = ["DEFAULT_LOOP_BUDGET", "GraphRunner", "LoopContext", "check_budget"]
 
-__all__ = ["DEFAULT_LOOP_BUDGET", "LoopContext"]
-
-T = TypeVar("T")
 DEFAULT_LOOP_BUDGET = 1024
 
 
-class LoopContext:
-    """Handed to the loop body; every graph run through it shares one budget."""
+class GraphRunner(Protocol):
+    """What a loop needs from a runtime: run a plan with a per-node charge, and invoke one node."""
 
-    def __init__(self, runtime: Runtime, max_executions: int, signal: CancelSignal | None) -> None:
-        self._runtime = runtime
-        self.max_executions = max_executions
+    async def run_graph(self, plan: Graph, input: Any, signal: CancelSignal | None,
+                        charge: Callable[[GraphNode], None] | None) -> GraphResult: ...
+
+    async def invoke(self, node: str, input: Any, *, signal: CancelSignal | None = None,
+                     timeout: float | None = None) -> NodeResult[Any]: ...
+
+
+def check_budget(max_executions: object) -> int:
+    """``max_executions`` as a positive integer, or ``GraphError(INVALID_GRAPH)``."""
+    if isinstance(max_executions, bool) or not isinstance(max_executions, int) or max_executions < 1:
+        raise GraphError("INVALID_GRAPH", "max_executions must be a positive integer")
+    return max_executions
+
+
+class LoopContext:
+    """Handed to the loop body; every graph run through it shares one budget.
+
+    Example::
+
+        async def body(loop: LoopContext, question: str) -> str:
+            first = await loop.run(queries_plan, question)        # charged per node
+            again = await loop.invoke("INFER.SAMPLE", {...})       # charged once
+            return ...
+
+        answer = await runtime.loop(body, "How long are backups kept?")
+    """
+
+    def __init__(self, runner: GraphRunner, max_executions: int, signal: CancelSignal | None) -> None:
+        self._runner = runner
+        self.max_executions = check_budget(max_executions)
         self.used = 0
         self.signal = signal
 
@@ -46,16 +69,9 @@ class LoopContext:
 
     async def run(self, plan: Graph, input: Any) -> GraphResult:
         """Run a stage graph, charging one unit per node execution."""
-        return await self._runtime._run_graph(plan, input, self.signal, self._charge)
+        return await self._runner.run_graph(plan, input, self.signal, self._charge)
 
     async def invoke(self, node: str, input: Any, *, timeout: float | None = None) -> NodeResult[Any]:
         """A single node execution outside a graph; also charged to the budget."""
         self._charge()
-        return await self._runtime.invoke(node, input, signal=self.signal, timeout=timeout)
-
-
-async def run_loop(runtime: Runtime, body: Callable[[LoopContext, Any], Awaitable[T]], input: Any,
-                   max_executions: int, signal: CancelSignal | None) -> T:
-    if isinstance(max_executions, bool) or not isinstance(max_executions, int) or max_executions < 1:
-        raise GraphError("INVALID_GRAPH", "max_executions must be a positive integer")
-    return await body(LoopContext(runtime, max_executions, signal), input)
+        return await self._runner.invoke(node, input, signal=self.signal, timeout=timeout)

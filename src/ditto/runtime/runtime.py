@@ -21,7 +21,7 @@ from ..errors import HANDLER_ERROR, REJECTED, DittoError, RegistrationError, Rou
 from ..signal import CancelSignal, await_with_signal
 from ._replica import LOCAL, LOCATION_NAMES, REMOTE, SAME_HOST, LocalReplica, RemoteReplica, Replica
 from .graph import Graph, GraphNode, GraphResult, execute_graph
-from .loop import DEFAULT_LOOP_BUDGET, LoopContext, run_loop
+from .loop import DEFAULT_LOOP_BUDGET, LoopContext
 from .result import NodeError, NodeResult
 from .transport import Transport
 from .worker import ExecutionContext, WorkerDefinition, WorkerInfo, _current
@@ -147,6 +147,14 @@ class Runtime:
         is closed, and :class:`~ditto.errors.TransportError` when a remote call
         fails in transit. Everything the worker itself reports (including a
         cancellation or timeout) comes back as a NodeResult.
+
+        Example::
+
+            result = await runtime.invoke("MEMORY.SEARCH", {"query": "backups", "limit": 3}, timeout=5)
+            if result.status == "success":
+                hits = result.output
+            else:
+                print(result.error.code)
         """
         self._check_open(RoutingError)
         tiers = self._routes.get(node) if isinstance(node, str) else None
@@ -239,15 +247,27 @@ class Runtime:
                               error=NodeError(HANDLER_ERROR, f"the {replica.worker_type} worker failed"))
         finally:
             _current.reset(token)
+        if isinstance(output, NodeResult):
+            # A handler that already wraps its answer (the seed's ``define("RETRIEVAL", input =>
+            # retrieval.search(input))``) *is* that answer: its status/output/error, this call's identity.
+            return NodeResult(execution_id, node, output.status, output.output, output.error)
         return NodeResult(execution_id, node, "success", output)
 
     # -- graphs and loops -------------------------------------------------------
     async def run(self, plan: Graph, input: Any, *, signal: CancelSignal | None = None) -> GraphResult:
-        """Run a graph plan once (its own budget is its node count)."""
-        return await self._run_graph(plan, input, signal, None)
+        """Run a graph plan once (its own budget is its node count).
 
-    async def _run_graph(self, plan: Graph, input: Any, signal: CancelSignal | None,
-                         charge: Callable[[GraphNode], None] | None) -> GraphResult:
+        Example::
+
+            plan = graph("search").node("hits", "MEMORY.SEARCH", [], lambda query, _deps: {"query": query})
+            result = await runtime.run(plan, "backup interval")
+            hits = result.output("hits")
+        """
+        return await self.run_graph(plan, input, signal, None)
+
+    async def run_graph(self, plan: Graph, input: Any, signal: CancelSignal | None,
+                        charge: Callable[[GraphNode], None] | None) -> GraphResult:
+        """Run ``plan`` calling ``charge(node)`` before each node execution (how a loop keeps its budget)."""
         self._check_open(RoutingError)
         plan.validate()
         for graph_node in plan.nodes:
@@ -262,9 +282,21 @@ class Runtime:
 
     async def loop(self, body: Callable[[LoopContext, Any], Awaitable[T]], input: Any = None, *,
                    max_executions: int = DEFAULT_LOOP_BUDGET, signal: CancelSignal | None = None) -> T:
-        """Drive stage graphs under one shared budget of node executions (default 1024)."""
+        """Drive stage graphs under one shared budget of node executions (default 1024).
+
+        ``body(loop, input)`` runs plans with ``loop.run`` and single nodes with
+        ``loop.invoke``; every node execution takes one unit of the budget and the
+        1025th raises ``GraphError(LOOP_BUDGET_EXHAUSTED)``.
+
+        Example::
+
+            async def body(loop: LoopContext, question: str) -> GraphResult:
+                return await loop.run(plan, question)
+
+            result = await runtime.loop(body, "How long are backups kept?")
+        """
         self._check_open(RoutingError)
-        return await run_loop(self, body, input, max_executions, signal)
+        return await body(LoopContext(self, max_executions, signal), input)
 
     # -- lifecycle --------------------------------------------------------------
     @property
@@ -289,7 +321,16 @@ class Runtime:
 
 def create_ditto(config: RuntimeConfig | None = None, workers: Iterable[WorkerDefinition] = (),
                  transports: Iterable[Transport] = ()) -> Runtime:
-    """Create a runtime and register ``workers`` (one local replica each)."""
+    """Create a runtime and register ``workers`` (one local replica each).
+
+    Example::
+
+        runtime = create_ditto(workers=[create_context_worker(), create_memory_worker(store=store)])
+        try:
+            result = await runtime.invoke("CONTEXT.LOAD", {"sources": [{"role": "user", "content": "hi"}]})
+        finally:
+            await runtime.close()
+    """
     runtime = Runtime(config, transports)
     for definition in workers:
         runtime.register(definition)

@@ -99,6 +99,15 @@ class WorkerDefinition:
     that replica's handlers; it is how ``services_factory`` gives each replica
     its own services while ``nodes`` alone shares one set of objects between
     every registration of the same definition.
+
+    Example::
+
+        async def shout(input: dict[str, str], context: ExecutionContext) -> str:
+            return input["text"].upper()
+
+        definition = WorkerDefinition("APP", {"APP.SHOUT": shout}, concurrency=8)
+        runtime = create_ditto(workers=[definition])
+        result = await runtime.invoke("APP.SHOUT", {"text": "hi"})   # result.output == "HI"
     """
 
     type: str

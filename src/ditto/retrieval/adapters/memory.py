@@ -21,6 +21,7 @@ and the mapper is not called. Only ``ditto.worker.memory.types`` is imported.
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
@@ -36,7 +37,7 @@ from ...worker.memory.types import (
     MemorySearchProvider,
     MemoryStore,
 )
-from ..errors import BACKEND_ERROR, CANCELLED, INVALID_INPUT, TIMEOUT, RetrievalError
+from ..errors import BACKEND_ERROR, INVALID_INPUT, RetrievalArgumentError, RetrievalError
 from ..sdk import RETRIEVAL_SEARCH
 from ..types import (
     RetrievalCandidate,
@@ -52,6 +53,7 @@ from ..validation import coerce_input, parse_search_input, parse_search_output
 
 __all__ = [
     "MapOutput",
+    "MemoryRetrievalProvider",
     "RemoteRetrievalSearchProvider",
     "RetrievalMemorySearchProvider",
     "create_memory_retrieval_provider",
@@ -64,13 +66,18 @@ MapOutput = Callable[[RetrievalSearchOutput], "Sequence[MemorySearchHit | Mappin
 
 _BACKEND = "MEMORY_BACKEND_ERROR"
 
+_log = logging.getLogger(__name__)
 
-def _memory_failure() -> DittoMemoryError:
+
+def _memory_failure(reason: str, *args: object, error: BaseException | None = None) -> DittoMemoryError:
+    """MEMORY_BACKEND_ERROR with a fixed message; what it hides is logged here, once (with the traceback
+    when there is an exception)."""
+    _log.warning("memory search through RETRIEVAL failed: " + reason, *args, exc_info=error)
     return DittoMemoryError(_BACKEND, "The memory search backend failed")
 
 
 def _cancelled() -> DittoMemoryError:
-    return DittoMemoryError("MEMORY_CANCELLED", "The memory search was cancelled")
+    return DittoMemoryError.from_signal("CANCELLED", "The memory search was cancelled")
 
 
 def map_memory_candidates(output: RetrievalSearchOutput) -> list[MemorySearchHit]:
@@ -117,15 +124,15 @@ async def _apply_mapper(map_output: MapOutput | None, output: RetrievalSearchOut
         return [hit if isinstance(hit, MemorySearchHit) else MemorySearchHit.model_validate(hit) for hit in mapped]
     except DittoMemoryError:
         raise
-    except Exception:
-        raise _memory_failure() from None
+    except Exception as error:
+        raise _memory_failure("the output mapper failed", error=error) from None
 
 
 def _check_target(target: RetrievalTarget | Mapping[str, Any]) -> RetrievalTarget:
     try:
         return target if isinstance(target, RetrievalTarget) else RetrievalTarget.model_validate(target)
     except Exception:
-        raise RetrievalError(INVALID_INPUT, "the adapter target is invalid") from None
+        raise RetrievalArgumentError(INVALID_INPUT, "the adapter target is invalid") from None
 
 
 class RemoteRetrievalSearchProvider:
@@ -156,20 +163,21 @@ class RemoteRetrievalSearchProvider:
             execution = current_execution()
             runtime = execution.runtime if execution is not None else self._created_in
         if runtime is None:
-            raise _memory_failure()
+            raise _memory_failure("no runtime: pass runtime= or search inside a worker call")
         signal: CancelSignal | None = options.signal if options is not None else None
         try:
             result = await runtime.invoke(RETRIEVAL_SEARCH, request, signal=signal)
-        except DittoError:  # routing / transport failures
-            raise _memory_failure() from None
+        except DittoError as error:  # routing / transport failures
+            raise _memory_failure("RETRIEVAL.SEARCH could not be called", error=error) from None
         if result.status == "cancelled":
             raise _cancelled()
         if result.status != "success":
-            raise _memory_failure()
+            code = result.error.code if result.error is not None else result.status
+            raise _memory_failure("RETRIEVAL.SEARCH answered %s (%s)", result.status, code)
         try:
             output = parse_search_output(result.output)
-        except RetrievalError:
-            raise _memory_failure() from None
+        except RetrievalError as error:
+            raise _memory_failure("RETRIEVAL.SEARCH answered a malformed output", error=error) from None
         return await _apply_mapper(self._map_output, output)
 
     def __repr__(self) -> str:
@@ -194,18 +202,14 @@ class RetrievalMemorySearchProvider:
         context = RetrievalExecutionContext.model_construct(signal=signal, defaults=RetrievalDefaults())
         try:
             output = parse_search_output(await self.provider.search(request, context))
-        except RetrievalError as error:
-            if error.code == CANCELLED:
-                raise _cancelled() from None
-            raise _memory_failure() from None
-        except DittoError as error:
+        except DittoError as error:  # RetrievalError included
             if error.status == "cancelled":
                 raise _cancelled() from None
-            raise _memory_failure() from None
-        except Exception:
-            raise _memory_failure() from None
+            raise _memory_failure("the retrieval provider answered %s", error.code) from None
+        except Exception as error:
+            raise _memory_failure("the retrieval provider failed", error=error) from None
         if request.limit is not None and len(output.candidates) > request.limit:
-            raise _memory_failure()
+            raise _memory_failure("the retrieval provider returned more candidates than the limit")
         return await _apply_mapper(self._map_output, output)
 
     def __repr__(self) -> str:
@@ -217,7 +221,7 @@ def create_retrieval_memory_search_provider(provider: RetrievalSearchProvider, *
                                             map_output: MapOutput | None = None) -> RetrievalMemorySearchProvider:
     """Use a RETRIEVAL provider as MEMORY's search (same algorithm, no extra hop)."""
     if not callable(getattr(provider, "search", None)):
-        raise RetrievalError(INVALID_INPUT, "the retrieval provider needs a search method")
+        raise RetrievalArgumentError(INVALID_INPUT, "the retrieval provider needs a search method")
     return RetrievalMemorySearchProvider(provider, _check_target(target), map_output)
 
 
@@ -242,10 +246,8 @@ class MemoryRetrievalProvider:
         try:
             hits = await self.memory.search(memory_input, MemoryCallOptions(signal=signal))
         except DittoError as error:
-            if error.status == "cancelled":
-                raise RetrievalError(CANCELLED, "The memory search was cancelled") from None
-            if error.status == "timeout":
-                raise RetrievalError(TIMEOUT, "The memory search timed out") from None
+            if error.status in ("cancelled", "timeout"):
+                raise RetrievalError.from_signal(error.status.upper()) from None
             if error.code == "MEMORY_INVALID_INPUT":
                 raise RetrievalError(INVALID_INPUT, "The memory search rejected the query") from None
             raise RetrievalError(BACKEND_ERROR, "The memory search failed") from None
@@ -271,5 +273,5 @@ class MemoryRetrievalProvider:
 def create_memory_retrieval_provider(memory: MemoryStore | MemorySearchProvider) -> MemoryRetrievalProvider:
     """Expose MEMORY's search (a store or an injected search provider) as a RETRIEVAL provider."""
     if not callable(getattr(memory, "search", None)):
-        raise RetrievalError(INVALID_INPUT, "create_memory_retrieval_provider needs an object with search")
+        raise RetrievalArgumentError(INVALID_INPUT, "create_memory_retrieval_provider needs an object with search")
     return MemoryRetrievalProvider(memory)

@@ -34,6 +34,7 @@ import numpy.typing as npt
 from pydantic import Field, ValidationError
 
 from ...contracts import DittoModel, FrozenDict, InvalidJson, check_json, freeze_json, thaw_json
+from ...errors import InvalidArgumentError
 from ...text.analysis import TextAnalyzer
 from ..errors import INVALID_INPUT, RetrievalError
 from ..filters import equality_key
@@ -153,9 +154,9 @@ class BM25Index:
 
     def __init__(self, *, k1: float = 1.2, b: float = 0.75, analyzer: TextAnalyzer | None = None) -> None:
         if not (isinstance(k1, (int, float)) and math.isfinite(k1) and k1 >= 0):
-            raise ValueError("k1 must be a finite number >= 0")
+            raise InvalidArgumentError("k1 must be a finite number >= 0")
         if not (isinstance(b, (int, float)) and 0 <= b <= 1):
-            raise ValueError("b must be a number between 0 and 1")
+            raise InvalidArgumentError("b must be a number between 0 and 1")
         self._k1 = float(k1)
         self._b = float(b)
         self._analyzer = analyzer if analyzer is not None else TextAnalyzer()
@@ -381,10 +382,10 @@ class BM25Index:
         try:
             manifest = json.loads((path / "manifest.json").read_text("utf-8"))
         except (OSError, ValueError) as error:
-            raise ValueError(f"{path} does not hold a saved BM25 index") from error
+            raise InvalidArgumentError(f"{path} does not hold a saved BM25 index") from error
         if not isinstance(manifest, dict) or manifest.get("format") != _FORMAT \
                 or manifest.get("version") != _FORMAT_VERSION:
-            raise ValueError(f"{path} does not hold a saved BM25 index of a supported version")
+            raise InvalidArgumentError(f"{path} does not hold a saved BM25 index of a supported version")
         index = cls(k1=manifest["k1"], b=manifest["b"], analyzer=TextAnalyzer.from_config(manifest["analyzer"]))
         terms = json.loads((path / "terms.json").read_text("utf-8"))
         index._terms = {term: term_id for term_id, term in enumerate(terms)}
@@ -400,7 +401,7 @@ class BM25Index:
                 index._tokens[document.id] = flat[offset:offset + length]
                 offset += length
         if len(documents) != manifest["documents"] or offset != len(flat):
-            raise ValueError(f"{path} holds an inconsistent BM25 index")
+            raise InvalidArgumentError(f"{path} holds an inconsistent BM25 index")
         index._snapshot = _Snapshot(tuple(documents), np.load(path / "scores_data.npy"),
                                     np.load(path / "scores_indices.npy"), np.load(path / "scores_indptr.npy"),
                                     int(manifest["terms"]))

@@ -15,9 +15,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .._cancel import check_signal
-from ..defaults import DEFAULT_BATCH_SIZE, pick_number
-from ..errors import INVALID_EMBEDDING, INVALID_INPUT, RetrievalError
+from ..config import DEFAULT_BATCH_SIZE, pick_number
+from ..errors import INVALID_EMBEDDING, INVALID_INPUT, RetrievalError, check_signal
 from ..types import RetrievalExecutionContext
 
 __all__ = ["MAX_BATCH_SIZE", "EmbeddingProvider", "Vector", "embed_contents", "validate_vector"]

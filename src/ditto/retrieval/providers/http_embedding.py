@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,9 +28,18 @@ from typing import Any
 import httpx
 
 from ...contracts import js_json_dumps
-from .._cancel import await_with_signal, check_signal
-from ..defaults import DEFAULT_BATCH_SIZE, pick_number
-from ..errors import BACKEND_ERROR, INVALID_EMBEDDING, INVALID_INPUT, PERMISSION_DENIED, TIMEOUT, RetrievalError
+from ..config import DEFAULT_BATCH_SIZE, pick_number
+from ..errors import (
+    BACKEND_ERROR,
+    INVALID_EMBEDDING,
+    INVALID_INPUT,
+    PERMISSION_DENIED,
+    TIMEOUT,
+    RetrievalArgumentError,
+    RetrievalError,
+    await_with_signal,
+    check_signal,
+)
 from ..types import RetrievalExecutionContext
 from .embedding import Vector, check_batch_size, check_dimensions, effective_dimensions, validate_vector
 
@@ -43,6 +53,8 @@ __all__ = [
 
 EMBEDDING_ENV_PREFIX = "DITTO_WORKER_RETRIEVAL_EMBEDDING_"
 DEFAULT_TIMEOUT_MS = 30_000
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,9 +76,9 @@ def _env_int(env: Mapping[str, str], name: str) -> int | None:
     try:
         value = int(raw.strip())
     except ValueError:
-        raise RetrievalError(INVALID_INPUT, f"{EMBEDDING_ENV_PREFIX}{name} must be an integer") from None
+        raise RetrievalArgumentError(INVALID_INPUT, f"{EMBEDDING_ENV_PREFIX}{name} must be an integer") from None
     if value < 1:
-        raise RetrievalError(INVALID_INPUT, f"{EMBEDDING_ENV_PREFIX}{name} must be positive")
+        raise RetrievalArgumentError(INVALID_INPUT, f"{EMBEDDING_ENV_PREFIX}{name} must be positive")
     return value
 
 
@@ -77,9 +89,9 @@ def embedding_config_from_env(env: Mapping[str, str]) -> EmbeddingConfig:
     url = (env.get(EMBEDDING_ENV_PREFIX + "URL") or "").strip()
     model = (env.get(EMBEDDING_ENV_PREFIX + "MODEL") or "").strip()
     if not url:
-        raise RetrievalError(INVALID_INPUT, f"{EMBEDDING_ENV_PREFIX}URL is not set")
+        raise RetrievalArgumentError(INVALID_INPUT, f"{EMBEDDING_ENV_PREFIX}URL is not set")
     if not model:
-        raise RetrievalError(INVALID_INPUT, f"{EMBEDDING_ENV_PREFIX}MODEL is not set")
+        raise RetrievalArgumentError(INVALID_INPUT, f"{EMBEDDING_ENV_PREFIX}MODEL is not set")
     api_key = env.get(EMBEDDING_ENV_PREFIX + "API_KEY") or None
     batch_size = _env_int(env, "BATCH_SIZE")
     if batch_size is not None:
@@ -111,9 +123,9 @@ class HttpEmbeddingProvider:
 
     def __init__(self, config: EmbeddingConfig, client: httpx.AsyncClient | None = None) -> None:
         if not config.url or not config.model:
-            raise RetrievalError(INVALID_INPUT, "the embedding provider needs a url and a model")
+            raise RetrievalArgumentError(INVALID_INPUT, "the embedding provider needs a url and a model")
         if config.timeout_ms < 1:
-            raise RetrievalError(INVALID_INPUT, "timeout_ms must be positive")
+            raise RetrievalArgumentError(INVALID_INPUT, "timeout_ms must be positive")
         if config.batch_size is not None:
             check_batch_size(config.batch_size)
         check_dimensions(config.dimensions)
@@ -164,13 +176,16 @@ class HttpEmbeddingProvider:
             raise RetrievalError(TIMEOUT, "The embedding request timed out") from None
         except httpx.TimeoutException:
             raise RetrievalError(TIMEOUT, "The embedding request timed out") from None
-        except httpx.HTTPError:
+        except httpx.HTTPError as error:
+            _log.warning("the embedding service could not be reached", exc_info=error)
             raise RetrievalError(BACKEND_ERROR, "The embedding service could not be reached") from None
         if response.status_code in (401, 403):
             raise RetrievalError(PERMISSION_DENIED, "The embedding service refused the credentials")
         if response.status_code in (408, 504):
             raise RetrievalError(TIMEOUT, "The embedding service timed out")
         if not 200 <= response.status_code < 300:
+            # The body may name hosts or keys: operators see its start, callers only the status.
+            _log.warning("the embedding service answered HTTP %s: %.300r", response.status_code, payload)
             raise RetrievalError(BACKEND_ERROR, f"The embedding service answered HTTP {response.status_code}")
         try:
             data = json.loads(payload)["data"]

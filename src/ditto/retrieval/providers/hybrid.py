@@ -11,7 +11,8 @@ of at least ``max(request.limit, candidate_limit)`` candidates, waits for *all*
 branches, and fails the whole call if any branch failed (the first failing
 branch's error, in branch order, mapped like the SDK maps a provider's:
 ``RetrievalError`` kept, the signal's cancellation → CANCELLED/TIMEOUT,
-``TimeoutError`` → TIMEOUT, anything else → ``RETRIEVAL_BACKEND_ERROR``). Records are identified by ``key``: default
+anything else, a bare ``TimeoutError`` included → ``RETRIEVAL_BACKEND_ERROR``).
+Records are identified by ``key``: default
 ``(source.target, id or source.ref)``; a candidate with neither id nor ref,
 and no ``key`` function, is ``RETRIEVAL_INVALID_BACKEND_OUTPUT``.
 """
@@ -24,9 +25,15 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from .._cancel import as_retrieval_error, check_signal
-from ..defaults import DEFAULT_CANDIDATE_LIMIT, DEFAULT_RRF_K, context_limit, pick_number
-from ..errors import INVALID_BACKEND_OUTPUT, INVALID_INPUT, RetrievalError
+from ..config import DEFAULT_CANDIDATE_LIMIT, DEFAULT_RRF_K, context_limit, pick_number
+from ..errors import (
+    INVALID_BACKEND_OUTPUT,
+    INVALID_INPUT,
+    RetrievalArgumentError,
+    RetrievalError,
+    as_retrieval_error,
+    check_signal,
+)
 from ..types import (
     RetrievalCandidate,
     RetrievalExecutionContext,
@@ -118,7 +125,7 @@ def _as_branch(value: Any) -> HybridBranch:
     else:
         branch = HybridBranch(value)
     if not callable(getattr(branch.provider, "search", None)):
-        raise RetrievalError(INVALID_INPUT, "every hybrid branch needs a provider with a search method")
+        raise RetrievalArgumentError(INVALID_INPUT, "every hybrid branch needs a provider with a search method")
     _positive_weight(branch.weight)
     return branch
 
@@ -185,11 +192,11 @@ def create_hybrid_search_provider(branches: Sequence[HybridBranch | RetrievalSea
     """
     checked = [_as_branch(branch) for branch in branches]
     if not checked:
-        raise RetrievalError(INVALID_INPUT, "a hybrid provider needs at least one branch")
+        raise RetrievalArgumentError(INVALID_INPUT, "a hybrid provider needs at least one branch")
     if candidate_limit is not None:
         _positive_int(candidate_limit, "candidate_limit")
     if rrf_k is not None:
         _positive_int(rrf_k, "rrf_k")
     if key is not None and not callable(key):
-        raise RetrievalError(INVALID_INPUT, "key must be a function of a candidate")
+        raise RetrievalArgumentError(INVALID_INPUT, "key must be a function of a candidate")
     return HybridSearchProvider(checked, candidate_limit, rrf_k, key)

@@ -32,7 +32,8 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, field_validator
 
 from ...contracts import DittoModel, freeze_json
-from ..defaults import context_limit
+from ...errors import InvalidArgumentError, describe_validation_error
+from ..config import context_limit
 from ..engines.filters import FilterCondition, parse_filter
 from ..errors import INVALID_INPUT, RetrievalError
 from ..types import (
@@ -42,7 +43,7 @@ from ..types import (
     RetrievalSearchInput,
     RetrievalSearchOutput,
 )
-from ._backend import begin_search, check_signal, run_blocking
+from .base import begin_search, check_signal, run_blocking
 from .embedding import EmbeddingProvider, Vector, embed_contents, validate_vector
 
 __all__ = ["MilvusSearchOptions", "MilvusSearchProvider", "create_milvus_search_provider", "milvus_filter_expression",
@@ -219,11 +220,11 @@ def create_milvus_search_provider(client: Any, options: MilvusSearchOptions | Ma
     ``embedding`` embeds text queries; without it queries must be vectors.
     """
     if client is None or not callable(getattr(client, "search", None)):
-        raise ValueError("create_milvus_search_provider needs the application's pymilvus.MilvusClient")
+        raise InvalidArgumentError("create_milvus_search_provider needs the application's pymilvus.MilvusClient")
     try:
         resolved = options if isinstance(options, MilvusSearchOptions) else MilvusSearchOptions.model_validate(
             options)
     except ValidationError as error:
-        raise ValueError(f"invalid Milvus search options: {error.errors(include_url=False, include_input=False)}"
-                         ) from None
+        raise InvalidArgumentError(f"invalid Milvus search options: {describe_validation_error(error, root='options')}"
+                                   ) from None
     return MilvusSearchProvider(client, resolved, embedding)

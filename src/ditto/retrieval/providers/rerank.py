@@ -15,9 +15,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .._cancel import check_signal
-from ..defaults import DEFAULT_CANDIDATE_LIMIT, context_limit, pick_number
-from ..errors import INVALID_BACKEND_OUTPUT, INVALID_INPUT, RetrievalError
+from ..config import DEFAULT_CANDIDATE_LIMIT, context_limit, pick_number
+from ..errors import INVALID_BACKEND_OUTPUT, INVALID_INPUT, RetrievalArgumentError, RetrievalError, check_signal
 from ..types import (
     RetrievalCandidate,
     RetrievalExecutionContext,
@@ -75,7 +74,7 @@ class CosineReranker:
 
 def create_cosine_reranker(embedding: EmbeddingProvider, *, batch_size: int | None = None) -> CosineReranker:
     if not callable(getattr(embedding, "embed", None)):
-        raise RetrievalError(INVALID_INPUT, "create_cosine_reranker needs an embedding provider")
+        raise RetrievalArgumentError(INVALID_INPUT, "create_cosine_reranker needs an embedding provider")
     return CosineReranker(embedding, batch_size)
 
 
@@ -137,10 +136,10 @@ def create_rerank_search_provider(provider: RetrievalSearchProvider, reranker: R
     ``candidate_limit``: constructor → ``defaults.rerank.candidate_limit`` → 100.
     """
     if not callable(getattr(provider, "search", None)):
-        raise RetrievalError(INVALID_INPUT, "create_rerank_search_provider needs a search provider")
+        raise RetrievalArgumentError(INVALID_INPUT, "create_rerank_search_provider needs a search provider")
     if not callable(getattr(reranker, "rerank", None)):
-        raise RetrievalError(INVALID_INPUT, "create_rerank_search_provider needs a reranker")
+        raise RetrievalArgumentError(INVALID_INPUT, "create_rerank_search_provider needs a reranker")
     if candidate_limit is not None and (isinstance(candidate_limit, bool) or not isinstance(candidate_limit, int)
                                         or candidate_limit < 1):
-        raise RetrievalError(INVALID_INPUT, "candidate_limit must be a positive integer")
+        raise RetrievalArgumentError(INVALID_INPUT, "candidate_limit must be a positive integer")
     return RerankSearchProvider(provider, reranker, candidate_limit)

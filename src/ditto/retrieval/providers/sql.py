@@ -37,8 +37,8 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from ...contracts import DittoModel, freeze_json
-from .._cancel import await_with_signal
-from ..defaults import context_limit
+from ...errors import InvalidArgumentError, describe_validation_error
+from ..config import context_limit
 from ..engines.filters import FilterCondition, parse_filter
 from ..errors import BACKEND_ERROR, INVALID_INPUT, RetrievalError
 from ..types import (
@@ -48,7 +48,7 @@ from ..types import (
     RetrievalSearchInput,
     RetrievalSearchOutput,
 )
-from ._backend import backend_error, begin_search, check_signal, query_text, run_blocking
+from .base import as_retrieval_error, await_with_signal, begin_search, check_signal, query_text, run_blocking
 
 __all__ = ["SqlSearchOptions", "SqlSearchProvider", "create_sql_search_provider"]
 
@@ -267,10 +267,8 @@ class SqlSearchProvider:
                 return await _postgres_rows(client, sql, params)
             async with client.connection() as connection:
                 return await _postgres_rows(connection, sql, params)
-        except RetrievalError:
-            raise
-        except Exception:
-            raise backend_error() from None
+        except Exception as error:
+            raise as_retrieval_error(error) from None
 
     def _output(self, request: RetrievalSearchInput, rows: list[tuple[Any, ...]]) -> RetrievalSearchOutput:
         options = self._options
@@ -301,20 +299,21 @@ def create_sql_search_provider(client: Any, options: SqlSearchOptions | Mapping[
     """Full-text search over ``client`` (``sqlite3.Connection`` or psycopg async connection/pool).
 
     ``options`` is a :class:`SqlSearchOptions` or a dict of its fields; invalid names or
-    options raise ``ValueError`` at construction, before any statement exists.
+    options raise :class:`~ditto.errors.InvalidArgumentError` (a ``ValueError``) at
+    construction, before any statement exists.
     """
     if client is None:
-        raise ValueError("create_sql_search_provider needs the application's database client")
+        raise InvalidArgumentError("create_sql_search_provider needs the application's database client")
     try:
         resolved = options if isinstance(options, SqlSearchOptions) else SqlSearchOptions.model_validate(options)
     except ValidationError as error:
-        raise ValueError(f"invalid SQL search options: {error.errors(include_url=False, include_input=False)}"
-                         ) from None
+        raise InvalidArgumentError(f"invalid SQL search options: {describe_validation_error(error, root='options')}"
+                                   ) from None
     if resolved.dialect == "sqlite" and not isinstance(client, sqlite3.Connection):
-        raise ValueError("the sqlite dialect needs a sqlite3.Connection")
+        raise InvalidArgumentError("the sqlite dialect needs a sqlite3.Connection")
     if resolved.dialect == "postgres" and not (callable(getattr(client, "execute", None))
                                                or callable(getattr(client, "connection", None))):
-        raise ValueError("the postgres dialect needs a psycopg AsyncConnection or an async pool")
+        raise InvalidArgumentError("the postgres dialect needs a psycopg AsyncConnection or an async pool")
     return SqlSearchProvider(client, resolved)
 
 

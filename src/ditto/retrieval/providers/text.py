@@ -30,8 +30,9 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from ...contracts import DittoModel
+from ...errors import InvalidArgumentError, describe_validation_error
 from ...text.analysis import TextAnalyzer
-from ..defaults import context_limit
+from ..config import context_limit
 from ..engines.bm25 import BM25Index, MatchMode, ProgressCallback, TextDocument
 from ..engines.filters import parse_filter
 from ..errors import STRATEGY_UNSUPPORTED, RetrievalError
@@ -42,7 +43,7 @@ from ..types import (
     RetrievalSearchInput,
     RetrievalSearchOutput,
 )
-from ._backend import begin_search, check_signal, query_text
+from .base import begin_search, check_signal, query_text
 
 __all__ = ["TextSearchOptions", "TextSearchProvider", "create_text_search_provider"]
 
@@ -161,13 +162,14 @@ def create_text_search_provider(documents: Iterable[TextDocument | Mapping[str, 
         resolved = options if isinstance(options, TextSearchOptions) else TextSearchOptions.model_validate(
             options or {})
     except ValidationError as error:
-        raise ValueError(f"invalid text search options: {error.errors(include_url=False)}") from None
+        raise InvalidArgumentError(f"invalid text search options: {describe_validation_error(error, root='options')}"
+                                   ) from None
     if index is None:
         stopwords: Any = None if resolved.stopwords == "none" else resolved.stopwords
         analyzer = TextAnalyzer(stopwords=stopwords, stemmer=resolved.stemmer, cjk=resolved.cjk)
         index = BM25Index(k1=resolved.k1, b=resolved.b, analyzer=analyzer)
     elif resolved.model_fields_set & {"k1", "b", "stopwords", "stemmer", "cjk"}:
-        raise ValueError("k1, b and analysis options belong to the index when index= is given")
+        raise InvalidArgumentError("k1, b and analysis options belong to the index when index= is given")
     if documents is not None:
         batch = list(documents)
         with _progress_callback(progress, len(batch)) as callback:

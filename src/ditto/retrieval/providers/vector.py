@@ -20,9 +20,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ...contracts import freeze_json
-from .._cancel import check_signal
-from ..defaults import context_limit
-from ..errors import INVALID_EMBEDDING, INVALID_INPUT, RetrievalError
+from ..config import context_limit
+from ..errors import INVALID_EMBEDDING, INVALID_INPUT, RetrievalArgumentError, RetrievalError, check_signal
 from ..filters import compile_filter
 from ..types import (
     RetrievalCandidate,
@@ -108,7 +107,7 @@ class InMemoryVectorIndex:
     def __init__(self, *, metric: VectorMetric = "cosine", dimensions: int | None = None,
                  embedding: EmbeddingProvider | None = None, batch_size: int | None = None) -> None:
         if metric not in _METRICS:
-            raise RetrievalError(INVALID_INPUT, f"metric must be one of {', '.join(_METRICS)}")
+            raise RetrievalArgumentError(INVALID_INPUT, f"metric must be one of {', '.join(_METRICS)}")
         self.metric: VectorMetric = metric
         self.dimensions = check_dimensions(dimensions)
         self._embedding = embedding
@@ -280,11 +279,11 @@ def create_vector_search_provider(index: VectorIndex | NativeEmbeddingIndex, *,
     ``dimensions`` checks query vectors; ``batch_size`` goes to ``embed_contents``.
     """
     if embedding is not None and native_embedding:
-        raise RetrievalError(INVALID_INPUT, "use either an embedding provider or native embedding, not both")
+        raise RetrievalArgumentError(INVALID_INPUT, "use either an embedding provider or native embedding, not both")
     if native_embedding and not callable(getattr(index, "search_text", None)):
-        raise RetrievalError(INVALID_INPUT, "native embedding needs an index with search_text")
+        raise RetrievalArgumentError(INVALID_INPUT, "native embedding needs an index with search_text")
     if not native_embedding and not callable(getattr(index, "search_vector", None)):
-        raise RetrievalError(INVALID_INPUT, "the index needs a search_vector method")
+        raise RetrievalArgumentError(INVALID_INPUT, "the index needs a search_vector method")
     if embedding is not None and not callable(getattr(embedding, "embed", None)):
-        raise RetrievalError(INVALID_INPUT, "the embedding provider needs an embed method")
+        raise RetrievalArgumentError(INVALID_INPUT, "the embedding provider needs an embed method")
     return VectorSearchProvider(index, embedding, native_embedding, check_dimensions(dimensions), batch_size)

@@ -9,61 +9,49 @@ BUDGET_UNSATISFIABLE rather than losing anything silently.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
-from ...contracts import Context
-from .errors import ContextError
-from .execution import ContextExecution
-from .items import coerce_context, context_facts, context_memo, make_context, protected_by, trusted_context
+from ...contracts import Context, ContextItem
+from .config import ContextExecution, call_port, port_method, tighten
+from .inputs import construct, read_fields, request_limit
+from .items import coerce_context, context_facts, context_memo, facts, make_context, protected_by, trusted_context
 from .merge import check_context_inline, check_inline
-from .policy import tighten
-from .ports import call_port, port_method
-from .validation import read_fields, request_limit
+from .types import ContextCompressRequest, ContextError
 
 __all__ = [
     "COMPRESS_FIELDS",
-    "ContextCompressRequest",
-    "compress_node",
     "deterministic_compress",
     "is_protected_context_item",
     "parse_compress",
+    "run_compress",
 ]
 
 COMPRESS_FIELDS: Final = ("context", "max_items", "max_tokens")
 
 
-@dataclass(frozen=True, slots=True)
-class ContextCompressRequest:
-    """A validated COMPRESS request; what ``compressor.compress`` receives.
+def is_protected_context_item(item: ContextItem | Mapping[str, Any]) -> bool:
+    """Whether COMPRESS must keep ``item`` (a ContextItem or an item dict)::
 
-    ``max_items`` / ``max_tokens`` are the *effective* limits (request tightened
-    by policy), so a compressor only has to honour what it is given.
+        protected_ids = [item.id for item in context.items if is_protected_context_item(item)]
     """
-
-    context: Context
-    max_items: int | None = None
-    max_tokens: int | None = None
-
-
-def is_protected_context_item(item: Any) -> bool:
-    """Whether COMPRESS must keep ``item`` (a ContextItem or an item dict)."""
     meta = item.get("metadata") if isinstance(item, Mapping) else getattr(item, "metadata", None)
     return bool(meta) and isinstance(meta, Mapping) and protected_by(meta)
 
 
+def _request(context: Context, max_items: int | None, max_tokens: int | None) -> ContextCompressRequest:
+    return construct(ContextCompressRequest, {"context": context, "max_items": max_items, "max_tokens": max_tokens,
+                                              "scope": None, "expected_version": None})
+
+
 def parse_compress(input: Any) -> ContextCompressRequest:
-    if isinstance(input, ContextCompressRequest):
-        return input
+    """A validated request (``context`` trusted and frozen) from a dict or a ``ContextCompressRequest``."""
     fields = read_fields(input, COMPRESS_FIELDS, "input")
     if "context" not in fields:
         raise ContextError("INVALID_INPUT", "context is required")
-    return ContextCompressRequest(
-        context=trusted_context(fields["context"]),
-        max_items=request_limit(fields.get("max_items"), "maxItems"),
-        max_tokens=request_limit(fields.get("max_tokens"), "maxTokens"),
-    )
+    return _request(trusted_context(fields["context"]), request_limit(fields.get("max_items"), "maxItems"),
+                    request_limit(fields.get("max_tokens"), "maxTokens"))
 
 
 class _Plan:
@@ -145,9 +133,13 @@ def _limits(request: ContextCompressRequest, execution: ContextExecution) -> tup
 
 
 async def deterministic_compress(input: Any, execution: ContextExecution) -> Context:
-    """The default compression: drop the least valuable whole groups, keep order."""
+    """The default compression: drop the least valuable whole groups, keep order::
+
+        compressed = await deterministic_compress({"context": context, "maxItems": 8}, execution)
+    """
     request = parse_compress(input)
-    context = trusted_context(request.context)
+    context = request.context
+    assert context is not None  # set by parse_compress
     items = context.items
     max_items, max_tokens = _limits(request, execution)
     plan = _plan(context)
@@ -179,15 +171,51 @@ async def deterministic_compress(input: Any, execution: ContextExecution) -> Con
     return make_context([item for item, gone in zip(items, removed, strict=True) if not gone])
 
 
+def _same_item(before: ContextItem, after: ContextItem) -> bool:
+    """Whether ``after`` is ``before`` unchanged: same content, source and metadata (as JSON, so ``1`` ≠ ``True``)."""
+    if before is after:
+        return True
+    return (before.source == after.source
+            and _canonical_json(before.content) == _canonical_json(after.content)
+            and _canonical_json(before.metadata) == _canonical_json(after.metadata))
+
+
+def _canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _check_kept_unchanged(plan: _Plan, items: Sequence[ContextItem], output: Sequence[ContextItem]) -> None:
+    """Protected items and callId groups come back exactly as they were, members in their original order.
+
+    Otherwise a compressor could keep a protected item's id while rewriting its
+    content or dropping the ``role: system`` that protects it, and the next
+    COMPRESS could then drop it: the seed's "may not remove protected items or
+    split groups" would only hold once.
+    """
+    position = {item.id: index for index, item in enumerate(output)}
+    for members, protected in zip(plan.groups, plan.protected, strict=True):
+        first = items[members[0]]
+        if not (protected or facts(first).meta(first).call_id is not None) or first.id not in position:
+            continue
+        where = [position[items[index].id] for index in members]
+        if where != sorted(where):
+            raise ContextError("INVALID_PROVIDER_OUTPUT", "the compressor reordered a callId group")
+        for index, at in zip(members, where, strict=True):
+            if not _same_item(items[index], output[at]):
+                what = "a protected item" if protected else "a callId group member"
+                raise ContextError("INVALID_PROVIDER_OUTPUT", f"the compressor changed {what}")
+
+
 async def _custom_compress(request: ContextCompressRequest, max_items: int, max_tokens: int | None,
                            execution: ContextExecution) -> Context:
-    context = trusted_context(request.context)
+    context = request.context
+    assert context is not None  # set by parse_compress
     items = context.items
     plan = _plan(context)
     _check_protected(plan, await _group_token_counts(context, plan, max_tokens, execution), max_items, max_tokens)
     execution.check()
     compressor = execution.services.compressor
-    effective = ContextCompressRequest(context, max_items, max_tokens)
+    effective = _request(context, max_items, max_tokens)
     raw = await call_port(port_method(compressor, "compress"), (effective,), execution.options)
     output = coerce_context(raw, "compressor output", "INVALID_PROVIDER_OUTPUT")
     check_inline(output, execution.policy, "INVALID_PROVIDER_OUTPUT")
@@ -201,6 +229,7 @@ async def _custom_compress(request: ContextCompressRequest, max_items: int, max_
             raise ContextError("INVALID_PROVIDER_OUTPUT", "the compressor dropped a protected item")
         if 0 < present < len(members):
             raise ContextError("INVALID_PROVIDER_OUTPUT", "the compressor split a callId group")
+    _check_kept_unchanged(plan, items, output)
     if len(output) > max_items:
         raise ContextError("INVALID_PROVIDER_OUTPUT", "the compressor output exceeds maxItems")
     result = make_context(output)
@@ -211,11 +240,13 @@ async def _custom_compress(request: ContextCompressRequest, max_items: int, max_
     return result
 
 
-async def compress_node(input: Any, execution: ContextExecution) -> Context:
+async def run_compress(input: Any, execution: ContextExecution) -> Context:
     """Fit ``input.context`` into ``max_items``/``max_tokens`` (with the custom compressor if one is set)."""
     request = parse_compress(input)
-    check_context_inline(request.context, execution.policy)
+    context = request.context
+    assert context is not None  # set by parse_compress
+    check_context_inline(context, execution.policy)
     max_items, max_tokens = _limits(request, execution)
     if execution.services.compressor is not None:
         return await _custom_compress(request, max_items, max_tokens, execution)
-    return await deterministic_compress(ContextCompressRequest(request.context, max_items, max_tokens), execution)
+    return await deterministic_compress(_request(context, max_items, max_tokens), execution)

@@ -7,35 +7,36 @@ local or a remote CONTEXT worker, check every NodeResult, and raise
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Literal
 
 from ...contracts import Context, ContextSelection
+from ...errors import DittoError
 from ...runtime import NodeResult, RuntimeClient
-from ...signal import CancelSignal
-from .errors import ContextError
+from ...signal import CancelledBySignal, CancelSignal
 from .items import trusted_context
+from .types import CONTEXT_ERROR_CODES, ContextError, ContextFlowResult
 
-__all__ = ["ContextFlowResult", "run_rag_flow", "run_skill_flow"]
-
-T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class ContextFlowResult(Generic[T]):
-    """``output`` is the last node's output; ``context`` the working context to continue with."""
-
-    output: T
-    context: Context
+__all__ = ["run_rag_flow", "run_skill_flow"]
 
 
 def _output(result: NodeResult[Any], node: str) -> Any:
-    if result.status != "success":
-        error = result.error
-        code = error.code if error is not None else result.status.upper()
-        message = error.message if error is not None else f"{node} ended with status {result.status}"
+    """The node's output, or the error its NodeResult stands for (docs/design/errors.md, CONTEXT).
+
+    A CONTEXT code is a ``ContextError``; a cancelled or timed-out step is
+    ``CancelledBySignal`` (status ``cancelled`` / ``timeout``, as a cancelled SDK
+    call); the runtime's own codes (``WORKER_BUSY``, ``HANDLER_ERROR``, transport
+    codes) are a plain ``DittoError`` carrying that code.
+    """
+    if result.status == "success":
+        return result.output
+    error = result.error
+    code = error.code if error is not None else result.status.upper()
+    message = error.message if error is not None else f"{node} ended with status {result.status}"
+    if code in CONTEXT_ERROR_CODES:
         raise ContextError(code, message)
-    return result.output
+    if result.status in ("cancelled", "timeout"):
+        raise CancelledBySignal("TIMEOUT" if result.status == "timeout" else "CANCELLED", message)
+    raise DittoError(code, message)
 
 
 def _as_context(value: Any, node: str) -> Context:
@@ -49,11 +50,16 @@ def _as_context(value: Any, node: str) -> Context:
 
 async def run_rag_flow(runtime: RuntimeClient, *, context: Any, query: Any = None, corpus: Any = None,
                        limit: int | None = None, max_tokens: int | None = None, options: Any = None,
+                       order: Literal["ranking", "context"] | None = None,
                        signal: CancelSignal | None = None) -> ContextFlowResult[ContextSelection]:
     """CONTEXT.SELECT with ``strategy {kind: rag, corpus?, options?}`` for purpose ``infer``.
 
     Returns ``{output: ContextSelection, context}`` where ``context`` is the
-    working context it was given (SELECT never changes it).
+    working context it was given (SELECT never changes it). ``order="context"``
+    returns the chosen items in working-set order (see CONTEXT.SELECT)::
+
+        flow = await run_rag_flow(runtime, context=working, query="API", limit=8, max_tokens=3000)
+        evidence = flow.output.context.items
     """
     strategy: dict[str, Any] = {"kind": "rag"}
     if corpus is not None:
@@ -67,6 +73,8 @@ async def run_rag_flow(runtime: RuntimeClient, *, context: Any, query: Any = Non
         request["limit"] = limit
     if max_tokens is not None:
         request["maxTokens"] = max_tokens
+    if order is not None:
+        request["order"] = order
     selection = _output(await runtime.invoke("CONTEXT.SELECT", request, signal=signal), "CONTEXT.SELECT")
     if not isinstance(selection, ContextSelection):
         try:

@@ -1,68 +1,191 @@
-"""Typed request models for the four nodes, for callers who prefer models to dicts.
+"""Reading caller data: request fields (dicts or models, camelCase or snake_case), JSON values and scopes.
 
-They are plain frozen ``DittoModel``s (camelCase aliases, ``extra="forbid"``);
-the SDK reads them field by field exactly like a dict, so every check and
-error code is the same either way.
+Every check here raises :class:`ContextError` with a documented code, so a
+malformed request never surfaces as a ``KeyError`` or a pydantic error. These
+are hand-written rather than pydantic validation because they run for every
+item of contexts of 10,000 items (``bench/context_select_compress.py``); the
+rules are the ones the request models in :mod:`.types` declare.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import hashlib
+import json
+from collections.abc import Mapping
+from functools import cache
+from typing import Any, Final, TypeVar
 
-from pydantic import Field
+from pydantic import BaseModel
+from pydantic.alias_generators import to_camel
 
-from ...contracts import Context, ContextItem, DittoModel, Reference
-from .scope import ContextScope
+from ...contracts import InvalidJson, frozen_json, try_frozen_json, valid_text
+from ...contracts.types import MAX_LIMIT, MAX_SAFE_INTEGER
+from .types import ContextError, ContextScope
 
 __all__ = [
-    "ContextCompressInput",
-    "ContextIngressItem",
-    "ContextLoadInput",
-    "ContextSelectInput",
-    "ContextUpdateInput",
+    "MAX_REQUEST_LIMIT",
+    "MAX_SAFE_INTEGER",
+    "construct",
+    "context_scope_key",
+    "optional_bool",
+    "optional_str",
+    "parse_scope",
+    "read_fields",
+    "read_json",
+    "request_limit",
+    "scope_tuple",
+    "try_read_json",
+    "valid_text",
 ]
 
+M = TypeVar("M", bound=BaseModel)
 
-class ContextIngressItem(DittoModel):
-    """An item arriving from another worker; ``source_node`` is written to ``metadata.sourceNode``."""
+MAX_REQUEST_LIMIT: Final = MAX_LIMIT
 
-    id: str = Field(min_length=1)
-    source_node: str = Field(min_length=1)
-    content: Any
-    reference: Reference | None = None
-    metadata: dict[str, Any] | None = None
+#: :func:`read_json` without the error: the frozen copy, or :data:`ditto.contracts.NOT_JSON`.
+try_read_json: Final = try_frozen_json
 
 
-class ContextLoadInput(DittoModel):
-    sources: tuple[Any, ...] | None = None
-    resolve_references: bool | None = None
-    scope: ContextScope | None = None
-    expected_version: str | None = None
+@cache
+def _aliases(names: tuple[str, ...]) -> dict[str, str]:
+    table: dict[str, str] = {}
+    for name in names:
+        table[name] = name
+        table[to_camel(name)] = name
+    return table
 
 
-class ContextUpdateInput(DittoModel):
-    context: Context | None = None
-    remove_ids: tuple[str, ...] | None = None
-    add: tuple[ContextItem, ...] | None = None
-    ingress: tuple[ContextIngressItem, ...] | None = None
-    scope: ContextScope | None = None
-    expected_version: str | None = None
+def read_fields(value: Any, names: tuple[str, ...], where: str, code: str = "INVALID_INPUT",
+                error: type[ContextError] = ContextError) -> dict[str, Any]:
+    """The fields of ``value`` (a mapping or a pydantic model) by snake_case name.
+
+    ``None`` values count as absent, as an omitted optional field does in the
+    seed's TypeScript. Unknown keys are refused (``error(code, ...)``) so typos
+    do not pass silently; factories pass ``ContextArgumentError``.
+    """
+    aliases = _aliases(names)
+    if isinstance(value, BaseModel):
+        out: dict[str, Any] = {}
+        for field in type(value).model_fields:
+            name = aliases.get(field)
+            got = getattr(value, field)
+            if name is None:
+                if got is None:
+                    continue  # an optional field this reader does not use, left unset
+                raise error(code, f"{where} has an unknown field {field!r}")
+            if got is not None:
+                out[name] = got
+        return out
+    if not isinstance(value, Mapping):
+        raise error(code, f"{where} must be an object")
+    out = {}
+    for key, got in value.items():
+        name = aliases.get(key) if isinstance(key, str) else None
+        if name is None:
+            raise error(code, f"{where} has an unknown field {key!r}")
+        if name in out:
+            raise error(code, f"{where} gives {name!r} twice (camelCase and snake_case)")
+        if got is not None:
+            out[name] = got
+    return out
 
 
-class ContextSelectInput(DittoModel):
-    purpose: Literal["infer", "memory"]
-    context: Context | None = None
-    query: Any = None
-    limit: int | None = None
-    max_tokens: int | None = None
-    strategy: dict[str, Any] | None = None
-    scope: ContextScope | None = None
-    expected_version: str | None = None
+def request_limit(value: Any, name: str) -> int | None:
+    """A request budget: an integer 0–1,000,000 (0 is a zero budget) or absent."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_REQUEST_LIMIT:
+        raise ContextError("INVALID_INPUT", f"{name} must be an integer from 0 to {MAX_REQUEST_LIMIT}")
+    return value
 
 
-class ContextCompressInput(DittoModel):
-    context: Context | None = None
-    max_items: int | None = None
-    max_tokens: int | None = None
-    scope: ContextScope | None = None
-    expected_version: str | None = None
+def optional_str(value: Any, name: str, code: str = "INVALID_INPUT") -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value or not valid_text(value):
+        raise ContextError(code, f"{name} must be a non-empty string")
+    return value
+
+
+def optional_bool(value: Any, name: str) -> bool:
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise ContextError("INVALID_INPUT", f"{name} must be a boolean")
+    return value
+
+
+def read_json(value: Any, name: str, code: str = "INVALID_INPUT") -> Any:
+    """A frozen copy of ``value`` after checking it is finite, acyclic, UTF-8-encodable JSON."""
+    try:
+        return frozen_json(value)
+    except InvalidJson as error:
+        where = f"{name}.{error.path}" if error.path else name
+        raise ContextError(code, f"{where} is not valid JSON: {error.reason}") from None
+
+
+_object_new = object.__new__
+_object_setattr = object.__setattr__
+
+
+@cache
+def _plain_model(model: type[Any]) -> bool:
+    return not model.__pydantic_post_init__ and not model.__private_attributes__ and not model.__pydantic_root_model__
+
+
+def construct(model: type[M], values: dict[str, Any], fields_set: set[str] | None = None) -> M:
+    """``model.model_construct(**values)`` for complete, already valid values, without its overhead.
+
+    ``model_construct`` costs several microseconds per call (alias handling,
+    defaults); our values are complete, so for plain models we set the same four
+    slots it sets, directly. A model with hooks falls back to ``model_construct``.
+    """
+    if not _plain_model(model):  # pragma: no cover - only if a model gains hooks
+        return model.model_construct(**values)
+    instance: M = _object_new(model)
+    _object_setattr(instance, "__dict__", values)
+    _object_setattr(instance, "__pydantic_fields_set__", fields_set if fields_set is not None
+                    else {name for name, value in values.items() if value is not None})
+    _object_setattr(instance, "__pydantic_extra__", None)
+    _object_setattr(instance, "__pydantic_private__", None)
+    return instance
+
+
+# -- scopes -----------------------------------------------------------------------
+
+_SCOPE_FIELDS: Final = ("session_id", "turn_id", "invocation_id")
+
+
+def scope_tuple(scope: ContextScope) -> tuple[str | None, str | None, str | None]:
+    return (scope.session_id, scope.turn_id, scope.invocation_id)
+
+
+def parse_scope(value: Any, code: str = "INVALID_INPUT") -> ContextScope:
+    """Validate a scope; empty strings count as absent, and one field must remain."""
+    if isinstance(value, ContextScope) and (value.session_id or value.turn_id or value.invocation_id) and all(
+            part is None or (isinstance(part, str) and part and valid_text(part)) for part in scope_tuple(value)):
+        return value  # already in normal form
+    fields = read_fields(value, _SCOPE_FIELDS, "scope", code)
+    clean: dict[str, str] = {}
+    for name, got in fields.items():
+        if not isinstance(got, str) or not valid_text(got):
+            raise ContextError(code, f"scope.{name} must be a string")
+        if got:
+            clean[name] = got
+    if not clean:
+        raise ContextError(code, "scope needs a non-empty sessionId, turnId or invocationId")
+    return construct(ContextScope, {"session_id": clean.get("session_id"), "turn_id": clean.get("turn_id"),
+                                    "invocation_id": clean.get("invocation_id")})
+
+
+def context_scope_key(scope: ContextScope | Mapping[str, Any], key_prefix: str = "ditto:context:") -> str:
+    """``key_prefix`` + SHA-256 (hex) of the JSON array ``[sessionId, turnId, invocationId]``.
+
+    Missing fields are ``null`` in the array, so ``{sessionId: "a"}`` and
+    ``{turnId: "a"}`` never share a key::
+
+        context_scope_key({"sessionId": "tenant-a:session-1"})  # 'ditto:context:3f…'
+    """
+    parsed = parse_scope(scope)
+    raw = json.dumps(list(scope_tuple(parsed)), ensure_ascii=False, separators=(",", ":"))
+    return key_prefix + hashlib.sha256(raw.encode("utf-8")).hexdigest()

@@ -17,14 +17,12 @@ import math
 import re
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
-from functools import cache
-from typing import Any, Final, NamedTuple, TypeVar
+from typing import Any, Final, NamedTuple
 
-from pydantic import BaseModel
-
-from ...contracts import Context, ContextItem, FrozenDict, Message, Reference, js_json_dumps
-from .errors import ContextError
-from .validation import NOT_JSON, optional_str, read_fields, read_json, try_read_json, valid_text
+from ...contracts import NOT_JSON, Context, ContextItem, FrozenDict, Message, Reference, js_json_dumps, valid_text
+from ...text import CJK_CLASS, word_terms
+from .inputs import construct, optional_str, read_fields, read_json, try_read_json
+from .types import ContextError
 
 __all__ = [
     "ItemFacts",
@@ -33,7 +31,6 @@ __all__ = [
     "coerce_context",
     "coerce_item",
     "coerce_reference",
-    "construct",
     "content_text",
     "context_facts",
     "context_memo",
@@ -50,15 +47,12 @@ __all__ = [
     "trusted_context",
 ]
 
-M = TypeVar("M", bound=BaseModel)
-
 _ITEM_FIELDS: Final = ("id", "content", "source", "metadata")
 _REFERENCE_FIELDS: Final = ("uri", "media_type", "digest")
-_CJK: Final = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-#: A term is one CJK character, or a run of other letters/digits (``str.isalnum``) without ``_``.
-_TERM: Final = re.compile(f"[{_CJK}]|[^\\W_{_CJK}]+")
-_CJK_CHAR: Final = re.compile(f"[{_CJK}]")
-#: For ASCII text the same terms are the runs of [0-9a-z] once every other byte is a space.
+#: A term is :func:`ditto.text.word_terms`'s: one CJK character, or a run of other letters/digits
+#: (``str.isalnum``) without ``_``. The helpers below count the same terms faster.
+_CJK_CHAR: Final = re.compile(f"[{CJK_CLASS}]")
+#: For ASCII text ``word_terms`` are the runs of [0-9a-z] once every other byte is a space.
 _ASCII_TERM_BYTES: Final = bytes(c if 0x30 <= c <= 0x39 or 0x61 <= c <= 0x7A else 0x20 for c in range(256))
 
 
@@ -196,33 +190,6 @@ def facts(item: ContextItem) -> ItemFacts:
 def is_trusted(item: Any) -> bool:
     found = _FACTS.get(id(item))
     return found is not None and found() is item
-
-
-_object_new = object.__new__
-_object_setattr = object.__setattr__
-
-
-@cache
-def _plain_model(model: type[Any]) -> bool:
-    return not model.__pydantic_post_init__ and not model.__private_attributes__ and not model.__pydantic_root_model__
-
-
-def construct(model: type[M], values: dict[str, Any], fields_set: set[str] | None = None) -> M:
-    """``model.model_construct(**values)`` for complete, already valid values, without its overhead.
-
-    ``model_construct`` costs several microseconds per call (alias handling,
-    defaults); our values are complete, so for plain models we set the same four
-    slots it sets, directly. A model with hooks falls back to ``model_construct``.
-    """
-    if not _plain_model(model):  # pragma: no cover - only if a model gains hooks
-        return model.model_construct(**values)
-    instance: M = _object_new(model)
-    _object_setattr(instance, "__dict__", values)
-    _object_setattr(instance, "__pydantic_fields_set__", fields_set if fields_set is not None
-                    else {name for name, value in values.items() if value is not None})
-    _object_setattr(instance, "__pydantic_extra__", None)
-    _object_setattr(instance, "__pydantic_private__", None)
-    return instance
 
 
 def make_item(item_id: str, content: Any, source: Reference | None, metadata: FrozenDict | None) -> ContextItem:
@@ -456,13 +423,13 @@ def content_text(content: Any) -> str:
 
 
 def _terms_of(text: str) -> frozenset[str]:
-    if text.isascii():
+    if text.isascii():  # the same terms as word_terms, by a byte translation instead of a regex
         return frozenset(text.encode("ascii").translate(_ASCII_TERM_BYTES).decode("ascii").split())
-    return frozenset(_TERM.findall(text))
+    return frozenset(word_terms(text))
 
 
 def text_terms(content: Any) -> frozenset[str]:
-    """Lower-case terms: runs of letters/digits; CJK characters count one by one (no dictionary segmentation)."""
+    """The set of :func:`ditto.text.word_terms` of every string in ``content`` (lower-case; CJK one by one)."""
     return _terms_of(content_text(content).lower())
 
 
@@ -505,5 +472,5 @@ class QueryTerms:
 
 
 def _term_char(char: str) -> bool:
-    """Whether ``char`` extends a non-CJK term (what ``[^\\W_]`` matches, minus CJK)."""
+    """Whether ``char`` extends a non-CJK ``word_terms`` term (``[^\\W_]``, i.e. ``isalnum``, minus CJK)."""
     return char.isalnum() and _CJK_CHAR.match(char) is None

@@ -1,16 +1,48 @@
-"""Merging items into a working set under the duplicate policy, and the size limits (CX-2, CX-5)."""
+"""LOAD and UPDATE: normalising sources and merging items into a working set (CX-2, CX-4, CX-5).
+
+LOAD turns messages, references and items into one Context (stable ids for
+messages and references); UPDATE applies ``removeIds`` → ``add`` → ``ingress``.
+Both merge through :class:`WorkingSet` under the duplicate and missing-removal
+policies, and both fail over the item cap instead of compressing.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
 
-from ...contracts import Context, ContextItem
-from .errors import ContextError
-from .items import context_facts, context_memo, facts, is_unresolved_reference
-from .policy import ContextPolicy
+from pydantic import BaseModel
 
-__all__ = ["WorkingSet", "check_context_inline", "check_inline"]
+from ...contracts import Context, ContextItem, ContextPolicy, FrozenDict, Message, Reference
+from .config import ContextExecution, call_port, port_method
+from .inputs import optional_bool, optional_str, read_fields, read_json
+from .items import (
+    coerce_context,
+    coerce_item,
+    coerce_reference,
+    context_facts,
+    context_memo,
+    facts,
+    is_unresolved_reference,
+    make_context,
+    make_item,
+    message_item,
+    reference_item,
+)
+from .types import ContextError
 
+__all__ = [
+    "INGRESS_FIELDS",
+    "LOAD_FIELDS",
+    "UPDATE_FIELDS",
+    "WorkingSet",
+    "check_context_inline",
+    "check_inline",
+    "parse_ingress",
+    "parse_source",
+    "run_load",
+    "run_update",
+]
 
 def check_inline(items: Iterable[ContextItem], policy: ContextPolicy, code: str = "INLINE_LIMIT_EXCEEDED") -> None:
     """Every item's content must fit ``max_inline_bytes`` (JSON UTF-8 bytes).
@@ -72,3 +104,128 @@ class WorkingSet:
             raise ContextError("ITEM_LIMIT_EXCEEDED",
                                f"the context would hold {len(items)} items; the limit is {self._policy.max_items}")
         return items
+
+
+# -- LOAD ---------------------------------------------------------------------------
+
+LOAD_FIELDS: Final = ("sources", "resolve_references")
+
+
+def parse_source(value: Any, where: str) -> ContextItem | Reference:
+    """Classify one source: an item (has ``id``), a message (has ``role``) or a reference (has ``uri``)."""
+    if isinstance(value, ContextItem):
+        return coerce_item(value, where)
+    if isinstance(value, Message):
+        return message_item(value, where)
+    if isinstance(value, Reference):
+        return value
+    if not isinstance(value, Mapping):
+        raise ContextError("INVALID_INPUT", f"{where} must be a message, a reference or a context item")
+    if "id" in value:
+        return coerce_item(value, where)
+    if "role" in value:
+        return message_item(value, where)
+    if "uri" in value:
+        return coerce_reference(value, where)
+    raise ContextError("INVALID_INPUT", f"{where} must be a message, a reference or a context item")
+
+
+async def _resolve(reference: Reference, execution: ContextExecution) -> ContextItem:
+    resolver = execution.services.reference_resolver
+    if resolver is None:  # checked before, kept for direct callers
+        raise ContextError("RESOLVER_UNAVAILABLE", "resolveReferences needs services.referenceResolver")
+    execution.check()
+    value = await call_port(port_method(resolver, "resolve"), (reference,), execution.options)
+    content = read_json(value, f"the resolved content of {reference.uri!r}", "INVALID_PROVIDER_OUTPUT")
+    return reference_item(reference, content, resolved=True)
+
+
+async def run_load(input: Any, execution: ContextExecution) -> Context:
+    """Normalise ``input.sources`` into a Context (no cache routing: see ``create_context``).
+
+    Message and Reference sources get stable ids from their canonical content;
+    a message's ``role``/``name`` go to metadata. References stay references
+    unless ``resolve_references`` is true, which resolves them one by one in
+    input order. Duplicate ids follow ``policy.duplicate``.
+    """
+    fields = read_fields(input, LOAD_FIELDS, "input")
+    sources = fields.get("sources")
+    resolve = optional_bool(fields.get("resolve_references"), "resolveReferences")
+    if sources is None or isinstance(sources, (str, bytes, Mapping)) or not isinstance(sources, Sequence):
+        raise ContextError("INVALID_INPUT", "sources must be an array")
+    if resolve and execution.services.reference_resolver is None:
+        raise ContextError("RESOLVER_UNAVAILABLE", "resolveReferences needs services.referenceResolver")
+    parsed = [parse_source(value, f"sources[{index}]") for index, value in enumerate(sources)]
+    policy = execution.policy
+    limit = policy.max_inline_bytes  # read once: the loop runs per source
+    working = WorkingSet(policy)
+    for source in parsed:
+        if isinstance(source, Reference):
+            item = await _resolve(source, execution) if resolve else reference_item(source)
+        else:
+            item = source
+        if facts(item).nbytes > limit:
+            check_inline((item,), policy)
+        working.add(item)
+    return make_context(working.finish())
+
+
+# -- UPDATE -------------------------------------------------------------------------
+
+UPDATE_FIELDS: Final = ("context", "remove_ids", "add", "ingress")
+INGRESS_FIELDS: Final = ("id", "source_node", "content", "reference", "metadata")
+
+
+def _array(value: Any, name: str) -> Sequence[Any]:
+    if value is None:
+        return ()
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
+        raise ContextError("INVALID_INPUT", f"{name} must be an array")
+    return value
+
+
+def parse_ingress(value: Any, where: str) -> ContextItem:
+    """A cross-worker item; ``sourceNode`` is written into its metadata."""
+    fields = read_fields(value, INGRESS_FIELDS, where)
+    item_id = optional_str(fields.get("id"), f"{where}.id")
+    source_node = optional_str(fields.get("source_node"), f"{where}.sourceNode")
+    if item_id is None or source_node is None:
+        raise ContextError("INVALID_INPUT", f"{where} needs id and sourceNode")
+    if "content" not in fields and not isinstance(value, BaseModel) and "content" not in value:
+        raise ContextError("INVALID_INPUT", f"{where}.content is required")
+    content = read_json(fields.get("content"), f"{where}.content")
+    metadata = fields.get("metadata")
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise ContextError("INVALID_INPUT", f"{where}.metadata must be an object")
+    merged = dict(read_json(metadata, f"{where}.metadata")) if metadata is not None else {}
+    merged["sourceNode"] = source_node
+    reference = fields.get("reference")
+    return make_item(item_id, content,
+                     None if reference is None else coerce_reference(reference, f"{where}.reference"),
+                     FrozenDict(merged))
+
+
+async def run_update(input: Any, execution: ContextExecution) -> Context:
+    """Apply removals, then additions, then ingress items to ``input.context``."""
+    fields = read_fields(input, UPDATE_FIELDS, "input")
+    if "context" not in fields:
+        raise ContextError("INVALID_INPUT", "context is required")
+    items = coerce_context(fields["context"])
+    remove_ids = _array(fields.get("remove_ids"), "removeIds")
+    for index, item_id in enumerate(remove_ids):
+        if not isinstance(item_id, str) or not item_id:
+            raise ContextError("INVALID_INPUT", f"removeIds[{index}] must be a non-empty string")
+    added = [coerce_item(value, f"add[{index}]") for index, value in enumerate(_array(fields.get("add"), "add"))]
+    ingress = [parse_ingress(value, f"ingress[{index}]")
+               for index, value in enumerate(_array(fields.get("ingress"), "ingress"))]
+    check_inline(items, execution.policy)
+    check_inline(added, execution.policy)
+    check_inline(ingress, execution.policy)
+    working = WorkingSet(execution.policy, items)
+    for item_id in remove_ids:
+        working.remove(item_id)
+    for item in added:
+        working.add(item)
+    for item in ingress:
+        working.add(item)
+    return make_context(working.finish())

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
-from .errors import ContextError
-from .ports import ContextCallOptions
-from .scope import ContextScope, parse_scope, scope_tuple
-from .validation import MAX_SAFE_INTEGER, read_fields
+from ...contracts.types import MAX_SAFE_INTEGER
+from .inputs import parse_scope, read_fields, scope_tuple
+from .types import ContextArgumentError, ContextCallOptions, ContextError, ContextScope
 
 __all__ = ["DEFAULT_MAX_PENDING", "InProcessContextQueue", "create_context_operation_queue"]
 
-DEFAULT_MAX_PENDING = 1024
+DEFAULT_MAX_PENDING: Final = 1024
 
 T = TypeVar("T")
 _Key = tuple[str | None, str | None, str | None]
@@ -47,7 +46,7 @@ class InProcessContextQueue:
     def __init__(self, max_pending: int = DEFAULT_MAX_PENDING) -> None:
         if isinstance(max_pending, bool) or not isinstance(max_pending, int) \
                 or not 1 <= max_pending <= MAX_SAFE_INTEGER:
-            raise ContextError("INVALID_INPUT", "maxPending must be a positive safe integer")
+            raise ContextArgumentError("INVALID_INPUT", "maxPending must be a positive safe integer")
         self.max_pending = max_pending
         self._pending = 0
         self._lanes: dict[_Key, _Lane] = {}
@@ -106,6 +105,6 @@ class InProcessContextQueue:
 
 def create_context_operation_queue(options: Any = None, *, max_pending: int | None = None) -> InProcessContextQueue:
     """Create a queue; ``options`` may be ``config.context.queue`` or ``{"maxPending": n}``."""
-    fields = {} if options is None else read_fields(options, ("max_pending",), "options")
+    fields = {} if options is None else read_fields(options, ("max_pending",), "options", error=ContextArgumentError)
     return InProcessContextQueue(max_pending if max_pending is not None
                                  else fields.get("max_pending", DEFAULT_MAX_PENDING))

@@ -9,36 +9,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from ...contracts import ContextItem, Reference
-from .errors import ContextError
+from ...contracts import ContextItem
+from .config import call_port, port_method
+from .inputs import read_fields, read_json
 from .items import coerce_item
-from .ports import ContextCallOptions, call_port, port_method
-from .select import ContextSelectRequest, parse_select
-from .validation import read_fields, read_json
+from .select import parse_select
+from .types import (
+    ContextArgumentError,
+    ContextCallOptions,
+    ContextError,
+    ContextSelectRequest,
+    RagCandidate,
+    RagStageInput,
+)
 
-__all__ = ["RagCandidate", "RagStageInput", "RagStrategyPipeline", "create_rag_strategy"]
-
-
-@dataclass(frozen=True, slots=True)
-class RagStageInput:
-    """What each stage receives: ``embedding`` is set for retrieve/rank, ``candidates`` for rank."""
-
-    query: Any
-    items: tuple[ContextItem, ...]
-    corpus: Reference | None = None
-    options: Mapping[str, Any] | None = None
-    embedding: Any = None
-    candidates: tuple[RagCandidate, ...] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RagCandidate:
-    item: ContextItem
-    score: float | None = None
-    metadata: Mapping[str, Any] | None = None
+__all__ = ["RagStrategyPipeline", "create_rag_strategy"]
 
 
 def _candidates(raw: Any, stage: str) -> tuple[RagCandidate, ...]:
@@ -79,6 +66,7 @@ class RagStrategyPipeline:
     async def select(self, input: ContextSelectRequest | Any,
                      options: ContextCallOptions | None = None) -> list[ContextItem]:
         request = parse_select(input)
+        assert request.context is not None  # set by parse_select
         call_options = options or ContextCallOptions()
         stage = RagStageInput(request.query, request.context.items, request.strategy.corpus,
                               request.strategy.options)
@@ -108,13 +96,25 @@ def _stage(value: Any, method: str, name: str) -> None:
     if callable(value) or callable(getattr(value, method, None)) or (
             isinstance(value, Mapping) and callable(value.get(method))):
         return
-    raise ContextError("INVALID_INPUT", f"{name} must provide {method}()")
+    raise ContextArgumentError("INVALID_INPUT", f"{name} must provide {method}()")
 
 
 def create_rag_strategy(*, retrieve: Any, embed: Any = None, rank: Any = None) -> RagStrategyPipeline:
-    """Build a RAG selection strategy from stage objects (or plain async functions)."""
+    """Build a RAG selection strategy from stage objects (or plain async functions).
+
+    Optional ``embed`` → required ``retrieve`` → optional ``rank``, then the first
+    item per id; pass the result as ``services.rag_strategy``::
+
+        async def retrieve(stage: RagStageInput) -> list[dict[str, Any]]:
+            return [{"item": {"id": hit.id, "content": hit.text, "metadata": {"relevance": hit.score}}}
+                    for hit in await my_index.search(stage.query, limit=20)]
+
+        context = create_context(services={"rag_strategy": create_rag_strategy(retrieve=retrieve)})
+        selection = await context.select({"context": working, "purpose": "infer", "query": "API",
+                                          "strategy": {"kind": "rag"}, "limit": 8, "maxTokens": 3000})
+    """
     if retrieve is None:
-        raise ContextError("INVALID_INPUT", "create_rag_strategy needs retrieve")
+        raise ContextArgumentError("INVALID_INPUT", "create_rag_strategy needs retrieve")
     _stage(retrieve, "retrieve", "retrieve")
     _stage(embed, "embed", "embed")
     _stage(rank, "rank", "rank")

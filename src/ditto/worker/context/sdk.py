@@ -9,30 +9,30 @@ read; a conflict is STATE_CONFLICT and is never retried here.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, replace
 from typing import Any, Final, Literal, overload
 
 from ...config import RuntimeConfig
 from ...contracts import Context, ContextSelection
 from ...runtime import RuntimeClient
-from ...signal import CancelSignal
-from .compress import COMPRESS_FIELDS, compress_node
-from .errors import ContextError
-from .execution import ContextExecution, guard
-from .items import construct, is_trusted_context, trusted_context
-from .load import LOAD_FIELDS, load_node
-from .policy import resolve_policy
-from .ports import ContextServices, StoredContext, call_port, port_method, resolve_services
-from .scope import ContextScope, parse_scope
-from .select import SELECT_FIELDS, select_node
-from .stores.redis import create_redis_context_store
-from .update import UPDATE_FIELDS, update_node
-from .validation import optional_bool, optional_str, read_fields
+from ...signal import CancelSignal, await_with_signal
+from .compress import COMPRESS_FIELDS, run_compress
+from .config import (
+    ContextExecution,
+    ContextOptions,
+    PolicyInput,
+    ServicesInput,
+    build_execution,
+    call_port,
+    port_method,
+    resolve_options,
+)
+from .inputs import construct, optional_bool, optional_str, parse_scope, read_fields
+from .items import is_trusted_context, trusted_context
+from .merge import LOAD_FIELDS, UPDATE_FIELDS, run_load, run_update
+from .select import SELECT_FIELDS, run_select
+from .types import ContextArgumentError, ContextError, ContextScope, StoredContext
 
-__all__ = ["CONTEXT_NODES", "ContextClient", "ContextNode", "ContextOptions", "create_context", "resolve_options"]
-
-ContextNode = Literal["CONTEXT.LOAD", "CONTEXT.UPDATE", "CONTEXT.SELECT", "CONTEXT.COMPRESS"]
-CONTEXT_NODES: Final = ("CONTEXT.LOAD", "CONTEXT.UPDATE", "CONTEXT.SELECT", "CONTEXT.COMPRESS")
+__all__ = ["ContextClient", "create_context"]
 
 _SCOPE_FIELDS: Final = ("scope", "expected_version")
 _NODE_FIELDS: Final = {
@@ -42,63 +42,11 @@ _NODE_FIELDS: Final = {
     "CONTEXT.COMPRESS": COMPRESS_FIELDS + _SCOPE_FIELDS,
 }
 _NODE_FUNCTIONS: Final[Mapping[str, Callable[[Any, ContextExecution], Awaitable[Any]]]] = {
-    "CONTEXT.LOAD": load_node,
-    "CONTEXT.UPDATE": update_node,
-    "CONTEXT.SELECT": select_node,
-    "CONTEXT.COMPRESS": compress_node,
+    "CONTEXT.LOAD": run_load,
+    "CONTEXT.UPDATE": run_update,
+    "CONTEXT.SELECT": run_select,
+    "CONTEXT.COMPRESS": run_compress,
 }
-
-
-@dataclass(frozen=True, slots=True)
-class ContextOptions:
-    """Options of ``create_context`` / ``create_context_worker``.
-
-    ``redis`` is ``{"client": redis.asyncio client, "ttl_ms"?: int, "key_prefix"?: str}``
-    and may not be combined with ``services.state_store``. ``services_factory``
-    and ``concurrency`` apply to the worker only.
-    """
-
-    policy: Any = None
-    services: Any = None
-    redis: Any = None
-    services_factory: Callable[[], Any] | None = None
-    concurrency: int | None = None
-
-
-_OPTION_FIELDS: Final = ("policy", "services", "redis", "services_factory", "concurrency")
-
-
-def resolve_options(options: Any = None, **overrides: Any) -> ContextOptions:
-    """Options from a ``ContextOptions``, a dict, a ``RuntimeConfig`` or ``None``, plus keyword overrides."""
-    if isinstance(options, RuntimeConfig):
-        from .settings import context_options_from_config
-
-        options = context_options_from_config(options)
-    if options is None:
-        fields: dict[str, Any] = {}
-    elif isinstance(options, ContextOptions):
-        fields = {name: getattr(options, name) for name in _OPTION_FIELDS if getattr(options, name) is not None}
-    else:
-        fields = read_fields(options, _OPTION_FIELDS, "options")
-    fields.update({key: value for key, value in overrides.items() if value is not None})
-    return ContextOptions(**fields)
-
-
-def _with_redis(services: ContextServices, redis: Any) -> ContextServices:
-    if redis is None:
-        return services
-    if services.state_store is not None:
-        raise ContextError("INVALID_INPUT", "pass either redis or services.stateStore, not both")
-    fields = read_fields(redis, ("client", "ttl_ms", "key_prefix"), "redis")
-    if fields.get("client") is None:
-        raise ContextError("INVALID_INPUT", "redis.client is required")
-    store = create_redis_context_store(fields["client"], ttl_ms=fields.get("ttl_ms"),
-                                       key_prefix=fields.get("key_prefix"))
-    return replace(services, state_store=store)
-
-
-def build_execution(policy: Any, services: Any, redis: Any) -> ContextExecution:
-    return ContextExecution(resolve_policy(policy), _with_redis(resolve_services(services), redis))
 
 
 def _stored(value: Any) -> StoredContext | None:
@@ -135,16 +83,16 @@ class ContextClient:
         return self._execution
 
     async def load(self, input: Any, *, signal: CancelSignal | None = None) -> Context:
-        return await guard(self.run("CONTEXT.LOAD", input, signal), signal)
+        return await await_with_signal(self.run("CONTEXT.LOAD", input, signal), signal)
 
     async def update(self, input: Any, *, signal: CancelSignal | None = None) -> Context:
-        return await guard(self.run("CONTEXT.UPDATE", input, signal), signal)
+        return await await_with_signal(self.run("CONTEXT.UPDATE", input, signal), signal)
 
     async def select(self, input: Any, *, signal: CancelSignal | None = None) -> ContextSelection:
-        return await guard(self.run("CONTEXT.SELECT", input, signal), signal)
+        return await await_with_signal(self.run("CONTEXT.SELECT", input, signal), signal)
 
     async def compress(self, input: Any, *, signal: CancelSignal | None = None) -> Context:
-        return await guard(self.run("CONTEXT.COMPRESS", input, signal), signal)
+        return await await_with_signal(self.run("CONTEXT.COMPRESS", input, signal), signal)
 
     @overload
     async def execute(self, node: Literal["CONTEXT.SELECT"], input: Any, *,
@@ -161,7 +109,7 @@ class ContextClient:
     async def execute(self, node: str, input: Any, *,
                       signal: CancelSignal | None = None) -> Context | ContextSelection:
         """Run any of the four leaves by name; another name is UNKNOWN_NODE."""
-        return await guard(self.run(node, input, signal), signal)
+        return await await_with_signal(self.run(node, input, signal), signal)
 
     async def run(self, node: str, input: Any, signal: CancelSignal | None = None,
                   runtime: RuntimeClient | None = None) -> Any:
@@ -202,7 +150,7 @@ class ContextClient:
         if node == "CONTEXT.LOAD" and "sources" in fields:
             if expected is not None and (current is None or current.version != expected):
                 raise ContextError("STATE_CONFLICT", "the scope's version changed or expired")
-            result = await load_node(fields, execution)
+            result = await run_load(fields, execution)
             await self._commit(scope, None if current is None else current.version, result, execution)
             return result
         if current is None:
@@ -213,8 +161,8 @@ class ContextClient:
             return current.context
         fields["context"] = current.context
         if node == "CONTEXT.SELECT":
-            return await select_node(fields, execution)
-        function = update_node if node == "CONTEXT.UPDATE" else compress_node
+            return await run_select(fields, execution)
+        function = run_update if node == "CONTEXT.UPDATE" else run_compress
         result = await function(fields, execution)
         await self._commit(scope, current.version, result, execution)
         return result
@@ -230,10 +178,25 @@ class ContextClient:
             raise ContextError("INVALID_STATE", "the state store returned nothing for a write")
 
 
-def create_context(options: Any = None, *, policy: Any = None, services: Any = None,
-                   redis: Any = None) -> ContextClient:
-    """Create the direct SDK. It opens no connection; only scope calls touch the cache."""
+def create_context(options: ContextOptions | Mapping[str, Any] | RuntimeConfig | None = None, *,
+                   policy: PolicyInput | None = None, services: ServicesInput | None = None,
+                   redis: Mapping[str, Any] | None = None) -> ContextClient:
+    """Create the direct SDK. It opens no connection; only scope calls touch the cache.
+
+    ``options`` is a ``ContextOptions``, a dict of the same fields (camelCase or
+    snake_case) or a ``RuntimeConfig`` (YAML ``workers.context``); the keyword
+    arguments override it. Methods return ``Context`` / ``ContextSelection`` and
+    raise ``ContextError``::
+
+        context = create_context(policy={"maxItems": 64})
+        working = await context.load({"sources": [{"role": "system", "content": "Answer with evidence."},
+                                                  {"id": "goal", "content": "Explain the API"}]})
+        chosen = await context.select({"context": working, "purpose": "infer", "query": "API", "limit": 8})
+
+        cached = create_context(redis={"client": redis.asyncio.Redis.from_url(url)})
+        await cached.update({"scope": {"sessionId": "s1"}, "add": [{"id": "note", "content": "..."}]})
+    """
     resolved = resolve_options(options, policy=policy, services=services, redis=redis)
     if resolved.services_factory is not None or resolved.concurrency is not None:
-        raise ContextError("INVALID_INPUT", "servicesFactory and concurrency are worker options")
+        raise ContextArgumentError("INVALID_INPUT", "servicesFactory and concurrency are worker options")
     return ContextClient(build_execution(resolved.policy, resolved.services, resolved.redis))

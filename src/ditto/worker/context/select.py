@@ -8,14 +8,13 @@ the token budget, continuing with later ones. SELECT never writes anything.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from pydantic import BaseModel
 
-from ...contracts import Context, ContextItem, ContextSelection, Reference
-from .errors import ContextError
-from .execution import ContextExecution
+from ...contracts import Context, ContextItem, ContextSelection
+from .config import ContextExecution, call_port, port_method, tighten
+from .inputs import construct, optional_str, read_fields, read_json, request_limit
 from .items import (
     QueryTerms,
     coerce_item,
@@ -28,61 +27,27 @@ from .items import (
     trusted_context,
 )
 from .merge import check_context_inline, check_inline
-from .policy import tighten
-from .ports import call_port, port_method
-from .validation import optional_str, read_fields, read_json, request_limit
+from .types import DEFAULT_STRATEGY, ContextError, ContextSelectRequest, ContextStrategy, SelectOrder
 
 __all__ = [
     "SELECT_FIELDS",
-    "ContextSelectRequest",
-    "ContextStrategy",
     "default_select",
     "fit_budget",
     "parse_select",
     "parse_strategy",
-    "select_node",
+    "run_select",
 ]
 
-SELECT_FIELDS: Final = ("context", "purpose", "query", "limit", "max_tokens", "strategy")
+SELECT_FIELDS: Final = ("context", "purpose", "query", "limit", "max_tokens", "strategy", "order")
 
 #: Weight of the fraction of query terms found in an item (0..1).
 QUERY_WEIGHT: Final = 1.0
 #: Weight of an item's position, 0 for the oldest and this value for the newest.
 POSITION_WEIGHT: Final = 0.1
 
-StrategyKind = Literal["default", "provider", "rag"]
-
-
-@dataclass(frozen=True, slots=True)
-class ContextStrategy:
-    """``{kind: default}``, ``{kind: provider, name, options?}`` or ``{kind: rag, corpus?, options?}``."""
-
-    kind: StrategyKind = "default"
-    name: str | None = None
-    options: Mapping[str, Any] | None = None
-    corpus: Reference | None = None
-
-
-DEFAULT_STRATEGY: Final = ContextStrategy()
-
-
-@dataclass(frozen=True, slots=True)
-class ContextSelectRequest:
-    """A validated SELECT request; what ``selector.select`` and ``rag_strategy.select`` receive."""
-
-    context: Context
-    purpose: Literal["infer", "memory"]
-    query: Any = None
-    strategy: ContextStrategy = DEFAULT_STRATEGY
-    limit: int | None = None
-    max_tokens: int | None = None
-
-
 def parse_strategy(value: Any) -> ContextStrategy:
     if value is None:
         return DEFAULT_STRATEGY
-    if isinstance(value, ContextStrategy):
-        value = {"kind": value.kind, "name": value.name, "options": value.options, "corpus": value.corpus}
     if not isinstance(value, (Mapping, BaseModel)):
         raise ContextError("INVALID_INPUT", "strategy must be an object")
     fields = read_fields(value, ("kind", "name", "options", "corpus"), "strategy")
@@ -103,31 +68,58 @@ def parse_strategy(value: Any) -> ContextStrategy:
     if options is not None and not isinstance(options, Mapping):
         raise ContextError("INVALID_INPUT", "strategy.options must be an object")
     corpus = fields.get("corpus")
-    return ContextStrategy(
-        kind=kind,  # type: ignore[arg-type]
-        name=name,
-        options=None if options is None else read_json(options, "strategy.options"),
-        corpus=None if corpus is None else coerce_reference(corpus, "strategy.corpus"),
-    )
+    if kind == "default":
+        return DEFAULT_STRATEGY
+    return construct(ContextStrategy, {
+        "kind": kind,
+        "name": name,
+        "options": None if options is None else read_json(options, "strategy.options"),
+        "corpus": None if corpus is None else coerce_reference(corpus, "strategy.corpus"),
+    })
 
 
 def parse_select(input: Any) -> ContextSelectRequest:
-    if isinstance(input, ContextSelectRequest):
-        return input
+    """A validated request (``context`` trusted and frozen) from a dict or a ``ContextSelectRequest``."""
     fields = read_fields(input, SELECT_FIELDS, "input")
     if "context" not in fields:
         raise ContextError("INVALID_INPUT", "context is required")
     purpose = fields.get("purpose")
     if purpose not in ("infer", "memory"):
         raise ContextError("INVALID_INPUT", "purpose must be infer or memory")
-    return ContextSelectRequest(
-        context=trusted_context(fields["context"]),
-        purpose=purpose,
-        query=None if fields.get("query") is None else read_json(fields["query"], "query"),
-        strategy=parse_strategy(fields.get("strategy")),
-        limit=request_limit(fields.get("limit"), "limit"),
-        max_tokens=request_limit(fields.get("max_tokens"), "maxTokens"),
-    )
+    return construct(ContextSelectRequest, {
+        "purpose": purpose,
+        "context": trusted_context(fields["context"]),
+        "query": None if fields.get("query") is None else read_json(fields["query"], "query"),
+        "limit": request_limit(fields.get("limit"), "limit"),
+        "max_tokens": request_limit(fields.get("max_tokens"), "maxTokens"),
+        "strategy": parse_strategy(fields.get("strategy")),
+        "order": _order(fields.get("order")),
+        "scope": None,
+        "expected_version": None,
+    })
+
+
+def _order(value: Any) -> SelectOrder:
+    if value is None or value == "ranking":
+        return "ranking"
+    if value == "context":
+        return "context"
+    raise ContextError("INVALID_INPUT", "order must be ranking or context")
+
+
+def in_context_order(chosen: list[ContextItem], context: Context) -> list[ContextItem]:
+    """``chosen`` in working-set order; items the context does not hold (RAG results) follow in ranking order.
+
+    The choice itself is unchanged: the same items as ``order: "ranking"``, so a
+    chat built from them reads in the order things happened.
+    """
+    memo = context_memo(context)
+    positions: dict[str, int] | None = memo.get("positions")
+    if positions is None:
+        positions = memo["positions"] = {item.id: index for index, item in enumerate(context.items)}
+    outside = len(positions)
+    keys = [positions.get(item.id, outside + rank) for rank, item in enumerate(chosen)]
+    return [chosen[index] for index in sorted(range(len(chosen)), key=keys.__getitem__)]
 
 
 def _rank_basis(context: Context, purpose: str) -> tuple[list[int], list[int], list[float]]:
@@ -169,10 +161,16 @@ def default_select(input: Any) -> tuple[ContextItem, ...]:
     drops ``private: true`` and ``memoryEligible: false`` items. Inside each
     group the score is ``priority + relevance + QUERY_WEIGHT × (share of query
     terms in the item) + POSITION_WEIGHT × position`` (newer items score more);
-    ties keep context order. Limits and budgets are applied by ``select_node``.
+    ties keep context order. Limits and budgets are applied by ``run_select``::
+
+        ordered = default_select({"context": context, "purpose": "infer", "query": "API"})
     """
-    request = parse_select(input)
-    context = trusted_context(request.context)
+    return _rank(parse_select(input))
+
+
+def _rank(request: ContextSelectRequest) -> tuple[ContextItem, ...]:
+    context = request.context
+    assert context is not None  # set by parse_select
     preferred, rest, base = _rank_basis(context, request.purpose)
     query_terms = text_terms(request.query) if request.query is not None else frozenset()
     if query_terms:
@@ -227,13 +225,15 @@ async def fit_budget(candidates: Sequence[ContextItem], limit: int | None, max_t
     return chosen
 
 
-async def select_node(input: Any, execution: ContextExecution) -> ContextSelection:
+async def run_select(input: Any, execution: ContextExecution) -> ContextSelection:
     """Choose items for ``purpose`` with the requested strategy, within limit and budget."""
     request = parse_select(input)
-    check_context_inline(request.context, execution.policy)
+    context = request.context
+    assert context is not None  # set by parse_select
+    check_context_inline(context, execution.policy)
     kind = request.strategy.kind
     if kind == "default":
-        candidates: Sequence[ContextItem] = default_select(request)
+        candidates: Sequence[ContextItem] = _rank(request)
     else:
         service = execution.services.selector if kind == "provider" else execution.services.rag_strategy
         who, wanted = ("selector", "selector") if kind == "provider" else ("RAG strategy", "ragStrategy")
@@ -244,5 +244,7 @@ async def select_node(input: Any, execution: ContextExecution) -> ContextSelecti
         candidates = _provider_items(raw, who, execution)
     chosen = await fit_budget(candidates, tighten(request.limit, execution.policy.max_items),
                               tighten(request.max_tokens, execution.policy.max_tokens), execution)
+    if request.order == "context":
+        chosen = in_context_order(chosen, context)
     return ContextSelection.model_construct(purpose=request.purpose, context=make_context(chosen),
                                             selected_item_ids=tuple(item.id for item in chosen))

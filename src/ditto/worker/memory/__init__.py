@@ -6,6 +6,7 @@ default store (one SQLite file, WAL, FTS5 keyword search). The data types in
 :mod:`ditto.worker.memory.types` are what other packages depend on.
 """
 
+from .config import MemoryResources
 from .sdk import Memory, create_memory
 from .sqlite_store import SqliteMemoryStore, create_sqlite_memory_store
 from .types import (
@@ -14,7 +15,6 @@ from .types import (
     MemoryDeleteInput,
     MemoryGetInput,
     MemoryItem,
-    MemoryResources,
     MemorySearchHit,
     MemorySearchInput,
     MemorySearchProvider,

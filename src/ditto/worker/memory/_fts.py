@@ -1,24 +1,29 @@
 """Pure text helpers for the SQLite store's keyword search: what is indexed, matched and how it scores.
 
-Kept apart from the store so they can be tested (and reasoned about) without
-a database: the store binds their results as parameters and calls
-:func:`bm25_score` with the term counts FTS5 reports for each candidate.
+A term is :mod:`ditto.text`'s (the boundaries of :func:`~ditto.text.word_terms`): each CJK
+character on its own (``CJK_CLASS``), otherwise a run of letters and digits.
+FTS5's ``unicode61`` tokenizer splits on everything that is not a letter or a
+number, so the indexed text puts spaces around every CJK character and FTS5
+then sees exactly those terms; the query is split the same way. Scoring is
+:func:`ditto.text.bm25_score` over the term counts FTS5 reports.
 
 Why the store scores in Python rather than returning FTS5's ``bm25()``:
 FTS5 floors the idf of any term that occurs in half or more of the rows at
 1e-6, so in a small store (a task's dozen knowledge records) every score is
-≈0 and the order is arbitrary. The Lucene form of BM25 used here,
+≈0 and the order is arbitrary. The Lucene form of BM25 in ``ditto.text``,
 ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``, stays positive, so a record
 that matches more, and rarer, query terms always ranks higher.
 """
 
 from __future__ import annotations
 
-import math
 import re
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
+
+from ...text import CJK_CLASS
+from ...text.bm25 import BM25_B, BM25_K1, bm25_score
 
 __all__ = [
     "BM25_B",
@@ -34,13 +39,11 @@ __all__ = [
 
 #: More distinct terms than this add little recall and make a search slow.
 MAX_QUERY_TOKENS = 64
-BM25_K1 = 1.2
-BM25_B = 0.75
 
-# FTS5's unicode61 tokenizer splits on everything that is not a letter or a number.
+# Term boundaries once every CJK character stands alone: ``ditto.text.word_terms``' terms, case kept
+# (FTS5 folds case itself; the original spelling is what the MATCH expression quotes).
 _TOKEN = re.compile(r"[^\W_]+")
-# Han ideographs (unified, extension A, compatibility, extensions B–G) and Hiragana.
-_UNIGRAM = re.compile("[\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
+_UNIGRAM = re.compile(f"[{CJK_CLASS}]")
 
 
 def _string_leaves(value: Any) -> Iterator[str]:
@@ -59,9 +62,9 @@ def index_text(content: Any) -> str:
 
     Object keys, numbers and booleans are structure, not prose, so they are not
     indexed (``{"kind": "knowledge", "text": "..."}`` matches on its values only).
-    Han and Hiragana characters are spaced apart: written without spaces, a
-    whole Chinese sentence would otherwise be one FTS5 term that no question
-    matches; one term per character is what Lucene's StandardTokenizer does.
+    CJK characters are spaced apart: written without spaces, a whole Chinese
+    sentence would otherwise be one FTS5 term that no question matches; one
+    term per character is what Lucene's StandardTokenizer does.
     """
     return _UNIGRAM.sub(r" \g<0> ", "\n".join(_string_leaves(content)))
 
@@ -73,7 +76,11 @@ def fold(token: str) -> str:
 
 
 def token_count(text: str) -> int:
-    """How many tokens FTS5's unicode61 tokenizer makes of ``text`` (the BM25 document length)."""
+    """How many terms FTS5's unicode61 tokenizer makes of an :func:`index_text` (the BM25 document length).
+
+    Counted on the text as stored (not ``word_terms``' lower-cased copy, whose length
+    can differ for a few letters such as ``İ``), so the length is FTS5's own.
+    """
     return sum(1 for _ in _TOKEN.finditer(text))
 
 
@@ -97,23 +104,3 @@ def match_expression(tokens: Sequence[str]) -> str:
     workflow needs, and the BM25 score orders the results.
     """
     return " OR ".join('"' + token.replace('"', '""') + '"' for token in tokens)
-
-
-def bm25_score(term_frequencies: Mapping[str, int], document_length: int, document_frequency: Mapping[str, int],
-               total_documents: int, average_length: float) -> float:
-    """Okapi BM25 of one document (Lucene's non-negative idf).
-
-    ``term_frequencies`` maps each distinct query term to its count in the
-    document (as FTS5 matched it, stemming included); ``document_frequency``,
-    ``total_documents`` and ``average_length`` describe the whole store.
-    """
-    relative_length = document_length / average_length if average_length > 0 else 1.0
-    norm = BM25_K1 * (1 - BM25_B + BM25_B * relative_length)
-    score = 0.0
-    for term, tf in term_frequencies.items():
-        if tf <= 0:
-            continue
-        df = min(document_frequency.get(term, 0), total_documents)
-        idf = math.log(1 + (total_documents - df + 0.5) / (df + 0.5))
-        score += idf * tf * (BM25_K1 + 1) / (tf + norm)
-    return score

@@ -16,19 +16,22 @@ from typing import Any, TypeVar
 
 from ...contracts import FrozenDict
 from ...signal import CancelledBySignal, CancelSignal
+from .config import MemoryResources, memory_options
 from .types import (
     DittoMemoryError,
     MemoryCallOptions,
     MemoryDeleteInput,
     MemoryGetInput,
     MemoryItem,
-    MemoryResources,
     MemorySearchHit,
+    MemorySearchInput,
+    MemorySearchProvider,
+    MemoryStore,
+    MemoryWriteInput,
 )
 from .validation import (
     NOT_FOUND,
     backend_error,
-    cancelled,
     invalid,
     parse_delete_input,
     parse_get_input,
@@ -44,14 +47,11 @@ _log = logging.getLogger("ditto.memory")
 
 T = TypeVar("T")
 
-_STORE_METHODS = ("write", "get", "delete", "search")
-
-
 def _check_signal(signal: CancelSignal | None) -> None:
     if signal is not None and not isinstance(signal, CancelSignal):
         raise invalid("signal must be a CancelSignal")
     if signal is not None and signal.aborted:
-        raise cancelled(signal.reason)
+        raise DittoMemoryError.from_signal(signal.reason)
 
 
 async def _call_port(operation: str, call: Callable[[], Awaitable[T]]) -> T:
@@ -61,7 +61,7 @@ async def _call_port(operation: str, call: Callable[[], Awaitable[T]]) -> T:
     except DittoMemoryError:
         raise
     except CancelledBySignal as error:
-        raise cancelled(error.code) from None
+        raise DittoMemoryError.from_signal(error.code) from None
     except Exception:
         _log.warning("memory %s failed in its backend", operation, exc_info=True)
         raise backend_error() from None
@@ -70,26 +70,6 @@ async def _call_port(operation: str, call: Callable[[], Awaitable[T]]) -> T:
 def _selector(request: MemoryGetInput | MemoryDeleteInput) -> tuple[str, tuple[str, ...]]:
     """``("id" | "key", values)`` of a request the parser already checked (exactly one is set)."""
     return ("id", request.ids) if request.ids is not None else ("key", request.keys or ())
-
-
-def _resources(resources: MemoryResources | Mapping[str, Any] | None, store: Any, search: Any) -> tuple[Any, Any]:
-    if resources is not None:
-        if store is not None or search is not None:
-            raise invalid("pass either resources or store/search, not both")
-        if isinstance(resources, MemoryResources):
-            store, search = resources.store, resources.search
-        elif isinstance(resources, Mapping):
-            unknown = set(resources) - {"store", "search"}
-            if unknown:
-                raise invalid("memory resources take only store and search")
-            store, search = resources.get("store"), resources.get("search")
-        else:
-            store, search = getattr(resources, "store", None), getattr(resources, "search", None)
-    if store is None or any(not callable(getattr(store, name, None)) for name in _STORE_METHODS):
-        raise invalid("memory resources need a store with write, get, delete and search methods")
-    if search is not None and not callable(getattr(search, "search", None)):
-        raise invalid("an injected memory search provider needs a search method")
-    return store, search
 
 
 class Memory:
@@ -102,19 +82,21 @@ class Memory:
 
     __slots__ = ("_search", "_store")
 
-    def __init__(self, store: Any, search: Any = None) -> None:
-        self._store, self._search = _resources(None, store, search)
+    def __init__(self, store: MemoryStore, search: MemorySearchProvider | None = None) -> None:
+        options = memory_options(None, store=store, search=search)
+        self._store, self._search = options.store, options.search
 
     @property
-    def store(self) -> Any:
+    def store(self) -> MemoryStore:
         return self._store
 
     @property
-    def search_provider(self) -> Any:
+    def search_provider(self) -> MemorySearchProvider | None:
         """The injected MemorySearchProvider, or ``None`` when the store searches."""
         return self._search
 
-    async def write(self, input: Any, *, signal: CancelSignal | None = None) -> tuple[MemoryItem, ...]:
+    async def write(self, input: MemoryWriteInput | Mapping[str, Any], *,
+                    signal: CancelSignal | None = None) -> tuple[MemoryItem, ...]:
         """MEMORY.WRITE ``{memories: [{id?, key?, content, metadata?}]}`` → the stored items, in order."""
         _check_signal(signal)
         request = parse_write_input(input)
@@ -129,7 +111,8 @@ class Memory:
             raise backend_error()
         return stored
 
-    async def get(self, input: Any, *, signal: CancelSignal | None = None) -> tuple[MemoryItem, ...]:
+    async def get(self, input: MemoryGetInput | Mapping[str, Any], *,
+                  signal: CancelSignal | None = None) -> tuple[MemoryItem, ...]:
         """MEMORY.GET ``{ids}`` or ``{keys}`` → found records in request order (missing omitted).
 
         With ``strict: true`` a missing record is ``MEMORY_NOT_FOUND`` instead.
@@ -151,7 +134,8 @@ class Memory:
             raise DittoMemoryError(NOT_FOUND, f"no memory exists for one of the requested {field}s")
         return tuple(found[value] for value in dict.fromkeys(values) if value in found)
 
-    async def delete(self, input: Any, *, signal: CancelSignal | None = None) -> FrozenDict:
+    async def delete(self, input: MemoryDeleteInput | Mapping[str, Any], *,
+                     signal: CancelSignal | None = None) -> FrozenDict:
         """MEMORY.DELETE ``{ids}`` or ``{keys}`` → ``{"deleted": n}`` (missing ones are not errors)."""
         _check_signal(signal)
         request = parse_delete_input(input)
@@ -164,7 +148,8 @@ class Memory:
             raise backend_error()
         return FrozenDict({"deleted": deleted})
 
-    async def search(self, input: Any, *, signal: CancelSignal | None = None) -> tuple[MemorySearchHit, ...]:
+    async def search(self, input: MemorySearchInput | Mapping[str, Any], *,
+                     signal: CancelSignal | None = None) -> tuple[MemorySearchHit, ...]:
         """MEMORY.SEARCH ``{query, limit?=10, filter?, strategy?, options?}`` → ranked hits.
 
         The injected search provider, when there is one, replaces the store's
@@ -178,12 +163,19 @@ class Memory:
         return validate_search_hits(output, request.limit or 10)
 
 
-def create_memory(resources: MemoryResources | Mapping[str, Any] | None = None, *, store: Any = None,
-                  search: Any = None) -> Memory:
+def create_memory(resources: MemoryResources | Mapping[str, Any] | None = None, *, store: MemoryStore | None = None,
+                  search: MemorySearchProvider | None = None) -> Memory:
     """The MEMORY SDK over ``resources`` (``{store, search?}``) or the ``store``/``search`` keywords.
 
     ``search`` is a :class:`MemorySearchProvider` that replaces the store's own
     search (for example a RETRIEVAL adapter). Nothing is opened here.
+
+    Example::
+
+        async with create_sqlite_memory_store("memory.sqlite") as store:
+            memory = create_memory(store=store)
+            await memory.write({"memories": [{"key": "knowledge:acme:retention", "content": "35 days"}]})
+            hits = await memory.search({"query": "retention", "filter": {"keyPrefix": "knowledge:acme:"}})
     """
-    store, search = _resources(resources, store, search)
-    return Memory(store, search)
+    options = memory_options(resources, store=store, search=search)
+    return Memory(options.store, options.search)

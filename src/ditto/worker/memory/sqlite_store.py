@@ -18,8 +18,8 @@ Why it looks like this:
   operators on the ``ditto.memory`` logger, never returned (it may hold the
   path or SQL).
 
-Schema (version 2, ``PRAGMA user_version``; version 1 files are upgraded on
-first writable open, see :func:`_upgrade_from_1`): ``memory_records(seq INTEGER
+Schema (version 3, ``PRAGMA user_version``; version 1 and 2 files are re-indexed
+on first writable open, see :func:`_reindex`): ``memory_records(seq INTEGER
 PRIMARY KEY, id TEXT UNIQUE, key TEXT UNIQUE NULL, content JSON, metadata JSON,
 length, created_at, updated_at)``, the FTS5 table ``memory_fts(body)`` whose
 rowid is ``seq``, and ``memory_stats`` (record and token totals for BM25,
@@ -55,6 +55,7 @@ from ._filters import compile_filter
 from ._fts import bm25_score, index_text, match_expression, query_tokens, token_count
 from .types import (
     DittoMemoryError,
+    MemoryArgumentError,
     MemoryCallOptions,
     MemoryItem,
     MemorySearchHit,
@@ -63,7 +64,6 @@ from .types import (
 )
 from .validation import (
     backend_error,
-    cancelled,
     check_selector,
     check_write_items,
     invalid,
@@ -74,7 +74,7 @@ __all__ = ["SCHEMA_VERSION", "SqliteMemoryStore", "create_sqlite_memory_store"]
 
 _log = logging.getLogger("ditto.memory")
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: Strategies the built-in search understands (None means the same).
 _STRATEGIES = frozenset({"keyword"})
 
@@ -195,9 +195,9 @@ class SqliteMemoryStore:
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout_ms: int = 5000,
                  read_only: bool = False, max_connections: int = 4) -> None:
         if isinstance(busy_timeout_ms, bool) or not isinstance(busy_timeout_ms, int) or busy_timeout_ms < 0:
-            raise invalid("busy_timeout_ms must be a non-negative integer")
+            raise MemoryArgumentError("busy_timeout_ms must be a non-negative integer")
         if isinstance(max_connections, bool) or not isinstance(max_connections, int) or max_connections < 1:
-            raise invalid("max_connections must be a positive integer")
+            raise MemoryArgumentError("max_connections must be a positive integer")
         self._path = Path(path)
         self._busy_timeout_ms = busy_timeout_ms
         self._read_only = read_only
@@ -267,8 +267,8 @@ class SqliteMemoryStore:
                     if current < SCHEMA_VERSION:
                         for statement in _SCHEMA:
                             connection.execute(statement)
-                        if current == 1:
-                            _upgrade_from_1(connection)
+                        if current >= 1:
+                            _reindex(connection)
                         connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                     connection.execute("COMMIT")
                 except BaseException:
@@ -280,7 +280,7 @@ class SqliteMemoryStore:
     def _in_thread(self, operation: str, body: Callable[[sqlite3.Connection], T],
                    signal: CancelSignal | None) -> T:
         if signal is not None and signal.aborted:
-            raise cancelled(signal.reason)
+            raise DittoMemoryError.from_signal(signal.reason)
         try:
             connection = self._pool.acquire()
         except DittoMemoryError:
@@ -304,7 +304,7 @@ class SqliteMemoryStore:
         except sqlite3.Error:
             broken = True
             if signal is not None and signal.aborted:
-                raise cancelled(signal.reason) from None
+                raise DittoMemoryError.from_signal(signal.reason) from None
             _log.warning("memory store %s failed", operation, exc_info=True)
             raise backend_error() from None
         except DittoMemoryError:
@@ -328,7 +328,7 @@ class SqliteMemoryStore:
                    options: MemoryCallOptions | None) -> T:
         signal = _signal_of(options)
         if signal is not None and signal.aborted:
-            raise cancelled(signal.reason)
+            raise DittoMemoryError.from_signal(signal.reason)
         return await asyncio.to_thread(self._in_thread, operation, body, signal)
 
     # -- MemoryStore ------------------------------------------------------------
@@ -470,19 +470,21 @@ def _transaction(connection: sqlite3.Connection, body: Callable[[], T], busy_tim
     return result
 
 
-def _upgrade_from_1(connection: sqlite3.Connection) -> None:
-    """Version 1 indexed a run of Han/Hiragana characters as one term; version 2 indexes each character.
+def _reindex(connection: sqlite3.Connection) -> None:
+    """Bring every FTS text up to the current term definition (inside the caller's schema transaction).
 
-    Only records whose token count changes have a different term sequence, so
-    only those get a new FTS text, length and BM25 totals (inside the caller's
-    schema transaction).
+    Version 1 indexed a run of Han/Hiragana characters as one term, version 2
+    spaced Han/Hiragana apart, version 3 spaces every character of
+    ``ditto.text.CJK_CLASS`` (Katakana and Hangul too). Only records whose
+    indexed text changes get a new FTS text, length and BM25 totals.
     """
     delta = 0
-    rows = connection.execute("SELECT seq, content, length FROM memory_records").fetchall()
-    for seq, content, length in rows:
+    rows = connection.execute("SELECT r.seq, r.content, r.length, f.body FROM memory_records AS r "
+                              "JOIN memory_fts AS f ON f.rowid = r.seq").fetchall()
+    for seq, content, length, body in rows:
         text = index_text(json.loads(content))
-        tokens = token_count(text)
-        if tokens != length:
+        if text != body:
+            tokens = token_count(text)
             connection.execute("UPDATE memory_fts SET body = ? WHERE rowid = ?", (text, seq))
             connection.execute("UPDATE memory_records SET length = ? WHERE seq = ?", (tokens, seq))
             delta += tokens - length

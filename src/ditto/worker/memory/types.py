@@ -8,21 +8,22 @@ this module, never the SQLite implementation.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import Field, field_validator
 
 from ...contracts import DittoModel
-from ...errors import DittoError
+from ...contracts.json import plain_json
+from ...errors import DittoError, InvalidArgumentError
 from ...signal import CancelSignal
 
 __all__ = [
     "DittoMemoryError",
+    "MemoryArgumentError",
     "MemoryCallOptions",
     "MemoryDeleteInput",
     "MemoryGetInput",
     "MemoryItem",
-    "MemoryResources",
     "MemorySearchHit",
     "MemorySearchInput",
     "MemorySearchProvider",
@@ -32,49 +33,30 @@ __all__ = [
 ]
 
 
+INVALID_INPUT: Final = "MEMORY_INVALID_INPUT"
+NOT_FOUND: Final = "MEMORY_NOT_FOUND"
+BACKEND_ERROR: Final = "MEMORY_BACKEND_ERROR"
+CANCELLED: Final = "MEMORY_CANCELLED"
+TIMEOUT: Final = "MEMORY_TIMEOUT"
+
+
 class DittoMemoryError(DittoError):
-    """Codes: ``MEMORY_INVALID_INPUT``, ``MEMORY_NOT_FOUND``, ``MEMORY_BACKEND_ERROR``
-    (backend text hidden), ``MEMORY_CANCELLED`` (status cancelled)."""
+    """MEMORY's failures. Codes: ``MEMORY_INVALID_INPUT``, ``MEMORY_NOT_FOUND`` (a strict GET),
+    ``MEMORY_BACKEND_ERROR`` (backend text hidden), ``MEMORY_CANCELLED`` (status cancelled) and
+    ``MEMORY_TIMEOUT`` (status timeout); a fired signal is ``DittoMemoryError.from_signal(reason)``."""
 
-    status_by_code = {"MEMORY_CANCELLED": "cancelled", "MEMORY_TIMEOUT": "timeout"}
-
-
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
-def _contains_model(value: Any, seen: set[int]) -> bool:
-    if type(value) in _SCALARS:  # the common case, decided without isinstance checks
-        return False
-    if isinstance(value, BaseModel):
-        return True
-    if isinstance(value, (Mapping, list, tuple)):
-        if id(value) in seen:  # a cycle: left for the JSON check to refuse
-            return False
-        seen.add(id(value))
-        return any(_contains_model(item, seen) for item in (value.values() if isinstance(value, Mapping) else value))
-    return False
+    codes = frozenset({INVALID_INPUT, NOT_FOUND, BACKEND_ERROR, CANCELLED, TIMEOUT})
+    cancelled_code = CANCELLED
+    timeout_code = TIMEOUT
 
 
-def _as_json(value: Any, active: frozenset[int] = frozenset()) -> Any:
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
-    if isinstance(value, (Mapping, list, tuple)) and id(value) not in active:
-        inner = active | {id(value)}
-        if isinstance(value, Mapping):
-            return {key: _as_json(item, inner) for key, item in value.items()}
-        return [_as_json(item, inner) for item in value]
-    return value
+class MemoryArgumentError(DittoMemoryError, InvalidArgumentError):
+    """``create_memory`` / ``create_memory_worker`` built wrongly: an
+    :class:`~ditto.errors.InvalidArgumentError` (so a ``ValueError``) that keeps the
+    ``MEMORY_INVALID_INPUT`` code these factories always raised."""
 
-
-def _plain_json(value: Any) -> Any:
-    """Typed models inside a JSON field become the camelCase objects they are on the wire.
-
-    The seed's adapters copy typed values straight into memory JSON
-    (``metadata: {source: candidate.source}``), which in TypeScript is a plain
-    object; here it is a pydantic model that would otherwise fail the JSON
-    check. Values without models are returned as they are (no copy).
-    """
-    return _as_json(value) if _contains_model(value, set()) else value
+    def __init__(self, message: str, code: str = INVALID_INPUT) -> None:
+        DittoError.__init__(self, code, message)
 
 
 class MemoryItem(DittoModel):
@@ -85,7 +67,7 @@ class MemoryItem(DittoModel):
     content: Any
     metadata: dict[str, Any] | None = None
 
-    _json_fields = field_validator("content", "metadata", mode="before")(_plain_json)
+    _json_fields = field_validator("content", "metadata", mode="before")(plain_json)
 
 
 class MemoryWriteItem(DittoModel):
@@ -96,7 +78,7 @@ class MemoryWriteItem(DittoModel):
     content: Any
     metadata: dict[str, Any] | None = None
 
-    _json_fields = field_validator("content", "metadata", mode="before")(_plain_json)
+    _json_fields = field_validator("content", "metadata", mode="before")(plain_json)
 
 
 class MemoryWriteInput(DittoModel):
@@ -141,7 +123,7 @@ class MemorySearchHit(DittoModel):
     score: float | None = None
     metadata: dict[str, Any] | None = None
 
-    _json_fields = field_validator("metadata", mode="before")(_plain_json)
+    _json_fields = field_validator("metadata", mode="before")(plain_json)
 
 
 class MemoryCallOptions(DittoModel):
@@ -169,10 +151,3 @@ class MemoryStore(Protocol):
 
     async def search(self, input: MemorySearchInput, options: MemoryCallOptions | None = None
                      ) -> Sequence[MemorySearchHit]: ...
-
-
-class MemoryResources(DittoModel):
-    """What ``create_memory`` / ``create_memory_worker`` are built from."""
-
-    store: Any  # MemoryStore (a Protocol cannot be a pydantic field type)
-    search: Any | None = None  # MemorySearchProvider

@@ -17,7 +17,13 @@ from typing import Any, NoReturn, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ...contracts import InvalidJson, check_json, freeze_json, js_json_dumps
+from ...errors import describe_validation_error
 from .types import (
+    BACKEND_ERROR,
+    CANCELLED,
+    INVALID_INPUT,
+    NOT_FOUND,
+    TIMEOUT,
     DittoMemoryError,
     MemoryDeleteInput,
     MemoryGetInput,
@@ -40,7 +46,6 @@ __all__ = [
     "NOT_FOUND",
     "TIMEOUT",
     "backend_error",
-    "cancelled",
     "check_selector",
     "check_write_items",
     "freeze_item",
@@ -53,11 +58,6 @@ __all__ = [
     "validate_search_hits",
 ]
 
-INVALID_INPUT = "MEMORY_INVALID_INPUT"
-NOT_FOUND = "MEMORY_NOT_FOUND"
-BACKEND_ERROR = "MEMORY_BACKEND_ERROR"
-CANCELLED = "MEMORY_CANCELLED"
-TIMEOUT = "MEMORY_TIMEOUT"
 
 #: The one public message of every backend failure (paths, SQL and driver text stay private).
 BACKEND_MESSAGE = "the memory backend failed"
@@ -73,13 +73,6 @@ M = TypeVar("M", bound=BaseModel)
 
 def invalid(message: str) -> DittoMemoryError:
     return DittoMemoryError(INVALID_INPUT, message)
-
-
-def cancelled(reason: str | None) -> DittoMemoryError:
-    """A signal's reason as MEMORY's code: ``TIMEOUT`` → MEMORY_TIMEOUT, anything else → MEMORY_CANCELLED."""
-    if reason == "TIMEOUT":
-        return DittoMemoryError(TIMEOUT, "the memory operation timed out")
-    return DittoMemoryError(CANCELLED, "the memory operation was cancelled")
 
 
 def backend_error() -> DittoMemoryError:
@@ -98,22 +91,9 @@ def _parse(model: type[M], raw: Any, what: str) -> M:
     try:
         return model.model_validate(dict(raw))
     except ValidationError as error:
-        raise invalid(f"{what} input is invalid: {_describe(error)}") from None
+        raise invalid(f"{what} input is invalid: {describe_validation_error(error, root='<root>')}") from None
     except (TypeError, ValueError, RecursionError):  # exotic mappings / keys pydantic cannot read
         raise invalid(f"{what} input is invalid") from None
-
-
-#: Longest field name quoted back in a message (an unknown field's name is the caller's text).
-_MAX_NAME = 40
-
-
-def _describe(error: ValidationError) -> str:
-    """Location and reason of the first problem, without the offending value."""
-    first = error.errors(include_url=False, include_input=False, include_context=False)[0]
-    parts = (str(part) if len(str(part)) <= _MAX_NAME else str(part)[:_MAX_NAME] + "…"
-             for part in first.get("loc", ()))
-    location = ".".join(parts) or "<root>"
-    return f"{location}: {first.get('msg', 'invalid value')}"
 
 
 def _text_ok(value: str) -> bool:

@@ -13,8 +13,18 @@ from typing import Any
 
 from ...contracts import FrozenDict
 from ...runtime import ExecutionContext, NodeDescriptor, WorkerDefinition
+from .config import MemoryResources, check_concurrency
 from .sdk import create_memory
-from .types import MemoryItem, MemoryResources, MemorySearchHit
+from .types import (
+    MemoryDeleteInput,
+    MemoryGetInput,
+    MemoryItem,
+    MemorySearchHit,
+    MemorySearchInput,
+    MemorySearchProvider,
+    MemoryStore,
+    MemoryWriteInput,
+)
 
 __all__ = [
     "MEMORY_WORKER_TYPE",
@@ -27,18 +37,31 @@ __all__ = [
 
 MEMORY_WORKER_TYPE = "MEMORY"
 
-memory_write_node: NodeDescriptor[Any, tuple[MemoryItem, ...]] = NodeDescriptor("MEMORY.WRITE")
-memory_get_node: NodeDescriptor[Any, tuple[MemoryItem, ...]] = NodeDescriptor("MEMORY.GET")
-memory_search_node: NodeDescriptor[Any, tuple[MemorySearchHit, ...]] = NodeDescriptor("MEMORY.SEARCH")
-memory_delete_node: NodeDescriptor[Any, FrozenDict] = NodeDescriptor("MEMORY.DELETE")
+memory_write_node: NodeDescriptor[MemoryWriteInput | Mapping[str, Any], tuple[MemoryItem, ...]] = \
+    NodeDescriptor("MEMORY.WRITE")
+memory_get_node: NodeDescriptor[MemoryGetInput | Mapping[str, Any], tuple[MemoryItem, ...]] = \
+    NodeDescriptor("MEMORY.GET")
+memory_search_node: NodeDescriptor[MemorySearchInput | Mapping[str, Any], tuple[MemorySearchHit, ...]] = \
+    NodeDescriptor("MEMORY.SEARCH")
+memory_delete_node: NodeDescriptor[MemoryDeleteInput | Mapping[str, Any], FrozenDict] = \
+    NodeDescriptor("MEMORY.DELETE")
 
 
-def create_memory_worker(resources: MemoryResources | Mapping[str, Any] | None = None, *, store: Any = None,
-                         search: Any = None, concurrency: int | None = None) -> WorkerDefinition:
+def create_memory_worker(resources: MemoryResources | Mapping[str, Any] | None = None, *,
+                         store: MemoryStore | None = None, search: MemorySearchProvider | None = None,
+                         concurrency: int | None = None) -> WorkerDefinition:
     """A ``MEMORY`` worker definition with MEMORY.WRITE / GET / SEARCH / DELETE.
 
     Accepts the seed's ``create_memory_worker({store, search})`` as well as
-    keywords. ``concurrency`` caps concurrent calls per local replica.
+    keywords. ``concurrency`` caps concurrent calls per local replica. The store
+    is shared by every registration of the definition and never closed by the runtime.
+
+    Example::
+
+        store = create_sqlite_memory_store(config.memory.path or "memory.sqlite")
+        runtime = create_ditto(workers=[create_memory_worker(store=store, concurrency=8)])
+        await runtime.invoke("MEMORY.WRITE", {"memories": [{"content": "backups run every 6 hours"}]})
+        found = await runtime.invoke("MEMORY.SEARCH", {"query": "backups", "limit": 5})
     """
     memory = create_memory(resources, store=store, search=search)
 
@@ -59,4 +82,4 @@ def create_memory_worker(resources: MemoryResources | Mapping[str, Any] | None =
         memory_get_node.type: get,
         memory_search_node.type: search_,
         memory_delete_node.type: delete,
-    }, concurrency=concurrency)
+    }, concurrency=check_concurrency(concurrency))

@@ -1,0 +1,211 @@
+"""``ditto research <entry>`` and ``ditto verify <task-dir>``.
+
+On a terminal the run shows live progress (stage, source, counts) on stderr;
+stdout carries only the final ``{"directory": ..., "result": ...}`` JSON
+(indented on a terminal, one line when piped or with ``--json``). Logs go to
+stderr. Exit status: 0 when a brief was written or the run stopped as asked,
+1 when the task was blocked, rejected or failed (or ``verify`` found
+mismatches), 2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ..config import RuntimeConfig
+from ..errors import DittoError
+
+__all__ = ["register"]
+
+
+class EntryName(StrEnum):
+    document_search = "document-search"
+    knowledge_base = "knowledge-base"
+    web_search = "web-search"
+    web_read = "web-read"
+    multi_source = "multi-source"
+    rewrite = "rewrite"
+    expand = "expand"
+    source_location = "source-location"
+
+
+class KnowledgeName(StrEnum):
+    internal = "internal"
+    external = "external"
+    both = "both"
+
+
+class StopAfter(StrEnum):
+    queries = "queries"
+    evidence = "evidence"
+
+
+class EngineName(StrEnum):
+    wikipedia = "wikipedia"
+    brave = "brave"
+
+
+_OK_STATUSES = frozenset({"completed", "no-evidence", "partial", "stopped"})
+
+
+def _read_vocabulary(path: Path) -> list[str]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        raise typer.BadParameter(f"cannot read the vocabulary file {path}") from None
+    entries = [line.strip() for line in lines if line.strip()]
+    if not entries:
+        raise typer.BadParameter("the vocabulary file has no entries")
+    return entries
+
+
+def _request_fields(**given: Any) -> dict[str, Any]:
+    return {key: value for key, value in given.items() if value is not None}
+
+
+class _Progress:
+    """Live progress on a terminal (rich), silent otherwise."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.console: Any = None
+        self.status: Any = None
+        if enabled:
+            from rich.console import Console
+
+            self.console = Console(stderr=True)
+
+    def __enter__(self) -> _Progress:
+        if self.console is not None:
+            self.status = self.console.status("starting")
+            self.status.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.status is not None:
+            self.status.__exit__(*exc)
+
+    def __call__(self, event: Any) -> None:
+        if self.console is None:
+            return
+        parts = [f"[bold]{event.stage}[/bold]"]
+        if event.source:
+            parts.append(f"[cyan]{event.source}[/cyan]")
+        parts.append(event.message)
+        if event.count is not None:
+            parts.append(f"({event.count})")
+        line = " ".join(parts)
+        self.status.update(line)
+        self.console.log(line)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``research`` and ``verify`` to the ``ditto`` command."""
+
+    @app.command()
+    def research(
+        entry: Annotated[EntryName, typer.Argument(help="Which research entry to run.")],
+        question: Annotated[str | None, typer.Option("--question", help="The question (a sample one if omitted).")]
+        = None,
+        knowledge: Annotated[KnowledgeName | None, typer.Option("--knowledge", help="Internal, external or both.")]
+        = None,
+        stop_after: Annotated[StopAfter | None, typer.Option("--stop-after", help="Stop after this stage.")] = None,
+        directory: Annotated[Path | None, typer.Option("--directory", help="Resume the task in this directory.")]
+        = None,
+        allow_partial: Annotated[bool | None, typer.Option("--allow-partial/--no-allow-partial",
+                                                           help="Keep the sources that worked.")] = None,
+        search_engine: Annotated[EngineName | None, typer.Option("--search-engine")] = None,
+        documents: Annotated[list[Path] | None, typer.Option("--documents", help="Files or folders (recursive).")]
+        = None,
+        ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Glob of documents to skip.")] = None,
+        kb: Annotated[str | None, typer.Option("--kb", help="SQLite FTS5 file, PostgreSQL DSN or target:NAME.")]
+        = None,
+        memory: Annotated[Path | None, typer.Option("--memory", help="An existing MEMORY SQLite store.")] = None,
+        internal_key: Annotated[list[str] | None, typer.Option("--internal-key", help="Allowed knowledge key.")]
+        = None,
+        vocabulary: Annotated[Path | None, typer.Option("--vocabulary", help="One query per line.")] = None,
+        sources: Annotated[str | None, typer.Option("--sources", help="Comma list: documents,knowledge,web.")]
+        = None,
+        url: Annotated[list[str] | None, typer.Option("--url", help="Page to read (web-read; at most 2).")] = None,
+        allowed_origin: Annotated[list[str] | None, typer.Option("--allowed-origin")] = None,
+        tenant: Annotated[str | None, typer.Option("--tenant")] = None,
+        model: Annotated[str | None, typer.Option("--model", help="INFER provider[/model]: builtin:extractive "
+                                                                  "(default) or openai[/name].")] = None,
+        base_dir: Annotated[Path | None, typer.Option("--base-dir", help="Where new task folders go "
+                                                                         "(default ./ditto-tasks).")] = None,
+        worker: Annotated[list[str] | None, typer.Option("--worker", help="module:factory replacing a default "
+                                                                          "worker of the same type.")] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="Only the result JSON on stdout.")] = False,
+    ) -> None:
+        """Run a research task: question -> queries -> evidence -> a brief with verified quotes."""
+        from ..workflows.research import ResearchError, ResearchOptions, run_research
+        from .factories import load_worker_factory
+
+        logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+        model_ref = None
+        if model is not None:
+            provider, _, name = model.partition("/")
+            if not provider:
+                raise typer.BadParameter("--model must look like provider or provider/model")
+            model_ref = {"provider": provider, "model": name or None}
+        fields = _request_fields(
+            question=question, knowledge=knowledge.value if knowledge else None, allow_partial=allow_partial,
+            search_engine=search_engine.value if search_engine else None,
+            documents=[str(path.resolve()) for path in documents] if documents else None,
+            ignore=ignore or None, kb=_kb_value(kb), memory=str(memory.resolve()) if memory else None,
+            internal_knowledge_keys=internal_key or None,
+            vocabulary=_read_vocabulary(vocabulary) if vocabulary else None,
+            sources=[part.strip() for part in sources.split(",") if part.strip()] if sources else None,
+            urls=url or None, allowed_origins=allowed_origin or None, tenant=tenant, model=model_ref)
+        resuming = directory is not None and (directory / "request.json").exists()
+        if resuming and fields:
+            typer.echo(f"a task's request is fixed; these options cannot change it: {', '.join(sorted(fields))} "
+                       "(start a new task instead)", err=True)
+            raise typer.Exit(2)
+        workers = [d for spec in worker or [] for d in load_worker_factory(spec, RuntimeConfig())]
+        terminal = sys.stderr.isatty() and not as_json
+        with _Progress(terminal) as progress:
+            options = ResearchOptions(stop_after=stop_after.value if stop_after else None,
+                                      progress=progress if terminal else None)
+            try:
+                task, result = asyncio.run(run_research(
+                    entry.value, None if resuming else fields, directory=directory, base_dir=base_dir,
+                    options=options, workers=workers))
+            except ResearchError as error:
+                typer.echo(json.dumps({"directory": str(directory) if directory else None,
+                                       "result": {"status": "failed",
+                                                  "error": {"code": error.code, "message": error.message}}}))
+                raise typer.Exit(2 if error.code == "RESEARCH_INVALID_INPUT" else 1) from None
+            except DittoError as error:
+                typer.echo(f"error {error.code}: {error.message}", err=True)
+                raise typer.Exit(1) from None
+        output = {"directory": str(task.directory), "result": result.to_json_dict()}
+        pretty = sys.stdout.isatty() and not as_json
+        typer.echo(json.dumps(output, indent=2 if pretty else None, ensure_ascii=False))
+        if terminal and result.brief:
+            typer.echo(f"brief: {result.brief}\n{result.summary}", err=True)
+        raise typer.Exit(0 if result.status in _OK_STATUSES else 1)
+
+    @app.command()
+    def verify(directory: Annotated[Path, typer.Argument(help="A task directory with artifacts/brief.json.")]) -> None:
+        """Re-check a brief offline: snapshot hashes, quotes, offsets, lines and citations."""
+        from ..workflows.research import verify_task
+
+        problems = verify_task(directory)
+        typer.echo(json.dumps({"directory": str(directory), "ok": not problems, "problems": problems},
+                              ensure_ascii=False))
+        raise typer.Exit(1 if problems else 0)
+
+
+def _kb_value(kb: str | None) -> str | None:
+    if kb is None or kb.startswith(("postgres://", "postgresql://", "target:")):
+        return kb
+    return str(Path(kb).resolve())

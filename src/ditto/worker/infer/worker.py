@@ -1,0 +1,59 @@
+"""``create_infer_worker`` (INF-2): the single leaf node ``INFER.SAMPLE``.
+
+The handler is :meth:`InferClient.sample` with the runtime's signal, so a
+call's timeout or cancellation reaches the provider's HTTP request. The input
+is :class:`~ditto.worker.infer.types.SampleInput` in its camelCase wire form
+(``{model: {provider, model, options}, messages, responseFormat, maxTokens,
+temperature}``); the output an :class:`~ditto.worker.infer.types.InferResult`.
+
+Counters (INF-6): the worker counts calls and tokens per ``provider/model`` in
+an :class:`InferCounters`; pass your own ``counters=`` to read them (one tally
+for every replica of the definition), or build the worker from a client with
+``client=`` and read ``client.counters``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ...errors import InvalidArgumentError
+from ...runtime import ExecutionContext, NodeDescriptor, WorkerDefinition
+from .sdk import InferClient, create_infer_client
+from .types import InferProvider, InferResult
+from .usage import InferCounters
+
+__all__ = ["INFER_SAMPLE", "INFER_WORKER_TYPE", "create_infer_worker", "infer_sample_node"]
+
+INFER_WORKER_TYPE = "INFER"
+INFER_SAMPLE = "INFER.SAMPLE"
+
+#: Identity of the sampling node (``.type == "INFER.SAMPLE"``).
+infer_sample_node: NodeDescriptor[Any, InferResult] = NodeDescriptor(INFER_SAMPLE)
+
+
+def create_infer_worker(providers: Mapping[str, InferProvider] | None = None, concurrency: int | None = None, *,
+                        counters: InferCounters | None = None, client: InferClient | None = None
+                        ) -> WorkerDefinition:
+    """A worker definition serving ``INFER.SAMPLE``.
+
+    Example::
+
+        counters = InferCounters()
+        runtime = create_ditto(workers=[create_infer_worker(counters=counters)])
+        result = await runtime.invoke("INFER.SAMPLE", {"messages": [{"role": "user", "content": "hi"}]})
+        counters.to_json_dict()  # {"builtin:extractive/extractive": {"calls": 1, ...}}
+    """
+    if client is not None:
+        if providers is not None or counters is not None:
+            raise InvalidArgumentError("pass either client or providers/counters, not both")
+        if not isinstance(client, InferClient):
+            raise InvalidArgumentError("client must be an InferClient")
+        infer = client
+    else:
+        infer = create_infer_client(providers, counters=counters)
+
+    async def sample(input: Any, context: ExecutionContext) -> InferResult:
+        return await infer.sample(input, signal=context.signal)
+
+    return infer_sample_node.define(INFER_WORKER_TYPE, sample, concurrency=concurrency)

@@ -1,0 +1,84 @@
+"""Options of a run (what does not change the request) and the workflow's fixed limits.
+
+Limits come from seed 004 and are not configurable: at most 3 document or
+external knowledge records per query, 12 internal knowledge keys with at most
+1 record each, 5 search candidates (the first allowed one is read), 2 pages in
+direct web mode, 2 passages per page and 1000 characters per passage.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from ...signal import CancelSignal
+
+__all__ = [
+    "BASE_DIR_ENV",
+    "DEFAULT_BASE_DIR",
+    "MAX_EXCERPTS_PER_GROUP",
+    "MAX_PASSAGES_PER_PAGE",
+    "MAX_QUOTE_CHARS",
+    "MAX_RECORDS_PER_QUERY",
+    "MAX_SEARCH_CANDIDATES",
+    "MAX_WEB_PAGES",
+    "PAUSE_ENV",
+    "ProgressEvent",
+    "ResearchOptions",
+    "default_base_dir",
+]
+
+MAX_RECORDS_PER_QUERY: Final = 3
+MAX_SEARCH_CANDIDATES: Final = 5
+MAX_WEB_PAGES: Final = 2
+MAX_PASSAGES_PER_PAGE: Final = 2
+MAX_QUOTE_CHARS: Final = 1000
+#: Excerpts the model may choose per source group (documents, internal, external, web) in one task.
+MAX_EXCERPTS_PER_GROUP: Final = 6
+
+#: Where new task directories go unless a base folder is given: ``./ditto-tasks/``.
+DEFAULT_BASE_DIR: Final = "ditto-tasks"
+BASE_DIR_ENV: Final = "DITTO_RESEARCH_TASKS_DIR"
+#: Test hook: ``after:request|after:queries|after:evidence|after:brief|mid:evidence`` makes the
+#: controller announce ``ditto-research-paused <point>`` on stderr and wait forever (to be killed).
+PAUSE_ENV: Final = "DITTO_RESEARCH_TEST_PAUSE"
+
+
+def default_base_dir(env: Mapping[str, str] | None = None) -> Path:
+    """``$DITTO_RESEARCH_TASKS_DIR`` or ``./ditto-tasks``."""
+    source = os.environ if env is None else env
+    return Path(source.get(BASE_DIR_ENV) or DEFAULT_BASE_DIR)
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressEvent:
+    """One step of a running task, for a progress display (stage, source, counts)."""
+
+    stage: str
+    message: str
+    source: str | None = None
+    count: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResearchOptions:
+    """How to run a task (none of this changes the request id).
+
+    ``stop_after`` ends the run after that stage's checkpoint; ``progress`` is
+    called with each :class:`ProgressEvent`; ``pause_at`` is the kill-test hook
+    (see :data:`PAUSE_ENV`); ``max_executions`` is the loop's budget of node
+    executions (1024, the runtime's default); ``signal`` cancels the task: every
+    node call receives it, and a fired signal ends the run with
+    ``RESEARCH_CANCELLED`` / ``RESEARCH_TIMEOUT`` (nothing of the running stage
+    is archived).
+    """
+
+    stop_after: Literal["queries", "evidence"] | None = None
+    progress: Callable[[ProgressEvent], None] | None = None
+    pause_at: str | None = field(default_factory=lambda: os.environ.get(PAUSE_ENV) or None)
+    max_executions: int = 1024
+    signal: CancelSignal | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)

@@ -1,0 +1,29 @@
+"""``document-search``: Search Markdown and text files by keyword; quotes carry the file URI, lines and snapshot.
+
+
+Example::
+
+    task = create_task(ResearchRequest(entry="document-search", question="..."))
+    async with open_research_runtime(task) as runtime:
+        result = await document_search.run(runtime, {"directory": str(task.directory)})
+
+Importing this module connects nothing and runs nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from ...runtime import Runtime
+from .config import ResearchOptions
+from .stages import run_entry
+from .types import Entry, ResearchResult
+
+__all__ = ["ENTRY", "run"]
+
+ENTRY: Final[Entry] = "document-search"
+
+
+async def run(runtime: Runtime, input: Any, options: ResearchOptions | None = None) -> ResearchResult:
+    """Run or resume the ``document-search`` task in ``input["directory"]`` inside one ``runtime.loop()``."""
+    return await run_entry(ENTRY, runtime, input, options)

@@ -1,0 +1,29 @@
+"""``knowledge-base``: Search internal (MEMORY) and/or external (RETRIEVAL) knowledge, kept apart (``knowledge``
+= internal | external | both).
+
+Example::
+
+    task = create_task(ResearchRequest(entry="knowledge-base", question="..."))
+    async with open_research_runtime(task) as runtime:
+        result = await knowledge_base.run(runtime, {"directory": str(task.directory)})
+
+Importing this module connects nothing and runs nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from ...runtime import Runtime
+from .config import ResearchOptions
+from .stages import run_entry
+from .types import Entry, ResearchResult
+
+__all__ = ["ENTRY", "run"]
+
+ENTRY: Final[Entry] = "knowledge-base"
+
+
+async def run(runtime: Runtime, input: Any, options: ResearchOptions | None = None) -> ResearchResult:
+    """Run or resume the ``knowledge-base`` task in ``input["directory"]`` inside one ``runtime.loop()``."""
+    return await run_entry(ENTRY, runtime, input, options)

@@ -1,0 +1,29 @@
+"""``multi-source``: Read documents, knowledge and the web one after another and merge the evidence;
+``allow_partial`` keeps the sources that worked.
+
+Example::
+
+    task = create_task(ResearchRequest(entry="multi-source", question="..."))
+    async with open_research_runtime(task) as runtime:
+        result = await multi_source.run(runtime, {"directory": str(task.directory)})
+
+Importing this module connects nothing and runs nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from ...runtime import Runtime
+from .config import ResearchOptions
+from .stages import run_entry
+from .types import Entry, ResearchResult
+
+__all__ = ["ENTRY", "run"]
+
+ENTRY: Final[Entry] = "multi-source"
+
+
+async def run(runtime: Runtime, input: Any, options: ResearchOptions | None = None) -> ResearchResult:
+    """Run or resume the ``multi-source`` task in ``input["directory"]`` inside one ``runtime.loop()``."""
+    return await run_entry(ENTRY, runtime, input, options)

@@ -1,0 +1,29 @@
+"""``source-location``: Link every excerpt to file lines, a database record or web text lines, with the snapshot
+SHA-256.
+
+Example::
+
+    task = create_task(ResearchRequest(entry="source-location", question="..."))
+    async with open_research_runtime(task) as runtime:
+        result = await source_location.run(runtime, {"directory": str(task.directory)})
+
+Importing this module connects nothing and runs nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from ...runtime import Runtime
+from .config import ResearchOptions
+from .stages import run_entry
+from .types import Entry, ResearchResult
+
+__all__ = ["ENTRY", "run"]
+
+ENTRY: Final[Entry] = "source-location"
+
+
+async def run(runtime: Runtime, input: Any, options: ResearchOptions | None = None) -> ResearchResult:
+    """Run or resume the ``source-location`` task in ``input["directory"]`` inside one ``runtime.loop()``."""
+    return await run_entry(ENTRY, runtime, input, options)

@@ -1,0 +1,1 @@
+"""Where evidence comes from: documents, internal and external knowledge, the web."""

@@ -1,0 +1,212 @@
+"""A runtime with the default workers for one task (public API).
+
+* MEMORY on the task's ``memory.sqlite`` (or the caller's ``memory`` store);
+* RETRIEVAL with the targets ``research-documents`` (the task's documents)
+  and ``research-knowledge`` (the SQLite FTS5 file or PostgreSQL DSN given as
+  ``kb``, else the task's ``knowledge.sqlite``), plus any ``targets`` the
+  application passes (for ``kb="target:<name>"``);
+* CONTEXT with Redis when ``DITTO_WORKER_CONTEXT_REDIS_URL`` is set, else the
+  in-memory store;
+* INFER with the built-in ``builtin:extractive`` model (or OpenAI-compatible
+  settings from the environment), unless ``workers`` brings an INFER worker;
+* INTERACTION for the web, only when the request reads the web: its engine,
+  the allowed origins (the request's, else the read pages' or the wiki's own)
+  and the Brave key from ``DITTO_WORKER_INTERACTION_BRAVE_SEARCH_API_KEY``.
+
+Any worker type in ``workers`` replaces the default of that type. Nothing is
+opened until the first call; leaving the ``async with`` closes what was opened.
+
+Example::
+
+    task = create_task(ResearchRequest(entry="document-search", question="How long are backups kept?"))
+    async with open_research_runtime(task) as runtime:
+        result = await document_search.run(runtime, {"directory": str(task.directory)})
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sqlite3
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ...runtime import Runtime, WorkerDefinition, create_ditto
+from .sample import KB_CONTENT_COLUMN, KB_TABLE
+from .sources.documents import DOCUMENTS_TARGET, DocumentSearchProvider
+from .sources.knowledge import EXTERNAL_TARGET
+from .taskdir import ResearchTask
+
+__all__ = ["open_research_runtime", "research_workers"]
+
+logger = logging.getLogger(__name__)
+
+
+class _LazySqlProvider:
+    """Opens the knowledge base on the first search, so a missing or broken file is a source failure."""
+
+    def __init__(self, kb: str) -> None:
+        self._kb = kb
+        self._provider: Any = None
+        self._close: Callable[[], Awaitable[None]] | None = None
+        self._lock = asyncio.Lock()
+
+    async def _open(self) -> Any:
+        from ...retrieval import RetrievalError
+        from ...retrieval.providers.sql import create_sql_search_provider
+
+        kb = self._kb
+        try:
+            if kb.startswith(("postgres://", "postgresql://")):
+                import psycopg
+
+                connection = await psycopg.AsyncConnection.connect(kb, autocommit=True)
+
+                async def close_pg() -> None:
+                    await connection.close()
+
+                self._close = close_pg
+                return create_sql_search_provider(connection, {
+                    "dialect": "postgres", "table": KB_TABLE, "content_column": KB_CONTENT_COLUMN,
+                    "id_column": "id"})
+            connection_sqlite = await asyncio.to_thread(_open_sqlite, Path(kb))
+
+            async def close_sqlite() -> None:
+                connection_sqlite.close()
+
+            self._close = close_sqlite
+            return create_sql_search_provider(connection_sqlite, {
+                "dialect": "sqlite", "table": KB_TABLE, "content_column": KB_CONTENT_COLUMN})
+        except Exception:
+            logger.exception("opening the knowledge base failed")
+            raise RetrievalError("RETRIEVAL_PROVIDER_UNAVAILABLE", "the knowledge base cannot be opened") from None
+
+    async def search(self, input: Any, context: Any = None) -> Any:
+        async with self._lock:
+            if self._provider is None:
+                self._provider = await self._open()
+        return await self._provider.search(input, context)
+
+    async def aclose(self) -> None:
+        if self._close is not None:
+            await self._close()
+            self._close = None
+
+
+def _open_sqlite(path: Path) -> sqlite3.Connection:
+    if not path.is_file():
+        raise OSError("missing knowledge base")
+    connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+    connection.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # fails now on a corrupt file
+    return connection
+
+
+def research_workers(task: ResearchTask, *, env: Mapping[str, str] | None = None,
+                     targets: Mapping[str, Any] | None = None, skip: frozenset[str] = frozenset(),
+                     web: Mapping[str, Any] | None = None
+                     ) -> tuple[list[WorkerDefinition], list[Callable[[], Awaitable[None]]]]:
+    """The default worker definitions for ``task`` (except the types in ``skip``) and their close functions."""
+    from ...worker.context import REDIS_URL_ENV, create_context_redis_client, create_context_worker
+    from ...worker.memory import create_memory_worker, create_sqlite_memory_store
+
+    source = os.environ if env is None else env
+    request = task.request
+    closers: list[Callable[[], Awaitable[None]]] = []
+    workers: list[WorkerDefinition] = []
+    if "MEMORY" not in skip:
+        store = create_sqlite_memory_store(str(task.memory_path))
+        closers.append(store.close)
+        workers.append(create_memory_worker(store=store))
+    if "CONTEXT" in skip:
+        pass
+    elif source.get(REDIS_URL_ENV):
+        client = create_context_redis_client(source)
+        closers.append(client.aclose)
+        workers.append(create_context_worker(redis={"client": client}))
+    else:
+        from ...worker.context import create_in_memory_context_store
+
+        workers.append(create_context_worker(services={"state_store": create_in_memory_context_store()}))
+    needs_retrieval = "documents" in request.sources or (
+        "knowledge" in request.sources and request.knowledge in ("external", "both"))
+    if (needs_retrieval or targets) and "RETRIEVAL" not in skip:
+        bindings: dict[str, Any] = {}
+        documents = [Path(path) for path in request.documents] if request.documents is not None else [
+            task.policy_path]
+        bindings[DOCUMENTS_TARGET] = {"default_strategy": "keyword", "providers": {"keyword": DocumentSearchProvider(
+            documents, ignore=request.ignore, save_snapshot=task.save_snapshot)}}
+        kb = request.kb
+        if kb is None or not kb.startswith("target:"):
+            provider = _LazySqlProvider(kb if kb is not None else str(task.knowledge_path))
+            closers.append(provider.aclose)
+            bindings[EXTERNAL_TARGET] = {"default_strategy": "fts", "providers": {"fts": provider}}
+        bindings.update(targets or {})
+        workers.append(_lazy_retrieval_worker(bindings))
+    if "INFER" not in skip:
+        workers.append(_infer_worker(source))
+    if "web" in request.sources and "INTERACTION" not in skip:
+        interaction = _interaction_worker(task, source, web or {})
+        workers.append(interaction)
+        closers.append(interaction.aclose)
+    return workers, closers
+
+
+def _lazy_retrieval_worker(bindings: Mapping[str, Any]) -> WorkerDefinition:
+    """RETRIEVAL.SEARCH whose real worker (and the optional retrieval package) loads on the first search.
+
+    A task resumed after its evidence stage never searches, so it never pays for the import.
+    """
+    state: dict[str, Any] = {}
+
+    async def search(input: Any, context: Any) -> Any:
+        handler = state.get("handler")
+        if handler is None:
+            from ...retrieval import RetrievalTargetRegistry, create_retrieval_worker
+
+            handler = create_retrieval_worker(RetrievalTargetRegistry(bindings)).nodes["RETRIEVAL.SEARCH"]
+            state["handler"] = handler
+        return await handler(input, context)
+
+    return WorkerDefinition("RETRIEVAL", {"RETRIEVAL.SEARCH": search})
+
+
+def _infer_worker(env: Mapping[str, str]) -> WorkerDefinition:
+    """The built-in model, plus the ``openai`` provider when ``DITTO_WORKER_INFER_*`` configures one."""
+    from ...worker.infer import create_infer_worker, create_openai_provider, infer_config_from_env
+
+    config = infer_config_from_env(env)
+    providers = {"openai": create_openai_provider(config)} if config is not None else None
+    return create_infer_worker(providers)
+
+
+def _interaction_worker(task: ResearchTask, env: Mapping[str, str], web: Mapping[str, Any]) -> Any:
+    from ...worker.interaction import create_interaction_worker
+    from .sources.web import web_options
+
+    return create_interaction_worker(web=web_options(task.request, env, **web))
+
+
+@contextlib.asynccontextmanager
+async def open_research_runtime(task: ResearchTask, *, env: Mapping[str, str] | None = None,
+                                workers: Sequence[WorkerDefinition] = (),
+                                targets: Mapping[str, Any] | None = None, web: Mapping[str, Any] | None = None
+                                ) -> AsyncIterator[Runtime]:
+    """A runtime with ``task``'s default workers; ``workers`` replace defaults of the same type.
+
+    ``web`` overrides the INTERACTION ``WebOptions`` fields (``wikipedia_url``,
+    ``ca_file``, ``timeout_s`` …) that the request does not decide.
+    """
+    replaced = frozenset(worker.type for worker in workers)
+    defaults, closers = research_workers(task, env=env, targets=targets, skip=replaced, web=web)
+    chosen = [*defaults, *workers]
+    runtime = create_ditto(workers=chosen)
+    try:
+        yield runtime
+    finally:
+        await runtime.close()
+        for close in reversed(closers):
+            with contextlib.suppress(Exception):
+                await close()

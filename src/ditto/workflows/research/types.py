@@ -1,0 +1,272 @@
+"""The research workflow's data: the request, the brief it produces and the result of a run.
+
+Every type is a frozen :class:`~ditto.contracts.DittoModel`: snake_case in
+Python, camelCase in JSON (``request.json``, ``brief.json``, the CLI output),
+both spellings accepted on input.
+
+Example::
+
+    request = ResearchRequest(entry="document-search", question="How long are backups kept?",
+                              sources=("documents",))
+    request_id(request)   # 'r-…', changes exactly when the request's content changes
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import AfterValidator, Field, model_validator
+
+from ...contracts import DittoModel
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "ENTRIES",
+    "MAX_INTERNAL_KEYS",
+    "Brief",
+    "Coverage",
+    "Entry",
+    "Evidence",
+    "FailedSource",
+    "KnowledgeMode",
+    "ModelRef",
+    "QueryRecord",
+    "ResearchRequest",
+    "ResearchResult",
+    "ResultError",
+    "SourceKind",
+    "SourceType",
+    "Stage",
+    "check_knowledge_key",
+    "check_tenant",
+    "default_sources",
+    "request_id",
+]
+
+Entry = Literal["document-search", "knowledge-base", "web-search", "web-read", "multi-source", "rewrite", "expand",
+                "source-location"]
+ENTRIES: Final[tuple[Entry, ...]] = ("document-search", "knowledge-base", "web-search", "web-read", "multi-source",
+                                     "rewrite", "expand", "source-location")
+SourceKind = Literal["documents", "knowledge", "web"]
+KnowledgeMode = Literal["internal", "external", "both"]
+SourceType = Literal["document", "knowledge-internal", "knowledge-external", "web"]
+Stage = Literal["request", "queries", "evidence", "brief"]
+#: Internal knowledge: at most 12 exact keys per request (seed 004).
+MAX_INTERNAL_KEYS: Final = 12
+
+_SOURCE_ORDER: Final[tuple[SourceKind, ...]] = ("documents", "knowledge", "web")
+_TENANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,127}")
+
+
+def _clean_text(value: str) -> str:
+    if "\x00" in value:
+        raise ValueError("text may not contain NUL")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("text must be valid Unicode (no lone surrogates)") from None
+    return value
+
+
+def _non_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return _clean_text(value)
+
+
+def check_tenant(value: str) -> str:
+    """A tenant name: 1-64 letters, digits, '.', '_' or '-' (no ':' so keys stay unambiguous)."""
+    if not isinstance(value, str) or not _TENANT.fullmatch(value):
+        raise ValueError("a tenant is 1-64 letters, digits, '.', '_' or '-'")
+    return value
+
+
+def check_knowledge_key(value: str) -> str:
+    """An internal knowledge key: 1-128 letters, digits, '.', '_', '/' or '-'."""
+    if not isinstance(value, str) or not _KEY.fullmatch(value):
+        raise ValueError("a knowledge key is 1-128 letters, digits, '.', '_', '/' or '-'")
+    return value
+
+
+Question = Annotated[str, Field(min_length=1, max_length=4000), AfterValidator(_non_blank)]
+ShortText = Annotated[str, Field(min_length=1, max_length=1000), AfterValidator(_non_blank)]
+PathText = Annotated[str, Field(min_length=1, max_length=4096), AfterValidator(_clean_text)]
+
+
+class ModelRef(DittoModel):
+    """Which model INFER.SAMPLE uses: the ``builtin:extractive`` provider unless configured.
+
+    ``model`` ``None`` lets the provider use its own default.
+    """
+
+    provider: Annotated[str, Field(min_length=1, max_length=256)] = "builtin:extractive"
+    model: Annotated[str, Field(min_length=1, max_length=256)] | None = None
+
+
+DEFAULT_MODEL: Final = ModelRef()
+
+
+def default_sources(entry: Entry) -> tuple[SourceKind, ...]:
+    """The source kinds an entry reads when the caller names none."""
+    table: dict[str, tuple[SourceKind, ...]] = {
+        "document-search": ("documents",),
+        "knowledge-base": ("knowledge",),
+        "web-search": ("web",),
+        "web-read": ("web",),
+        "multi-source": ("documents", "knowledge", "web"),
+        "rewrite": ("knowledge",),
+        "expand": ("knowledge",),
+        "source-location": ("documents", "knowledge"),
+    }
+    return table[entry]
+
+
+class ResearchRequest(DittoModel):
+    """Everything that defines a task; its canonical JSON is hashed into the request id.
+
+    ``None`` for ``documents`` / ``kb`` / ``memory`` means "use the task's
+    generated sample data of that kind". ``urls`` (direct web reading, at most
+    2 pages) defaults to SQLite's documentation for ``web-read``.
+    """
+
+    entry: Entry
+    question: Question
+    tenant: Annotated[str, AfterValidator(check_tenant)] = "acme"
+    sources: tuple[SourceKind, ...] = ()
+    knowledge: KnowledgeMode = "external"
+    allow_partial: bool = Field(default=False, strict=True)
+    search_engine: Literal["wikipedia", "brave"] = "wikipedia"
+    documents: tuple[PathText, ...] | None = Field(default=None, max_length=64)
+    ignore: tuple[ShortText, ...] = Field(default=(), max_length=64)
+    kb: PathText | None = None
+    memory: PathText | None = None
+    urls: tuple[PathText, ...] | None = Field(default=None, min_length=1, max_length=2)
+    allowed_origins: tuple[PathText, ...] | None = Field(default=None, max_length=32)
+    vocabulary: tuple[Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_non_blank)], ...] | None = (
+        Field(default=None, min_length=1, max_length=256))
+    internal_knowledge_keys: tuple[Annotated[str, AfterValidator(check_knowledge_key)], ...] | None = Field(
+        default=None, max_length=MAX_INTERNAL_KEYS)
+    model: ModelRef = DEFAULT_MODEL
+
+    @model_validator(mode="after")
+    def _normalise(self) -> ResearchRequest:
+        sources = self.sources or default_sources(self.entry)
+        ordered = tuple(kind for kind in _SOURCE_ORDER if kind in sources)
+        if ordered != self.sources:
+            object.__setattr__(self, "sources", ordered)
+        if self.vocabulary is not None and len(set(self.vocabulary)) != len(self.vocabulary):
+            raise ValueError("vocabulary entries must be distinct")
+        if self.entry in ("rewrite", "expand") and self.vocabulary is None:
+            raise ValueError(f"{self.entry} needs a controlled vocabulary")
+        if self.entry == "expand" and self.vocabulary is not None and len(self.vocabulary) < 2:
+            raise ValueError("expand needs a vocabulary of at least 2 entries")
+        return self
+
+    @property
+    def web_mode(self) -> Literal["search", "read"]:
+        """Direct page reading for ``web-read`` or when URLs are given; otherwise a search engine."""
+        return "read" if self.entry == "web-read" or self.urls is not None else "search"
+
+
+def request_id(request: ResearchRequest) -> str:
+    """``r-`` + 24 hex digits of the SHA-256 of the request's canonical JSON.
+
+    Every field is content (question, sources, tenant, configuration), so the id
+    changes when any of them changes, and only then.
+    """
+    canonical = json.dumps(request.model_dump(mode="json", by_alias=True), sort_keys=True, ensure_ascii=False,
+                           separators=(",", ":"))
+    return "r-" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:24]
+
+
+class QueryRecord(DittoModel):
+    """A query the task executed and where it came from."""
+
+    text: str
+    provenance: Literal["model", "rewrite", "expand"]
+    vocabulary_entry: str | None = None
+
+
+class Evidence(DittoModel):
+    """One verified excerpt: verbatim in its snapshot at ``start:end`` (lines ``line_start``-``line_end``)."""
+
+    id: str
+    source_type: SourceType
+    uri: str
+    snapshot_sha256: str
+    quote: str
+    start: int
+    end: int
+    line_start: int
+    line_end: int
+    query: str
+    found_by: tuple[str, ...] = ()
+    locator: dict[str, Any] | None = None
+
+
+class FailedSource(DittoModel):
+    """A source that could not be read (a fault, never an empty result)."""
+
+    source: str
+    code: str
+    message: str
+
+
+class Coverage(DittoModel):
+    """What became of one requested source: evidence, no hits, hits without a usable excerpt, or failure."""
+
+    source: SourceType
+    status: Literal["evidence", "no-hits", "no-excerpt", "failed"]
+    hits: int = 0
+    evidence: int = 0
+
+
+class Brief(DittoModel):
+    """``artifacts/brief.json``; the JSON Schema in ``brief.schema.json`` describes the same shape."""
+
+    schema_version: Literal[1] = 1
+    status: Literal["completed", "no-evidence", "partial"]
+    request_id: str
+    entry: Entry
+    question: str
+    tenant: str
+    sources: tuple[SourceKind, ...]
+    knowledge: KnowledgeMode | None = None
+    model: ModelRef
+    queries: tuple[QueryRecord, ...]
+    evidence: tuple[Evidence, ...]
+    citations: tuple[str, ...]
+    failed_sources: tuple[FailedSource, ...]
+    coverage: tuple[Coverage, ...]
+    created_at: str
+
+
+class ResultError(DittoModel):
+    code: str
+    message: str
+
+
+class ResearchResult(DittoModel):
+    """What an entry's ``run`` returns (and the CLI prints under ``result``).
+
+    ``status`` is the brief's status when one was written (``completed``,
+    ``no-evidence``, ``partial``), ``stopped`` after ``stop_after``, ``blocked``
+    when a source failed without ``allow_partial`` (or nothing valid was left),
+    ``rejected`` when a model answer failed verification, ``failed`` otherwise.
+    """
+
+    status: Literal["completed", "no-evidence", "partial", "stopped", "blocked", "rejected", "failed"]
+    request_id: str | None = None
+    directory: str
+    stage: Stage | None = None
+    brief: str | None = None
+    brief_markdown: str | None = None
+    summary: str | None = None
+    evidence: int = 0
+    citations: int = 0
+    failed_sources: tuple[FailedSource, ...] = ()
+    error: ResultError | None = None

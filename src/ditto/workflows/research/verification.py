@@ -1,0 +1,142 @@
+"""What the application checks before anything becomes evidence (seed 004).
+
+The model chooses queries and excerpts; these pure functions decide whether
+its answer may be used: queries must honour the query contract (count,
+distinct, vocabulary membership); each excerpt must name a source id the task
+gave it, be at most 1000 characters and appear verbatim in that source's
+passage, within the per-source and per-page limits. An answer that fails any
+check is rejected as a whole with a :class:`ResearchError` code; nothing is
+trimmed, re-quoted or otherwise fixed up.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ...worker.infer import ExcerptTask, QueryTask
+from .config import MAX_PASSAGES_PER_PAGE, MAX_QUOTE_CHARS
+from .errors import ResearchError
+from .types import QueryRecord
+
+__all__ = ["Passage", "VerifiedExcerpt", "line_range", "verify_excerpts", "verify_queries"]
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """A piece of a snapshot shown to the model under ``id``.
+
+    ``text == snapshot_text[start:end]``; ``page`` groups a web page's passages.
+    """
+
+    id: str
+    source_type: str
+    uri: str
+    snapshot_sha256: str
+    text: str
+    start: int
+    end: int
+    query: str
+    found_by: tuple[str, ...]
+    locator: Mapping[str, Any] | None = None
+    page: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "sourceType": self.source_type, "uri": self.uri,
+                "snapshotSha256": self.snapshot_sha256, "text": self.text, "start": self.start, "end": self.end,
+                "query": self.query, "foundBy": list(self.found_by),
+                "locator": dict(self.locator) if self.locator is not None else None, "page": self.page}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Passage:
+        return cls(id=data["id"], source_type=data["sourceType"], uri=data["uri"],
+                   snapshot_sha256=data["snapshotSha256"], text=data["text"], start=data["start"], end=data["end"],
+                   query=data["query"], found_by=tuple(data["foundBy"]), locator=data.get("locator"),
+                   page=data.get("page"))
+
+
+@dataclass(frozen=True, slots=True)
+class VerifiedExcerpt:
+    passage: Passage
+    quote: str
+    start: int  # into the snapshot text
+    end: int
+
+
+def _field(value: Any, name: str) -> Any:
+    return value.get(name) if isinstance(value, Mapping) else None
+
+
+def verify_queries(answer: Any, task: QueryTask, provenance: str) -> list[QueryRecord]:
+    """The chosen queries, or a rejection: wrong count, repeats, or a query outside the vocabulary."""
+    queries = _field(answer, "queries")
+    if not isinstance(queries, (list, tuple)) or not all(isinstance(query, str) for query in queries):
+        raise ResearchError("RESEARCH_MODEL_FAILED", "the model's answer holds no list of queries")
+    if not task.min_queries <= len(queries) <= task.max_queries:
+        raise ResearchError("RESEARCH_QUERY_COUNT",
+                            f"the model chose {len(queries)} queries; the contract asks for "
+                            f"{task.min_queries}-{task.max_queries}")
+    if len(set(queries)) != len(queries):
+        raise ResearchError("RESEARCH_QUERY_DUPLICATE", "the model chose the same query twice")
+    records = []
+    for query in queries:
+        if not query.strip() or len(query) > 1000 or "\x00" in query:
+            raise ResearchError("RESEARCH_QUERY_COUNT", "the model chose a blank or oversized query")
+        if task.vocabulary is not None and query not in task.vocabulary:
+            raise ResearchError("RESEARCH_QUERY_OUT_OF_VOCABULARY",
+                                "the model chose a query that is not an entry of the controlled vocabulary")
+        records.append(QueryRecord(text=query, provenance=provenance,  # type: ignore[arg-type]
+                                   vocabulary_entry=query if task.vocabulary is not None else None))
+    return records
+
+
+def verify_excerpts(answer: Any, task: ExcerptTask, passages: Sequence[Passage]) -> list[VerifiedExcerpt]:
+    """The excerpts, each located verbatim in its passage, or a rejection of the whole answer."""
+    excerpts = _field(answer, "excerpts")
+    if not isinstance(excerpts, (list, tuple)):
+        raise ResearchError("RESEARCH_MODEL_FAILED", "the model's answer holds no list of excerpts")
+    if len(excerpts) > task.max_excerpts:
+        raise ResearchError("RESEARCH_TOO_MANY_EXCERPTS",
+                            f"the model chose {len(excerpts)} excerpts; at most {task.max_excerpts} are allowed")
+    by_id = {passage.id: passage for passage in passages}
+    per_source: Counter[str] = Counter()
+    per_page: Counter[str] = Counter()
+    seen: set[tuple[str, str]] = set()
+    verified = []
+    for excerpt in excerpts:
+        source_id, quote = _field(excerpt, "sourceId"), _field(excerpt, "quote")
+        if not isinstance(source_id, str) or source_id not in by_id:
+            raise ResearchError("RESEARCH_UNKNOWN_SOURCE", "the model cited a source id the task did not give it")
+        if not isinstance(quote, str) or not quote.strip():
+            raise ResearchError("RESEARCH_QUOTE_NOT_FOUND", "the model gave an empty quote")
+        if len(quote) > min(task.max_quote_chars, MAX_QUOTE_CHARS):
+            raise ResearchError("RESEARCH_QUOTE_TOO_LONG",
+                                f"a quote has {len(quote)} characters; at most {MAX_QUOTE_CHARS} are allowed")
+        passage = by_id[source_id]
+        offset = passage.text.find(quote)
+        if offset < 0:
+            raise ResearchError("RESEARCH_QUOTE_NOT_FOUND", f"a quote is not verbatim in source {source_id}")
+        if (source_id, quote) in seen:
+            raise ResearchError("RESEARCH_TOO_MANY_EXCERPTS", "the model chose the same excerpt twice")
+        seen.add((source_id, quote))
+        per_source[source_id] += 1
+        if per_source[source_id] > task.max_per_source:
+            raise ResearchError("RESEARCH_TOO_MANY_EXCERPTS",
+                                f"more than {task.max_per_source} excerpts from source {source_id}")
+        if passage.page is not None:
+            per_page[passage.page] += 1
+            if per_page[passage.page] > MAX_PASSAGES_PER_PAGE:
+                raise ResearchError("RESEARCH_TOO_MANY_EXCERPTS",
+                                    f"more than {MAX_PASSAGES_PER_PAGE} excerpts from one web page")
+        start = passage.start + offset
+        verified.append(VerifiedExcerpt(passage, quote, start, start + len(quote)))
+    return verified
+
+
+def line_range(text: str, start: int, end: int) -> tuple[int, int]:
+    """1-based first and last line of ``text[start:end]`` (lines end at ``\\n``)."""
+    first = text.count("\n", 0, start) + 1
+    last = first + text.count("\n", start, max(start, end - 1))
+    return first, last

@@ -1,0 +1,29 @@
+"""``web-search``: Find pages with a search engine (Wikipedia by default) and read the first allowed one;
+snippets only discover pages.
+
+Example::
+
+    task = create_task(ResearchRequest(entry="web-search", question="..."))
+    async with open_research_runtime(task) as runtime:
+        result = await web_search.run(runtime, {"directory": str(task.directory)})
+
+Importing this module connects nothing and runs nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from ...runtime import Runtime
+from .config import ResearchOptions
+from .stages import run_entry
+from .types import Entry, ResearchResult
+
+__all__ = ["ENTRY", "run"]
+
+ENTRY: Final[Entry] = "web-search"
+
+
+async def run(runtime: Runtime, input: Any, options: ResearchOptions | None = None) -> ResearchResult:
+    """Run or resume the ``web-search`` task in ``input["directory"]`` inside one ``runtime.loop()``."""
+    return await run_entry(ENTRY, runtime, input, options)

@@ -1,0 +1,136 @@
+"""``ditto research`` and ``ditto verify`` as a user runs them (child processes, real files)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from tests.research.cli import output, research_args, run_cli, verify_args
+
+
+def test_multi_source_prints_only_the_result_when_piped(tmp_path: Path) -> None:
+    """WF-2, WF-14: piped stdout carries only {directory, result}; the task directory is fresh."""
+    done = run_cli(research_args("multi-source", "--sources", "documents,knowledge", "--base-dir",
+                                 str(tmp_path / "tasks")))
+    assert done.returncode == 0, done.stderr
+    result = output(done)
+    assert set(result) == {"directory", "result"}
+    assert result["result"]["status"] == "completed"
+    directory = Path(result["directory"])
+    assert directory.parent == (tmp_path / "tasks").resolve()
+    assert Path(result["result"]["brief"]).exists() and "citation" in result["result"]["summary"]
+    verified = run_cli(verify_args(directory))
+    assert verified.returncode == 0 and json.loads(verified.stdout)["ok"] is True
+
+
+def test_json_flag_and_exit_status_of_a_blocked_task(tmp_path: Path) -> None:
+    """WF-14, WF-7: --json prints one line; a blocked task exits 1 with its failed sources."""
+    done = run_cli(research_args("knowledge-base", "--kb", str(tmp_path / "missing.sqlite"), "--json",
+                                 "--base-dir", str(tmp_path)))
+    assert done.returncode == 1
+    result = output(done)["result"]
+    assert result["status"] == "blocked"
+    assert result["failedSources"][0]["source"] == "knowledge-external"
+
+
+def test_vocabulary_file_and_stop_after(tmp_path: Path) -> None:
+    """WF-2, WF-9: --vocabulary FILE (one query per line) and --stop-after queries, then --directory."""
+    vocabulary = tmp_path / "vocabulary.txt"
+    vocabulary.write_text("backup retention period\n\nincident response\n", encoding="utf-8")
+    done = run_cli(research_args("rewrite", "--vocabulary", str(vocabulary), "--stop-after", "queries",
+                                 "--base-dir", str(tmp_path / "tasks")))
+    assert done.returncode == 0, done.stderr
+    first = output(done)
+    assert first["result"]["status"] == "stopped" and first["result"]["stage"] == "queries"
+    request = json.loads((Path(first["directory"]) / "request.json").read_text(encoding="utf-8"))
+    assert request["vocabulary"] == ["backup retention period", "incident response"]
+    refused = run_cli(research_args("rewrite", "--directory", first["directory"], "--question", "other?"))
+    assert refused.returncode == 2 and "request is fixed" in refused.stderr
+    resumed = run_cli(research_args("rewrite", "--directory", first["directory"]))
+    assert resumed.returncode == 0, resumed.stderr
+    assert output(resumed)["result"]["status"] == "completed"
+
+
+def test_own_documents_and_kb(tmp_path: Path) -> None:
+    """WF-12: --documents (folder, recursive, --ignore) and --kb (an SQLite FTS5 file) replace the samples."""
+    import sqlite3
+
+    docs = tmp_path / "docs" / "nested"
+    docs.mkdir(parents=True)
+    (docs / "ops.md").write_text("# Ops\n\nThe nightly export runs at 02:15 UTC.\n", encoding="utf-8")
+    (docs / "draft.md").write_text("The nightly export runs at noon.\n", encoding="utf-8")
+    kb = tmp_path / "kb.sqlite"
+    connection = sqlite3.connect(kb)
+    connection.execute("CREATE VIRTUAL TABLE knowledge USING fts5(title, content)")
+    connection.execute("INSERT INTO knowledge VALUES ('Export', 'The nightly export is kept for 9 weeks.')")
+    connection.commit()
+    connection.close()
+    done = run_cli(research_args("multi-source", "--sources", "documents,knowledge", "--documents",
+                                 str(tmp_path / "docs"), "--ignore", "draft.md", "--kb", str(kb),
+                                 "--question", "When does the nightly export run and how long is it kept?",
+                                 "--base-dir", str(tmp_path / "tasks")))
+    assert done.returncode == 0, done.stderr
+    directory = Path(output(done)["directory"])
+    brief = json.loads((directory / "artifacts" / "brief.json").read_text(encoding="utf-8"))
+    quotes = [item["quote"] for item in brief["evidence"]]
+    assert "The nightly export runs at 02:15 UTC." in quotes
+    assert "The nightly export is kept for 9 weeks." in quotes
+    assert all("noon" not in quote for quote in quotes)
+    assert not (directory / "policy.md").exists() and not (directory / "knowledge.sqlite").exists()
+
+
+def test_verify_detects_every_kind_of_tampering(tmp_path: Path) -> None:
+    """WF-13: verify passes on a good brief and fails on a changed snapshot byte, quote, offset or citation."""
+    done = run_cli(research_args("multi-source", "--sources", "documents,knowledge", "--knowledge", "both",
+                                 "--base-dir", str(tmp_path / "tasks")))
+    good = Path(output(done)["directory"])
+    assert run_cli(verify_args(good)).returncode == 0
+
+    def tampered(name: str) -> Path:
+        copy = tmp_path / name
+        shutil.copytree(good, copy)
+        return copy
+
+    def edit_brief(directory: Path, change: object) -> None:
+        path = directory / "artifacts" / "brief.json"
+        data = json.loads(path.read_text(encoding="utf-8"))
+        change(data)  # type: ignore[operator]
+        path.write_text(json.dumps(data), encoding="utf-8")
+
+    brief = json.loads((good / "artifacts" / "brief.json").read_text(encoding="utf-8"))
+    digest = brief["evidence"][0]["snapshotSha256"]
+
+    byte = tampered("byte")
+    raw = byte / "snapshots" / digest / "raw"
+    content = bytearray(raw.read_bytes())
+    content[0] ^= 0x01
+    raw.write_bytes(bytes(content))
+
+    quote = tampered("quote")
+    edit_brief(quote, lambda d: d["evidence"][0].update(quote=d["evidence"][0]["quote"].replace("a", "o", 1)))
+    offset = tampered("offset")
+    edit_brief(offset, lambda d: d["evidence"][0].update(start=d["evidence"][0]["start"] + 1,
+                                                          end=d["evidence"][0]["end"] + 1))
+    lines = tampered("lines")
+    edit_brief(lines, lambda d: d["evidence"][0].update(lineStart=d["evidence"][0]["lineStart"] + 1,
+                                                         lineEnd=d["evidence"][0]["lineEnd"] + 1))
+    citation = tampered("citation")
+    edit_brief(citation, lambda d: d["citations"].append("e99"))
+    missing = tampered("missing")
+    shutil.rmtree(missing / "snapshots" / digest)
+
+    for directory, expected in [(byte, "changed bytes"), (quote, "quote is not"), (offset, "quote is not"),
+                                (lines, "lines"), (citation, "e99"), (missing, "missing")]:
+        checked = run_cli(verify_args(directory))
+        assert checked.returncode == 1, directory.name
+        problems = json.loads(checked.stdout)["problems"]
+        assert problems and any(expected in problem for problem in problems), (directory.name, problems)
+
+
+def test_invalid_request_is_a_usage_error(tmp_path: Path) -> None:
+    """WF-2: a request the workflow refuses (bad tenant) exits 2 with the code in the result JSON."""
+    done = run_cli(research_args("document-search", "--tenant", "a:b", "--base-dir", str(tmp_path)))
+    assert done.returncode == 2
+    assert output(done)["result"]["error"]["code"] == "RESEARCH_INVALID_INPUT"
+    assert not (tmp_path / "a").exists() and not list(tmp_path.iterdir())

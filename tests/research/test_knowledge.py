@@ -1,0 +1,123 @@
+"""Internal knowledge (MEMORY) and external knowledge (RETRIEVAL): tenants, checkpoints, imports, both."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ditto.worker.memory import create_sqlite_memory_store
+from ditto.workflows.research import (
+    ResearchError,
+    ResearchOptions,
+    ResearchRequest,
+    create_task,
+    import_internal_knowledge,
+    knowledge_base,
+    open_research_runtime,
+)
+from tests.research.helpers import brief, run, trace
+from tests.research.scripted import ScriptedModel
+
+QUESTION = "How long are database backups retained?"
+
+
+async def test_internal_knowledge_never_crosses_tenants(tmp_path: Path, model: ScriptedModel) -> None:
+    """WF-4: another tenant's records (and a record claiming another tenant under our key) are never evidence."""
+    task = create_task(ResearchRequest(entry="knowledge-base", question=QUESTION, knowledge="internal"),
+                       base_dir=tmp_path)
+    async with open_research_runtime(task, env={}, workers=[model.worker()]) as runtime:
+        await import_internal_knowledge(runtime, tenant="globex", records=[
+            {"key": "backup-retention", "text": "Globex: database backups are retained for 999 days."}])
+        forged = {"key": "knowledge:acme:forged", "content": {"kind": "knowledge", "tenant": "globex", "key": "forged",
+                                                              "text": "database backups retained 777 days"}}
+        (await runtime.invoke("MEMORY.WRITE", {"memories": [forged]})).unwrap()
+        result = await knowledge_base.run(runtime, {"directory": str(task.directory)}, ResearchOptions(pause_at=None))
+    assert result.status == "completed"
+    data = brief(task)
+    assert data["evidence"]
+    for item in data["evidence"]:
+        assert item["uri"].startswith("memory:knowledge:acme:")
+        assert "999" not in item["quote"] and "777" not in item["quote"]
+
+
+async def test_checkpoints_are_never_knowledge(tmp_path: Path, model: ScriptedModel, base: Path) -> None:
+    """WF-4, WF-8: a second task on the first task's MEMORY never returns its checkpoints as knowledge."""
+    first, result = await run("knowledge-base", {"knowledge": "internal", "question": QUESTION}, base, model)
+    assert result.status == "completed"
+    memory = first.directory / "memory.sqlite"
+    # The request checkpoint holds the question's words verbatim; the second task asks exactly that.
+    second, result = await run("knowledge-base", {"knowledge": "internal", "question": QUESTION,
+                                                  "memory": str(memory)}, base, model)
+    assert result.status == "completed"
+    data = brief(second)
+    assert data["evidence"]
+    assert all(item["uri"].startswith("memory:knowledge:acme:") for item in data["evidence"])
+    assert all("retrieval:" not in item["uri"] for item in data["evidence"])
+    assert not (second.directory / "internal-knowledge.json").exists()  # an existing store: nothing imported
+
+
+async def test_both_keeps_internal_and_external_apart(base: Path, model: ScriptedModel) -> None:
+    """WF-4: `both` returns internal and external evidence side by side, never merged into one fact."""
+    task, result = await run("knowledge-base", {"knowledge": "both", "question": QUESTION}, base, model)
+    assert result.status == "completed"
+    data = brief(task)
+    kinds = [item["sourceType"] for item in data["evidence"]]
+    assert "knowledge-internal" in kinds and "knowledge-external" in kinds
+    assert {c["source"] for c in data["coverage"]} == {"knowledge-internal", "knowledge-external"}
+    calls = [(r["node"], r.get("step")) for r in trace(task) if r["stage"] == "evidence"]
+    assert ("INFER.SAMPLE", "excerpts-int") in calls and ("INFER.SAMPLE", "excerpts-ext") in calls
+
+
+async def test_internal_mode_does_not_open_the_knowledge_base(base: Path, model: ScriptedModel) -> None:
+    """WF-4: internal mode reads memory.sqlite only (no RETRIEVAL call)."""
+    task, result = await run("knowledge-base", {"knowledge": "internal"}, base, model)
+    assert result.status == "completed"
+    assert not [r for r in trace(task) if r["node"] == "RETRIEVAL.SEARCH"]
+
+
+async def test_import_only_on_new_tasks_and_never_promotes_answers(base: Path, model: ScriptedModel) -> None:
+    """WF-4: internal-knowledge.json is imported once (new task); model answers and external results are not."""
+    from ditto.workflows.research import ResearchOptions as Options
+
+    task, result = await run("knowledge-base", {"knowledge": "both"}, base, model,
+                             options=Options(pause_at=None, stop_after="queries"))
+    assert result.status == "stopped"
+    task, result = await run("knowledge-base", None, base, model, directory=task.directory)
+    assert result.status == "completed"
+    imports = [r for r in trace(task) if r["stage"] == "request" and r["node"] == "MEMORY.WRITE"]
+    assert len(imports) == 2  # one import + one request checkpoint, both in the first process run only
+    store = create_sqlite_memory_store(str(task.directory / "memory.sqlite"))
+    try:
+        hits = await store.search({"query": None, "limit": 100, "filter": {"keyPrefix": "knowledge:"}})
+    finally:
+        await store.close()
+    assert sorted(hit.memory.key or "" for hit in hits) == [
+        "knowledge:acme:backup-interval", "knowledge:acme:backup-retention", "knowledge:acme:on-call"]
+
+
+async def test_import_internal_knowledge_checks_its_input(tmp_path: Path, model: ScriptedModel) -> None:
+    """WF-4: the public import refuses bad tenants, keys and texts before writing anything."""
+    task = create_task(ResearchRequest(entry="knowledge-base", question=QUESTION, knowledge="internal"),
+                       base_dir=tmp_path)
+    async with open_research_runtime(task, env={}, workers=[model.worker()]) as runtime:
+        for tenant, records in [("a:b", [{"key": "k", "text": "t"}]), ("acme", [{"key": "a:b", "text": "t"}]),
+                                ("acme", [{"key": "k", "text": "  "}]), ("acme", [{"key": 3, "text": "t"}])]:
+            with pytest.raises(ResearchError) as caught:
+                await import_internal_knowledge(runtime, tenant=tenant, records=records)
+            assert caught.value.code == "RESEARCH_INVALID_INPUT"
+        assert await import_internal_knowledge(runtime, tenant="acme", records=[{"key": "k", "text": "t"}]) == 1
+        stored = (await runtime.invoke("MEMORY.GET", {"keys": ["knowledge:acme:k"]})).unwrap()
+    assert stored[0].content["kind"] == "knowledge" and stored[0].content["tenant"] == "acme"
+
+
+async def test_explicit_internal_keys_limit_the_search(base: Path, model: ScriptedModel) -> None:
+    """WF-4: only the request's exact keys are searched (at most 12, one record each)."""
+    task, result = await run("knowledge-base", {"knowledge": "internal", "internalKnowledgeKeys": ["backup-interval"]},
+                             base, model)
+    assert result.status == "completed"
+    data = brief(task)
+    assert {item["uri"] for item in data["evidence"]} == {"memory:knowledge:acme:backup-interval"}
+    with pytest.raises(ResearchError):
+        await run("knowledge-base", {"knowledge": "internal", "internalKnowledgeKeys": [f"k{i}" for i in range(13)]},
+                  base, model)

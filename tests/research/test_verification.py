@@ -1,0 +1,90 @@
+"""Verification invariants (hypothesis), the shipped brief schema, cancellation, missing documents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from ditto.signal import AbortController
+from ditto.worker.infer import ExcerptPassage, ExcerptTask
+from ditto.workflows.research import ResearchError, ResearchOptions, brief_schema
+from ditto.workflows.research.verification import Passage, line_range, verify_excerpts
+from tests.research.helpers import ROOT, run, trace
+from tests.research.scripted import ScriptedModel, choose_excerpts
+
+TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=300)
+
+
+@given(prefix=st.text(max_size=200), body=TEXT, data=st.data())
+def test_any_verbatim_substring_is_located_exactly(prefix: str, body: str, data: st.DataObject) -> None:
+    """WF-10: a quote taken verbatim from a passage maps to offsets and lines of the snapshot text."""
+    snapshot = prefix + body
+    start = data.draw(st.integers(0, len(body) - 1))
+    end = data.draw(st.integers(start + 1, min(len(body), start + 1000)))
+    quote = body[start:end]
+    assume(quote.strip())  # a blank quote is rejected on purpose
+    passage = Passage("doc-1", "document", "file:///x", "0" * 64, body, len(prefix), len(snapshot), "q", ("q",))
+    task = ExcerptTask(question="q", passages=(ExcerptPassage(source_id="doc-1", text=body),))
+    (excerpt,) = verify_excerpts({"excerpts": [{"sourceId": "doc-1", "quote": quote}]}, task, [passage])
+    assert snapshot[excerpt.start:excerpt.end] == quote
+    first, last = line_range(snapshot, excerpt.start, excerpt.end)
+    assert first == snapshot[:excerpt.start].count("\n") + 1
+    assert last - first == quote[:-1].count("\n")
+
+
+@given(quote=TEXT)
+def test_a_quote_absent_from_the_passage_is_rejected(quote: str) -> None:
+    """WF-10: anything not verbatim in the named passage is rejected with a code, never located elsewhere."""
+    body = "Backups are retained for 30 days."
+    passage = Passage("doc-1", "document", "file:///x", "0" * 64, body, 0, len(body), "q", ("q",))
+    task = ExcerptTask(question="q", passages=(ExcerptPassage(source_id="doc-1", text=body),))
+    if quote in body and quote.strip():
+        return
+    try:
+        verify_excerpts({"excerpts": [{"sourceId": "doc-1", "quote": quote}]}, task, [passage])
+    except ResearchError as error:
+        assert error.code in ("RESEARCH_QUOTE_NOT_FOUND", "RESEARCH_QUOTE_TOO_LONG")
+    else:
+        raise AssertionError("accepted a quote that is not in the passage")
+
+
+def test_brief_schema_ships_with_the_package() -> None:
+    """WF-15: the brief's JSON Schema is a valid draft 2020-12 schema and listed as package data."""
+    jsonschema.Draft202012Validator.check_schema(brief_schema())
+    assert "workflows/research/brief.schema.json" in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    required = set(brief_schema()["properties"]["evidence"]["items"]["required"])
+    assert required == {"id", "sourceType", "uri", "snapshotSha256", "quote", "start", "end", "lineStart",
+                        "lineEnd", "query"}
+
+
+async def test_cancelling_a_task_archives_nothing_of_the_running_stage(base: Path) -> None:
+    """WF-8, WF-1: a fired signal ends the run with RESEARCH_CANCELLED; the resume redoes only that stage."""
+    controller = AbortController()
+
+    def cancel_while_choosing(task: Any) -> dict[str, Any]:
+        controller.abort()
+        return choose_excerpts(task)
+
+    model = ScriptedModel({"choose_excerpts": cancel_while_choosing})
+    task, result = await run("document-search", {}, base, model,
+                             options=ResearchOptions(pause_at=None, signal=controller.signal))
+    assert result.status == "failed" and result.error is not None
+    assert result.error.code == "RESEARCH_CANCELLED"
+    assert not (task.directory / "artifacts" / "brief.json").exists()
+    resumed_model = ScriptedModel()
+    task, result = await run("document-search", None, base, resumed_model, directory=task.directory)
+    assert result.status == "completed"
+    assert resumed_model.calls["choose_queries"] == 0 and resumed_model.calls["choose_excerpts"] == 1
+    assert trace(task)
+
+
+async def test_missing_document_path_is_a_source_failure(base: Path, tmp_path: Path, model: ScriptedModel) -> None:
+    """WF-12, WF-7: a document path that does not exist fails the documents source (blocked), it is not empty."""
+    task, result = await run("document-search", {"documents": [str(tmp_path / "nowhere")]}, base, model)
+    assert result.status == "blocked"
+    assert [(s.source, s.code) for s in result.failed_sources] == [("document", "RETRIEVAL_PROVIDER_UNAVAILABLE")]
+    assert not (task.directory / "artifacts" / "brief.json").exists()
