@@ -52,12 +52,12 @@ class Selector:
 async def test_policy_refusals() -> None:
     """CX-2: each bad policy value names the field and its allowed values."""
     cases = [
-        ({"maxItems": 0}, "policy.maxItems must be an integer from 1 to 1000000"),
-        ({"maxItems": 1_000_001}, "policy.maxItems must be an integer from 1 to 1000000"),
-        ({"maxInlineBytes": True}, "policy.maxInlineBytes must be an integer from 1 to 1000000"),
-        ({"maxTokens": 0}, "policy.maxTokens must be an integer from 1 to 1000000"),
-        ({"duplicate": "merge"}, "policy.duplicate must be replace, keep-first or reject"),
-        ({"missingRemoval": "warn"}, "policy.missingRemoval must be ignore or reject"),
+        ({"maxItems": 0}, "policy.maxItems: Input should be greater than or equal to 1"),
+        ({"maxItems": 1_000_001}, "policy.maxItems: Input should be less than or equal to 1000000"),
+        ({"maxInlineBytes": True}, "policy.maxInlineBytes: Input should be a valid integer"),
+        ({"maxTokens": 0}, "policy.maxTokens: Input should be greater than or equal to 1"),
+        ({"duplicate": "merge"}, "policy.duplicate: Input should be 'replace', 'keep-first' or 'reject'"),
+        ({"missingRemoval": "warn"}, "policy.missingRemoval: Input should be 'ignore' or 'reject'"),
     ]
     for policy, message in cases:
         assert await _refusal(lambda policy=policy: create_context(policy=policy)) == ("INVALID_INPUT", message)

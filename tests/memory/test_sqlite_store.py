@@ -710,14 +710,15 @@ async def test_filter_limits_are_inclusive(store: SqliteMemoryStore) -> None:
 
 
 def test_fts_text_helpers() -> None:
-    """MEM-2: what is indexed (string leaves, Han/Hiragana one term per character), how tokens fold and count,
+    """MEM-2: what is indexed (string leaves, Han and kana one term per character), how tokens fold and count,
     and the 64-token cap on distinct query terms."""
     from ditto.worker.memory._fts import MAX_QUERY_TOKENS, fold, index_text, token_count
 
     assert index_text({"title": "Plan", "tags": ["a", {"deep": "b"}], "n": 3, "ok": True, "none": None}) == \
         "Plan\na\nb"
-    assert index_text("备份ひらがなカタカナ x") == " 备  份  ひ  ら  が  な カタカナ x"
-    assert index_text(["\U00020000", "\uf900"]) == " \U00020000 \n \uf900 "
+    assert index_text("备份ひらがなカタカナ x") == " 备  份  ひ  ら  が  な  カ  タ  カ  ナ  x"
+    assert index_text("abc def") == "abc def"
+    assert index_text(["한국", "\uf900"]) == " 한  국 \n \uf900 "
     assert index_text(42) == ""
     assert fold("Ÿ́ÉCOLE") == "yecole" and fold("ǅ") == "dz"
     assert token_count("one, two_three 四") == 4 and token_count("") == 0
