@@ -428,3 +428,26 @@ async def test_wire_details_messages_media_type_execution_id_and_models() -> Non
             health = await client.get("/healthz", headers={})
             assert health.json() == {"status": "ok"} and health.headers["content-type"] == "application/json"
     await server.close()
+
+
+async def test_timeout_ms_is_a_server_deadline_in_milliseconds() -> None:
+    """RT-6: an explicit timeoutMs bounds the call on the server (milliseconds): a 50 ms deadline ends a 2 s
+    call with status timeout well before it would finish; any positive number is accepted, zero is not."""
+    server = create_ditto(workers=make())
+    async with serve_app(create_worker_http_app(server, token=TOKEN)) as url:
+        headers = {"authorization": f"Bearer {TOKEN}"}
+        async with httpx.AsyncClient(base_url=url, headers=headers) as client:
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            bounded = await client.post("/v1/invoke", json={"node": "TEST.SLEEP", "input": {"ms": 2000},
+                                                            "timeoutMs": 50})
+            assert bounded.status_code == 200 and bounded.json()["status"] == "timeout"
+            assert bounded.json()["error"]["code"] == "TIMEOUT" and loop.time() - started < 1.5
+            tiny = await client.post("/v1/invoke", json={"node": "TEST.ECHO", "input": 1, "timeoutMs": 0.5})
+            assert tiny.status_code == 200 and tiny.json()["status"] in {"success", "timeout"}
+            roomy = await client.post("/v1/invoke", json={"node": "TEST.ECHO", "input": 1, "timeoutMs": 5000})
+            assert roomy.json() == {**roomy.json(), "status": "success", "output": 1}
+            for bad in (0, -1, "50", True):
+                refused = await client.post("/v1/invoke", json={"node": "TEST.ECHO", "input": 1, "timeoutMs": bad})
+                assert refused.status_code == 400 and refused.json()["error"]["code"] == "INVALID_REQUEST", bad
+    await server.close()

@@ -324,3 +324,23 @@ async def test_concurrency_accounting_and_close_wait_for_every_call() -> None:
     gates[2].set()
     assert (await third).output == 2
     await asyncio.wait_for(closing, 5)
+
+
+async def test_loop_run_and_invoke_pass_input_signal_and_timeout() -> None:
+    """RT-7: loop.run hands the plan its input under the loop's signal; loop.invoke honours its timeout."""
+    runtime = create_ditto(workers=make())
+    stage = graph("stage").node("a", "TEST.ECHO")
+
+    async def body(loop: LoopContext, input: Any) -> tuple[Any, str]:
+        echoed = (await loop.run(stage, input)).output("a")
+        slow = await loop.invoke("TEST.SLEEP", {"ms": 2000}, timeout=0.01)
+        return echoed, slow.status
+
+    assert await runtime.loop(body, {"x": 1}) == ({"x": 1}, "timeout")
+    controller = AbortController()
+    controller.abort()
+
+    async def cancelled(loop: LoopContext, input: Any) -> str:
+        return (await loop.run(stage, input))["a"].status
+
+    assert await runtime.loop(cancelled, 1, signal=controller.signal) == "cancelled"
