@@ -97,3 +97,13 @@ async def test_provider_output_is_checked_and_deduplicated() -> None:
                                                                {"id": "b", "content": 3}])})
     chosen = await repeated.select({**request, "limit": 5})
     assert chosen.selected_item_ids == ("a", "b") and chosen.context.items[0].content == 1
+
+
+async def test_plain_dict_context_ranks_by_query_like_a_loaded_one() -> None:
+    """CX-6: a context passed as plain dicts (scanned once, not memoised) ranks query matches first too."""
+    client = create_context()
+    items = [{"id": "a", "content": "alpha report"}, {"id": "b", "content": "bravo"}, {"id": "c", "content": "x"}]
+    plain = await client.select({"context": {"items": items}, "purpose": "infer", "query": "alpha"})
+    loaded = await client.select({"context": await client.load({"sources": items}), "purpose": "infer",
+                                  "query": "alpha"})
+    assert plain.selected_item_ids == loaded.selected_item_ids == ("a", "c", "b")
