@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 from tests.research.cli import output, research_args, run_cli, verify_args
+from tests.research.helpers import write_knowledge_base
 
 
 def test_multi_source_prints_only_the_result_when_piped(tmp_path: Path) -> None:
@@ -54,18 +55,11 @@ def test_vocabulary_file_and_stop_after(tmp_path: Path) -> None:
 
 def test_own_documents_and_kb(tmp_path: Path) -> None:
     """WF-12: --documents (folder, recursive, --ignore) and --kb (an SQLite FTS5 file) replace the samples."""
-    import sqlite3
-
     docs = tmp_path / "docs" / "nested"
     docs.mkdir(parents=True)
     (docs / "ops.md").write_text("# Ops\n\nThe nightly export runs at 02:15 UTC.\n", encoding="utf-8")
     (docs / "draft.md").write_text("The nightly export runs at noon.\n", encoding="utf-8")
-    kb = tmp_path / "kb.sqlite"
-    connection = sqlite3.connect(kb)
-    connection.execute("CREATE VIRTUAL TABLE knowledge USING fts5(title, content)")
-    connection.execute("INSERT INTO knowledge VALUES ('Export', 'The nightly export is kept for 9 weeks.')")
-    connection.commit()
-    connection.close()
+    kb = write_knowledge_base(tmp_path / "kb.sqlite", [("Export", "The nightly export is kept for 9 weeks.")])
     done = run_cli(research_args("multi-source", "--sources", "documents,knowledge", "--documents",
                                  str(tmp_path / "docs"), "--ignore", "draft.md", "--kb", str(kb),
                                  "--question", "When does the nightly export run and how long is it kept?",

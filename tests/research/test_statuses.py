@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 from ditto.worker.memory import create_sqlite_memory_store
 from ditto.workflows.research import checkpoint_key, verify_task
-from tests.research.helpers import brief, run
+from tests.research.helpers import brief, run, write_knowledge_base
 from tests.research.scripted import ScriptedModel
 
 BOTH = {"sources": ["documents", "knowledge"], "knowledge": "external"}
@@ -78,11 +77,7 @@ async def test_corrupt_knowledge_base_is_a_fault(base: Path, model: ScriptedMode
 
 async def test_empty_hits_are_not_a_fault(base: Path, model: ScriptedModel, tmp_path: Path) -> None:
     """WF-7: a knowledge base without matching records is no-hits, not a failed source."""
-    empty = tmp_path / "empty.sqlite"
-    connection = sqlite3.connect(empty)
-    connection.execute("CREATE VIRTUAL TABLE knowledge USING fts5(title, content)")
-    connection.commit()
-    connection.close()
+    empty = write_knowledge_base(tmp_path / "empty.sqlite")
     task, result = await run("multi-source", {**BOTH, "kb": str(empty)}, base, model)
     assert result.status == "completed"
     data = brief(task)

@@ -6,7 +6,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, TypeVar
 
 from ..errors import RegistrationError
 from ..signal import CancelSignal
@@ -22,6 +22,7 @@ __all__ = [
     "WorkerDefinition",
     "WorkerInfo",
     "current_execution",
+    "valid_concurrency",
 ]
 
 In = TypeVar("In", contravariant=True)
@@ -33,6 +34,16 @@ class RuntimeClient(Protocol):
 
     async def invoke(self, node: str, input: Any, *, signal: CancelSignal | None = None,
                      timeout: float | None = None) -> NodeResult[Any]: ...
+
+
+
+def valid_concurrency(value: object) -> TypeGuard[int | None]:
+    """Whether ``value`` is a per-replica limit: ``None`` (unlimited) or a positive ``int`` (a bool is not).
+
+    The one rule :class:`WorkerDefinition` and every ``create_*_worker`` apply, so a
+    factory can refuse a bad limit with its own error before building anything.
+    """
+    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,9 +132,7 @@ class WorkerDefinition:
             raise RegistrationError("INVALID_WORKER", "worker type must be a non-empty string")
         if not nodes:
             raise RegistrationError("INVALID_WORKER", f"worker {type} defines no nodes")
-        if concurrency is not None and (
-            isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1
-        ):
+        if not valid_concurrency(concurrency):
             raise RegistrationError("INVALID_WORKER", "concurrency must be a positive integer or None")
         handlers: dict[str, NodeHandler[Any, Any]] = {}
         for name, handler in nodes.items():

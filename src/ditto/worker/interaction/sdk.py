@@ -13,7 +13,7 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Iterable, Mapping
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 from pydantic import BaseModel, ValidationError
 
@@ -40,6 +40,7 @@ from .types import (
     WebReadInput,
     WebSearchInput,
     WebSearchResult,
+    parse_interaction_input,
 )
 from .web import WebClient
 
@@ -47,21 +48,12 @@ __all__ = ["MAX_TOOL_CONTENT_BYTES", "Interaction", "create_interaction"]
 
 _log = logging.getLogger("ditto.interaction")
 
-M = TypeVar("M", bound=BaseModel)
 
 #: Largest tool answer (JSON UTF-8 bytes) handed back; more is INTERACTION_RESPONSE_TOO_LARGE.
 MAX_TOOL_CONTENT_BYTES: Final = 4 * 1024 * 1024
 _MAX_TOOL_ERROR_TEXT: Final = 4000
 _TOOL_FAILED: Final = "INTERACTION_TOOL_FAILED"
 
-
-def _parse(model: type[M], input: Any) -> M:
-    if isinstance(input, model):
-        return input
-    try:
-        return model.model_validate(input)
-    except ValidationError as error:
-        raise InteractionError("INTERACTION_INVALID_INPUT", describe_validation_error(error)) from None
 
 
 def _check_signal(signal: CancelSignal | None) -> None:
@@ -185,7 +177,7 @@ class Interaction:
         when it raised :class:`ToolError`).
         """
         _check_signal(signal)
-        call = _parse(ActToolInput, input).call
+        call = parse_interaction_input(ActToolInput, input).call
         found = self._tools.get(call.name)
         if found is None:
             raise InteractionError("INTERACTION_UNKNOWN_TOOL", "No tool with that name is registered")
@@ -223,7 +215,7 @@ class Interaction:
         server that fails or dies mid-call gives ``status="error"`` with a fixed message.
         """
         _check_signal(signal)
-        request = _parse(ActMcpInput, input)
+        request = parse_interaction_input(ActMcpInput, input)
         server = self._server(request.server)
         call = request.call
         source = f"mcp:{request.server}/{call.name}"
@@ -250,7 +242,7 @@ class Interaction:
                          signal: CancelSignal | None = None) -> tuple[ToolSpec, ...]:
         """INTERACTION.LIST_TOOLS: ``{}`` lists this worker's tools, ``{server}`` an MCP server's."""
         _check_signal(signal)
-        request = _parse(ListToolsInput, input if input is not None else {})
+        request = parse_interaction_input(ListToolsInput, input if input is not None else {})
         if request.server is None:
             return tuple(ToolSpec(name=item.name, description=item.description, input_schema=dict(item.input_schema),
                                   source=f"tool:{item.name}") for item in self._tools.values())
@@ -276,7 +268,7 @@ class Interaction:
         "tool observation into the cached context" graph can branch on one value.
         """
         _check_signal(signal)
-        request = _parse(ObserveInput, input)
+        request = parse_interaction_input(ObserveInput, input)
         return observation_of(request.result, request.call)
 
     # -- web ----------------------------------------------------------------------------------
@@ -321,7 +313,7 @@ def observation_of(result: Any, call: ToolCall | None = None) -> Observation:
                 source=node_result.node, status=node_result.status, call_id=call.id if call else None,
                 error=ToolFailure(code=code, message=message))
         result = node_result.output
-    tool_result = _parse(ToolResult, result)
+    tool_result = parse_interaction_input(ToolResult, result)
     content = tool_result.content
     text = content if isinstance(content, str) else js_json_dumps(content)
     return Observation(message=ToolMessage(content=text, tool_call_id=tool_result.call_id, name=tool_result.name),

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeVar
 
-from pydantic import Field, StrictInt, field_serializer, field_validator
+from pydantic import BaseModel, Field, StrictInt, ValidationError, field_serializer, field_validator
 
 from ...contracts import DittoModel, ToolCall
-from ...errors import DittoError
+from ...errors import DittoError, describe_validation_error
 
 __all__ = [
     "INTERACTION_ERROR_CODES",
@@ -62,6 +62,23 @@ class InteractionError(DittoError):
     codes = INTERACTION_ERROR_CODES
     cancelled_code = "INTERACTION_CANCELLED"
     timeout_code = "INTERACTION_TIMEOUT"
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse_interaction_input(model: type[M], input: Any) -> M:
+    """``input`` as ``model`` (the model itself or a plain dict), or ``INTERACTION_INVALID_INPUT``.
+
+    The one place the SDK and the web client turn a caller's input into a model, so
+    both report a bad field with the same public message (never the offending value).
+    """
+    if isinstance(input, model):
+        return input
+    try:
+        return model.model_validate(input)
+    except ValidationError as error:
+        raise InteractionError("INTERACTION_INVALID_INPUT", describe_validation_error(error)) from None
 
 
 class ToolError(Exception):

@@ -22,10 +22,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 from urllib.parse import quote
 
-from pydantic import BaseModel, ValidationError
-
 from ...contracts import InvalidJson, check_json
-from ...errors import describe_validation_error
 from ...signal import CancelSignal, await_with_signal
 from .config import WebOptions, _origin_text
 from .extract import extract_main_text, text_lines
@@ -37,6 +34,7 @@ from .types import (
     WebReadInput,
     WebSearchInput,
     WebSearchResult,
+    parse_interaction_input,
 )
 
 if TYPE_CHECKING:  # aiohttp and yarl (extra ``pyditto[web]``) load on first use, not on import
@@ -48,7 +46,6 @@ __all__ = ["WebClient", "web_read", "web_search"]
 _log = logging.getLogger("ditto.interaction.web")
 
 T = TypeVar("T")
-M = TypeVar("M", bound=BaseModel)
 
 _HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 _CHUNK: Final = 64 * 1024
@@ -64,14 +61,6 @@ _TITLE_SAFE: Final = ";@$!*(),/~:"
 def _invalid(message: str) -> InteractionError:
     return InteractionError("INTERACTION_INVALID_INPUT", message)
 
-
-def _parse(model: type[M], input: Any) -> M:
-    if isinstance(input, model):
-        return input
-    try:
-        return model.model_validate(input)
-    except ValidationError as error:
-        raise _invalid(describe_validation_error(error)) from None
 
 
 def _check_text(value: str, what: str) -> None:
@@ -199,7 +188,7 @@ class WebClient:
         without a key fails with ``INTERACTION_INVALID_INPUT`` instead of
         quietly asking Wikipedia. Snippets only help pick a page to read.
         """
-        request = _parse(WebSearchInput, input)
+        request = parse_interaction_input(WebSearchInput, input)
         _check_text(request.query, "query")
         if not request.query.strip():
             raise _invalid("query must not be blank")
@@ -322,7 +311,7 @@ class WebClient:
         past ``timeout_s`` → ``INTERACTION_TIMEOUT``; TLS, connection and non-2xx
         failures → ``INTERACTION_TOOL_FAILED``.
         """
-        request = _parse(WebReadInput, input)
+        request = parse_interaction_input(WebReadInput, input)
         target = self.check_url(request.url)
         status, content_type, raw = await self._guarded(lambda: self._fetch(target), signal)
         text = await await_with_signal(asyncio.to_thread(extract_main_text, raw), signal, error=_signal_error)

@@ -17,6 +17,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
+from ...contracts import thaw_json
 from ...runtime import NodeResult
 from .errors import ResearchError
 from .types import Stage
@@ -41,15 +42,6 @@ def cache_scope(request_id: str, directory: str) -> dict[str, str]:
 def _digest(data: Any) -> str:
     text = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _plain(value: Any) -> Any:
-    """Frozen mappings/tuples from MEMORY back into plain JSON values."""
-    if isinstance(value, Mapping):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    return value
 
 
 def _field(value: Any, name: str) -> Any:
@@ -77,7 +69,7 @@ class CheckpointStore:
                                 "MEMORY is unavailable: the task's checkpoints cannot be read")
         archived: dict[str, Any] = {}
         for item in result.output or ():
-            content = _plain(_field(item, "content"))
+            content = thaw_json(_field(item, "content"))
             stage = content.get("stage") if isinstance(content, dict) else None
             if (not isinstance(content, dict) or content.get("kind") != _KIND or stage not in STAGES
                     or content.get("requestId") != self._request_id or _field(item, "key") != checkpoint_key(
@@ -118,7 +110,7 @@ class CheckpointStore:
         read = await self._invoke("resume", "CONTEXT.LOAD", {"scope": self._scope})
         if read.status == "success":
             items = _field(read.output, "items") or ()
-            cached = {_field(item, "id"): _plain(_field(item, "content")) for item in items}
+            cached = {_field(item, "id"): thaw_json(_field(item, "content")) for item in items}
             if cached == {key: item["content"] for key, item in wanted.items()}:
                 return "hit"
         elif read.error is None or read.error.code not in ("CONTEXT_NOT_FOUND", "INVALID_STATE"):

@@ -25,6 +25,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from ...contracts import thaw_json
+from ...contracts.json import plain_json
 from ...errors import DittoError, GraphError, RoutingError
 from ...runtime import GraphResult, LoopContext, NodeError, NodeResult, Runtime, graph
 from ...worker.infer import ExcerptPassage, ExcerptTask, QueryTask, response_format, task_messages
@@ -118,13 +120,8 @@ def _parsed(output: Any) -> Any:
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return value
+    """A plain, mutable copy of a node's output: models as camelCase objects, tuples as lists."""
+    return thaw_json(plain_json(value))
 
 
 def _field(value: Any, name: str) -> Any:
