@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ..errors import TIMEOUT, RoutingError, TransportError
+from ..errors import TIMEOUT, InvalidArgumentError, RoutingError, TransportError
 from ..runtime import NodeError, NodeResult
 from ..signal import CancelledBySignal, CancelSignal, await_with_signal
 from .wire import NotSerializable, dumps, to_wire_value
@@ -40,7 +40,7 @@ class HttpTransport:
     def __init__(self, *, id: str, url: str, token: str, connect_timeout: float = 5.0,
                  client: httpx.AsyncClient | None = None) -> None:
         if not id or not url or not token:
-            raise ValueError("create_http_transport needs id, url and token")
+            raise InvalidArgumentError("create_http_transport needs id, url and token")
         self.id = id
         self.url = url.rstrip("/")
         self._same_host = _is_same_host(self.url)

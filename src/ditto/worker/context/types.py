@@ -92,6 +92,8 @@ class ContextError(DittoError):
     """
 
     codes: ClassVar[frozenset[str]] = CONTEXT_ERROR_CODES
+    cancelled_code: ClassVar[str | None] = None  # a fired signal is the runtime's CANCELLED
+    timeout_code: ClassVar[str | None] = None  # … or TIMEOUT (CancelledBySignal)
 
 
 class ContextArgumentError(ContextError, InvalidArgumentError):
