@@ -132,5 +132,10 @@ class HttpTransport:
 
 
 def create_http_transport(*, id: str, url: str, token: str, connect_timeout: float = 5.0) -> HttpTransport:
-    """The client side of the HTTP transport; install it with ``create_ditto(transports=[...])``."""
+    """The client side of the HTTP transport; install it with ``create_ditto(transports=[...])``::
+
+        transport = create_http_transport(id="ctx", url="http://10.0.0.5:8080", token=os.environ["TOKEN"])
+        runtime = create_ditto(transports=[transport])
+        runtime.register_remote(address="CONTEXT@10.0.0.5#1", transport_id="ctx", capabilities=["CONTEXT.SELECT"])
+    """
     return HttpTransport(id=id, url=url, token=token, connect_timeout=connect_timeout)

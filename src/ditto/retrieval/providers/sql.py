@@ -300,7 +300,11 @@ def create_sql_search_provider(client: Any, options: SqlSearchOptions | Mapping[
 
     ``options`` is a :class:`SqlSearchOptions` or a dict of its fields; invalid names or
     options raise :class:`~ditto.errors.InvalidArgumentError` (a ``ValueError``) at
-    construction, before any statement exists.
+    construction, before any statement exists::
+
+        connection = sqlite3.connect("kb.sqlite", check_same_thread=False)
+        provider = create_sql_search_provider(connection, {"dialect": "sqlite", "table": "docs",
+                                                           "content_column": "body"})
     """
     if client is None:
         raise InvalidArgumentError("create_sql_search_provider needs the application's database client")

@@ -334,7 +334,12 @@ def create_context_redis_client(env: Mapping[str, str] | None = None, *,
 
     No connection is made until the first command. The client is the
     application's: close it with ``await client.aclose()``; ``runtime.close()``
-    never does. Raises ConfigError ``CONFIG_MISSING_ENV`` when the variable is unset.
+    never does. Raises ConfigError ``CONFIG_MISSING_ENV`` when the variable is unset::
+
+        client = create_context_redis_client(os.environ)
+        context = create_context(services={"state_store": create_redis_context_store(client)})
+        ...
+        await client.aclose()
     """
     source = os.environ if env is None else env
     url = source.get(REDIS_URL_ENV)

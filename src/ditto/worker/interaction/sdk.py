@@ -329,6 +329,14 @@ def create_interaction(tools: Iterable[Any] = (), mcp_servers: Mapping[str, Any]
     ``mcp_servers`` maps names to :class:`McpStdioServer` / :class:`McpHttpServer`
     (or ``{"command", "args"}`` / ``{"url"}``); ``web`` configures search and
     reading; ``web_tools=True`` also offers ``web_search`` / ``web_read`` as
-    tools a model can call. Close it with ``await interaction.aclose()``.
+    tools a model can call. Close it with ``await interaction.aclose()``::
+
+        def add(a: int, b: int) -> int:
+            'Add two integers.'
+            return a + b
+
+        async with create_interaction([add]) as interaction:
+            result = await interaction.act_tool({"call": {"id": "c1", "name": "add", "arguments": {"a": 2, "b": 3}}})
+            observation = await interaction.observe({"result": result})
     """
     return Interaction(tools, mcp_servers, web, web_tools=web_tools)

@@ -158,7 +158,11 @@ def create_task(request: ResearchRequest, *, base_dir: Path | str | None = None,
 
     ``directory`` (empty or missing) is used as is; otherwise a new
     ``task-<time>-<random>`` folder is made under ``base_dir``
-    (default ``./ditto-tasks``). ``values`` fixes the sample values (tests).
+    (default ``./ditto-tasks``). ``values`` fixes the sample values (tests)::
+
+        task = create_task(ResearchRequest(entry="web-read", question="How does SQLite handle WAL?"))
+        async with open_research_runtime(task) as runtime:
+            result = await web_read.run(runtime, {"directory": str(task.directory)})
     """
     from .config import default_base_dir
 
