@@ -19,6 +19,7 @@ from typing import Any
 
 from ...errors import InvalidArgumentError
 from ...runtime import ExecutionContext, NodeDescriptor, WorkerDefinition
+from ...runtime.worker import valid_concurrency
 from .sdk import InferClient, create_infer_client
 from .types import InferProvider, InferResult
 from .usage import InferCounters
@@ -44,6 +45,8 @@ def create_infer_worker(providers: Mapping[str, InferProvider] | None = None, co
         result = await runtime.invoke("INFER.SAMPLE", {"messages": [{"role": "user", "content": "hi"}]})
         counters.to_json_dict()  # {"builtin:extractive/extractive": {"calls": 1, ...}}
     """
+    if not valid_concurrency(concurrency):
+        raise InvalidArgumentError("concurrency must be a positive integer or None")
     if client is not None:
         if providers is not None or counters is not None:
             raise InvalidArgumentError("pass either client or providers/counters, not both")

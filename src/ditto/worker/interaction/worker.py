@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import InvalidArgumentError
 from ...runtime import ExecutionContext, NodeDescriptor, WorkerDefinition
+from ...runtime.worker import valid_concurrency
 from .config import WebOptions, web_options_from_env
 from .sdk import Interaction, create_interaction
 from .types import Observation, ToolResult, ToolSpec, WebPage, WebSearchResult
@@ -86,6 +87,8 @@ def create_interaction_worker(tools: Iterable[Any] = (), mcp_servers: Mapping[st
     Pass ``interaction=create_interaction(...)`` instead of the options to share
     one SDK (and its connection pool) between the worker and direct calls.
     """
+    if not valid_concurrency(concurrency):  # before an SDK exists that would need closing
+        raise InvalidArgumentError("concurrency must be a positive integer or None")
     if interaction is not None:
         if not isinstance(interaction, Interaction):
             raise InvalidArgumentError("interaction must come from create_interaction()")
