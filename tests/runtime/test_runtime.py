@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from typing import Any
 
@@ -48,10 +49,14 @@ async def test_execution_ids_unique() -> None:
     assert len(ids) == 50
 
 
-async def test_handler_failure_is_a_result_with_hidden_message() -> None:
-    """RT-2: invoke never raises for a worker's failure; the handler's text is not forwarded."""
+async def test_handler_failure_is_a_result_with_hidden_message(caplog: pytest.LogCaptureFixture) -> None:
+    """RT-2: invoke never raises for a worker's failure; the handler's text is not forwarded to the caller,
+    and is logged once, with its traceback, for the application's developer."""
     runtime = create_ditto(workers=make())
-    result = await runtime.invoke("TEST.FAIL", {})
+    with caplog.at_level(logging.ERROR, logger="ditto.runtime"):
+        result = await runtime.invoke("TEST.FAIL", {})
+    records = [record for record in caplog.records if record.name == "ditto.runtime"]
+    assert len(records) == 1 and records[0].exc_info is not None and "TEST.FAIL" in records[0].getMessage()
     assert result.status == "error" and result.output is None
     assert result.error is not None and result.error.code == "HANDLER_ERROR"
     assert "hunter2" not in result.error.message and "10.0.0.7" not in result.error.message

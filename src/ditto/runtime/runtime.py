@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import os
 import socket
 import uuid
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
     from ..config import RuntimeConfig
 
 __all__ = ["Runtime", "create_ditto"]
+
+_log = logging.getLogger("ditto.runtime")
 
 T = TypeVar("T")
 
@@ -242,7 +245,9 @@ class Runtime:
         except DittoError as error:
             return NodeResult(execution_id, node, error.status, error=NodeError(error.code, error.message))
         except Exception:
-            # The handler's own exception text may hold secrets: report a fixed message.
+            # The handler's own exception text may hold secrets: report a fixed message, and log
+            # the original once with its traceback so the application's developer can see it.
+            _log.exception("the handler of %s raised", node)
             return NodeResult(execution_id, node, "error",
                               error=NodeError(HANDLER_ERROR, f"the {replica.worker_type} worker failed"))
         finally:
