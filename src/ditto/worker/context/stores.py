@@ -22,7 +22,7 @@ import logging
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
@@ -265,9 +265,10 @@ class RedisContextClient(Protocol):
     client also has ``evalsha`` the script is sent by hash (``EVAL`` on NOSCRIPT).
     """
 
-    async def get(self, name: str) -> Any: ...
+    # Plain methods returning awaitables, as redis-py's own annotations say; an ``async def`` fits too.
+    def get(self, name: str) -> Awaitable[Any]: ...
 
-    async def eval(self, script: str, numkeys: int, *keys_and_args: Any) -> Any: ...
+    def eval(self, script: str, numkeys: int, *keys_and_args: Any) -> Any: ...
 
 
 _UNAVAILABLE = "the context state store (Redis) is unavailable"
