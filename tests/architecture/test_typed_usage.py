@@ -23,7 +23,9 @@ from ditto.worker.context import (
     create_in_memory_context_store,
     create_redis_context_store,
 )
+from ditto.worker.context import ContextServices
 from ditto.worker.infer import create_openai_provider
+from ditto.worker.interaction import WebOptions
 
 
 class Adapter:
@@ -46,6 +48,8 @@ create_context_operation_queue(section.queue)
 create_context_operation_queue({"maxPending": 8})
 context_options_from_config(config, redis_client=Redis.from_url("redis://127.0.0.1:6379/0"))
 create_openai_provider(client=AsyncOpenAI(base_url="http://127.0.0.1:1/v1", api_key="x"))
+ContextServices(token_estimator=lambda content: len(str(content)) // 4, compressor=lambda request: request.context)
+WebOptions(allowed_origins=["https://sqlite.org"])
 '''
 
 MISUSE = '''
@@ -64,9 +68,9 @@ def _mypy(code: str, tmp_path: Path) -> tuple[str, int]:
 
 
 def test_documented_calls_type_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """CX-1 CX-11 CX-13 INF-1: a redis-py client (plain or cluster), an adapter with get/eval, the YAML config
-    sections or plain mappings as options, and an injected AsyncOpenAI are all accepted by mypy --strict;
-    a number as options is refused."""
+    """CX-1 CX-11 CX-13 INF-1 INT-4: a redis-py client (plain or cluster), an adapter with get/eval, the YAML
+    config sections or plain mappings as options, an injected AsyncOpenAI, plain functions as one-method CONTEXT
+    services and a list of origins are all accepted by mypy --strict; a number as options is refused."""
     monkeypatch.setenv("MYPYPATH", str(SRC))  # this checkout's ditto, not an installed copy
     output, status = _mypy(USAGE, tmp_path)
     assert status == 0, output

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import os
 import ssl
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
@@ -113,7 +113,7 @@ class WebOptions:
     ('https://sqlite.org',)
     """
 
-    allowed_origins: tuple[str, ...] = ()
+    allowed_origins: Sequence[str] = ()  # kept as a tuple of normalised origins
     search_engine: str = "wikipedia"
     brave_api_key: str | None = field(default=None, repr=False)
     wikipedia_url: str = DEFAULT_WIKIPEDIA_URL
