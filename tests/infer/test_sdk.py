@@ -185,6 +185,29 @@ async def test_signal_cancels_and_times_out_the_provider() -> None:
     assert caught.value.code == "INFER_CANCELLED"
 
 
+async def test_signal_through_the_runtime_reports_infer_codes() -> None:
+    """INF-2/INF-5: cancelled through runtime.invoke (a fired signal, an already-fired one, timeout=) the
+    NodeResult carries INFER_CANCELLED / INFER_TIMEOUT with status cancelled / timeout, and the provider stops."""
+    provider = BlockingProvider()
+    runtime = create_ditto(workers=[create_infer_worker({"b": provider})])
+    request = {"model": {"provider": "b"}, "messages": USER}
+    controller = AbortController()
+    call = asyncio.create_task(runtime.invoke("INFER.SAMPLE", request, signal=controller.signal))
+    await provider.started.wait()
+    controller.abort()
+    result = await call
+    assert (result.status, result.error and result.error.code) == ("cancelled", "INFER_CANCELLED")
+    assert provider.stopped.is_set()
+    fired = AbortController()
+    fired.abort()
+    result = await runtime.invoke("INFER.SAMPLE", request, signal=fired.signal)
+    assert (result.status, result.error and result.error.code) == ("cancelled", "INFER_CANCELLED")
+    for deadline in ({"timeout": 0.05}, {"signal": CancelSignal.timeout(0.05)}):
+        result = await runtime.invoke("INFER.SAMPLE", request, **deadline)  # type: ignore[arg-type]
+        assert (result.status, result.error and result.error.code) == ("timeout", "INFER_TIMEOUT")
+    await runtime.close()
+
+
 async def test_counters_per_model() -> None:
     """INF-6: calls, failures and tokens are counted per provider/model, shared when the counters are."""
     counters = InferCounters()

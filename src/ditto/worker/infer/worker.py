@@ -20,7 +20,7 @@ from typing import Any
 from ...errors import InvalidArgumentError
 from ...runtime import ExecutionContext, NodeDescriptor, WorkerDefinition
 from .sdk import InferClient, create_infer_client
-from .types import InferProvider, InferResult
+from .types import InferError, InferProvider, InferResult
 from .usage import InferCounters
 
 __all__ = ["INFER_SAMPLE", "INFER_WORKER_TYPE", "create_infer_worker", "infer_sample_node"]
@@ -56,4 +56,5 @@ def create_infer_worker(providers: Mapping[str, InferProvider] | None = None, co
     async def sample(input: Any, context: ExecutionContext) -> InferResult:
         return await infer.sample(input, signal=context.signal)
 
-    return infer_sample_node.define(INFER_WORKER_TYPE, sample, concurrency=concurrency)
+    # signal_error: a call cancelled through the runtime reports INFER_CANCELLED / INFER_TIMEOUT (INF-5).
+    return infer_sample_node.define(INFER_WORKER_TYPE, sample, concurrency=concurrency, signal_error=InferError)
