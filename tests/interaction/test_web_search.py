@@ -174,3 +174,18 @@ def test_options_are_validated() -> None:
     options = WebOptions(allowed_origins=["HTTPS://Docs.Example:443/", "https://docs.example"])
     assert options.allowed_origins == ("https://docs.example",)
     assert dataclasses.replace(options, timeout_s=1).timeout_s == 1.0
+
+
+async def test_web_options_as_a_dict_in_either_spelling() -> None:
+    """INT-1/INT-5: create_interaction_worker(web=...) takes the options as a dict too, camelCase or
+    snake_case (the seed's allowedOrigins); an unknown or bad option is a construction error."""
+    for web in ({"allowedOrigins": ["https://sqlite.org"], "timeoutS": 5},
+                {"allowed_origins": ["https://sqlite.org"], "timeout_s": 5}):
+        worker = create_interaction_worker(web=web)
+        options = worker.interaction.web.options
+        assert options.allowed_origins == ("https://sqlite.org",) and options.timeout_s == 5.0
+        await worker.aclose()
+    for bad in ({"allowedOrigins": ["http://sqlite.org"]}, {"origins": ["https://sqlite.org"]},
+                {"allowedOrigins": [], "allowed_origins": []}, {"timeoutS": "soon"}, ["https://sqlite.org"]):
+        with pytest.raises(InvalidArgumentError):
+            create_interaction_worker(web=bad)  # type: ignore[arg-type]

@@ -11,7 +11,7 @@ import math
 import os
 import ssl
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from ..._version import __version__
@@ -32,6 +32,7 @@ __all__ = [
     "WebOptions",
     "mcp_server_from",
     "normalise_origin",
+    "web_options_from",
     "web_options_from_config",
     "web_options_from_env",
 ]
@@ -229,6 +230,32 @@ class McpHttpServer:
 
 
 McpServer = McpStdioServer | McpHttpServer
+
+
+def _snake(name: str) -> str:
+    return "".join("_" + char.lower() if char.isupper() else char for char in name)
+
+
+def web_options_from(value: Any) -> WebOptions:
+    """Accept a :class:`WebOptions` or its dict form in either spelling
+    (``{"allowedOrigins": [...], "timeoutS": 10}``); an unknown key is a construction error."""
+    if value is None:
+        return WebOptions()
+    if isinstance(value, WebOptions):
+        return value
+    if not isinstance(value, Mapping):
+        raise InvalidArgumentError("web must be a WebOptions or a mapping of its options")
+    known = {item.name for item in fields(WebOptions)}
+    options: dict[str, Any] = {}
+    for key, item in value.items():
+        name = _snake(key) if isinstance(key, str) else ""
+        if name not in known or name in options:
+            raise InvalidArgumentError(f"web has an unknown or repeated option {str(key)[:40]!r}")
+        options[name] = item
+    try:
+        return WebOptions(**options)
+    except TypeError:
+        raise InvalidArgumentError("a web option has a value of the wrong type") from None
 
 
 def mcp_server_from(value: Any) -> McpServer:

@@ -21,7 +21,7 @@ from ...contracts import InvalidJson, ToolCall, check_json, js_json_dumps
 from ...errors import InvalidArgumentError, describe_validation_error
 from ...runtime import NodeResult
 from ...signal import CancelSignal, await_with_signal
-from .config import McpServer, WebOptions, mcp_server_from
+from .config import McpServer, WebOptions, mcp_server_from, web_options_from
 from .mcp_client import McpSessionPool, call_mcp_tool, list_mcp_tools
 from .tools import Tool, tool_from
 from .types import (
@@ -128,12 +128,10 @@ class Interaction:
     __slots__ = ("_mcp", "_mcp_sessions", "_tools", "_web")
 
     def __init__(self, tools: Iterable[Any] = (), mcp_servers: Mapping[str, Any] | None = None,
-                 web: WebOptions | None = None, *, web_tools: bool = False) -> None:
+                 web: WebOptions | Mapping[str, Any] | None = None, *, web_tools: bool = False) -> None:
         if isinstance(tools, (str, bytes)) or not isinstance(tools, Iterable):
             raise InvalidArgumentError("tools must be a list of callables or Tool objects")
-        if web is not None and not isinstance(web, WebOptions):
-            raise InvalidArgumentError("web must be a WebOptions")
-        self._web = WebClient(web)
+        self._web = WebClient(web_options_from(web))
         registered: dict[str, Tool] = {}
         candidates = [tool_from(item) for item in tools]
         if web_tools:
@@ -330,13 +328,14 @@ def observation_of(result: Any, call: ToolCall | None = None) -> Observation:
 
 
 def create_interaction(tools: Iterable[Any] = (), mcp_servers: Mapping[str, Any] | None = None,
-                       web: WebOptions | None = None, *, web_tools: bool = False) -> Interaction:
+                       web: WebOptions | Mapping[str, Any] | None = None, *, web_tools: bool = False
+                       ) -> Interaction:
     """The direct SDK: the same operations as the INTERACTION worker's nodes.
 
     ``tools`` are functions (sync or async) or :class:`Tool` objects;
     ``mcp_servers`` maps names to :class:`McpStdioServer` / :class:`McpHttpServer`
-    (or ``{"command", "args"}`` / ``{"url"}``); ``web`` configures search and
-    reading; ``web_tools=True`` also offers ``web_search`` / ``web_read`` as
-    tools a model can call. Close it with ``await interaction.aclose()``.
+    (or ``{"command", "args"}`` / ``{"url"}``); ``web`` (a :class:`WebOptions` or
+    its dict, either spelling) configures search and reading; ``web_tools=True``
+    also offers ``web_search`` / ``web_read`` as tools a model can call. Close it with ``await interaction.aclose()``.
     """
     return Interaction(tools, mcp_servers, web, web_tools=web_tools)

@@ -68,7 +68,7 @@ class InteractionWorkerDefinition(WorkerDefinition):
 
 
 def create_interaction_worker(tools: Iterable[Any] = (), mcp_servers: Mapping[str, Any] | None = None,
-                              web: WebOptions | None = None, *, concurrency: int | None = None,
+                              web: WebOptions | Mapping[str, Any] | None = None, *, concurrency: int | None = None,
                               web_tools: bool = False, interaction: Interaction | None = None
                               ) -> InteractionWorkerDefinition:
     """An ``INTERACTION`` worker definition with the six nodes above.
