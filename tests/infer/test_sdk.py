@@ -208,6 +208,22 @@ async def test_signal_through_the_runtime_reports_infer_codes() -> None:
     await runtime.close()
 
 
+async def test_the_worker_itself_exposes_its_counters() -> None:
+    """INF-6: create_infer_worker() exposes per-model call and token counters (worker.counters) without the
+    application passing its own tally; every call's usage is counted, failures too."""
+    worker = create_infer_worker()
+    runtime = create_ditto(workers=[worker])
+    ok = await runtime.invoke("INFER.SAMPLE", {"messages": USER})
+    assert ok.status == "success" and ok.output.usage.input_tokens > 0
+    await runtime.invoke("INFER.SAMPLE", {"model": {"provider": "absent"}, "messages": USER})
+    counts = worker.counters.snapshot()
+    assert counts["builtin:extractive/extractive"].calls == 1
+    assert counts["builtin:extractive/extractive"].input_tokens == ok.output.usage.input_tokens
+    assert counts["absent/default"].failures == 1
+    assert worker.client.counters is worker.counters
+    await runtime.close()
+
+
 async def test_counters_per_model() -> None:
     """INF-6: calls, failures and tokens are counted per provider/model, shared when the counters are."""
     counters = InferCounters()
