@@ -244,23 +244,32 @@ class Interaction:
             raise InteractionError("INTERACTION_TIMEOUT",
                                    f"The MCP call took longer than {server.timeout_s:g} s") from None
 
-    async def list_tools(self, input: ListToolsInput | Mapping[str, Any] | None = None, *,
-                         signal: CancelSignal | None = None) -> tuple[ToolSpec, ...]:
-        """INTERACTION.LIST_TOOLS: ``{}`` lists this worker's tools, ``{server}`` an MCP server's."""
+    async def list_tools(self, input: ListToolsInput | Mapping[str, Any] | str | None = None, *,
+                         server: str | None = None, signal: CancelSignal | None = None) -> tuple[ToolSpec, ...]:
+        """INTERACTION.LIST_TOOLS: ``{}`` lists this worker's tools, ``{server}`` an MCP server's.
+
+        The server may also be named directly: ``list_tools("files")`` or ``list_tools(server="files")``.
+        """
         _check_signal(signal)
+        if server is not None:
+            if input is not None:
+                raise InteractionError("INTERACTION_INVALID_INPUT", "pass either an input or server=, not both")
+            input = {"server": server}
+        elif isinstance(input, str):
+            input = {"server": input}
         request = _parse(ListToolsInput, input if input is not None else {})
         if request.server is None:
             return tuple(ToolSpec(name=item.name, description=item.description, input_schema=dict(item.input_schema),
                                   source=f"tool:{item.name}") for item in self._tools.values())
-        server = self._server(request.server)
+        config = self._server(request.server)
 
         async def bounded() -> tuple[ToolSpec, ...]:
             try:
-                async with asyncio.timeout(server.timeout_s):
-                    return await list_mcp_tools(request.server or "", server, self._mcp_sessions)
+                async with asyncio.timeout(config.timeout_s):
+                    return await list_mcp_tools(request.server or "", config, self._mcp_sessions)
             except TimeoutError:
                 raise InteractionError("INTERACTION_TIMEOUT",
-                                       f"Listing MCP tools took longer than {server.timeout_s:g} s") from None
+                                       f"Listing MCP tools took longer than {config.timeout_s:g} s") from None
 
         return await await_with_signal(bounded(), signal, error=_signal_error)
 
