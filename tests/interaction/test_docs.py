@@ -9,19 +9,16 @@ directory. Everything else — names, arguments, node inputs — is the page's o
 
 from __future__ import annotations
 
-import ast
 import os
-import re
 import sys
 import types
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from .conftest import BRAVE_TOKEN, SearchServers, Site
+from tests.support.doc_blocks import DOCS, python_blocks, run_blocks
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+from .conftest import BRAVE_TOKEN, SearchServers, Site
 
 FILES_SERVER = '''"""The docs' files_server.py: an MCP server with one tool, read_file."""
 from mcp.server.mcpserver import MCPServer
@@ -38,19 +35,6 @@ def read_file(path: str) -> str:
 if __name__ == "__main__":
     server.run("stdio")
 '''
-
-
-def python_blocks(page: Path) -> list[str]:
-    return re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), flags=re.DOTALL)
-
-
-async def run_blocks(blocks: list[str], namespace: dict[str, Any], filename: str) -> None:
-    """Run each block like a notebook cell: top-level ``await`` allowed, names kept for the next block."""
-    for block in blocks:
-        code = compile(block, filename, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-        outcome = eval(code, namespace)  # the page's own code, compiled above
-        if outcome is not None:
-            await outcome
 
 
 def local_stand_ins(block: str, site: Site, engines: SearchServers) -> str:
