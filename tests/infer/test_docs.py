@@ -1,8 +1,8 @@
 """Every Python block of docs/infer.md runs as written, in order, in one namespace (INF-1…INF-6).
 
 There is no model server here, so the page's servers are replaced by local stand-ins that speak the same
-protocol, and only those: the `.env` the page loads names a local OpenAI-compatible chat server (the real
-``openai`` SDK talks to it), and the embedding server at ``http://127.0.0.1:8000/v1`` is a local
+protocol, and only those: the `.env` the page loads and the environment name a local OpenAI-compatible chat
+server (the real ``openai`` SDK talks to it), and the embedding server at ``http://127.0.0.1:8000/v1`` is a local
 OpenAI-compatible embeddings server. Everything else is the page's own text.
 """
 
@@ -29,6 +29,8 @@ async def test_every_block_of_the_infer_page_runs(tmp_path: Path, monkeypatch: p
         (tmp_path / ".env").write_text(f"DITTO_WORKER_INFER_BASE_URL={chat_url}\nDITTO_WORKER_INFER_MODEL=gpt-4o-mini\n"
                                        "DITTO_WORKER_INFER_API_KEY=sk-docs\n", encoding="utf-8")
         monkeypatch.chdir(tmp_path)
+        for name, value in (("BASE_URL", chat_url), ("MODEL", "gpt-4o-mini"), ("API_KEY", "sk-docs")):
+            monkeypatch.setenv(f"DITTO_WORKER_INFER_{name}", value)
         module = types.ModuleType("ditto_docs_infer")
         sys.modules[module.__name__] = module
         try:
@@ -42,6 +44,6 @@ async def test_every_block_of_the_infer_page_runs(tmp_path: Path, monkeypatch: p
     names = module.__dict__
     assert names["answer"].message.content == "Backups are kept for 35 days."
     assert names["config"].model == "gpt-4o-mini" and state.requests[0]["model"] == "gpt-4o-mini"
-    assert state.authorizations == ["Bearer sk-docs"]
+    assert state.authorizations == ["Bearer sk-docs"] * 2  # the .env block, then the environment block
     assert names["result"].parsed == {"excerpts": [{"sourceId": "doc-1", "quote": "Backups are kept for 35 days."}]}
     assert names["counters"].to_json_dict() == {}

@@ -37,11 +37,18 @@ class InferWorkerDefinition(WorkerDefinition):
     per-model counters (INF-6), so ``create_infer_worker()`` alone is enough to read them."""
 
     client: InferClient
+    owns_client: bool
 
     @property
     def counters(self) -> InferCounters:
         """Calls, failures and tokens per ``provider/model`` of every call this worker served."""
         return self.client.counters
+
+    async def aclose(self) -> None:
+        """Close what the worker's own client built (the ``openai`` provider read from the environment),
+        after ``runtime.close()``. A client the application passed in stays the application's to close."""
+        if self.owns_client:
+            await self.client.aclose()
 
 
 def create_infer_worker(providers: Mapping[str, InferProvider] | None = None, concurrency: int | None = None, *,
@@ -72,4 +79,5 @@ def create_infer_worker(providers: Mapping[str, InferProvider] | None = None, co
     definition = InferWorkerDefinition(INFER_WORKER_TYPE, {infer_sample_node.type: sample}, concurrency=concurrency,
                                        signal_error=InferError)
     object.__setattr__(definition, "client", infer)
+    object.__setattr__(definition, "owns_client", client is None)
     return definition
