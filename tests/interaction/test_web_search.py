@@ -82,8 +82,10 @@ async def test_brave_with_key_sends_the_subscription_token(search_servers: Searc
     assert search_servers.wiki_log.requests == []
 
 
-async def test_brave_without_key_fails_and_never_asks_wikipedia(search_servers: SearchServers) -> None:
+async def test_brave_without_key_fails_and_never_asks_wikipedia(search_servers: SearchServers,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """INT-4: asking for Brave without a key is a clear error, never a silent switch to Wikipedia."""
+    monkeypatch.delenv("DITTO_WORKER_INTERACTION_BRAVE_SEARCH_API_KEY", raising=False)
     with pytest.raises(InteractionError) as caught:
         await web_search("database", engine="brave", options=local(search_servers))
     assert caught.value.code == "INTERACTION_INVALID_INPUT"
@@ -91,6 +93,23 @@ async def test_brave_without_key_fails_and_never_asks_wikipedia(search_servers: 
     assert search_servers.wiki_log.requests == [] and search_servers.brave_log.requests == []
     with pytest.raises(InvalidArgumentError):
         WebOptions(search_engine="brave")
+
+
+async def test_brave_key_from_the_environment_when_a_request_asks_for_brave(search_servers: SearchServers,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """INT-4: with DITTO_WORKER_INTERACTION_BRAVE_SEARCH_API_KEY in the environment, a request choosing
+    engine "brave" (and options choosing it) is served by Brave with that key; the default stays Wikipedia."""
+    monkeypatch.setenv("DITTO_WORKER_INTERACTION_BRAVE_SEARCH_API_KEY", BRAVE_TOKEN)
+    worker = create_interaction_worker(web=local(search_servers))
+    runtime = create_ditto(workers=[worker])
+    found = (await runtime.invoke("INTERACTION.WEB.SEARCH", {"query": "database", "engine": "brave"})).unwrap()
+    assert found.engine == "brave" and 1 <= len(found.candidates) <= 5
+    default = (await runtime.invoke("INTERACTION.WEB.SEARCH", {"query": "database"})).unwrap()
+    assert default.engine == "wikipedia"
+    await runtime.close()
+    await worker.aclose()
+    assert search_servers.brave_log.headers[0]["x-subscription-token"] == BRAVE_TOKEN
+    assert (await web_search("database", options=local(search_servers, search_engine="brave"))).engine == "brave"
 
 
 async def test_brave_wrong_key_is_tool_failed_without_the_key(search_servers: SearchServers) -> None:

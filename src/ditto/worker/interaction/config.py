@@ -30,6 +30,7 @@ __all__ = [
     "McpServer",
     "McpStdioServer",
     "WebOptions",
+    "brave_key_from_environment",
     "mcp_server_from",
     "normalise_origin",
     "web_options_from",
@@ -46,6 +47,16 @@ DEFAULT_WIKIPEDIA_URL: Final = "https://en.wikipedia.org"
 DEFAULT_BRAVE_URL: Final = "https://api.search.brave.com/res/v1/web/search"
 DEFAULT_MCP_TIMEOUT_S: Final = 60.0
 _MAX_TIMEOUT_S: Final = 3600.0
+
+
+def brave_key_from_environment() -> str | None:
+    """The Brave key from ``DITTO_WORKER_INTERACTION_BRAVE_SEARCH_API_KEY`` in ``os.environ``, read now.
+
+    The fallback when options carry no key and Brave is asked for (seed: choose ``brave`` for the
+    request and configure the variable); an application that builds options itself passes its own.
+    """
+    key = os.environ.get(BRAVE_API_KEY_ENV, "").strip()
+    return key or None
 
 
 def normalise_origin(origin: str) -> str:
@@ -137,6 +148,8 @@ class WebOptions:
         if self.brave_api_key is not None and (not isinstance(self.brave_api_key, str)
                                                or not self.brave_api_key.strip()):
             raise InvalidArgumentError("brave_api_key must be a non-empty string")
+        if self.search_engine == "brave" and self.brave_api_key is None:
+            object.__setattr__(self, "brave_api_key", brave_key_from_environment())
         if self.search_engine == "brave" and self.brave_api_key is None:
             raise InvalidArgumentError(f"search_engine 'brave' needs a Brave API key ({BRAVE_API_KEY_ENV})")
         _endpoint("wikipedia_url", self.wikipedia_url)
