@@ -185,6 +185,30 @@ async def test_signal_cancels_and_times_out_the_provider() -> None:
     assert caught.value.code == "INFER_CANCELLED"
 
 
+async def test_schemas_whose_references_cannot_be_resolved_are_invalid_input() -> None:
+    """INF-4/INF-5: a schema that is only a $ref loop or a remote $ref is INFER_INVALID_INPUT before the model
+    is asked (nothing is fetched); a nested loop reached by the answer is INFER_INVALID_INPUT too, never a raw
+    RecursionError — also through the runtime (not HANDLER_ERROR)."""
+    def schema_format(schema: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
+
+    client, provider = scripted_client('{"answer": "x"}')
+    for schema in ({"$ref": "#"}, {"$ref": "http://127.0.0.1:9/schema.json"}):
+        with pytest.raises(InferError) as caught:
+            await client.reasoning.sample(model={"provider": "s"}, messages=USER, response_format=schema_format(schema))
+        assert caught.value.code == "INFER_INVALID_INPUT"
+    assert provider.requests == []
+    nested = schema_format({"type": "object", "properties": {"answer": {"$ref": "#/properties/answer"}}})
+    with pytest.raises(InferError) as caught:
+        await client.reasoning.sample(model={"provider": "s"}, messages=USER, response_format=nested)
+    assert caught.value.code == "INFER_INVALID_INPUT"
+    runtime = create_ditto(workers=[create_infer_worker({"s": ScriptedProvider('{"answer": "x"}')})])
+    routed = await runtime.invoke("INFER.SAMPLE", {"model": {"provider": "s"}, "messages": USER,
+                                                   "responseFormat": nested})
+    assert routed.status == "error" and routed.error is not None and routed.error.code == "INFER_INVALID_INPUT"
+    await runtime.close()
+
+
 async def test_signal_through_the_runtime_reports_infer_codes() -> None:
     """INF-2/INF-5: cancelled through runtime.invoke (a fired signal, an already-fired one, timeout=) the
     NodeResult carries INFER_CANCELLED / INFER_TIMEOUT with status cancelled / timeout, and the provider stops."""
