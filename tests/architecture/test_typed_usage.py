@@ -10,13 +10,16 @@ from mypy import api
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 USAGE = '''
+import sqlite3
 from typing import Any
 
+import psycopg_pool
 from openai import AsyncOpenAI
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 
 from ditto.config import load_runtime_config
+from ditto.retrieval.providers.sql import create_sql_search_provider
 from ditto.worker.context import (
     context_options_from_config,
     create_context_operation_queue,
@@ -50,12 +53,18 @@ context_options_from_config(config, redis_client=Redis.from_url("redis://127.0.0
 create_openai_provider(client=AsyncOpenAI(base_url="http://127.0.0.1:1/v1", api_key="x"))
 ContextServices(token_estimator=lambda content: len(str(content)) // 4, compressor=lambda request: request.context)
 WebOptions(allowed_origins=["https://sqlite.org"])
+create_sql_search_provider(sqlite3.connect("kb.sqlite", check_same_thread=False),
+                           {"dialect": "sqlite", "table": "docs", "content_column": "body"})
+create_sql_search_provider(psycopg_pool.AsyncConnectionPool("postgresql://127.0.0.1/kb", open=False),
+                           {"dialect": "postgres", "table": "docs", "content_column": "body", "id_column": "id"})
 '''
 
 MISUSE = '''
+from ditto.retrieval.providers.sql import create_sql_search_provider
 from ditto.worker.context import create_in_memory_context_store
 
 create_in_memory_context_store(42)
+create_sql_search_provider("postgresql://127.0.0.1/kb", {"dialect": "postgres", "table": "docs"})
 '''
 
 
@@ -68,11 +77,13 @@ def _mypy(code: str, tmp_path: Path) -> tuple[str, int]:
 
 
 def test_documented_calls_type_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """CX-1 CX-11 CX-13 INF-1 INT-4: a redis-py client (plain or cluster), an adapter with get/eval, the YAML
+    """CX-1 CX-11 CX-13 INF-1 INT-4 RET-6: a redis-py client (plain or cluster), an adapter with get/eval, the YAML
     config sections or plain mappings as options, an injected AsyncOpenAI, plain functions as one-method CONTEXT
-    services and a list of origins are all accepted by mypy --strict; a number as options is refused."""
+    services, a list of origins and a sqlite3 or psycopg client are all accepted by mypy --strict; a number
+    as options and a DSN string as a client are refused."""
     monkeypatch.setenv("MYPYPATH", str(SRC))  # this checkout's ditto, not an installed copy
     output, status = _mypy(USAGE, tmp_path)
     assert status == 0, output
     output, status = _mypy(MISUSE, tmp_path)
     assert status == 1 and "create_in_memory_context_store" in output, output
+    assert "create_sql_search_provider" in output, output  # a DSN string is not a client
