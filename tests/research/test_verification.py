@@ -13,7 +13,7 @@ from ditto.signal import AbortController
 from ditto.worker.infer import ExcerptPassage, ExcerptTask
 from ditto.workflows.research import ResearchError, ResearchOptions, brief_schema
 from ditto.workflows.research.verification import Passage, line_range, verify_excerpts
-from tests.research.helpers import ROOT, run, trace
+from tests.research.helpers import ROOT, brief, run, trace
 from tests.research.scripted import ScriptedModel, choose_excerpts
 
 TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=300)
@@ -59,6 +59,18 @@ def test_brief_schema_ships_with_the_package() -> None:
     required = set(brief_schema()["properties"]["evidence"]["items"]["required"])
     assert required == {"id", "sourceType", "uri", "snapshotSha256", "quote", "start", "end", "lineStart",
                         "lineEnd", "query"}
+
+
+async def test_every_query_states_its_vocabulary_entry(base: Path) -> None:
+    """WF-15: each query in brief.json carries provenance and vocabularyEntry (null for a free model query),
+    and the shipped schema requires both."""
+    required = set(brief_schema()["properties"]["queries"]["items"]["required"])
+    assert {"text", "provenance", "vocabularyEntry"} <= required
+    model = ScriptedModel()
+    task, result = await run("document-search", {}, base, model)
+    assert result.status == "completed"
+    queries = brief(task)["queries"]
+    assert queries and all(q["provenance"] == "model" and q["vocabularyEntry"] is None for q in queries)
 
 
 async def test_cancelling_a_task_archives_nothing_of_the_running_stage(base: Path) -> None:
