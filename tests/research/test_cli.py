@@ -134,3 +134,43 @@ def test_invalid_request_is_a_usage_error(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert output(done)["result"]["error"]["code"] == "RESEARCH_INVALID_INPUT"
     assert not (tmp_path / "a").exists() and not list(tmp_path.iterdir())
+
+
+def test_help_lists_every_flag() -> None:
+    """WF-2: `ditto research --help` renders (no traceback) and names every flag of the research command."""
+    import sys
+
+    done = run_cli([sys.executable, "-m", "ditto", "research", "--help"], env={"COLUMNS": "200"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    for flag in ("--knowledge", "--stop-after", "--directory", "--allow-partial", "--search-engine", "--question",
+                 "--vocabulary", "--documents", "--kb", "--memory", "--sources", "--json"):
+        assert flag in done.stdout, flag
+    assert "Traceback" not in done.stdout + done.stderr
+    assert run_cli([sys.executable, "-m", "ditto", "verify", "--help"]).returncode == 0
+
+
+def test_documents_takes_several_paths_after_one_flag(tmp_path: Path) -> None:
+    """WF-12, WF-2: `--documents A B` reads both paths, like `--documents A --documents B`."""
+    first, second = tmp_path / "one", tmp_path / "two.md"
+    first.mkdir()
+    (first / "a.md").write_text("Backups are kept for 9 days.\n", encoding="utf-8")
+    second.write_text("Backups run every 3 hours.\n", encoding="utf-8")
+    done = run_cli(research_args("document-search", "--documents", str(first), str(second), "--question",
+                                 "How long are backups kept and how often do backups run?",
+                                 "--base-dir", str(tmp_path / "tasks")))
+    assert done.returncode == 0, done.stderr[-2000:]
+    directory = Path(output(done)["directory"])
+    request = json.loads((directory / "request.json").read_text(encoding="utf-8"))
+    assert request["documents"] == [str(first.resolve()), str(second.resolve())]
+    stray = run_cli(research_args("document-search", str(first), "--base-dir", str(tmp_path / "tasks")))
+    assert stray.returncode == 2 and "unexpected argument" in stray.stderr
+
+
+def test_oversized_vocabulary_file_is_a_usage_error(tmp_path: Path) -> None:
+    """WF-2, WF-9: a vocabulary file of a million lines is refused with a clear message, exit 2, no traceback."""
+    vocabulary = tmp_path / "vocabulary.txt"
+    vocabulary.write_text("".join(f"query {number}\n" for number in range(10**6)), encoding="utf-8")
+    done = run_cli(research_args("rewrite", "--vocabulary", str(vocabulary), "--base-dir", str(tmp_path / "tasks")))
+    assert done.returncode == 2
+    assert "larger than 1 MiB" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "tasks").exists()

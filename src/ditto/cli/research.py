@@ -56,9 +56,17 @@ class EngineName(StrEnum):
 _OK_STATUSES = frozenset({"completed", "no-evidence", "partial", "stopped"})
 
 
+#: A vocabulary holds at most 256 entries of at most 200 characters: a larger file is a mistake, not input.
+_MAX_VOCABULARY_BYTES = 1 << 20
+
+
 def _read_vocabulary(path: Path) -> list[str]:
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        with path.open("rb") as handle:
+            data = handle.read(_MAX_VOCABULARY_BYTES + 1)
+        if len(data) > _MAX_VOCABULARY_BYTES:
+            raise typer.BadParameter(f"the vocabulary file {path} is larger than 1 MiB")
+        lines = data.decode("utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         raise typer.BadParameter(f"cannot read the vocabulary file {path}") from None
     entries = [line.strip() for line in lines if line.strip()]
@@ -113,6 +121,9 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def research(
         entry: Annotated[EntryName, typer.Argument(help="Which research entry to run.")],
+        more_documents: Annotated[list[Path] | None, typer.Argument(
+            help="More document paths after --documents (--documents A B is --documents A --documents B).",
+            show_default=False)] = None,
         question: Annotated[str | None, typer.Option("--question", help="The question (a sample one if omitted).")]
         = None,
         knowledge: Annotated[KnowledgeName | None, typer.Option("--knowledge", help="Internal, external or both.")]
@@ -137,8 +148,9 @@ def register(app: typer.Typer) -> None:
         url: Annotated[list[str] | None, typer.Option("--url", help="Page to read (web-read; at most 2).")] = None,
         allowed_origin: Annotated[list[str] | None, typer.Option("--allowed-origin")] = None,
         tenant: Annotated[str | None, typer.Option("--tenant")] = None,
-        model: Annotated[str | None, typer.Option("--model", help="INFER provider[/model]: builtin:extractive "
-                                                                  "(default) or openai[/name].")] = None,
+        model: Annotated[str | None, typer.Option("--model", help="INFER provider or provider/model: "
+                                                                  "builtin:extractive (default), openai or "
+                                                                  "openai/NAME.")] = None,
         base_dir: Annotated[Path | None, typer.Option("--base-dir", help="Where new task folders go "
                                                                          "(default ./ditto-tasks).")] = None,
         worker: Annotated[list[str] | None, typer.Option("--worker", help="module:factory replacing a default "
@@ -150,6 +162,10 @@ def register(app: typer.Typer) -> None:
         from .factories import load_worker_factory
 
         logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+        if more_documents:
+            if not documents:
+                raise typer.BadParameter(f"unexpected argument(s): {' '.join(map(str, more_documents))}")
+            documents = [*documents, *more_documents]
         model_ref = None
         if model is not None:
             provider, _, name = model.partition("/")
