@@ -147,3 +147,21 @@ def test_importing_connects_nothing(tmp_path: Path) -> None:
                           env={"PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")})
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_public_face_is_exactly_what_a_user_needs() -> None:
+    """WF-1: the package exports the eight entries, the request/result/brief types, task creation, the runtime,
+    run_research, verify_task, import_internal_knowledge and ResearchError; building blocks stay in their modules."""
+    import ditto.workflows.research as research
+    from ditto.workflows.research.checkpoints import checkpoint_key
+    from ditto.workflows.research.taskdir import TaskLock
+
+    entries = {entry.replace("-", "_") for entry in ENTRIES}
+    assert set(research.__all__) == entries | {
+        "ENTRIES", "Brief", "Coverage", "Evidence", "FailedSource", "ProgressEvent", "QueryRecord", "ResearchError",
+        "ResearchOptions", "ResearchRequest", "ResearchResult", "ResearchTask", "brief_schema", "create_task",
+        "import_internal_knowledge", "open_research_runtime", "open_task", "request_id", "run_research",
+        "verify_task"}
+    assert len(research.__all__) == len(set(research.__all__))
+    assert all(callable(getattr(research, name).run) for name in entries)
+    assert not hasattr(research, "checkpoint_key") and callable(checkpoint_key) and TaskLock is not None

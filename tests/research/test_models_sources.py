@@ -17,13 +17,13 @@ from hypothesis import strategies as st
 from ditto.workflows.research import (
     ResearchError,
     ResearchOptions,
-    build_request,
     create_task,
     open_research_runtime,
     run_research,
     verify_task,
 )
 from ditto.workflows.research import knowledge_base as knowledge_entry
+from ditto.workflows.research.api import build_request
 from tests.research.cli import ROOT, cli_env, research_args
 from tests.research.helpers import brief, quotes_this_task
 from tests.support.openai_chat_server import ChatServerState, ChatStep, openai_chat_server

@@ -12,15 +12,9 @@ import pytest
 
 from ditto.worker.context import context_scope_key
 from ditto.worker.memory import create_sqlite_memory_store
-from ditto.workflows.research import (
-    ResearchOptions,
-    ResearchRequest,
-    TaskLock,
-    cache_scope,
-    checkpoint_key,
-    request_id,
-    verify_task,
-)
+from ditto.workflows.research import ResearchOptions, ResearchRequest, request_id, verify_task
+from ditto.workflows.research.checkpoints import cache_scope, checkpoint_key
+from ditto.workflows.research.taskdir import TaskLock
 from tests.research.helpers import brief, run, source_and_model_calls, trace
 from tests.research.scripted import ScriptedModel
 from tests.support.redis_server import RedisServer, redis_server

@@ -6,7 +6,8 @@ import sqlite3
 from pathlib import Path
 
 from ditto.worker.memory import create_sqlite_memory_store
-from ditto.workflows.research import checkpoint_key, verify_task
+from ditto.workflows.research import verify_task
+from ditto.workflows.research.checkpoints import checkpoint_key
 from tests.research.helpers import brief, run
 from tests.research.scripted import ScriptedModel
 
