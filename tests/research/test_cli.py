@@ -174,3 +174,25 @@ def test_oversized_vocabulary_file_is_a_usage_error(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "larger than 1 MiB" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "tasks").exists()
+
+
+def test_unreachable_page_fails_cleanly_with_one_log_line(tmp_path: Path) -> None:
+    """WF-14, WF-5, WF-7: a page that cannot be reached blocks the task quickly; stderr holds one warning line
+    naming the failure (no traceback unless --verbose) and stdout only the result JSON."""
+    import socket
+    import time
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    origin = f"https://127.0.0.1:{port}"
+    args = ("--url", f"{origin}/wal.html", "--allowed-origin", origin, "--allow-partial")
+    started = time.monotonic()
+    done = run_cli(research_args("web-read", *args, "--base-dir", str(tmp_path / "tasks")))
+    assert time.monotonic() - started < 30
+    assert done.returncode == 1
+    result = output(done)["result"]
+    assert result["status"] == "blocked" and result["failedSources"][0]["source"] == "web"
+    assert "Traceback" not in done.stderr and "127.0.0.1" in done.stderr
+    verbose = run_cli(research_args("web-read", *args, "--verbose", "--base-dir", str(tmp_path / "tasks")))
+    assert verbose.returncode == 1 and "Traceback" in verbose.stderr

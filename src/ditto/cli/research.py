@@ -75,6 +75,32 @@ def _read_vocabulary(path: Path) -> list[str]:
     return entries
 
 
+class _BriefLogFormatter(logging.Formatter):
+    """One line per log record on stderr; a logged failure's traceback only with ``--verbose``.
+
+    Sources fail in ordinary ways (no network, a missing file): the library logs
+    them with their traceback for operators, but a person at the command line
+    needs the one line that names what failed.
+    """
+
+    def format(self, record: logging.LogRecord) -> str:
+        saved = record.exc_info, record.exc_text, record.stack_info
+        error = record.exc_info[1] if record.exc_info else None
+        record.exc_info, record.exc_text, record.stack_info = None, None, None
+        try:
+            line = super().format(record)
+        finally:
+            record.exc_info, record.exc_text, record.stack_info = saved
+        return f"{line} ({type(error).__name__}; --verbose shows the traceback)" if error is not None else line
+
+
+def _configure_logging(verbose: bool) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    formatter = "%(levelname)s:%(name)s:%(message)s"
+    handler.setFormatter(logging.Formatter(formatter) if verbose else _BriefLogFormatter(formatter))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
+
+
 def _request_fields(**given: Any) -> dict[str, Any]:
     return {key: value for key, value in given.items() if value is not None}
 
@@ -156,12 +182,13 @@ def register(app: typer.Typer) -> None:
         worker: Annotated[list[str] | None, typer.Option("--worker", help="module:factory replacing a default "
                                                                           "worker of the same type.")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Only the result JSON on stdout.")] = False,
+        verbose: Annotated[bool, typer.Option("--verbose", help="Log failures with their tracebacks.")] = False,
     ) -> None:
         """Run a research task: question -> queries -> evidence -> a brief with verified quotes."""
         from ..workflows.research import ResearchError, ResearchOptions, run_research
         from .factories import load_worker_factory
 
-        logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+        _configure_logging(verbose)
         if more_documents:
             if not documents:
                 raise typer.BadParameter(f"unexpected argument(s): {' '.join(map(str, more_documents))}")
