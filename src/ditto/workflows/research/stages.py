@@ -145,7 +145,7 @@ class _Controller:
         self.request = task.request
         self.loop = loop
         self.options = options
-        self.checkpoints = CheckpointStore(self._invoke, task.request_id, str(task.directory))
+        self.checkpoints = CheckpointStore(self._invoke, task.request_id, str(task.directory), task.task_id)
         self.stage: Stage | None = None
 
     # -- plumbing -------------------------------------------------------------------

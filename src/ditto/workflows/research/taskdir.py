@@ -2,7 +2,7 @@
 
 ::
 
-    <task>/request.json            the request (with its requestId)
+    <task>/request.json            the request (with its requestId and this task's taskId)
     <task>/policy.md               sample document            (only without --documents)
     <task>/internal-knowledge.json sample internal knowledge  (only without --memory)
     <task>/knowledge.sqlite        sample external FTS5 KB    (only without --kb)
@@ -25,6 +25,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -62,6 +63,7 @@ SNAPSHOTS_DIR: Final = "snapshots"
 ARTIFACTS_DIR: Final = "artifacts"
 LOCK_FILE: Final = ".lock"
 TRACE_FILE: Final = "trace.jsonl"
+_TASK_ID: Final = re.compile(r"[0-9a-f]{16}")
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -89,11 +91,17 @@ def snapshot_text(directory: Path) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ResearchTask:
-    """An opened task directory and its request."""
+    """An opened task directory and its request.
+
+    ``task_id`` is random per task: two tasks with the same request share a
+    request id, and when they share a MEMORY store (``--memory``) the task id
+    keeps each one's checkpoints its own. ``None`` for tasks made before it existed.
+    """
 
     directory: Path
     request: ResearchRequest
     request_id: str
+    task_id: str | None = None
 
     @property
     def memory_path(self) -> Path:
@@ -171,7 +179,8 @@ def create_task(request: ResearchRequest, *, base_dir: Path | str | None = None,
         path = _new_directory(Path(base_dir) if base_dir is not None else default_base_dir())
     path = path.resolve()
     identifier = request_id(request)
-    document = {"requestId": identifier, **request.model_dump(mode="json", by_alias=True)}
+    task_id = secrets.token_hex(8)
+    document = {"requestId": identifier, "taskId": task_id, **request.model_dump(mode="json", by_alias=True)}
     drawn = values or draw_sample_values()
     if request.documents is None:
         write_policy(path / POLICY_FILE, drawn)
@@ -182,7 +191,7 @@ def create_task(request: ResearchRequest, *, base_dir: Path | str | None = None,
     (path / SNAPSHOTS_DIR).mkdir(exist_ok=True)
     (path / ARTIFACTS_DIR).mkdir(exist_ok=True)
     atomic_write(path / REQUEST_FILE, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
-    return ResearchTask(path, request, identifier)
+    return ResearchTask(path, request, identifier, task_id)
 
 
 def open_task(directory: Path | str) -> ResearchTask:
@@ -197,6 +206,9 @@ def open_task(directory: Path | str) -> ResearchTask:
     if not isinstance(document, dict):
         raise ResearchError("RESEARCH_CHECKPOINT_INVALID", "request.json is not an object")
     stored_id = document.pop("requestId", None)
+    task_id = document.pop("taskId", None)
+    if task_id is not None and (not isinstance(task_id, str) or not _TASK_ID.fullmatch(task_id)):
+        raise ResearchError("RESEARCH_CHECKPOINT_INVALID", "request.json has an invalid taskId")
     try:
         request = ResearchRequest.model_validate(document)
     except ValidationError as error:
@@ -206,7 +218,7 @@ def open_task(directory: Path | str) -> ResearchTask:
     if stored_id != identifier:
         raise ResearchError("RESEARCH_REQUEST_MISMATCH",
                             "request.json was changed after the task started; start a new task instead")
-    return ResearchTask(path, request, identifier)
+    return ResearchTask(path, request, identifier, task_id)
 
 
 class TaskLock:
