@@ -201,3 +201,17 @@ async def test_candidates_outside_the_allowed_origins_are_never_read(wiki: Wiki,
         {"source": "web", "status": "no-hits", "hits": 0, "evidence": 0}]
     refused = [r for r in trace(task) if r["node"] == "INTERACTION.WEB.READ"]
     assert refused and all(r.get("code") == "INTERACTION_ORIGIN_NOT_ALLOWED" for r in refused)
+
+
+def test_web_read_defaults_to_sqlite_documentation() -> None:
+    """WF-5: without --url, web-read reads SQLite's official documentation, allowed for https://sqlite.org only;
+    web-search allows only Wikipedia's origin."""
+    from ditto.workflows.research import ResearchRequest
+    from ditto.workflows.research.sources.web import DEFAULT_PAGES, allowed_origins
+
+    request = ResearchRequest(entry="web-read", question="What is write-ahead logging?")
+    assert request.urls is None and request.web_mode == "read"
+    assert 1 <= len(DEFAULT_PAGES) <= 2 and all(page.startswith("https://sqlite.org/") for page in DEFAULT_PAGES)
+    assert allowed_origins(request) == ("https://sqlite.org",)
+    search = ResearchRequest(entry="web-search", question="What is write-ahead logging?")
+    assert search.search_engine == "wikipedia" and allowed_origins(search) == ("https://en.wikipedia.org",)
