@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -107,3 +108,25 @@ async def test_at_most_three_records_per_query(base: Path, model: ScriptedModel,
     assert all("forever" not in item["quote"] for item in data["evidence"])
     assert all(item["uri"].startswith(folder.resolve().as_uri()) for item in data["evidence"])
     assert not (task.directory / "policy.md").exists()  # own documents: no sample document written
+
+
+async def test_a_huge_document_is_skipped_without_being_read(tmp_path: Path, base: Path,
+                                                             model: ScriptedModel) -> None:
+    """WF-12, WF-6: a document over 4 MiB is skipped after reading at most 4 MiB of it; the others are searched."""
+    import tracemalloc
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ops.md").write_text("# Ops\n\nBackups are kept for 9 days.\n", encoding="utf-8")
+    (docs / "huge.md").touch()
+    os.truncate(docs / "huge.md", 256 * 1024 * 1024)  # sparse: costs no disk, but reading it whole costs 256 MiB
+    tracemalloc.start()
+    try:
+        task, result = await run("document-search", {"documents": [str(docs)], "question": "How long are backups "
+                                                     "kept?"}, base, model)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.status == "completed"
+    assert [item["quote"] for item in brief(task)["evidence"]] == ["Backups are kept for 9 days."]
+    assert peak < 64 * 1024 * 1024
