@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -99,6 +100,26 @@ def _configure_logging(verbose: bool) -> None:
     formatter = "%(levelname)s:%(name)s:%(message)s"
     handler.setFormatter(logging.Formatter(formatter) if verbose else _BriefLogFormatter(formatter))
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
+
+
+def _environment() -> dict[str, str]:
+    """The process environment over ``./.env`` when there is one.
+
+    The model provider (``DITTO_WORKER_INFER_*``) and the Redis URL are
+    configured in ``.env``, as in the seed; the command is the application that
+    chooses to read it. Variables already set in the process win.
+    """
+    from ..config import load_dotenv_mapping
+
+    env: dict[str, str] = {}
+    dotenv = Path(".env")
+    if dotenv.is_file():
+        try:
+            env.update(load_dotenv_mapping(dotenv))
+        except (OSError, UnicodeDecodeError):
+            raise typer.BadParameter("cannot read ./.env") from None
+    env.update(os.environ)
+    return env
 
 
 def _request_fields(**given: Any) -> dict[str, Any]:
@@ -213,6 +234,7 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"a task's request is fixed; these options cannot change it: {', '.join(sorted(fields))} "
                        "(start a new task instead)", err=True)
             raise typer.Exit(2)
+        environment = _environment()
         workers = [d for spec in worker or [] for d in load_worker_factory(spec, RuntimeConfig())]
         terminal = sys.stderr.isatty() and not as_json
         with _Progress(terminal) as progress:
@@ -221,7 +243,7 @@ def register(app: typer.Typer) -> None:
             try:
                 task, result = asyncio.run(run_research(
                     entry.value, None if resuming else fields, directory=directory, base_dir=base_dir,
-                    options=options, workers=workers))
+                    options=options, workers=workers, env=environment))
             except ResearchError as error:
                 typer.echo(json.dumps({"directory": str(directory) if directory else None,
                                        "result": {"status": "failed",
