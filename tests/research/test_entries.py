@@ -165,3 +165,21 @@ def test_public_face_is_exactly_what_a_user_needs() -> None:
     assert len(research.__all__) == len(set(research.__all__))
     assert all(callable(getattr(research, name).run) for name in entries)
     assert not hasattr(research, "checkpoint_key") and callable(checkpoint_key) and TaskLock is not None
+
+
+async def test_options_may_be_a_plain_mapping(base: Path, model: ScriptedModel) -> None:
+    """WF-1, WF-8: run() takes options as ResearchOptions or a plain dict (snake_case or camelCase);
+    bad options are a ResearchError, never a raw exception."""
+    from ditto.workflows.research import ResearchError, run_research
+
+    task, result = await run("document-search", {}, base, model, options={"stopAfter": "queries",  # type: ignore[arg-type]
+                                                                       "pause_at": None})
+    assert result.status == "stopped" and result.stage == "queries"
+    for bad in ({"stopAfter": "brief"}, {"maxExecutions": 0}, {"nope": 1}, {"progress": 3}, "queries"):
+        with pytest.raises(ResearchError) as caught:
+            await run_research("document-search", None, directory=task.directory, options=bad,  # type: ignore[arg-type]
+                               env={}, workers=[model.worker()])
+        assert caught.value.code == "RESEARCH_INVALID_INPUT", bad
+    _, result = await run("document-search", None, base, model, directory=task.directory,
+                          options={"stop_after": None, "pauseAt": None})  # type: ignore[arg-type]
+    assert result.status == "completed"

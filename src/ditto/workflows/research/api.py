@@ -64,7 +64,8 @@ def build_request(entry: Entry, fields: Mapping[str, Any] | None = None, env: Ma
 
 async def run_research(entry: Entry, request: Mapping[str, Any] | ResearchRequest | None = None, *,
                        directory: Path | str | None = None, base_dir: Path | str | None = None,
-                       options: ResearchOptions | None = None, env: Mapping[str, str] | None = None,
+                       options: ResearchOptions | Mapping[str, Any] | None = None,
+                       env: Mapping[str, str] | None = None,
                        workers: Sequence[WorkerDefinition] = (), targets: Mapping[str, Any] | None = None,
                        web: Mapping[str, Any] | None = None) -> tuple[ResearchTask, ResearchResult]:
     """Create a task (or, when ``directory`` holds one, resume it) and run it to its end or ``stop_after``.
