@@ -196,3 +196,15 @@ def test_unreachable_page_fails_cleanly_with_one_log_line(tmp_path: Path) -> Non
     assert "Traceback" not in done.stderr and "127.0.0.1" in done.stderr
     verbose = run_cli(research_args("web-read", *args, "--verbose", "--base-dir", str(tmp_path / "tasks")))
     assert verbose.returncode == 1 and "Traceback" in verbose.stderr
+
+
+def test_a_bad_model_configuration_still_prints_the_result_json(tmp_path: Path) -> None:
+    """WF-14, WF-11: a half-configured model server (URL without model) is refused with the result JSON on
+    stdout (status failed, INVALID_ARGUMENT), exit 2, and no task directory."""
+    done = run_cli(research_args("document-search", "--json", "--base-dir", str(tmp_path / "tasks"), scripted=False),
+                   env={"DITTO_WORKER_INFER_BASE_URL": "http://127.0.0.1:9/v1"})
+    assert done.returncode == 2, done.stderr[-2000:]
+    result = output(done)["result"]
+    assert result["status"] == "failed" and result["error"]["code"] == "INVALID_ARGUMENT"
+    assert "DITTO_WORKER_INFER_MODEL" in result["error"]["message"]
+    assert not (tmp_path / "tasks").exists()

@@ -55,6 +55,8 @@ class EngineName(StrEnum):
 
 
 _OK_STATUSES = frozenset({"completed", "no-evidence", "partial", "stopped"})
+#: A request the workflow refuses or a configuration that cannot work: exit 2, like a usage error.
+_USAGE_CODES = frozenset({"RESEARCH_INVALID_INPUT", "INVALID_ARGUMENT"})
 
 
 #: A vocabulary holds at most 256 entries of at most 200 characters: a larger file is a mistake, not input.
@@ -206,7 +208,7 @@ def register(app: typer.Typer) -> None:
         verbose: Annotated[bool, typer.Option("--verbose", help="Log failures with their tracebacks.")] = False,
     ) -> None:
         """Run a research task: question -> queries -> evidence -> a brief with verified quotes."""
-        from ..workflows.research import ResearchError, ResearchOptions, run_research
+        from ..workflows.research import ResearchOptions, run_research
         from .factories import load_worker_factory
 
         _configure_logging(verbose)
@@ -244,14 +246,12 @@ def register(app: typer.Typer) -> None:
                 task, result = asyncio.run(run_research(
                     entry.value, None if resuming else fields, directory=directory, base_dir=base_dir,
                     options=options, workers=workers, env=environment))
-            except ResearchError as error:
+            except DittoError as error:  # ResearchError included: a refused request, a bad configuration
                 typer.echo(json.dumps({"directory": str(directory) if directory else None,
                                        "result": {"status": "failed",
-                                                  "error": {"code": error.code, "message": error.message}}}))
-                raise typer.Exit(2 if error.code == "RESEARCH_INVALID_INPUT" else 1) from None
-            except DittoError as error:
-                typer.echo(f"error {error.code}: {error.message}", err=True)
-                raise typer.Exit(1) from None
+                                                  "error": {"code": error.code, "message": error.message}}},
+                                      ensure_ascii=False))
+                raise typer.Exit(2 if error.code in _USAGE_CODES else 1) from None
         output = {"directory": str(task.directory), "result": result.to_json_dict()}
         pretty = sys.stdout.isatty() and not as_json
         typer.echo(json.dumps(output, indent=2 if pretty else None, ensure_ascii=False))
