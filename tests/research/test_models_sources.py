@@ -172,20 +172,22 @@ def test_terminal_shows_progress_on_stderr(tmp_path: Path) -> None:
 
 
 async def test_cli_reads_the_model_provider_from_dotenv(tmp_path: Path) -> None:
-    """WF-11, WF-2: `ditto research` run where a .env configures DITTO_WORKER_INFER_* asks that OpenAI-compatible
-    server; the process environment still wins over .env."""
+    """WF-11, WF-2: `ditto research` run where a .env configures DITTO_WORKER_INFER_* (and the tasks folder) asks
+    that OpenAI-compatible server; the process environment still wins over .env."""
     import asyncio
 
     script = [ChatStep(json.dumps({"queries": ["backup retained"]})), ChatStep(json.dumps({"excerpts": []}))]
     async with openai_chat_server(ChatServerState(script=script)) as (url, state):
-        (tmp_path / ".env").write_text("".join(f"{key}={value}\n" for key, value in _openai_env(url).items()),
+        dotenv = {**_openai_env(url), "DITTO_RESEARCH_TASKS_DIR": str(tmp_path / "from-dotenv")}
+        (tmp_path / ".env").write_text("".join(f"{key}={value}\n" for key, value in dotenv.items()),
                                        encoding="utf-8")
         process = await asyncio.create_subprocess_exec(
-            *research_args("document-search", "--json", "--base-dir", str(tmp_path / "tasks"), scripted=False),
+            *research_args("document-search", "--json", scripted=False),
             cwd=tmp_path, env=cli_env(), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=120)
     assert process.returncode == 0, stderr.decode()[-2000:]
     directory = Path(json.loads(stdout)["directory"])
+    assert directory.parent == tmp_path / "from-dotenv"
     data = json.loads((directory / "artifacts" / "brief.json").read_text(encoding="utf-8"))
     assert data["model"] == {"provider": "openai", "model": "test-model"}
     assert [body["model"] for body in state.requests] == ["test-model", "test-model"]
