@@ -93,7 +93,8 @@ def _quotes(data: dict[str, Any]) -> str:
 
 
 async def test_web_search_reads_the_page_and_quotes_it(wiki: Wiki, base: Path, model: ScriptedModel) -> None:
-    """WF-5, WF-6, WF-10: Wikipedia-style search discovers pages; the first allowed page is read and quoted."""
+    """WF-5, WF-6, WF-10, WF-13: Wikipedia-style search discovers pages; the first allowed page is read and quoted;
+    verify notices a changed extracted.txt."""
     task, result = await run_web("web-search", {"question": "How long is each database backup retained?"},
                                  base, model, wiki)
     assert result.status == "completed", result
@@ -108,6 +109,11 @@ async def test_web_search_reads_the_page_and_quotes_it(wiki: Wiki, base: Path, m
         assert extracted[item["start"]:item["end"]] == item["quote"]
         assert item["quote"] in extracted.split("\n")[item["lineStart"] - 1]
     assert verify_task(task.directory) == []
+    # WF-13: a byte changed anywhere in extracted.txt (here its last character, outside every quote) is found.
+    extracted_path = task.directory / "snapshots" / data["evidence"][0]["snapshotSha256"] / "extracted.txt"
+    content = extracted_path.read_text(encoding="utf-8")
+    extracted_path.write_text(content[:-1] + ("x" if content[-1:] != "x" else "y"), encoding="utf-8")
+    assert any("extractedSha256" in problem for problem in verify_task(task.directory))
 
 
 async def test_web_read_reads_at_most_two_pages(wiki: Wiki, base: Path, model: ScriptedModel) -> None:

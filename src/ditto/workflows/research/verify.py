@@ -1,6 +1,7 @@
 """``ditto verify <task-dir>``: re-check a finished brief offline against its snapshots.
 
-Every snapshot's ``raw`` bytes hash to its folder name; for every evidence item
+Every snapshot's ``raw`` bytes hash to its folder name (and a web page's
+``extracted.txt`` to the evidence's ``locator.extractedSha256``); for every evidence item
 the snapshot folder exists, the quote is exactly the snapshot text at ``start:end``
 and spans ``lineStart``-``lineEnd``; every citation names an evidence id; the
 brief belongs to the task's request. Nothing is fetched or re-run.
@@ -66,6 +67,10 @@ def verify_task(directory: Path | str) -> list[str]:
         text = texts[digest]
         if text is None:
             continue
+        extracted_sha256 = (item.locator or {}).get("extractedSha256")
+        if extracted_sha256 is not None and _extracted_digest(folder) != extracted_sha256:
+            problems.append(f"{item.id}: the extracted text of snapshot {digest} changed (extractedSha256)")
+            continue
         if not 0 <= item.start < item.end <= len(text):
             problems.append(f"{item.id}: offsets {item.start}-{item.end} are outside the snapshot")
             continue
@@ -75,6 +80,13 @@ def verify_task(directory: Path | str) -> list[str]:
         if line_range(text, item.start, item.end) != (item.line_start, item.line_end):
             problems.append(f"{item.id}: lines {item.line_start}-{item.line_end} do not match the quote's position")
     return problems
+
+
+def _extracted_digest(folder: Path) -> str | None:
+    try:
+        return hashlib.sha256((folder / "extracted.txt").read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def _checked_text(folder: Path, digest: str, problems: list[str], evidence_id: str) -> str | None:
