@@ -81,7 +81,8 @@ def test_own_documents_and_kb(tmp_path: Path) -> None:
 
 
 def test_verify_detects_every_kind_of_tampering(tmp_path: Path) -> None:
-    """WF-13: verify passes on a good brief and fails on a changed snapshot byte, quote, offset or citation."""
+    """WF-13: verify passes on a good brief and fails on a changed snapshot byte, quote, offset, citation, missing
+    snapshot, an edited request.json or a brief whose question is not its request's."""
     done = run_cli(research_args("multi-source", "--sources", "documents,knowledge", "--knowledge", "both",
                                  "--base-dir", str(tmp_path / "tasks")))
     good = Path(output(done)["directory"])
@@ -119,9 +120,16 @@ def test_verify_detects_every_kind_of_tampering(tmp_path: Path) -> None:
     edit_brief(citation, lambda d: d["citations"].append("e99"))
     missing = tampered("missing")
     shutil.rmtree(missing / "snapshots" / digest)
+    request = tampered("request")
+    document = json.loads((request / "request.json").read_text(encoding="utf-8"))
+    document["question"] = "A question nobody asked?"
+    (request / "request.json").write_text(json.dumps(document), encoding="utf-8")
+    question = tampered("question")
+    edit_brief(question, lambda d: d.update(question="A question nobody asked?"))
 
     for directory, expected in [(byte, "changed bytes"), (quote, "quote is not"), (offset, "quote is not"),
-                                (lines, "lines"), (citation, "e99"), (missing, "missing")]:
+                                (lines, "lines"), (citation, "e99"), (missing, "missing"),
+                                (request, "request.json"), (question, "question")]:
         checked = run_cli(verify_args(directory))
         assert checked.returncode == 1, directory.name
         problems = json.loads(checked.stdout)["problems"]

@@ -21,7 +21,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ...errors import describe_validation_error
-from .taskdir import snapshot_text
+from .errors import ResearchError
+from .taskdir import open_task, snapshot_text
 from .types import Brief
 from .verification import line_range
 
@@ -43,11 +44,14 @@ def verify_task(directory: Path | str) -> list[str]:
         return [f"brief.json does not match the brief schema: {describe_validation_error(error, root='brief')}"]
     problems: list[str] = []
     try:
-        request = json.loads((root / "request.json").read_text(encoding="utf-8"))
-        if request.get("requestId") != brief.request_id:
+        task = open_task(root)  # also checks that request.json still hashes to its requestId
+    except ResearchError as error:
+        problems.append(f"request.json: {error.message}")
+    else:
+        if task.request_id != brief.request_id:
             problems.append("brief.json belongs to another request than request.json")
-    except (OSError, ValueError, AttributeError):
-        problems.append("request.json is missing or unreadable")
+        elif (task.request.question, task.request.entry) != (brief.question, brief.entry):
+            problems.append("brief.json's question or entry differs from its request")
     ids = [item.id for item in brief.evidence]
     if len(set(ids)) != len(ids):
         problems.append("evidence ids are not unique")
