@@ -216,3 +216,15 @@ def test_a_bad_model_configuration_still_prints_the_result_json(tmp_path: Path) 
     assert result["status"] == "failed" and result["error"]["code"] == "INVALID_ARGUMENT"
     assert "DITTO_WORKER_INFER_MODEL" in result["error"]["message"]
     assert not (tmp_path / "tasks").exists()
+
+
+def test_a_task_folder_that_cannot_be_made_is_a_clear_error(tmp_path: Path) -> None:
+    """WF-2, WF-3: --base-dir or --directory naming a file is refused with the result JSON, exit 2, no traceback."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    for option in ("--base-dir", "--directory"):
+        done = run_cli(research_args("document-search", option, str(blocker)))
+        assert done.returncode == 2, done.stderr[-2000:]
+        result = output(done)["result"]
+        assert result["status"] == "failed" and result["error"]["code"] == "RESEARCH_INVALID_INPUT"
+        assert "Traceback" not in done.stderr

@@ -24,6 +24,7 @@ import datetime as dt
 import errno
 import hashlib
 import json
+import logging
 import os
 import re
 import secrets
@@ -64,6 +65,7 @@ ARTIFACTS_DIR: Final = "artifacts"
 LOCK_FILE: Final = ".lock"
 TRACE_FILE: Final = "trace.jsonl"
 _TASK_ID: Final = re.compile(r"[0-9a-f]{16}")
+logger = logging.getLogger(__name__)
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -168,6 +170,16 @@ def create_task(request: ResearchRequest, *, base_dir: Path | str | None = None,
     ``task-<time>-<random>`` folder is made under ``base_dir``
     (default ``./ditto-tasks``). ``values`` fixes the sample values (tests).
     """
+    try:
+        return _create_task(request, base_dir, directory, values)
+    except OSError:
+        logger.exception("creating a task directory failed")
+        raise ResearchError("RESEARCH_INVALID_INPUT", "the task directory cannot be created or written (is the "
+                                                      "path a file, read-only or full?)") from None
+
+
+def _create_task(request: ResearchRequest, base_dir: Path | str | None, directory: Path | str | None,
+                 values: SampleValues | None) -> ResearchTask:
     from .config import default_base_dir
 
     if directory is not None:
