@@ -183,3 +183,22 @@ async def test_options_may_be_a_plain_mapping(base: Path, model: ScriptedModel) 
     _, result = await run("document-search", None, base, model, directory=task.directory,
                           options={"stop_after": None, "pauseAt": None})  # type: ignore[arg-type]
     assert result.status == "completed"
+
+
+async def test_create_task_takes_a_plain_mapping(tmp_path: Path, model: ScriptedModel) -> None:
+    """WF-1, WF-3: create_task accepts the request as a dict (camelCase or snake_case) as well as the model;
+    a bad one is RESEARCH_INVALID_INPUT and makes no folder."""
+    from ditto.workflows.research import ResearchError
+
+    task = create_task({"entry": "document-search", "question": "How long are backups kept?",
+                        "allowPartial": True}, base_dir=tmp_path / "tasks")
+    assert task.request == ResearchRequest(entry="document-search", question="How long are backups kept?",
+                                           allow_partial=True)
+    async with open_research_runtime(task, env={}, workers=[model.worker()]) as runtime:
+        result = await document_search.run(runtime, {"directory": str(task.directory)}, ResearchOptions(pause_at=None))
+    assert result.status == "completed"
+    for bad in ({"entry": "document-search"}, {"entry": "nope", "question": "q"}, ["document-search"]):
+        with pytest.raises(ResearchError) as caught:
+            create_task(bad, base_dir=tmp_path / "bad")  # type: ignore[arg-type]
+        assert caught.value.code == "RESEARCH_INVALID_INPUT"
+    assert not (tmp_path / "bad").exists()

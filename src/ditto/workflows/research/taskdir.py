@@ -28,7 +28,7 @@ import logging
 import os
 import re
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -162,14 +162,21 @@ def _new_directory(base: Path) -> Path:
     raise ResearchError("RESEARCH_INVALID_INPUT", "could not create a fresh task directory")
 
 
-def create_task(request: ResearchRequest, *, base_dir: Path | str | None = None, directory: Path | str | None = None,
-                values: SampleValues | None = None) -> ResearchTask:
+def create_task(request: ResearchRequest | Mapping[str, Any], *, base_dir: Path | str | None = None,
+                directory: Path | str | None = None, values: SampleValues | None = None) -> ResearchTask:
     """Make a fresh task directory with ``request.json`` and the sample material the request needs.
 
     ``directory`` (empty or missing) is used as is; otherwise a new
     ``task-<time>-<random>`` folder is made under ``base_dir``
     (default ``./ditto-tasks``). ``values`` fixes the sample values (tests).
     """
+    if not isinstance(request, ResearchRequest):
+        if not isinstance(request, Mapping):
+            raise ResearchError("RESEARCH_INVALID_INPUT", "the request must be a ResearchRequest or a mapping")
+        try:
+            request = ResearchRequest.model_validate(request)
+        except ValidationError as error:
+            raise ResearchError("RESEARCH_INVALID_INPUT", describe_validation_error(error, root="request")) from None
     try:
         return _create_task(request, base_dir, directory, values)
     except OSError:
