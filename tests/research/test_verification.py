@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -100,3 +101,15 @@ async def test_missing_document_path_is_a_source_failure(base: Path, tmp_path: P
     assert result.status == "blocked"
     assert [(s.source, s.code) for s in result.failed_sources] == [("document", "RETRIEVAL_PROVIDER_UNAVAILABLE")]
     assert not (task.directory / "artifacts" / "brief.json").exists()
+
+
+@pytest.mark.parametrize("directory", ["a\x00b", "a\udcffb", "", 5, None])
+def test_unusable_task_paths_are_invalid_input(directory: object) -> None:
+    """WF-13, WF-8: verify_task and open_task refuse a path with NUL, a lone surrogate, an empty one or a non-path
+    with RESEARCH_INVALID_INPUT, never a raw ValueError/TypeError."""
+    from ditto.workflows.research import open_task, verify_task
+
+    for function in (verify_task, open_task):
+        with pytest.raises(ResearchError) as caught:
+            function(directory)  # type: ignore[arg-type]
+        assert caught.value.code == "RESEARCH_INVALID_INPUT"

@@ -264,7 +264,12 @@ def register(app: typer.Typer) -> None:
         """Re-check a brief offline: snapshot hashes, quotes, offsets, lines and citations."""
         from ..workflows.research import verify_task
 
-        problems = verify_task(directory)
+        try:
+            problems = verify_task(directory)
+        except DittoError as error:
+            typer.echo(json.dumps({"directory": str(directory), "ok": False, "problems": [error.message]},
+                                  ensure_ascii=False))
+            raise typer.Exit(2) from None
         typer.echo(json.dumps({"directory": str(directory), "ok": not problems, "problems": problems},
                               ensure_ascii=False))
         raise typer.Exit(1 if problems else 0)

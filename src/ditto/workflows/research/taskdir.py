@@ -53,6 +53,7 @@ __all__ = [
     "create_task",
     "open_task",
     "snapshot_text",
+    "task_path",
 ]
 
 REQUEST_FILE: Final = "request.json"
@@ -149,6 +150,20 @@ class ResearchTask:
             handle.write(line + "\n")
 
 
+def task_path(value: Any, what: str = "task directory") -> Path:
+    """``value`` as a path, or ``RESEARCH_INVALID_INPUT`` (not a path, empty, NUL, not valid Unicode)."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise ResearchError("RESEARCH_INVALID_INPUT", f"the {what} must be a path")
+    text = os.fspath(value)
+    if not isinstance(text, str) or not text or "\x00" in text or len(text) > 4096:
+        raise ResearchError("RESEARCH_INVALID_INPUT", f"the {what} is not a usable path")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ResearchError("RESEARCH_INVALID_INPUT", f"the {what} is not valid Unicode") from None
+    return Path(text)
+
+
 def _new_directory(base: Path) -> Path:
     base.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
@@ -190,12 +205,12 @@ def _create_task(request: ResearchRequest, base_dir: Path | str | None, director
     from .config import default_base_dir
 
     if directory is not None:
-        path = Path(directory)
+        path = task_path(directory)
         path.mkdir(parents=True, exist_ok=True)
         if any(path.iterdir()):
             raise ResearchError("RESEARCH_INVALID_INPUT", "a new task needs an empty directory")
     else:
-        path = _new_directory(Path(base_dir) if base_dir is not None else default_base_dir())
+        path = _new_directory(task_path(base_dir, "base folder") if base_dir is not None else default_base_dir())
     path = path.resolve()
     identifier = request_id(request)
     task_id = secrets.token_hex(8)
@@ -215,7 +230,7 @@ def _create_task(request: ResearchRequest, base_dir: Path | str | None, director
 
 def open_task(directory: Path | str) -> ResearchTask:
     """Open an existing task directory; its ``request.json`` must match its request id."""
-    path = Path(directory).resolve()
+    path = task_path(directory).resolve()
     try:
         document = json.loads((path / REQUEST_FILE).read_text(encoding="utf-8"))
     except FileNotFoundError:

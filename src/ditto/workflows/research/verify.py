@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from ...errors import describe_validation_error
 from .errors import ResearchError
-from .taskdir import open_task, snapshot_text
+from .taskdir import open_task, snapshot_text, task_path
 from .types import Brief
 from .verification import line_range
 
@@ -30,8 +30,11 @@ __all__ = ["verify_task"]
 
 
 def verify_task(directory: Path | str) -> list[str]:
-    """Every mismatch found, as one line each; an empty list means the brief checks out."""
-    root = Path(directory)
+    """Every mismatch found, as one line each; an empty list means the brief checks out.
+
+    A ``directory`` that is not a usable path raises ``ResearchError`` (``RESEARCH_INVALID_INPUT``).
+    """
+    root = task_path(directory)
     try:
         data = json.loads((root / "artifacts" / "brief.json").read_text(encoding="utf-8"))
     except FileNotFoundError:
