@@ -130,3 +130,20 @@ async def test_a_huge_document_is_skipped_without_being_read(tmp_path: Path, bas
     assert result.status == "completed"
     assert [item["quote"] for item in brief(task)["evidence"]] == ["Backups are kept for 9 days."]
     assert peak < 64 * 1024 * 1024
+
+
+async def test_binary_files_and_symlink_loops_in_a_documents_folder(tmp_path: Path, base: Path,
+                                                                    model: ScriptedModel) -> None:
+    """WF-12: a documents folder holding a binary file named .md and a symlink loop is searched without hanging;
+    the binary file is skipped and only the real document is quoted."""
+    docs = tmp_path / "docs"
+    (docs / "sub").mkdir(parents=True)
+    (docs / "ops.md").write_text("# Ops\n\nBackups are kept for 9 days.\n", encoding="utf-8")
+    (docs / "image.md").write_bytes(bytes(range(256)) * 64)
+    (docs / "sub" / "loop").symlink_to(docs, target_is_directory=True)
+    (docs / "self").symlink_to(docs / "self")
+    task, result = await run("document-search", {"documents": [str(docs)], "question": "How long are backups "
+                                                 "kept?"}, base, model)
+    assert result.status == "completed"
+    assert [item["quote"] for item in brief(task)["evidence"]] == ["Backups are kept for 9 days."]
+    assert verify_task(task.directory) == []
