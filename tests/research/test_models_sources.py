@@ -198,3 +198,17 @@ async def test_cli_reads_the_model_provider_from_dotenv(tmp_path: Path) -> None:
     stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=120)
     assert process.returncode == 0, stderr.decode()[-2000:]
     assert json.loads(stdout)["result"]["status"] == "completed"
+
+
+async def test_a_ten_megabyte_question_is_refused_quickly(tmp_path: Path) -> None:
+    """WF-2: a 10 MB question through run_research is RESEARCH_INVALID_INPUT within a second, and no task folder
+    is made."""
+    import time
+
+    started = time.monotonic()
+    with pytest.raises(ResearchError) as caught:
+        await run_research("multi-source", {"question": "backup " * (10 * 1024 * 1024 // 7)}, base_dir=tmp_path,
+                           env={}, options=OPTIONS)
+    assert caught.value.code == "RESEARCH_INVALID_INPUT" and len(caught.value.message) < 300
+    assert time.monotonic() - started < 1.0
+    assert not os.listdir(tmp_path)
