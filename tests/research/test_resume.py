@@ -215,5 +215,7 @@ async def test_tasks_sharing_a_memory_store_keep_their_own_checkpoints(tmp_path:
     assert result.status == "completed" and second.directory != first.directory
     assert source_and_model_calls(trace(second)), "the second task must read its sources itself"
     assert verify_task(first.directory) == [] and verify_task(second.directory) == []
+    document = json.loads((second.directory / "request.json").read_text(encoding="utf-8"))
+    assert ResearchRequest.model_validate({k: v for k, v in document.items() if k != "requestId"}) == second.request
     stopped, result = await run("document-search", None, base, model, directory=stopped.directory)
     assert result.status == "completed" and verify_task(stopped.directory) == []

@@ -2,7 +2,8 @@
 
 ::
 
-    <task>/request.json            the request (with its requestId and this task's taskId)
+    <task>/request.json            the request (with its requestId)
+    <task>/.task-id                this task's random id (tells apart tasks with the same request)
     <task>/policy.md               sample document            (only without --documents)
     <task>/internal-knowledge.json sample internal knowledge  (only without --memory)
     <task>/knowledge.sqlite        sample external FTS5 KB    (only without --kb)
@@ -65,6 +66,7 @@ SNAPSHOTS_DIR: Final = "snapshots"
 ARTIFACTS_DIR: Final = "artifacts"
 LOCK_FILE: Final = ".lock"
 TRACE_FILE: Final = "trace.jsonl"
+TASK_ID_FILE: Final = ".task-id"
 _TASK_ID: Final = re.compile(r"[0-9a-f]{16}")
 logger = logging.getLogger(__name__)
 
@@ -214,7 +216,7 @@ def _create_task(request: ResearchRequest, base_dir: Path | str | None, director
     path = path.resolve()
     identifier = request_id(request)
     task_id = secrets.token_hex(8)
-    document = {"requestId": identifier, "taskId": task_id, **request.model_dump(mode="json", by_alias=True)}
+    document = {"requestId": identifier, **request.model_dump(mode="json", by_alias=True)}
     drawn = values or draw_sample_values()
     if request.documents is None:
         write_policy(path / POLICY_FILE, drawn)
@@ -224,6 +226,7 @@ def _create_task(request: ResearchRequest, base_dir: Path | str | None, director
         write_knowledge_base(path / KNOWLEDGE_FILE, drawn)
     (path / SNAPSHOTS_DIR).mkdir(exist_ok=True)
     (path / ARTIFACTS_DIR).mkdir(exist_ok=True)
+    atomic_write(path / TASK_ID_FILE, f"{task_id}\n".encode())
     atomic_write(path / REQUEST_FILE, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
     return ResearchTask(path, request, identifier, task_id)
 
@@ -240,9 +243,6 @@ def open_task(directory: Path | str) -> ResearchTask:
     if not isinstance(document, dict):
         raise ResearchError("RESEARCH_CHECKPOINT_INVALID", "request.json is not an object")
     stored_id = document.pop("requestId", None)
-    task_id = document.pop("taskId", None)
-    if task_id is not None and (not isinstance(task_id, str) or not _TASK_ID.fullmatch(task_id)):
-        raise ResearchError("RESEARCH_CHECKPOINT_INVALID", "request.json has an invalid taskId")
     try:
         request = ResearchRequest.model_validate(document)
     except ValidationError as error:
@@ -252,7 +252,20 @@ def open_task(directory: Path | str) -> ResearchTask:
     if stored_id != identifier:
         raise ResearchError("RESEARCH_REQUEST_MISMATCH",
                             "request.json was changed after the task started; start a new task instead")
-    return ResearchTask(path, request, identifier, task_id)
+    return ResearchTask(path, request, identifier, _read_task_id(path))
+
+
+def _read_task_id(path: Path) -> str | None:
+    """The task's random id, or ``None`` for a task made before ``.task-id`` existed."""
+    try:
+        text = (path / TASK_ID_FILE).read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError):
+        raise ResearchError("RESEARCH_CHECKPOINT_INVALID", ".task-id cannot be read") from None
+    if not _TASK_ID.fullmatch(text):
+        raise ResearchError("RESEARCH_CHECKPOINT_INVALID", ".task-id is not a task id")
+    return text
 
 
 class TaskLock:
