@@ -228,3 +228,12 @@ def test_a_task_folder_that_cannot_be_made_is_a_clear_error(tmp_path: Path) -> N
         result = output(done)["result"]
         assert result["status"] == "failed" and result["error"]["code"] == "RESEARCH_INVALID_INPUT"
         assert "Traceback" not in done.stderr
+
+
+def test_sources_may_be_repeated(tmp_path: Path) -> None:
+    """WF-2: `--sources documents --sources knowledge` means the same as `--sources documents,knowledge`."""
+    done = run_cli(research_args("multi-source", "--sources", "documents", "--sources", "knowledge", "--json",
+                                 "--base-dir", str(tmp_path / "tasks")))
+    assert done.returncode == 0, done.stderr[-2000:]
+    request = json.loads((Path(output(done)["directory"]) / "request.json").read_text(encoding="utf-8"))
+    assert request["sources"] == ["documents", "knowledge"]

@@ -192,7 +192,8 @@ def register(app: typer.Typer) -> None:
         internal_key: Annotated[list[str] | None, typer.Option("--internal-key", help="Allowed knowledge key.")]
         = None,
         vocabulary: Annotated[Path | None, typer.Option("--vocabulary", help="One query per line.")] = None,
-        sources: Annotated[str | None, typer.Option("--sources", help="Comma list: documents,knowledge,web.")]
+        sources: Annotated[list[str] | None, typer.Option("--sources", help="Comma list: documents,knowledge,web "
+                                                                            "(or the option repeated).")]
         = None,
         url: Annotated[list[str] | None, typer.Option("--url", help="Page to read (web-read; at most 2).")] = None,
         allowed_origin: Annotated[list[str] | None, typer.Option("--allowed-origin")] = None,
@@ -229,7 +230,8 @@ def register(app: typer.Typer) -> None:
             ignore=ignore or None, kb=_kb_value(kb), memory=str(memory.resolve()) if memory else None,
             internal_knowledge_keys=internal_key or None,
             vocabulary=_read_vocabulary(vocabulary) if vocabulary else None,
-            sources=[part.strip() for part in sources.split(",") if part.strip()] if sources else None,
+            sources=[part.strip() for item in sources for part in item.split(",") if part.strip()] or None
+            if sources else None,
             urls=url or None, allowed_origins=allowed_origin or None, tenant=tenant, model=model_ref)
         resuming = directory is not None and (directory / "request.json").exists()
         if resuming and fields:
