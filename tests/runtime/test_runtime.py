@@ -226,6 +226,36 @@ async def test_timeout_status_and_slot_release() -> None:
         await runtime.invoke("T.SLEEP", {"ms": 1}, timeout=-1)
 
 
+class _WorkerError(DittoError):
+    codes = frozenset({"W_CANCELLED", "W_TIMEOUT"})
+    cancelled_code = "W_CANCELLED"
+    timeout_code = "W_TIMEOUT"
+
+
+async def test_signal_error_names_the_workers_own_codes() -> None:
+    """RT-2/RT-3 (INF-5, INT-6): a definition with signal_error reports its class's cancellation and
+    timeout codes for a fired, an already-fired and a timeout= signal; the status stays cancelled / timeout."""
+    sleep = make()[0].nodes["TEST.SLEEP"]
+    runtime = create_ditto(workers=[WorkerDefinition("W", {"W.SLEEP": sleep}, signal_error=_WorkerError),
+                                    NodeDescriptor("V.SLEEP").define("V", sleep, signal_error=_WorkerError)])
+    fired = AbortController()
+    fired.abort()
+    for node in ("W.SLEEP", "V.SLEEP"):
+        early = await runtime.invoke(node, {"ms": 5000}, signal=fired.signal)
+        assert (early.status, early.error and early.error.code) == ("cancelled", "W_CANCELLED")
+        late = await runtime.invoke(node, {"ms": 5000}, timeout=0.05)
+        assert (late.status, late.error and late.error.code) == ("timeout", "W_TIMEOUT")
+    controller = AbortController()
+    call = asyncio.create_task(runtime.invoke("W.SLEEP", {"ms": 5000}, signal=controller.signal))
+    await asyncio.sleep(0)
+    controller.abort()
+    result = await asyncio.wait_for(call, 2)
+    assert (result.status, result.error and result.error.code) == ("cancelled", "W_CANCELLED")
+    for bad in (ValueError, RoutingError, object()):
+        with pytest.raises(RegistrationError):
+            WorkerDefinition("W", {"W.SLEEP": sleep}, signal_error=bad)  # type: ignore[arg-type]
+
+
 async def test_signal_from_another_thread() -> None:
     """RT-1: a signal fired from a worker thread reaches the asyncio handler."""
     runtime = create_ditto(workers=make())

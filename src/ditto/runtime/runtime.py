@@ -10,6 +10,7 @@ microseconds) or ``transport.invoke`` (HTTP). A worker's failure becomes a
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import os
 import socket
@@ -32,6 +33,15 @@ if TYPE_CHECKING:
 __all__ = ["Runtime", "create_ditto"]
 
 T = TypeVar("T")
+
+
+def _signal_error(replica: LocalReplica, signal: CancelSignal) -> DittoError:
+    """What a fired signal reports: the worker's own code when its definition names an error class
+    (``INFER_CANCELLED``), else the runtime's ``CANCELLED`` / ``TIMEOUT``."""
+    worker_error = replica.definition.signal_error
+    if worker_error is None:
+        return signal.abort_error()
+    return worker_error.from_signal(signal.reason)
 
 
 def _new_execution_id() -> str:
@@ -237,8 +247,10 @@ class Runtime:
             if signal is None:
                 output = await replica.handlers[node](input, context)
             else:
-                signal.raise_if_aborted()  # an already-cancelled call never starts its handler
-                output = await await_with_signal(replica.handlers[node](input, context), signal)
+                if signal.aborted:  # an already-cancelled call never starts its handler
+                    raise _signal_error(replica, signal)
+                output = await await_with_signal(replica.handlers[node](input, context), signal,
+                                                 error=functools.partial(_signal_error, replica))
         except DittoError as error:
             return NodeResult(execution_id, node, error.status, error=NodeError(error.code, error.message))
         except Exception:

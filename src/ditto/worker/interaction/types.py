@@ -12,7 +12,7 @@ from typing import Any, Final, Literal
 
 from pydantic import Field, StrictInt, field_serializer, field_validator
 
-from ...contracts import DittoModel, ToolCall
+from ...contracts import DittoModel, InvalidJson, ToolCall, check_json
 from ...errors import DittoError
 
 __all__ = [
@@ -64,6 +64,14 @@ class InteractionError(DittoError):
     timeout_code = "INTERACTION_TIMEOUT"
 
 
+def _json_checked(value: Any) -> Any:
+    try:
+        check_json(value)
+    except InvalidJson as error:
+        raise ValueError(f"must be finite JSON ({error.reason})") from None
+    return value
+
+
 class ToolError(Exception):
     """Raise this from a tool when its message is meant for the model.
 
@@ -98,12 +106,24 @@ class ToolResult(DittoModel):
     ``source`` names where the answer came from: ``tool:<name>`` or ``mcp:<server>/<name>``.
     """
 
-    call_id: str = Field(min_length=1)
-    name: str = Field(min_length=1)
+    call_id: str = Field(min_length=1, max_length=256)
+    name: str = Field(min_length=1, max_length=256)
     status: Literal["success", "error"]
     content: Any = None
-    source: str = Field(min_length=1)
+    source: str = Field(min_length=1, max_length=512)
     error: ToolFailure | None = None
+
+    @field_validator("call_id", "name", "source")
+    @classmethod
+    def _valid_text(cls, value: str) -> str:
+        if "\x00" in value:
+            raise ValueError("must not contain NUL characters")
+        _json_checked(value)
+        return value
+
+    # A ToolResult handed to OBSERVE may come from anywhere (a dict, the wire): it must be JSON that
+    # the observation, CONTEXT and the HTTP transport can carry — finite, valid Unicode, bounded depth.
+    _json_content = field_validator("content")(lambda value: _json_checked(value))
 
 
 class ToolMessage(DittoModel):

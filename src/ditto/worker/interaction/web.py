@@ -27,7 +27,7 @@ from pydantic import BaseModel, ValidationError
 from ...contracts import InvalidJson, check_json
 from ...errors import describe_validation_error
 from ...signal import CancelSignal, await_with_signal
-from .config import WebOptions, _origin_text
+from .config import WebOptions, _origin_text, brave_key_from_environment
 from .extract import extract_main_text, text_lines
 from .types import (
     InteractionError,
@@ -204,12 +204,14 @@ class WebClient:
         if not request.query.strip():
             raise _invalid("query must not be blank")
         engine: SearchEngine = request.engine or self._options.search_engine  # type: ignore[assignment]
-        if engine == "brave" and self._options.brave_api_key is None:
+        brave_key = self._options.brave_api_key or (brave_key_from_environment() if engine == "brave" else None)
+        if engine == "brave" and brave_key is None:
             raise _invalid("Brave Search is not configured: set DITTO_WORKER_INTERACTION_BRAVE_SEARCH_API_KEY")
         if engine == "wikipedia":
             candidates = await self._guarded(lambda: self._wikipedia(request.query, request.limit), signal)
         else:
-            candidates = await self._guarded(lambda: self._brave(request.query, request.limit), signal)
+            candidates = await self._guarded(lambda: self._brave(request.query, request.limit, brave_key or ""),
+                                             signal)
         return WebSearchResult(engine=engine, query=request.query, candidates=tuple(candidates[:request.limit]))
 
     async def _get_json(self, url: str, params: Mapping[str, str], headers: Mapping[str, str], engine: str) -> Any:
@@ -262,10 +264,9 @@ class WebClient:
                 break
         return candidates
 
-    async def _brave(self, query: str, limit: int) -> list[SearchCandidate]:
+    async def _brave(self, query: str, limit: int, key: str) -> list[SearchCandidate]:
         import yarl
 
-        key = self._options.brave_api_key or ""
         payload = await self._get_json(self._options.brave_url, {"q": query, "count": str(limit)},
                                        {"Accept": "application/json", "X-Subscription-Token": key}, "Brave Search")
         web = payload.get("web") if isinstance(payload, dict) else None

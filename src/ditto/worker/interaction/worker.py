@@ -22,7 +22,7 @@ from ...errors import InvalidArgumentError
 from ...runtime import ExecutionContext, NodeDescriptor, WorkerDefinition
 from .config import WebOptions, web_options_from_env
 from .sdk import Interaction, create_interaction
-from .types import Observation, ToolResult, ToolSpec, WebPage, WebSearchResult
+from .types import InteractionError, Observation, ToolResult, ToolSpec, WebPage, WebSearchResult
 
 if TYPE_CHECKING:
     from ...config import RuntimeConfig
@@ -68,7 +68,7 @@ class InteractionWorkerDefinition(WorkerDefinition):
 
 
 def create_interaction_worker(tools: Iterable[Any] = (), mcp_servers: Mapping[str, Any] | None = None,
-                              web: WebOptions | None = None, *, concurrency: int | None = None,
+                              web: WebOptions | Mapping[str, Any] | None = None, *, concurrency: int | None = None,
                               web_tools: bool = False, interaction: Interaction | None = None
                               ) -> InteractionWorkerDefinition:
     """An ``INTERACTION`` worker definition with the six nodes above.
@@ -120,7 +120,7 @@ def create_interaction_worker(tools: Iterable[Any] = (), mcp_servers: Mapping[st
         interaction_observe_node.type: observe,
         interaction_web_search_node.type: web_search,
         interaction_web_read_node.type: web_read,
-    }, concurrency=concurrency)
+    }, concurrency=concurrency, signal_error=InteractionError)  # INTERACTION_CANCELLED / _TIMEOUT (INT-6)
     object.__setattr__(definition, "interaction", sdk)
     object.__setattr__(definition, "owns_interaction", owned)
     return definition
