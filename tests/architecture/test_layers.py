@@ -122,3 +122,20 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
     """The checker itself can fail: a hand-made two-module circle is reported."""
     edges = [Import("a", "b", 1, True, False), Import("b", "a", 1, True, False), Import("b", "c", 2, True, False)]
     assert _cycles(edges) == [["a", "b"]]
+
+
+def test_no_merge_markers_left_in_tracked_text() -> None:
+    """A merge that kept conflict markers would ship them in docs or code."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    listed = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True, check=True).stdout
+    marked = []
+    for name in listed.split():
+        path = root / name
+        if path.suffix not in {".py", ".md", ".toml", ".json", ".yaml", ".yml", ".txt", ""} or not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if re.search(r"^(<<<<<<< |>>>>>>> )", text, flags=re.M):
+            marked.append(name)
+    assert marked == []

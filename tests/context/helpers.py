@@ -25,3 +25,23 @@ async def until(condition: Callable[[], bool]) -> None:
             return
         await asyncio.sleep(0)
     raise AssertionError("the other tasks never got there")
+
+
+class _RecordingReasoning:
+    def __init__(self, seen: list[Any]) -> None:
+        self.seen = seen
+
+    async def sample(self, request: Any) -> str:
+        self.seen.append(request)
+        return "sampled"
+
+
+class RecordingInfer:
+    """A stand-in INFER client for the examples: ``reasoning.sample`` records each request and answers ``"sampled"``.
+
+    The examples only hand it messages; what matters to the tests is what they handed.
+    """
+
+    def __init__(self) -> None:
+        self.seen: list[Any] = []
+        self.reasoning = _RecordingReasoning(self.seen)

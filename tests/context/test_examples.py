@@ -31,6 +31,8 @@ from ditto.worker.context import (
 from ditto.worker.interaction import ToolError, create_interaction_worker
 from ditto.worker.memory import create_memory, create_memory_worker, create_sqlite_memory_store
 
+from .helpers import RecordingInfer
+
 
 def _yaml(tmp_path: Path) -> Path:
     path = tmp_path / "ditto.yaml"
@@ -150,19 +152,10 @@ async def test_rag_context_and_retrieval_provider_reuse() -> None:
 
 async def test_context_to_infer_maps_items_to_messages() -> None:
     """CX-6: SELECT purpose=infer → messages for an INFER client."""
-    seen: list[Any] = []
-
-    class Reasoning:
-        async def sample(self, request: Any) -> str:
-            seen.append(request)
-            return "sampled"
-
-    class Infer:
-        reasoning = Reasoning()
-
+    infer = RecordingInfer()
     context = await create_context().load({"sources": [{"id": "a", "content": {"k": 1}}, {"id": "b", "content": "t"}]})
-    assert await examples.context_to_infer(context, Infer(), {"name": "model"}) == "sampled"
-    messages = seen[0]["messages"]
+    assert await examples.context_to_infer(context, infer, {"name": "model"}) == "sampled"
+    messages = infer.seen[0]["messages"]
     assert {m["content"] for m in messages[:2]} == {'{"k": 1}', "t"}
     assert messages[-1]["content"] == "Explain the evidence."
 

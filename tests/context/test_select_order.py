@@ -17,7 +17,7 @@ from ditto.worker.context import (
     run_rag_flow,
 )
 
-from .helpers import error_code
+from .helpers import RecordingInfer, error_code
 
 CHAT: list[dict[str, Any]] = [
     {"id": "q1", "content": "What does the API return?", "metadata": {"role": "user"}},
@@ -95,16 +95,7 @@ async def test_infer_example_hands_the_model_the_chat_in_order() -> None:
     """CX-6 (seed 001 line 143): SELECT purpose=infer → messages → INFER reads q1, a1, q2 (not q2, a1, q1)."""
     from examples import context as examples
 
-    seen: list[Any] = []
-
-    class Reasoning:
-        async def sample(self, request: Any) -> str:
-            seen.append(request)
-            return "sampled"
-
-    class Infer:
-        reasoning = Reasoning()
-
+    infer = RecordingInfer()
     context = await create_context().load({"sources": CHAT})
-    await examples.context_to_infer(context, Infer(), {"name": "model"})
-    assert [message["content"] for message in seen[0]["messages"][:3]] == [item["content"] for item in CHAT]
+    await examples.context_to_infer(context, infer, {"name": "model"})
+    assert [message["content"] for message in infer.seen[0]["messages"][:3]] == [item["content"] for item in CHAT]

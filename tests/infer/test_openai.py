@@ -250,6 +250,36 @@ def test_config_from_env_mapping_and_dotenv(tmp_path: Path) -> None:
         assert KEY not in str(caught.value)
 
 
+async def test_openai_provider_from_the_environment_without_registering_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """INF-3: with DITTO_WORKER_INFER_* in the environment, create_infer_client() / create_infer_worker() answer
+    ModelConfig(provider="openai") through that server (the env's model and key) without the application
+    building the provider; a half configuration is INFER_PROVIDER_UNAVAILABLE without the key; aclose closes it."""
+    state = ChatServerState(default=ChatStep(content=VALID), api_key=KEY)
+    async with openai_chat_server(state) as (url, _):
+        monkeypatch.setenv("DITTO_WORKER_INFER_BASE_URL", url)
+        monkeypatch.setenv("DITTO_WORKER_INFER_MODEL", "env-model")
+        monkeypatch.setenv("DITTO_WORKER_INFER_API_KEY", KEY)
+        async with create_infer_client() as client:
+            result = await client.reasoning.sample(model=ModelConfig(provider="openai"), messages=task_messages(TASK),
+                                                   response_format=response_format(TASK))
+            assert result.parsed["excerpts"][0]["sourceId"] == "doc-1" and result.usage.input_tokens == 11
+            assert client.providers["openai"] is not None
+        assert "openai" not in client.providers  # closed and forgotten
+        worker = create_infer_worker()
+        runtime = create_ditto(workers=[worker])
+        routed = await runtime.invoke("INFER.SAMPLE", {"model": {"provider": "openai"},
+                                                       "messages": [{"role": "user", "content": "hi"}]})
+        assert routed.status == "success" and routed.output.model == "env-model"
+        await runtime.close()
+        await worker.aclose()
+        assert state.requests[0]["model"] == "env-model" and set(state.authorizations) == {f"Bearer {KEY}"}
+        monkeypatch.delenv("DITTO_WORKER_INFER_BASE_URL")
+        with pytest.raises(InferError) as caught:
+            await create_infer_client().reasoning.sample(model={"provider": "openai"}, messages=[
+                {"role": "user", "content": "hi"}])
+        assert caught.value.code == "INFER_PROVIDER_UNAVAILABLE" and KEY not in str(caught.value)
+
+
 def test_provider_construction_is_checked() -> None:
     """INF-3: bad provider options are InvalidArgumentError, not a failure at the first call."""
     with pytest.raises(InvalidArgumentError):

@@ -185,6 +185,69 @@ async def test_signal_cancels_and_times_out_the_provider() -> None:
     assert caught.value.code == "INFER_CANCELLED"
 
 
+async def test_schemas_whose_references_cannot_be_resolved_are_invalid_input() -> None:
+    """INF-4/INF-5: a schema that is only a $ref loop or a remote $ref is INFER_INVALID_INPUT before the model
+    is asked (nothing is fetched); a nested loop reached by the answer is INFER_INVALID_INPUT too, never a raw
+    RecursionError — also through the runtime (not HANDLER_ERROR)."""
+    def schema_format(schema: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
+
+    client, provider = scripted_client('{"answer": "x"}')
+    for schema in ({"$ref": "#"}, {"$ref": "http://127.0.0.1:9/schema.json"}):
+        with pytest.raises(InferError) as caught:
+            await client.reasoning.sample(model={"provider": "s"}, messages=USER, response_format=schema_format(schema))
+        assert caught.value.code == "INFER_INVALID_INPUT"
+    assert provider.requests == []
+    nested = schema_format({"type": "object", "properties": {"answer": {"$ref": "#/properties/answer"}}})
+    with pytest.raises(InferError) as caught:
+        await client.reasoning.sample(model={"provider": "s"}, messages=USER, response_format=nested)
+    assert caught.value.code == "INFER_INVALID_INPUT"
+    runtime = create_ditto(workers=[create_infer_worker({"s": ScriptedProvider('{"answer": "x"}')})])
+    routed = await runtime.invoke("INFER.SAMPLE", {"model": {"provider": "s"}, "messages": USER,
+                                                   "responseFormat": nested})
+    assert routed.status == "error" and routed.error is not None and routed.error.code == "INFER_INVALID_INPUT"
+    await runtime.close()
+
+
+async def test_signal_through_the_runtime_reports_infer_codes() -> None:
+    """INF-2/INF-5: cancelled through runtime.invoke (a fired signal, an already-fired one, timeout=) the
+    NodeResult carries INFER_CANCELLED / INFER_TIMEOUT with status cancelled / timeout, and the provider stops."""
+    provider = BlockingProvider()
+    runtime = create_ditto(workers=[create_infer_worker({"b": provider})])
+    request = {"model": {"provider": "b"}, "messages": USER}
+    controller = AbortController()
+    call = asyncio.create_task(runtime.invoke("INFER.SAMPLE", request, signal=controller.signal))
+    await provider.started.wait()
+    controller.abort()
+    result = await call
+    assert (result.status, result.error and result.error.code) == ("cancelled", "INFER_CANCELLED")
+    assert provider.stopped.is_set()
+    fired = AbortController()
+    fired.abort()
+    result = await runtime.invoke("INFER.SAMPLE", request, signal=fired.signal)
+    assert (result.status, result.error and result.error.code) == ("cancelled", "INFER_CANCELLED")
+    for deadline in ({"timeout": 0.05}, {"signal": CancelSignal.timeout(0.05)}):
+        result = await runtime.invoke("INFER.SAMPLE", request, **deadline)  # type: ignore[arg-type]
+        assert (result.status, result.error and result.error.code) == ("timeout", "INFER_TIMEOUT")
+    await runtime.close()
+
+
+async def test_the_worker_itself_exposes_its_counters() -> None:
+    """INF-6: create_infer_worker() exposes per-model call and token counters (worker.counters) without the
+    application passing its own tally; every call's usage is counted, failures too."""
+    worker = create_infer_worker()
+    runtime = create_ditto(workers=[worker])
+    ok = await runtime.invoke("INFER.SAMPLE", {"messages": USER})
+    assert ok.status == "success" and ok.output.usage.input_tokens > 0
+    await runtime.invoke("INFER.SAMPLE", {"model": {"provider": "absent"}, "messages": USER})
+    counts = worker.counters.snapshot()
+    assert counts["builtin:extractive/extractive"].calls == 1
+    assert counts["builtin:extractive/extractive"].input_tokens == ok.output.usage.input_tokens
+    assert counts["absent/default"].failures == 1
+    assert worker.client.counters is worker.counters
+    await runtime.close()
+
+
 async def test_counters_per_model() -> None:
     """INF-6: calls, failures and tokens are counted per provider/model, shared when the counters are."""
     counters = InferCounters()

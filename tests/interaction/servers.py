@@ -20,13 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import trustme
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tests.support.net import free_port
+from tests.support.uvicorn_thread import serve_port
 
 MIB = 1024 * 1024
 #: The chunked route would send 64 MiB: far more than socket buffers hold, so a reader that stops is visible.
@@ -255,23 +254,11 @@ def make_tls(directory: Path) -> Tls:
 @asynccontextmanager
 async def serve(app: Any, *, tls: Tls | None = None) -> AsyncIterator[int]:
     """Run ``app`` under uvicorn on 127.0.0.1 (HTTPS when ``tls`` is given); yield the port."""
-    port = free_port()
     options: dict[str, Any] = {}
     if tls is not None:
         options = {"ssl_certfile": str(tls.cert_file), "ssl_keyfile": str(tls.cert_file)}
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                          lifespan="off", access_log=False, timeout_graceful_shutdown=1,
-                                          **options))
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.01)
-    try:
+    async with serve_port(app, timeout_graceful_shutdown=1, **options) as port:
         yield port
-    finally:
-        server.should_exit = True
-        await task
 
 
 def json_dumps(value: Any) -> str:

@@ -108,7 +108,7 @@ async def test_worker_shape_concurrency_and_shared_sdk() -> None:
     with pytest.raises(InvalidArgumentError):
         create_interaction_worker(interaction=object())  # type: ignore[arg-type]
     with pytest.raises(InvalidArgumentError):
-        create_interaction_worker(web={"allowed_origins": []})  # type: ignore[arg-type]
+        create_interaction_worker(web={"allowed": []})  # a dict form with an unknown option
     custom = interaction_act_tool_node.define("APP", lambda input: sdk.act_tool(input))
     assert custom.capabilities == ("INTERACTION.ACT.TOOL",)
     await sdk.aclose()

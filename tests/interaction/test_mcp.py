@@ -96,6 +96,21 @@ async def test_stdio_call_list_and_observe() -> None:
         await worker.aclose()
 
 
+async def test_list_tools_takes_the_server_name_directly() -> None:
+    """INT-2: the SDK's list_tools takes the server as {"server"}, as a plain name or as server=; the worker's
+    own tools without one; both at once is INTERACTION_INVALID_INPUT."""
+    interaction = create_interaction(mcp_servers={"local": stdio()})
+    try:
+        for listed in (await interaction.list_tools("local"), await interaction.list_tools(server="local")):
+            assert "add" in {spec.name for spec in listed}
+        assert await interaction.list_tools() == ()
+        with pytest.raises(InteractionError) as both:
+            await interaction.list_tools({"server": "local"}, server="local")
+        assert both.value.code == "INTERACTION_INVALID_INPUT"
+    finally:
+        await interaction.aclose()
+
+
 async def test_stdio_tool_errors_hide_internal_text_and_pass_model_text() -> None:
     """INT-2/INT-6: an MCP tool's isError answer is status "error"; the server hides internals, ToolError shows."""
     interaction = create_interaction(mcp_servers={"local": {"command": sys.executable, "args": [str(SERVER)]}})

@@ -87,3 +87,42 @@ async def test_signal_during_search_cancels(search_servers: SearchServers) -> No
         search_servers.wiki_log.hang.set()
         await runtime.close()
         await worker.aclose()
+
+
+async def test_signal_through_the_runtime_reports_interaction_codes() -> None:
+    """INT-1/INT-6: cancelled through runtime.invoke (a fired signal, an already-fired one, timeout=) the
+    NodeResult carries INTERACTION_CANCELLED / INTERACTION_TIMEOUT, and OBSERVE passes the code on."""
+    started = asyncio.Event()
+    stopped = asyncio.Event()
+
+    async def wait_forever(label: str) -> str:
+        """Never answers."""
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            stopped.set()
+        return label
+
+    worker = create_interaction_worker(tools=[wait_forever])
+    runtime = create_ditto(workers=[worker])
+    call = {"id": "c1", "name": "wait_forever", "arguments": {"label": "x"}}
+    controller = AbortController()
+    pending = asyncio.create_task(runtime.invoke("INTERACTION.ACT.TOOL", {"call": call}, signal=controller.signal))
+    await started.wait()
+    controller.abort()
+    result = await pending
+    assert (result.status, result.error and result.error.code) == ("cancelled", "INTERACTION_CANCELLED")
+    assert stopped.is_set()
+    observed = (await runtime.invoke("INTERACTION.OBSERVE", {"result": result, "call": call})).unwrap()
+    assert observed.status == "cancelled" and observed.error is not None
+    assert observed.error.code == "INTERACTION_CANCELLED"
+    fired = AbortController()
+    fired.abort()
+    result = await runtime.invoke("INTERACTION.OBSERVE", {"result": {}}, signal=fired.signal)
+    assert (result.status, result.error and result.error.code) == ("cancelled", "INTERACTION_CANCELLED")
+    for deadline in ({"timeout": 0.05}, {"signal": CancelSignal.timeout(0.05)}):
+        result = await runtime.invoke("INTERACTION.ACT.TOOL", {"call": call}, **deadline)  # type: ignore[arg-type]
+        assert (result.status, result.error and result.error.code) == ("timeout", "INTERACTION_TIMEOUT")
+    await runtime.close()
+    await worker.aclose()

@@ -225,6 +225,32 @@ async def test_observe_of_failed_node_result_keeps_status_and_call() -> None:
         await runtime.close()
 
 
+def _deep(levels: int) -> Any:
+    value: Any = "leaf"
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("content", [float("nan"), float("inf"), 10**400, "lone \ud800", ["x", "\udc80"], _deep(300)],
+                         ids=["nan", "inf", "huge-int", "surrogate", "nested-surrogate", "too-deep"])
+async def test_observe_refuses_a_tool_result_that_is_not_json(content: Any) -> None:
+    """INT-3/INT-6: OBSERVE of a ToolResult whose content is not finite JSON (NaN, inf, huge ints, lone
+    surrogates, nesting past the limit) or whose ids carry NUL is INTERACTION_INVALID_INPUT through the SDK and
+    the runtime — never a raw ValueError/RecursionError (HANDLER_ERROR)."""
+    result = {"callId": "c1", "name": "add", "status": "success", "source": "tool:add", "content": content}
+    interaction = create_interaction()
+    with pytest.raises(InteractionError) as caught:
+        await interaction.observe({"result": result})
+    assert caught.value.code == "INTERACTION_INVALID_INPUT"
+    runtime = create_ditto(workers=[create_interaction_worker()])
+    for bad in (result, {**result, "content": "ok", "callId": "c\x00"}):
+        routed = await runtime.invoke("INTERACTION.OBSERVE", {"result": bad})
+        assert routed.status == "error" and routed.error is not None
+        assert routed.error.code == "INTERACTION_INVALID_INPUT"
+    await runtime.close()
+
+
 def test_tool_construction_errors() -> None:
     """INT-1: tools without a schema or with clashing names are refused when the worker is built."""
 

@@ -82,8 +82,10 @@ async def test_brave_with_key_sends_the_subscription_token(search_servers: Searc
     assert search_servers.wiki_log.requests == []
 
 
-async def test_brave_without_key_fails_and_never_asks_wikipedia(search_servers: SearchServers) -> None:
+async def test_brave_without_key_fails_and_never_asks_wikipedia(search_servers: SearchServers,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """INT-4: asking for Brave without a key is a clear error, never a silent switch to Wikipedia."""
+    monkeypatch.delenv("DITTO_WORKER_INTERACTION_BRAVE_SEARCH_API_KEY", raising=False)
     with pytest.raises(InteractionError) as caught:
         await web_search("database", engine="brave", options=local(search_servers))
     assert caught.value.code == "INTERACTION_INVALID_INPUT"
@@ -91,6 +93,23 @@ async def test_brave_without_key_fails_and_never_asks_wikipedia(search_servers: 
     assert search_servers.wiki_log.requests == [] and search_servers.brave_log.requests == []
     with pytest.raises(InvalidArgumentError):
         WebOptions(search_engine="brave")
+
+
+async def test_brave_key_from_the_environment_when_a_request_asks_for_brave(search_servers: SearchServers,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """INT-4: with DITTO_WORKER_INTERACTION_BRAVE_SEARCH_API_KEY in the environment, a request choosing
+    engine "brave" (and options choosing it) is served by Brave with that key; the default stays Wikipedia."""
+    monkeypatch.setenv("DITTO_WORKER_INTERACTION_BRAVE_SEARCH_API_KEY", BRAVE_TOKEN)
+    worker = create_interaction_worker(web=local(search_servers))
+    runtime = create_ditto(workers=[worker])
+    found = (await runtime.invoke("INTERACTION.WEB.SEARCH", {"query": "database", "engine": "brave"})).unwrap()
+    assert found.engine == "brave" and 1 <= len(found.candidates) <= 5
+    default = (await runtime.invoke("INTERACTION.WEB.SEARCH", {"query": "database"})).unwrap()
+    assert default.engine == "wikipedia"
+    await runtime.close()
+    await worker.aclose()
+    assert search_servers.brave_log.headers[0]["x-subscription-token"] == BRAVE_TOKEN
+    assert (await web_search("database", options=local(search_servers, search_engine="brave"))).engine == "brave"
 
 
 async def test_brave_wrong_key_is_tool_failed_without_the_key(search_servers: SearchServers) -> None:
@@ -174,3 +193,18 @@ def test_options_are_validated() -> None:
     options = WebOptions(allowed_origins=["HTTPS://Docs.Example:443/", "https://docs.example"])
     assert options.allowed_origins == ("https://docs.example",)
     assert dataclasses.replace(options, timeout_s=1).timeout_s == 1.0
+
+
+async def test_web_options_as_a_dict_in_either_spelling() -> None:
+    """INT-1/INT-5: create_interaction_worker(web=...) takes the options as a dict too, camelCase or
+    snake_case (the seed's allowedOrigins); an unknown or bad option is a construction error."""
+    for web in ({"allowedOrigins": ["https://sqlite.org"], "timeoutS": 5},
+                {"allowed_origins": ["https://sqlite.org"], "timeout_s": 5}):
+        worker = create_interaction_worker(web=web)
+        options = worker.interaction.web.options
+        assert options.allowed_origins == ("https://sqlite.org",) and options.timeout_s == 5.0
+        await worker.aclose()
+    for bad in ({"allowedOrigins": ["http://sqlite.org"]}, {"origins": ["https://sqlite.org"]},
+                {"allowedOrigins": [], "allowed_origins": []}, {"timeoutS": "soon"}, ["https://sqlite.org"]):
+        with pytest.raises(InvalidArgumentError):
+            create_interaction_worker(web=bad)  # type: ignore[arg-type]

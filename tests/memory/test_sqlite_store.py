@@ -28,6 +28,8 @@ from ditto.worker.memory import (
 from ditto.worker.memory._filters import prefix_upper_bound
 from ditto.worker.memory._fts import match_expression, query_tokens
 
+from .schema_versions import as_older_version
+
 
 def items(*specs: dict[str, Any]) -> list[MemoryWriteItem]:
     return [MemoryWriteItem.model_validate(spec) for spec in specs]
@@ -631,12 +633,7 @@ async def test_version_1_file_is_upgraded_in_place(db_path: Path) -> None:
     other records' index rows and the BM25 totals stay consistent."""
     async with create_sqlite_memory_store(db_path) as store:
         await store.write(items({"id": "zh", "content": "备份保留三十五天"}, {"id": "en", "content": "kept for days"}))
-    with sqlite3.connect(db_path) as raw:  # what version 1 wrote for the Chinese record
-        seq = raw.execute("SELECT seq FROM memory_records WHERE id = 'zh'").fetchone()[0]
-        raw.execute("UPDATE memory_fts SET body = '备份保留三十五天' WHERE rowid = ?", (seq,))
-        raw.execute("UPDATE memory_records SET length = 1 WHERE seq = ?", (seq,))
-        raw.execute("UPDATE memory_stats SET tokens = 4")
-        raw.execute("PRAGMA user_version = 1")
+    as_older_version(db_path, "zh", "备份保留三十五天", total_tokens=4, version=1)  # what version 1 wrote
     async with create_sqlite_memory_store(db_path, read_only=True) as reader:  # read-only never upgrades
         with pytest.raises(DittoMemoryError) as raised:
             await reader.get(ids=["zh"])

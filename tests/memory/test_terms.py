@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 from ditto.text import bm25_score, word_terms
 from ditto.worker.memory import MemorySearchInput, MemoryWriteItem, _fts, create_sqlite_memory_store
 
+from .schema_versions import as_older_version
+
 # Latin letters (some with diacritics), digits, Han, Hiragana, Katakana, Hangul, spaces and punctuation.
 _ALPHABET = st.sampled_from(list("abcXYZ019éü 　,.!?-_/") + list("数据库备份のデータ데이터"))
 
@@ -47,12 +49,7 @@ async def test_version_2_file_is_reindexed(tmp_path: Path) -> None:
     async with create_sqlite_memory_store(path) as store:
         await store.write([MemoryWriteItem(id="ko", content="데이터베이스"),
                            MemoryWriteItem(id="en", content="kept days")])
-    with sqlite3.connect(path) as raw:  # what version 2 wrote for the Korean record
-        seq = raw.execute("SELECT seq FROM memory_records WHERE id = 'ko'").fetchone()[0]
-        raw.execute("UPDATE memory_fts SET body = '데이터베이스' WHERE rowid = ?", (seq,))
-        raw.execute("UPDATE memory_records SET length = 1 WHERE seq = ?", (seq,))
-        raw.execute("UPDATE memory_stats SET tokens = 3")
-        raw.execute("PRAGMA user_version = 2")
+    as_older_version(path, "ko", "데이터베이스", total_tokens=3, version=2)  # what version 2 wrote
     async with create_sqlite_memory_store(path) as store:
         assert [hit.memory.id for hit in await store.search(MemorySearchInput(query="데이터"))] == ["ko"]
     with sqlite3.connect(path) as raw:

@@ -55,3 +55,17 @@ def source_and_model_calls(records: Sequence[Mapping[str, Any]]) -> list[Mapping
     """Calls to a model or a source (not the checkpoint/cache stores)."""
     return [r for r in records if r["node"] in ("INFER.SAMPLE", "RETRIEVAL.SEARCH") or
             r["node"].startswith("INTERACTION.") or (r["node"] == "MEMORY.SEARCH" and r["stage"] == "evidence")]
+
+
+def write_knowledge_base(path: Path, rows: Sequence[tuple[str, str]] = ()) -> Path:
+    """An SQLite FTS5 knowledge base at ``path`` (table ``knowledge(title, content)``), the shape ``--kb`` reads."""
+    import sqlite3
+
+    connection = sqlite3.connect(path)
+    try:
+        connection.execute("CREATE VIRTUAL TABLE knowledge USING fts5(title, content)")
+        connection.executemany("INSERT INTO knowledge VALUES (?, ?)", rows)
+        connection.commit()
+    finally:
+        connection.close()
+    return path

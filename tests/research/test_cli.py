@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 from tests.research.cli import output, research_args, run_cli, verify_args
+from tests.research.helpers import write_knowledge_base
 
 
 def test_multi_source_prints_only_the_result_when_piped(tmp_path: Path) -> None:
@@ -54,18 +55,11 @@ def test_vocabulary_file_and_stop_after(tmp_path: Path) -> None:
 
 def test_own_documents_and_kb(tmp_path: Path) -> None:
     """WF-12: --documents (folder, recursive, --ignore) and --kb (an SQLite FTS5 file) replace the samples."""
-    import sqlite3
-
     docs = tmp_path / "docs" / "nested"
     docs.mkdir(parents=True)
     (docs / "ops.md").write_text("# Ops\n\nThe nightly export runs at 02:15 UTC.\n", encoding="utf-8")
     (docs / "draft.md").write_text("The nightly export runs at noon.\n", encoding="utf-8")
-    kb = tmp_path / "kb.sqlite"
-    connection = sqlite3.connect(kb)
-    connection.execute("CREATE VIRTUAL TABLE knowledge USING fts5(title, content)")
-    connection.execute("INSERT INTO knowledge VALUES ('Export', 'The nightly export is kept for 9 weeks.')")
-    connection.commit()
-    connection.close()
+    kb = write_knowledge_base(tmp_path / "kb.sqlite", [("Export", "The nightly export is kept for 9 weeks.")])
     done = run_cli(research_args("multi-source", "--sources", "documents,knowledge", "--documents",
                                  str(tmp_path / "docs"), "--ignore", "draft.md", "--kb", str(kb),
                                  "--question", "When does the nightly export run and how long is it kept?",
@@ -81,7 +75,8 @@ def test_own_documents_and_kb(tmp_path: Path) -> None:
 
 
 def test_verify_detects_every_kind_of_tampering(tmp_path: Path) -> None:
-    """WF-13: verify passes on a good brief and fails on a changed snapshot byte, quote, offset or citation."""
+    """WF-13: verify passes on a good brief and fails on a changed snapshot byte, quote, offset, citation, missing
+    snapshot, an edited request.json or a brief whose question is not its request's."""
     done = run_cli(research_args("multi-source", "--sources", "documents,knowledge", "--knowledge", "both",
                                  "--base-dir", str(tmp_path / "tasks")))
     good = Path(output(done)["directory"])
@@ -119,9 +114,16 @@ def test_verify_detects_every_kind_of_tampering(tmp_path: Path) -> None:
     edit_brief(citation, lambda d: d["citations"].append("e99"))
     missing = tampered("missing")
     shutil.rmtree(missing / "snapshots" / digest)
+    request = tampered("request")
+    document = json.loads((request / "request.json").read_text(encoding="utf-8"))
+    document["question"] = "A question nobody asked?"
+    (request / "request.json").write_text(json.dumps(document), encoding="utf-8")
+    question = tampered("question")
+    edit_brief(question, lambda d: d.update(question="A question nobody asked?"))
 
     for directory, expected in [(byte, "changed bytes"), (quote, "quote is not"), (offset, "quote is not"),
-                                (lines, "lines"), (citation, "e99"), (missing, "missing")]:
+                                (lines, "lines"), (citation, "e99"), (missing, "missing"),
+                                (request, "request.json"), (question, "question")]:
         checked = run_cli(verify_args(directory))
         assert checked.returncode == 1, directory.name
         problems = json.loads(checked.stdout)["problems"]
@@ -134,3 +136,98 @@ def test_invalid_request_is_a_usage_error(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert output(done)["result"]["error"]["code"] == "RESEARCH_INVALID_INPUT"
     assert not (tmp_path / "a").exists() and not list(tmp_path.iterdir())
+
+
+def test_help_lists_every_flag() -> None:
+    """WF-2: `ditto research --help` renders (no traceback) and names every flag of the research command."""
+    import sys
+
+    done = run_cli([sys.executable, "-m", "ditto", "research", "--help"], env={"COLUMNS": "200"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    for flag in ("--knowledge", "--stop-after", "--directory", "--allow-partial", "--search-engine", "--question",
+                 "--vocabulary", "--documents", "--kb", "--memory", "--sources", "--json"):
+        assert flag in done.stdout, flag
+    assert "Traceback" not in done.stdout + done.stderr
+    assert run_cli([sys.executable, "-m", "ditto", "verify", "--help"]).returncode == 0
+
+
+def test_documents_takes_several_paths_after_one_flag(tmp_path: Path) -> None:
+    """WF-12, WF-2: `--documents A B` reads both paths, like `--documents A --documents B`."""
+    first, second = tmp_path / "one", tmp_path / "two.md"
+    first.mkdir()
+    (first / "a.md").write_text("Backups are kept for 9 days.\n", encoding="utf-8")
+    second.write_text("Backups run every 3 hours.\n", encoding="utf-8")
+    done = run_cli(research_args("document-search", "--documents", str(first), str(second), "--question",
+                                 "How long are backups kept and how often do backups run?",
+                                 "--base-dir", str(tmp_path / "tasks")))
+    assert done.returncode == 0, done.stderr[-2000:]
+    directory = Path(output(done)["directory"])
+    request = json.loads((directory / "request.json").read_text(encoding="utf-8"))
+    assert request["documents"] == [str(first.resolve()), str(second.resolve())]
+    stray = run_cli(research_args("document-search", str(first), "--base-dir", str(tmp_path / "tasks")))
+    assert stray.returncode == 2 and "unexpected argument" in stray.stderr
+
+
+def test_oversized_vocabulary_file_is_a_usage_error(tmp_path: Path) -> None:
+    """WF-2, WF-9: a vocabulary file of a million lines is refused with a clear message, exit 2, no traceback."""
+    vocabulary = tmp_path / "vocabulary.txt"
+    vocabulary.write_text("".join(f"query {number}\n" for number in range(10**6)), encoding="utf-8")
+    done = run_cli(research_args("rewrite", "--vocabulary", str(vocabulary), "--base-dir", str(tmp_path / "tasks")))
+    assert done.returncode == 2
+    assert "larger than 1 MiB" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "tasks").exists()
+
+
+def test_unreachable_page_fails_cleanly_with_one_log_line(tmp_path: Path) -> None:
+    """WF-14, WF-5, WF-7: a page that cannot be reached blocks the task quickly; stderr holds one warning line
+    naming the failure (no traceback unless --verbose) and stdout only the result JSON."""
+    import socket
+    import time
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    origin = f"https://127.0.0.1:{port}"
+    args = ("--url", f"{origin}/wal.html", "--allowed-origin", origin, "--allow-partial")
+    started = time.monotonic()
+    done = run_cli(research_args("web-read", *args, "--base-dir", str(tmp_path / "tasks")))
+    assert time.monotonic() - started < 30
+    assert done.returncode == 1
+    result = output(done)["result"]
+    assert result["status"] == "blocked" and result["failedSources"][0]["source"] == "web"
+    assert "Traceback" not in done.stderr and "127.0.0.1" in done.stderr
+    verbose = run_cli(research_args("web-read", *args, "--verbose", "--base-dir", str(tmp_path / "tasks")))
+    assert verbose.returncode == 1 and "Traceback" in verbose.stderr
+
+
+def test_a_bad_model_configuration_still_prints_the_result_json(tmp_path: Path) -> None:
+    """WF-14, WF-11: a half-configured model server (URL without model) is refused with the result JSON on
+    stdout (status failed, INVALID_ARGUMENT), exit 2, and no task directory."""
+    done = run_cli(research_args("document-search", "--json", "--base-dir", str(tmp_path / "tasks"), scripted=False),
+                   env={"DITTO_WORKER_INFER_BASE_URL": "http://127.0.0.1:9/v1"})
+    assert done.returncode == 2, done.stderr[-2000:]
+    result = output(done)["result"]
+    assert result["status"] == "failed" and result["error"]["code"] == "INVALID_ARGUMENT"
+    assert "DITTO_WORKER_INFER_MODEL" in result["error"]["message"]
+    assert not (tmp_path / "tasks").exists()
+
+
+def test_a_task_folder_that_cannot_be_made_is_a_clear_error(tmp_path: Path) -> None:
+    """WF-2, WF-3: --base-dir or --directory naming a file is refused with the result JSON, exit 2, no traceback."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    for option in ("--base-dir", "--directory"):
+        done = run_cli(research_args("document-search", option, str(blocker)))
+        assert done.returncode == 2, done.stderr[-2000:]
+        result = output(done)["result"]
+        assert result["status"] == "failed" and result["error"]["code"] == "RESEARCH_INVALID_INPUT"
+        assert "Traceback" not in done.stderr
+
+
+def test_sources_may_be_repeated(tmp_path: Path) -> None:
+    """WF-2: `--sources documents --sources knowledge` means the same as `--sources documents,knowledge`."""
+    done = run_cli(research_args("multi-source", "--sources", "documents", "--sources", "knowledge", "--json",
+                                 "--base-dir", str(tmp_path / "tasks")))
+    assert done.returncode == 0, done.stderr[-2000:]
+    request = json.loads((Path(output(done)["directory"]) / "request.json").read_text(encoding="utf-8"))
+    assert request["sources"] == ["documents", "knowledge"]

@@ -147,3 +147,58 @@ def test_importing_connects_nothing(tmp_path: Path) -> None:
                           env={"PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")})
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_public_face_is_exactly_what_a_user_needs() -> None:
+    """WF-1: the package exports the eight entries, the request/result/brief types, task creation, the runtime,
+    run_research, verify_task, import_internal_knowledge and ResearchError; building blocks stay in their modules."""
+    import ditto.workflows.research as research
+    from ditto.workflows.research.checkpoints import checkpoint_key
+    from ditto.workflows.research.taskdir import TaskLock
+
+    entries = {entry.replace("-", "_") for entry in ENTRIES}
+    assert set(research.__all__) == entries | {
+        "ENTRIES", "Brief", "Coverage", "Evidence", "FailedSource", "ProgressEvent", "QueryRecord", "ResearchError",
+        "ResearchOptions", "ResearchRequest", "ResearchResult", "ResearchTask", "brief_schema", "create_task",
+        "import_internal_knowledge", "open_research_runtime", "open_task", "request_id", "run_research",
+        "verify_task"}
+    assert len(research.__all__) == len(set(research.__all__))
+    assert all(callable(getattr(research, name).run) for name in entries)
+    assert not hasattr(research, "checkpoint_key") and callable(checkpoint_key) and TaskLock is not None
+
+
+async def test_options_may_be_a_plain_mapping(base: Path, model: ScriptedModel) -> None:
+    """WF-1, WF-8: run() takes options as ResearchOptions or a plain dict (snake_case or camelCase);
+    bad options are a ResearchError, never a raw exception."""
+    from ditto.workflows.research import ResearchError, run_research
+
+    task, result = await run("document-search", {}, base, model, options={"stopAfter": "queries",  # type: ignore[arg-type]
+                                                                       "pause_at": None})
+    assert result.status == "stopped" and result.stage == "queries"
+    for bad in ({"stopAfter": "brief"}, {"maxExecutions": 0}, {"nope": 1}, {"progress": 3}, "queries"):
+        with pytest.raises(ResearchError) as caught:
+            await run_research("document-search", None, directory=task.directory, options=bad,  # type: ignore[arg-type]
+                               env={}, workers=[model.worker()])
+        assert caught.value.code == "RESEARCH_INVALID_INPUT", bad
+    _, result = await run("document-search", None, base, model, directory=task.directory,
+                          options={"stop_after": None, "pauseAt": None})  # type: ignore[arg-type]
+    assert result.status == "completed"
+
+
+async def test_create_task_takes_a_plain_mapping(tmp_path: Path, model: ScriptedModel) -> None:
+    """WF-1, WF-3: create_task accepts the request as a dict (camelCase or snake_case) as well as the model;
+    a bad one is RESEARCH_INVALID_INPUT and makes no folder."""
+    from ditto.workflows.research import ResearchError
+
+    task = create_task({"entry": "document-search", "question": "How long are backups kept?",
+                        "allowPartial": True}, base_dir=tmp_path / "tasks")
+    assert task.request == ResearchRequest(entry="document-search", question="How long are backups kept?",
+                                           allow_partial=True)
+    async with open_research_runtime(task, env={}, workers=[model.worker()]) as runtime:
+        result = await document_search.run(runtime, {"directory": str(task.directory)}, ResearchOptions(pause_at=None))
+    assert result.status == "completed"
+    for bad in ({"entry": "document-search"}, {"entry": "nope", "question": "q"}, ["document-search"]):
+        with pytest.raises(ResearchError) as caught:
+            create_task(bad, base_dir=tmp_path / "bad")  # type: ignore[arg-type]
+        assert caught.value.code == "RESEARCH_INVALID_INPUT"
+    assert not (tmp_path / "bad").exists()

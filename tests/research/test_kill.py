@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.research.cli import ROOT, cli_env, output, research_args, run_cli, verify_args
+from tests.research.helpers import write_knowledge_base
 
 POINTS = ["after:request", "after:queries", "mid:evidence", "after:evidence", "after:brief"]
 
@@ -24,12 +24,7 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     docs.mkdir()
     (docs / "policy.md").write_text("# Policy\n\nBackups are retained for 41 days.\nBackups run every 7 hours.\n",
                                     encoding="utf-8")
-    kb = root / "kb.sqlite"
-    connection = sqlite3.connect(kb)
-    connection.execute("CREATE VIRTUAL TABLE knowledge USING fts5(title, content)")
-    connection.execute("INSERT INTO knowledge VALUES ('Retention', 'Each backup is retained for 41 days.')")
-    connection.commit()
-    connection.close()
+    kb = write_knowledge_base(root / "kb.sqlite", [("Retention", "Each backup is retained for 41 days.")])
     return ["--sources", "documents,knowledge", "--documents", str(docs), "--kb", str(kb),
             "--question", "How long are backups retained and how often do they run?"]
 

@@ -97,12 +97,17 @@ async def test_import_only_on_new_tasks_and_never_promotes_answers(base: Path, m
 
 
 async def test_import_internal_knowledge_checks_its_input(tmp_path: Path, model: ScriptedModel) -> None:
-    """WF-4: the public import refuses bad tenants, keys and texts before writing anything."""
+    """WF-4: the public import refuses bad tenants, keys, texts, record shapes, repeated keys and oversized batches
+    with RESEARCH_INVALID_INPUT before writing anything (never a raw exception)."""
     task = create_task(ResearchRequest(entry="knowledge-base", question=QUESTION, knowledge="internal"),
                        base_dir=tmp_path)
     async with open_research_runtime(task, env={}, workers=[model.worker()]) as runtime:
         for tenant, records in [("a:b", [{"key": "k", "text": "t"}]), ("acme", [{"key": "a:b", "text": "t"}]),
-                                ("acme", [{"key": "k", "text": "  "}]), ("acme", [{"key": 3, "text": "t"}])]:
+                                ("acme", [{"key": "k", "text": "  "}]), ("acme", [{"key": 3, "text": "t"}]),
+                                ("acme", [("k", "t")]), ("acme", "kt"), ("acme", None),
+                                ("acme", [{"key": "k", "text": "a\ud800b"}]),
+                                ("acme", [{"key": "k", "text": "t"}, {"key": "k", "text": "u"}]),
+                                ("acme", ({"key": f"k{i}", "text": "t"} for i in range(10_001)))]:
             with pytest.raises(ResearchError) as caught:
                 await import_internal_knowledge(runtime, tenant=tenant, records=records)
             assert caught.value.code == "RESEARCH_INVALID_INPUT"

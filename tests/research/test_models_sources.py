@@ -17,13 +17,13 @@ from hypothesis import strategies as st
 from ditto.workflows.research import (
     ResearchError,
     ResearchOptions,
-    build_request,
     create_task,
     open_research_runtime,
     run_research,
     verify_task,
 )
 from ditto.workflows.research import knowledge_base as knowledge_entry
+from ditto.workflows.research.api import build_request
 from tests.research.cli import ROOT, cli_env, research_args
 from tests.research.helpers import brief, quotes_this_task
 from tests.support.openai_chat_server import ChatServerState, ChatStep, openai_chat_server
@@ -169,3 +169,46 @@ def test_terminal_shows_progress_on_stderr(tmp_path: Path) -> None:
     text = shown.decode("utf-8", "replace")
     assert "queries" in text and "evidence" in text and "document" in text and "brief:" in text
     assert json.loads(done.stdout)["result"]["status"] == "completed"
+
+
+async def test_cli_reads_the_model_provider_from_dotenv(tmp_path: Path) -> None:
+    """WF-11, WF-2: `ditto research` run where a .env configures DITTO_WORKER_INFER_* (and the tasks folder) asks
+    that OpenAI-compatible server; the process environment still wins over .env."""
+    import asyncio
+
+    script = [ChatStep(json.dumps({"queries": ["backup retained"]})), ChatStep(json.dumps({"excerpts": []}))]
+    async with openai_chat_server(ChatServerState(script=script)) as (url, state):
+        dotenv = {**_openai_env(url), "DITTO_RESEARCH_TASKS_DIR": str(tmp_path / "from-dotenv")}
+        (tmp_path / ".env").write_text("".join(f"{key}={value}\n" for key, value in dotenv.items()),
+                                       encoding="utf-8")
+        process = await asyncio.create_subprocess_exec(
+            *research_args("document-search", "--json", scripted=False),
+            cwd=tmp_path, env=cli_env(), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=120)
+    assert process.returncode == 0, stderr.decode()[-2000:]
+    directory = Path(json.loads(stdout)["directory"])
+    assert directory.parent == tmp_path / "from-dotenv"
+    data = json.loads((directory / "artifacts" / "brief.json").read_text(encoding="utf-8"))
+    assert data["model"] == {"provider": "openai", "model": "test-model"}
+    assert [body["model"] for body in state.requests] == ["test-model", "test-model"]
+    process = await asyncio.create_subprocess_exec(
+        *research_args("document-search", "--json", "--base-dir", str(tmp_path / "tasks"), scripted=False),
+        cwd=tmp_path, env=cli_env({"DITTO_WORKER_INFER_BASE_URL": "", "DITTO_WORKER_INFER_MODEL": ""}),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=120)
+    assert process.returncode == 0, stderr.decode()[-2000:]
+    assert json.loads(stdout)["result"]["status"] == "completed"
+
+
+async def test_a_ten_megabyte_question_is_refused_quickly(tmp_path: Path) -> None:
+    """WF-2: a 10 MB question through run_research is RESEARCH_INVALID_INPUT within a second, and no task folder
+    is made."""
+    import time
+
+    started = time.monotonic()
+    with pytest.raises(ResearchError) as caught:
+        await run_research("multi-source", {"question": "backup " * (10 * 1024 * 1024 // 7)}, base_dir=tmp_path,
+                           env={}, options=OPTIONS)
+    assert caught.value.code == "RESEARCH_INVALID_INPUT" and len(caught.value.message) < 300
+    assert time.monotonic() - started < 1.0
+    assert not os.listdir(tmp_path)

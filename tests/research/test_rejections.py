@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ditto.worker.memory import create_sqlite_memory_store
-from ditto.workflows.research import checkpoint_key
+from ditto.workflows.research.checkpoints import checkpoint_key
 from tests.research.helpers import run
 from tests.research.scripted import ScriptedModel, choose_excerpts
 

@@ -12,15 +12,9 @@ import pytest
 
 from ditto.worker.context import context_scope_key
 from ditto.worker.memory import create_sqlite_memory_store
-from ditto.workflows.research import (
-    ResearchOptions,
-    ResearchRequest,
-    TaskLock,
-    cache_scope,
-    checkpoint_key,
-    request_id,
-    verify_task,
-)
+from ditto.workflows.research import ResearchOptions, ResearchRequest, request_id, verify_task
+from ditto.workflows.research.checkpoints import cache_scope, checkpoint_key
+from ditto.workflows.research.taskdir import TaskLock
 from tests.research.helpers import brief, run, source_and_model_calls, trace
 from tests.research.scripted import ScriptedModel
 from tests.support.redis_server import RedisServer, redis_server
@@ -203,3 +197,25 @@ async def test_redis_down_fails_before_anything_is_written(base: Path, model: Sc
     assert not (task.directory / "artifacts" / "brief.json").exists()
     assert [r["node"] for r in trace(task)] == ["MEMORY.GET", "CONTEXT.LOAD"]
     shutil.rmtree(task.directory)
+
+
+async def test_tasks_sharing_a_memory_store_keep_their_own_checkpoints(tmp_path: Path, base: Path,
+                                                                       model: ScriptedModel) -> None:
+    """WF-8, WF-12: two tasks with the same request on one application MEMORY store (same request id) each read
+    their sources and write a brief whose snapshots are in their own directory; a stopped task still resumes."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ops.md").write_text("# Ops\n\nBackups are kept for 9 days.\n", encoding="utf-8")
+    request = {"documents": [str(docs)], "memory": str(tmp_path / "app-memory.sqlite")}
+    stopped, result = await run("document-search", request, base, model, options=_options("queries"))
+    assert result.status == "stopped"
+    first, result = await run("document-search", request, base, model)
+    assert result.status == "completed" and first.request_id == stopped.request_id
+    second, result = await run("document-search", request, base, model)
+    assert result.status == "completed" and second.directory != first.directory
+    assert source_and_model_calls(trace(second)), "the second task must read its sources itself"
+    assert verify_task(first.directory) == [] and verify_task(second.directory) == []
+    document = json.loads((second.directory / "request.json").read_text(encoding="utf-8"))
+    assert ResearchRequest.model_validate({k: v for k, v in document.items() if k != "requestId"}) == second.request
+    stopped, result = await run("document-search", None, base, model, directory=stopped.directory)
+    assert result.status == "completed" and verify_task(stopped.directory) == []

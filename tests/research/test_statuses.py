@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import sqlite3
+import os
 from pathlib import Path
 
 from ditto.worker.memory import create_sqlite_memory_store
-from ditto.workflows.research import checkpoint_key, verify_task
-from tests.research.helpers import brief, run
+from ditto.workflows.research import verify_task
+from ditto.workflows.research.checkpoints import checkpoint_key
+from tests.research.helpers import brief, run, write_knowledge_base
 from tests.research.scripted import ScriptedModel
 
 BOTH = {"sources": ["documents", "knowledge"], "knowledge": "external"}
@@ -78,11 +79,7 @@ async def test_corrupt_knowledge_base_is_a_fault(base: Path, model: ScriptedMode
 
 async def test_empty_hits_are_not_a_fault(base: Path, model: ScriptedModel, tmp_path: Path) -> None:
     """WF-7: a knowledge base without matching records is no-hits, not a failed source."""
-    empty = tmp_path / "empty.sqlite"
-    connection = sqlite3.connect(empty)
-    connection.execute("CREATE VIRTUAL TABLE knowledge USING fts5(title, content)")
-    connection.commit()
-    connection.close()
+    empty = write_knowledge_base(tmp_path / "empty.sqlite")
     task, result = await run("multi-source", {**BOTH, "kb": str(empty)}, base, model)
     assert result.status == "completed"
     data = brief(task)
@@ -106,3 +103,42 @@ async def test_at_most_three_records_per_query(base: Path, model: ScriptedModel,
     assert all("forever" not in item["quote"] for item in data["evidence"])
     assert all(item["uri"].startswith(folder.resolve().as_uri()) for item in data["evidence"])
     assert not (task.directory / "policy.md").exists()  # own documents: no sample document written
+
+
+async def test_a_huge_document_is_skipped_without_being_read(tmp_path: Path, base: Path,
+                                                             model: ScriptedModel) -> None:
+    """WF-12, WF-6: a document over 4 MiB is skipped after reading at most 4 MiB of it; the others are searched."""
+    import tracemalloc
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ops.md").write_text("# Ops\n\nBackups are kept for 9 days.\n", encoding="utf-8")
+    (docs / "huge.md").touch()
+    os.truncate(docs / "huge.md", 256 * 1024 * 1024)  # sparse: costs no disk, but reading it whole costs 256 MiB
+    tracemalloc.start()
+    try:
+        task, result = await run("document-search", {"documents": [str(docs)], "question": "How long are backups "
+                                                     "kept?"}, base, model)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.status == "completed"
+    assert [item["quote"] for item in brief(task)["evidence"]] == ["Backups are kept for 9 days."]
+    assert peak < 64 * 1024 * 1024
+
+
+async def test_binary_files_and_symlink_loops_in_a_documents_folder(tmp_path: Path, base: Path,
+                                                                    model: ScriptedModel) -> None:
+    """WF-12: a documents folder holding a binary file named .md and a symlink loop is searched without hanging;
+    the binary file is skipped and only the real document is quoted."""
+    docs = tmp_path / "docs"
+    (docs / "sub").mkdir(parents=True)
+    (docs / "ops.md").write_text("# Ops\n\nBackups are kept for 9 days.\n", encoding="utf-8")
+    (docs / "image.md").write_bytes(bytes(range(256)) * 64)
+    (docs / "sub" / "loop").symlink_to(docs, target_is_directory=True)
+    (docs / "self").symlink_to(docs / "self")
+    task, result = await run("document-search", {"documents": [str(docs)], "question": "How long are backups "
+                                                 "kept?"}, base, model)
+    assert result.status == "completed"
+    assert [item["quote"] for item in brief(task)["evidence"]] == ["Backups are kept for 9 days."]
+    assert verify_task(task.directory) == []

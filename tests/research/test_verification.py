@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -13,7 +14,7 @@ from ditto.signal import AbortController
 from ditto.worker.infer import ExcerptPassage, ExcerptTask
 from ditto.workflows.research import ResearchError, ResearchOptions, brief_schema
 from ditto.workflows.research.verification import Passage, line_range, verify_excerpts
-from tests.research.helpers import ROOT, run, trace
+from tests.research.helpers import ROOT, brief, run, trace
 from tests.research.scripted import ScriptedModel, choose_excerpts
 
 TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=300)
@@ -61,6 +62,18 @@ def test_brief_schema_ships_with_the_package() -> None:
                         "lineEnd", "query"}
 
 
+async def test_every_query_states_its_vocabulary_entry(base: Path) -> None:
+    """WF-15: each query in brief.json carries provenance and vocabularyEntry (null for a free model query),
+    and the shipped schema requires both."""
+    required = set(brief_schema()["properties"]["queries"]["items"]["required"])
+    assert {"text", "provenance", "vocabularyEntry"} <= required
+    model = ScriptedModel()
+    task, result = await run("document-search", {}, base, model)
+    assert result.status == "completed"
+    queries = brief(task)["queries"]
+    assert queries and all(q["provenance"] == "model" and q["vocabularyEntry"] is None for q in queries)
+
+
 async def test_cancelling_a_task_archives_nothing_of_the_running_stage(base: Path) -> None:
     """WF-8, WF-1: a fired signal ends the run with RESEARCH_CANCELLED; the resume redoes only that stage."""
     controller = AbortController()
@@ -88,3 +101,15 @@ async def test_missing_document_path_is_a_source_failure(base: Path, tmp_path: P
     assert result.status == "blocked"
     assert [(s.source, s.code) for s in result.failed_sources] == [("document", "RETRIEVAL_PROVIDER_UNAVAILABLE")]
     assert not (task.directory / "artifacts" / "brief.json").exists()
+
+
+@pytest.mark.parametrize("directory", ["a\x00b", "a\udcffb", "", 5, None])
+def test_unusable_task_paths_are_invalid_input(directory: object) -> None:
+    """WF-13, WF-8: verify_task and open_task refuse a path with NUL, a lone surrogate, an empty one or a non-path
+    with RESEARCH_INVALID_INPUT, never a raw ValueError/TypeError."""
+    from ditto.workflows.research import open_task, verify_task
+
+    for function in (verify_task, open_task):
+        with pytest.raises(ResearchError) as caught:
+            function(directory)  # type: ignore[arg-type]
+        assert caught.value.code == "RESEARCH_INVALID_INPUT"

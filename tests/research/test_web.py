@@ -93,7 +93,8 @@ def _quotes(data: dict[str, Any]) -> str:
 
 
 async def test_web_search_reads_the_page_and_quotes_it(wiki: Wiki, base: Path, model: ScriptedModel) -> None:
-    """WF-5, WF-6, WF-10: Wikipedia-style search discovers pages; the first allowed page is read and quoted."""
+    """WF-5, WF-6, WF-10, WF-13: Wikipedia-style search discovers pages; the first allowed page is read and quoted;
+    verify notices a changed extracted.txt."""
     task, result = await run_web("web-search", {"question": "How long is each database backup retained?"},
                                  base, model, wiki)
     assert result.status == "completed", result
@@ -108,6 +109,11 @@ async def test_web_search_reads_the_page_and_quotes_it(wiki: Wiki, base: Path, m
         assert extracted[item["start"]:item["end"]] == item["quote"]
         assert item["quote"] in extracted.split("\n")[item["lineStart"] - 1]
     assert verify_task(task.directory) == []
+    # WF-13: a byte changed anywhere in extracted.txt (here its last character, outside every quote) is found.
+    extracted_path = task.directory / "snapshots" / data["evidence"][0]["snapshotSha256"] / "extracted.txt"
+    content = extracted_path.read_text(encoding="utf-8")
+    extracted_path.write_text(content[:-1] + ("x" if content[-1:] != "x" else "y"), encoding="utf-8")
+    assert any("extractedSha256" in problem for problem in verify_task(task.directory))
 
 
 async def test_web_read_reads_at_most_two_pages(wiki: Wiki, base: Path, model: ScriptedModel) -> None:
@@ -201,3 +207,17 @@ async def test_candidates_outside_the_allowed_origins_are_never_read(wiki: Wiki,
         {"source": "web", "status": "no-hits", "hits": 0, "evidence": 0}]
     refused = [r for r in trace(task) if r["node"] == "INTERACTION.WEB.READ"]
     assert refused and all(r.get("code") == "INTERACTION_ORIGIN_NOT_ALLOWED" for r in refused)
+
+
+def test_web_read_defaults_to_sqlite_documentation() -> None:
+    """WF-5: without --url, web-read reads SQLite's official documentation, allowed for https://sqlite.org only;
+    web-search allows only Wikipedia's origin."""
+    from ditto.workflows.research import ResearchRequest
+    from ditto.workflows.research.sources.web import DEFAULT_PAGES, allowed_origins
+
+    request = ResearchRequest(entry="web-read", question="What is write-ahead logging?")
+    assert request.urls is None and request.web_mode == "read"
+    assert 1 <= len(DEFAULT_PAGES) <= 2 and all(page.startswith("https://sqlite.org/") for page in DEFAULT_PAGES)
+    assert allowed_origins(request) == ("https://sqlite.org",)
+    search = ResearchRequest(entry="web-search", question="What is write-ahead logging?")
+    assert search.search_engine == "wikipedia" and allowed_origins(search) == ("https://en.wikipedia.org",)

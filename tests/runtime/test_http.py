@@ -369,10 +369,23 @@ async def test_wrong_address_is_unknown_node() -> None:
 
 
 def test_app_requires_token() -> None:
-    """RT-6: the app cannot be created without a token."""
+    """RT-6: the app cannot be created without a token: InvalidArgumentError, still a ValueError."""
+    from ditto.errors import InvalidArgumentError
+
     for token in ("", None):
-        with pytest.raises(ValueError, match="non-empty token"):
+        with pytest.raises(ValueError, match="non-empty token") as raised:
             create_worker_http_app(create_ditto(), token=token)  # type: ignore[arg-type]
+        assert isinstance(raised.value, InvalidArgumentError) and raised.value.code == "INVALID_ARGUMENT"
+
+
+def test_transport_requires_id_url_and_token() -> None:
+    """RT-6: create_http_transport without an id, url or token is a construction mistake (InvalidArgumentError)."""
+    from ditto.errors import InvalidArgumentError
+
+    for missing in ("id", "url", "token"):
+        options: dict[str, Any] = {"id": "svc", "url": "http://127.0.0.1:1", "token": TOKEN, missing: ""}
+        with pytest.raises(InvalidArgumentError, match="needs id, url and token"):
+            create_http_transport(**options)
 
 
 async def test_wire_details_messages_media_type_execution_id_and_models() -> None:

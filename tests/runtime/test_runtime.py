@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from typing import Any
 
@@ -48,10 +49,14 @@ async def test_execution_ids_unique() -> None:
     assert len(ids) == 50
 
 
-async def test_handler_failure_is_a_result_with_hidden_message() -> None:
-    """RT-2: invoke never raises for a worker's failure; the handler's text is not forwarded."""
+async def test_handler_failure_is_a_result_with_hidden_message(caplog: pytest.LogCaptureFixture) -> None:
+    """RT-2: invoke never raises for a worker's failure; the handler's text is not forwarded to the caller,
+    and is logged once, with its traceback, for the application's developer."""
     runtime = create_ditto(workers=make())
-    result = await runtime.invoke("TEST.FAIL", {})
+    with caplog.at_level(logging.ERROR, logger="ditto.runtime"):
+        result = await runtime.invoke("TEST.FAIL", {})
+    records = [record for record in caplog.records if record.name == "ditto.runtime"]
+    assert len(records) == 1 and records[0].exc_info is not None and "TEST.FAIL" in records[0].getMessage()
     assert result.status == "error" and result.output is None
     assert result.error is not None and result.error.code == "HANDLER_ERROR"
     assert "hunter2" not in result.error.message and "10.0.0.7" not in result.error.message
@@ -224,6 +229,36 @@ async def test_timeout_status_and_slot_release() -> None:
     assert (await runtime.invoke("T.SLEEP", {"ms": 1})).status == "success"
     with pytest.raises(RoutingError):
         await runtime.invoke("T.SLEEP", {"ms": 1}, timeout=-1)
+
+
+class _WorkerError(DittoError):
+    codes = frozenset({"W_CANCELLED", "W_TIMEOUT"})
+    cancelled_code = "W_CANCELLED"
+    timeout_code = "W_TIMEOUT"
+
+
+async def test_signal_error_names_the_workers_own_codes() -> None:
+    """RT-2/RT-3 (INF-5, INT-6): a definition with signal_error reports its class's cancellation and
+    timeout codes for a fired, an already-fired and a timeout= signal; the status stays cancelled / timeout."""
+    sleep = make()[0].nodes["TEST.SLEEP"]
+    runtime = create_ditto(workers=[WorkerDefinition("W", {"W.SLEEP": sleep}, signal_error=_WorkerError),
+                                    NodeDescriptor("V.SLEEP").define("V", sleep, signal_error=_WorkerError)])
+    fired = AbortController()
+    fired.abort()
+    for node in ("W.SLEEP", "V.SLEEP"):
+        early = await runtime.invoke(node, {"ms": 5000}, signal=fired.signal)
+        assert (early.status, early.error and early.error.code) == ("cancelled", "W_CANCELLED")
+        late = await runtime.invoke(node, {"ms": 5000}, timeout=0.05)
+        assert (late.status, late.error and late.error.code) == ("timeout", "W_TIMEOUT")
+    controller = AbortController()
+    call = asyncio.create_task(runtime.invoke("W.SLEEP", {"ms": 5000}, signal=controller.signal))
+    await asyncio.sleep(0)
+    controller.abort()
+    result = await asyncio.wait_for(call, 2)
+    assert (result.status, result.error and result.error.code) == ("cancelled", "W_CANCELLED")
+    for bad in (ValueError, RoutingError, object()):
+        with pytest.raises(RegistrationError):
+            WorkerDefinition("W", {"W.SLEEP": sleep}, signal_error=bad)  # type: ignore[arg-type]
 
 
 async def test_signal_from_another_thread() -> None:

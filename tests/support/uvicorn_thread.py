@@ -13,18 +13,30 @@ from .net import free_port
 
 
 @asynccontextmanager
-async def serve_app(app: Any) -> AsyncIterator[str]:
-    """Yield the base URL of a uvicorn server running ``app`` on 127.0.0.1."""
+async def serve_port(app: Any, **config: Any) -> AsyncIterator[int]:
+    """Yield the port of a uvicorn server running ``app`` on 127.0.0.1.
+
+    ``config`` goes to ``uvicorn.Config`` as it is (``ssl_certfile``/``ssl_keyfile``
+    for HTTPS, ``timeout_graceful_shutdown``). Start-up failures are raised here
+    instead of waiting forever for ``started``.
+    """
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                          lifespan="off", access_log=False))
+                                          lifespan="off", access_log=False, **config))
     task = asyncio.create_task(server.serve())
     while not server.started:
         if task.done():
             task.result()
         await asyncio.sleep(0.01)
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield port
     finally:
         server.should_exit = True
         await task
+
+
+@asynccontextmanager
+async def serve_app(app: Any) -> AsyncIterator[str]:
+    """Yield the base URL of a uvicorn server running ``app`` on 127.0.0.1."""
+    async with serve_port(app) as port:
+        yield f"http://127.0.0.1:{port}"

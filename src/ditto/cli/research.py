@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -54,17 +55,73 @@ class EngineName(StrEnum):
 
 
 _OK_STATUSES = frozenset({"completed", "no-evidence", "partial", "stopped"})
+#: A request the workflow refuses or a configuration that cannot work: exit 2, like a usage error.
+_USAGE_CODES = frozenset({"RESEARCH_INVALID_INPUT", "INVALID_ARGUMENT"})
+
+
+#: A vocabulary holds at most 256 entries of at most 200 characters: a larger file is a mistake, not input.
+_MAX_VOCABULARY_BYTES = 1 << 20
 
 
 def _read_vocabulary(path: Path) -> list[str]:
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        with path.open("rb") as handle:
+            data = handle.read(_MAX_VOCABULARY_BYTES + 1)
+        if len(data) > _MAX_VOCABULARY_BYTES:
+            raise typer.BadParameter(f"the vocabulary file {path} is larger than 1 MiB")
+        lines = data.decode("utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         raise typer.BadParameter(f"cannot read the vocabulary file {path}") from None
     entries = [line.strip() for line in lines if line.strip()]
     if not entries:
         raise typer.BadParameter("the vocabulary file has no entries")
     return entries
+
+
+class _BriefLogFormatter(logging.Formatter):
+    """One line per log record on stderr; a logged failure's traceback only with ``--verbose``.
+
+    Sources fail in ordinary ways (no network, a missing file): the library logs
+    them with their traceback for operators, but a person at the command line
+    needs the one line that names what failed.
+    """
+
+    def format(self, record: logging.LogRecord) -> str:
+        saved = record.exc_info, record.exc_text, record.stack_info
+        error = record.exc_info[1] if record.exc_info else None
+        record.exc_info, record.exc_text, record.stack_info = None, None, None
+        try:
+            line = super().format(record)
+        finally:
+            record.exc_info, record.exc_text, record.stack_info = saved
+        return f"{line} ({type(error).__name__}; --verbose shows the traceback)" if error is not None else line
+
+
+def _configure_logging(verbose: bool) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    formatter = "%(levelname)s:%(name)s:%(message)s"
+    handler.setFormatter(logging.Formatter(formatter) if verbose else _BriefLogFormatter(formatter))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
+
+
+def _environment() -> dict[str, str]:
+    """The process environment over ``./.env`` when there is one.
+
+    The model provider (``DITTO_WORKER_INFER_*``) and the Redis URL are
+    configured in ``.env``, as in the seed; the command is the application that
+    chooses to read it. Variables already set in the process win.
+    """
+    from ..config import load_dotenv_mapping
+
+    env: dict[str, str] = {}
+    dotenv = Path(".env")
+    if dotenv.is_file():
+        try:
+            env.update(load_dotenv_mapping(dotenv))
+        except (OSError, UnicodeDecodeError):
+            raise typer.BadParameter("cannot read ./.env") from None
+    env.update(os.environ)
+    return env
 
 
 def _request_fields(**given: Any) -> dict[str, Any]:
@@ -113,6 +170,9 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def research(
         entry: Annotated[EntryName, typer.Argument(help="Which research entry to run.")],
+        more_documents: Annotated[list[Path] | None, typer.Argument(
+            help="More document paths after --documents (--documents A B is --documents A --documents B).",
+            show_default=False)] = None,
         question: Annotated[str | None, typer.Option("--question", help="The question (a sample one if omitted).")]
         = None,
         knowledge: Annotated[KnowledgeName | None, typer.Option("--knowledge", help="Internal, external or both.")]
@@ -132,24 +192,31 @@ def register(app: typer.Typer) -> None:
         internal_key: Annotated[list[str] | None, typer.Option("--internal-key", help="Allowed knowledge key.")]
         = None,
         vocabulary: Annotated[Path | None, typer.Option("--vocabulary", help="One query per line.")] = None,
-        sources: Annotated[str | None, typer.Option("--sources", help="Comma list: documents,knowledge,web.")]
+        sources: Annotated[list[str] | None, typer.Option("--sources", help="Comma list: documents,knowledge,web "
+                                                                            "(or the option repeated).")]
         = None,
         url: Annotated[list[str] | None, typer.Option("--url", help="Page to read (web-read; at most 2).")] = None,
         allowed_origin: Annotated[list[str] | None, typer.Option("--allowed-origin")] = None,
         tenant: Annotated[str | None, typer.Option("--tenant")] = None,
-        model: Annotated[str | None, typer.Option("--model", help="INFER provider[/model]: builtin:extractive "
-                                                                  "(default) or openai[/name].")] = None,
+        model: Annotated[str | None, typer.Option("--model", help="INFER provider or provider/model: "
+                                                                  "builtin:extractive (default), openai or "
+                                                                  "openai/NAME.")] = None,
         base_dir: Annotated[Path | None, typer.Option("--base-dir", help="Where new task folders go "
                                                                          "(default ./ditto-tasks).")] = None,
         worker: Annotated[list[str] | None, typer.Option("--worker", help="module:factory replacing a default "
                                                                           "worker of the same type.")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Only the result JSON on stdout.")] = False,
+        verbose: Annotated[bool, typer.Option("--verbose", help="Log failures with their tracebacks.")] = False,
     ) -> None:
         """Run a research task: question -> queries -> evidence -> a brief with verified quotes."""
-        from ..workflows.research import ResearchError, ResearchOptions, run_research
+        from ..workflows.research import ResearchOptions, run_research
         from .factories import load_worker_factory
 
-        logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+        _configure_logging(verbose)
+        if more_documents:
+            if not documents:
+                raise typer.BadParameter(f"unexpected argument(s): {' '.join(map(str, more_documents))}")
+            documents = [*documents, *more_documents]
         model_ref = None
         if model is not None:
             provider, _, name = model.partition("/")
@@ -163,13 +230,15 @@ def register(app: typer.Typer) -> None:
             ignore=ignore or None, kb=_kb_value(kb), memory=str(memory.resolve()) if memory else None,
             internal_knowledge_keys=internal_key or None,
             vocabulary=_read_vocabulary(vocabulary) if vocabulary else None,
-            sources=[part.strip() for part in sources.split(",") if part.strip()] if sources else None,
+            sources=[part.strip() for item in sources for part in item.split(",") if part.strip()] or None
+            if sources else None,
             urls=url or None, allowed_origins=allowed_origin or None, tenant=tenant, model=model_ref)
         resuming = directory is not None and (directory / "request.json").exists()
         if resuming and fields:
             typer.echo(f"a task's request is fixed; these options cannot change it: {', '.join(sorted(fields))} "
                        "(start a new task instead)", err=True)
             raise typer.Exit(2)
+        environment = _environment()
         workers = [d for spec in worker or [] for d in load_worker_factory(spec, RuntimeConfig())]
         terminal = sys.stderr.isatty() and not as_json
         with _Progress(terminal) as progress:
@@ -178,15 +247,13 @@ def register(app: typer.Typer) -> None:
             try:
                 task, result = asyncio.run(run_research(
                     entry.value, None if resuming else fields, directory=directory, base_dir=base_dir,
-                    options=options, workers=workers))
-            except ResearchError as error:
+                    options=options, workers=workers, env=environment))
+            except DittoError as error:  # ResearchError included: a refused request, a bad configuration
                 typer.echo(json.dumps({"directory": str(directory) if directory else None,
                                        "result": {"status": "failed",
-                                                  "error": {"code": error.code, "message": error.message}}}))
-                raise typer.Exit(2 if error.code == "RESEARCH_INVALID_INPUT" else 1) from None
-            except DittoError as error:
-                typer.echo(f"error {error.code}: {error.message}", err=True)
-                raise typer.Exit(1) from None
+                                                  "error": {"code": error.code, "message": error.message}}},
+                                      ensure_ascii=False))
+                raise typer.Exit(2 if error.code in _USAGE_CODES else 1) from None
         output = {"directory": str(task.directory), "result": result.to_json_dict()}
         pretty = sys.stdout.isatty() and not as_json
         typer.echo(json.dumps(output, indent=2 if pretty else None, ensure_ascii=False))
@@ -199,7 +266,12 @@ def register(app: typer.Typer) -> None:
         """Re-check a brief offline: snapshot hashes, quotes, offsets, lines and citations."""
         from ..workflows.research import verify_task
 
-        problems = verify_task(directory)
+        try:
+            problems = verify_task(directory)
+        except DittoError as error:
+            typer.echo(json.dumps({"directory": str(directory), "ok": False, "problems": [error.message]},
+                                  ensure_ascii=False))
+            raise typer.Exit(2) from None
         typer.echo(json.dumps({"directory": str(directory), "ok": not problems, "problems": problems},
                               ensure_ascii=False))
         raise typer.Exit(1 if problems else 0)

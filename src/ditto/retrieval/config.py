@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ..errors import describe_validation_error
+from ..runtime.worker import valid_concurrency
 from .errors import INVALID_INPUT, PROVIDER_UNAVAILABLE, RetrievalArgumentError, RetrievalError
 from .types import (
     DEFAULT_SEARCH_LIMIT,
@@ -175,8 +176,7 @@ def retrieval_options(providers: RetrievalProviderRegistry | Mapping[str, Any] |
         providers = providers.get("providers")
     if providers is None or not callable(getattr(providers, "resolve", None)):
         raise RetrievalArgumentError(PROVIDER_UNAVAILABLE, f"{factory} needs providers with a resolve method")
-    if concurrency is not None and (isinstance(concurrency, bool) or not isinstance(concurrency, int)
-                                    or concurrency < 1):
+    if not valid_concurrency(concurrency):
         raise RetrievalArgumentError(INVALID_INPUT, "concurrency must be a positive integer or None")
     try:
         merged = coerce_defaults(defaults)

@@ -140,7 +140,7 @@ async def execute_graph(plan: Graph, input: Any, invoke: Invoke, new_execution_i
     waiting = {node.id: node for node in plan.nodes}
     running: dict[asyncio.Task[NodeResult[Any]], str] = {}
 
-    async def run_node(node: GraphNode) -> NodeResult[Any]:
+    async def run_one(node: GraphNode) -> NodeResult[Any]:
         deps = MappingProxyType({dep: results[dep] for dep in node.deps})
         try:
             node_input = node.input_fn(input, deps) if node.input_fn is not None else input
@@ -158,7 +158,7 @@ async def execute_graph(plan: Graph, input: Any, invoke: Invoke, new_execution_i
                 del waiting[node.id]
                 if before_node is not None:
                     before_node(node)
-                running[asyncio.ensure_future(run_node(node))] = node.id
+                running[asyncio.ensure_future(run_one(node))] = node.id
             if not running:  # pragma: no cover - validate() rules this out
                 raise GraphError("GRAPH_CYCLE", f"graph {plan.name!r} cannot make progress")
             done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)

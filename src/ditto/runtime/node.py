@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .worker import WorkerDefinition
+
+if TYPE_CHECKING:
+    from ..errors import DittoError
 
 __all__ = ["NodeDescriptor", "node_descriptor"]
 
@@ -27,8 +31,10 @@ class NodeDescriptor(Generic[In, Out]):
     type: str
 
     def define(self, worker_type: str, handler: Callable[..., Awaitable[Any]], *,
-               concurrency: int | None = None) -> WorkerDefinition:
-        return WorkerDefinition(worker_type, {self.type: handler}, concurrency=concurrency)
+               concurrency: int | None = None, signal_error: builtins.type[DittoError] | None = None
+               ) -> WorkerDefinition:
+        return WorkerDefinition(worker_type, {self.type: handler}, concurrency=concurrency,
+                                signal_error=signal_error)
 
 
 def node_descriptor(node_type: str) -> NodeDescriptor[Any, Any]:

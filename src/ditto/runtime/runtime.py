@@ -10,7 +10,9 @@ microseconds) or ``transport.invoke`` (HTTP). A worker's failure becomes a
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
+import logging
 import os
 import socket
 import uuid
@@ -31,7 +33,18 @@ if TYPE_CHECKING:
 
 __all__ = ["Runtime", "create_ditto"]
 
+_log = logging.getLogger("ditto.runtime")
+
 T = TypeVar("T")
+
+
+def _signal_error(replica: LocalReplica, signal: CancelSignal) -> DittoError:
+    """What a fired signal reports: the worker's own code when its definition names an error class
+    (``INFER_CANCELLED``), else the runtime's ``CANCELLED`` / ``TIMEOUT``."""
+    worker_error = replica.definition.signal_error
+    if worker_error is None:
+        return signal.abort_error()
+    return worker_error.from_signal(signal.reason)
 
 
 def _new_execution_id() -> str:
@@ -237,12 +250,16 @@ class Runtime:
             if signal is None:
                 output = await replica.handlers[node](input, context)
             else:
-                signal.raise_if_aborted()  # an already-cancelled call never starts its handler
-                output = await await_with_signal(replica.handlers[node](input, context), signal)
+                if signal.aborted:  # an already-cancelled call never starts its handler
+                    raise _signal_error(replica, signal)
+                output = await await_with_signal(replica.handlers[node](input, context), signal,
+                                                 error=functools.partial(_signal_error, replica))
         except DittoError as error:
             return NodeResult(execution_id, node, error.status, error=NodeError(error.code, error.message))
         except Exception:
-            # The handler's own exception text may hold secrets: report a fixed message.
+            # The handler's own exception text may hold secrets: report a fixed message, and log
+            # the original once with its traceback so the application's developer can see it.
+            _log.exception("the handler of %s raised", node)
             return NodeResult(execution_id, node, "error",
                               error=NodeError(HANDLER_ERROR, f"the {replica.worker_type} worker failed"))
         finally:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import builtins
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, TypeVar
 
-from ..errors import RegistrationError
+from ..errors import DittoError, RegistrationError
 from ..signal import CancelSignal
 
 if TYPE_CHECKING:
@@ -22,6 +23,7 @@ __all__ = [
     "WorkerDefinition",
     "WorkerInfo",
     "current_execution",
+    "valid_concurrency",
 ]
 
 In = TypeVar("In", contravariant=True)
@@ -33,6 +35,16 @@ class RuntimeClient(Protocol):
 
     async def invoke(self, node: str, input: Any, *, signal: CancelSignal | None = None,
                      timeout: float | None = None) -> NodeResult[Any]: ...
+
+
+
+def valid_concurrency(value: object) -> TypeGuard[int | None]:
+    """Whether ``value`` is a per-replica limit: ``None`` (unlimited) or a positive ``int`` (a bool is not).
+
+    The one rule :class:`WorkerDefinition` and every ``create_*_worker`` apply, so a
+    factory can refuse a bad limit with its own error before building anything.
+    """
+    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +112,13 @@ class WorkerDefinition:
     its own services while ``nodes`` alone shares one set of objects between
     every registration of the same definition.
 
+    ``signal_error`` (optional) is the worker's error class: when the call's
+    signal or ``timeout=`` fires, the runtime reports
+    ``signal_error.from_signal(reason)`` (e.g. ``INFER_CANCELLED`` /
+    ``INFER_TIMEOUT``) instead of its own ``CANCELLED`` / ``TIMEOUT``, so a
+    worker whose spec names cancellation codes answers with them however it is
+    called. The status (``cancelled`` / ``timeout``) is the same either way.
+
     Example::
 
         async def shout(input: dict[str, str], context: ExecutionContext) -> str:
@@ -114,17 +133,20 @@ class WorkerDefinition:
     nodes: Mapping[str, NodeHandler[Any, Any]]
     concurrency: int | None
     setup: Callable[[], Mapping[str, NodeHandler[Any, Any]]] | None = field(default=None)
+    signal_error: builtins.type[DittoError] | None = field(default=None)
 
     def __init__(self, type: str, nodes: Mapping[str, Callable[..., Any]], *, concurrency: int | None = None,
-                 setup: Callable[[], Mapping[str, Callable[..., Any]]] | None = None) -> None:
+                 setup: Callable[[], Mapping[str, Callable[..., Any]]] | None = None,
+                 signal_error: builtins.type[DittoError] | None = None) -> None:
         if not isinstance(type, str) or not type.strip():
             raise RegistrationError("INVALID_WORKER", "worker type must be a non-empty string")
         if not nodes:
             raise RegistrationError("INVALID_WORKER", f"worker {type} defines no nodes")
-        if concurrency is not None and (
-            isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1
-        ):
+        if not valid_concurrency(concurrency):
             raise RegistrationError("INVALID_WORKER", "concurrency must be a positive integer or None")
+        if signal_error is not None and not (inspect.isclass(signal_error) and issubclass(signal_error, DittoError)
+                                             and signal_error.cancelled_code is not None):
+            raise RegistrationError("INVALID_WORKER", "signal_error must be a DittoError class with a cancelled_code")
         handlers: dict[str, NodeHandler[Any, Any]] = {}
         for name, handler in nodes.items():
             if not isinstance(name, str) or not name.strip():
@@ -134,6 +156,7 @@ class WorkerDefinition:
         object.__setattr__(self, "nodes", handlers)
         object.__setattr__(self, "concurrency", concurrency)
         object.__setattr__(self, "setup", setup)
+        object.__setattr__(self, "signal_error", signal_error)
 
     @property
     def capabilities(self) -> tuple[str, ...]:

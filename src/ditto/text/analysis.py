@@ -49,8 +49,8 @@ CJK_STOPWORDS: frozenset[str] = frozenset({
 })
 
 _WORD = re.compile(r"(?u)\b\w\w+\b")
-#: CJK Unified Ideographs (+ extension A, compatibility), Hiragana/Katakana, Hangul syllables.
-CJK_CLASS: Final = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
+#: CJK Unified Ideographs (+ extensions A–G, compatibility), Hiragana/Katakana, Hangul syllables.
+CJK_CLASS: Final = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af\U00020000-\U0003134f"
 _CJK_RUN = re.compile(f"([{CJK_CLASS}]+)")
 _HAS_CJK = re.compile(f"[{CJK_CLASS}]")
 #: A plain term: one CJK character, or a run of other letters/digits (``str.isalnum``) without ``_``.

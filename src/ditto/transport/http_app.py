@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ..errors import OUTPUT_NOT_SERIALIZABLE, RoutingError
+from ..errors import OUTPUT_NOT_SERIALIZABLE, InvalidArgumentError, RoutingError
 from ..runtime import NodeError, NodeResult, Runtime
 from .wire import NotSerializable, dumps, to_wire_value
 
@@ -58,9 +58,14 @@ async def _read_body(request: Request, limit: int) -> bytes:
 
 
 def create_worker_http_app(runtime: Runtime, *, token: str, max_body_bytes: int | None = None) -> Starlette:
-    """Serve ``runtime``'s local workers over HTTP, guarded by a bearer ``token``."""
+    """Serve ``runtime``'s local workers over HTTP, guarded by a bearer ``token``::
+
+        runtime = create_ditto(workers=[create_context_worker()])
+        app = create_worker_http_app(runtime, token=os.environ["TOKEN"])
+        uvicorn.run(app, host="0.0.0.0", port=8080)
+    """
     if not isinstance(token, str) or not token:
-        raise ValueError("create_worker_http_app needs a non-empty token")
+        raise InvalidArgumentError("create_worker_http_app needs a non-empty token")
     limit = max_body_bytes or runtime.config.transport.http.max_body_bytes or DEFAULT_MAX_BODY_BYTES
     expected = f"Bearer {token}".encode()
 

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ..errors import TIMEOUT, RoutingError, TransportError
+from ..errors import TIMEOUT, InvalidArgumentError, RoutingError, TransportError
 from ..runtime import NodeError, NodeResult
 from ..signal import CancelledBySignal, CancelSignal, await_with_signal
 from .wire import NotSerializable, dumps, to_wire_value
@@ -40,7 +40,7 @@ class HttpTransport:
     def __init__(self, *, id: str, url: str, token: str, connect_timeout: float = 5.0,
                  client: httpx.AsyncClient | None = None) -> None:
         if not id or not url or not token:
-            raise ValueError("create_http_transport needs id, url and token")
+            raise InvalidArgumentError("create_http_transport needs id, url and token")
         self.id = id
         self.url = url.rstrip("/")
         self._same_host = _is_same_host(self.url)
@@ -132,5 +132,10 @@ class HttpTransport:
 
 
 def create_http_transport(*, id: str, url: str, token: str, connect_timeout: float = 5.0) -> HttpTransport:
-    """The client side of the HTTP transport; install it with ``create_ditto(transports=[...])``."""
+    """The client side of the HTTP transport; install it with ``create_ditto(transports=[...])``::
+
+        transport = create_http_transport(id="ctx", url="http://10.0.0.5:8080", token=os.environ["TOKEN"])
+        runtime = create_ditto(transports=[transport])
+        runtime.register_remote(address="CONTEXT@10.0.0.5#1", transport_id="ctx", capabilities=["CONTEXT.SELECT"])
+    """
     return HttpTransport(id=id, url=url, token=token, connect_timeout=connect_timeout)

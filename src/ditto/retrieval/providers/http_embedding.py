@@ -233,7 +233,11 @@ def create_http_embedding_provider(config: EmbeddingConfig | None = None, *, url
                                    timeout_ms: int | None = None, client: httpx.AsyncClient | None = None
                                    ) -> HttpEmbeddingProvider:
     """Build the provider from a config (e.g. ``embedding_config_from_env(os.environ)``)
-    and/or keyword options; keywords override the config's fields."""
+    and/or keyword options; keywords override the config's fields::
+
+        async with create_http_embedding_provider(url="http://127.0.0.1:8000/v1", model="bge-small") as embedder:
+            vectors = await embed_contents(embedder, ["agent memory", "garbage collection"])
+    """
     base = config or EmbeddingConfig(url=url or "", model=model or "")
     merged = EmbeddingConfig(
         url=url or base.url, model=model or base.model, api_key=api_key if api_key is not None else base.api_key,

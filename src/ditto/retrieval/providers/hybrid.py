@@ -188,7 +188,11 @@ def create_hybrid_search_provider(branches: Sequence[HybridBranch | RetrievalSea
     is a lower bound for each branch's pool, never a cap below ``limit``.
     ``rrf_k`` (constructor → ``defaults.hybrid.rrf_k`` → 60) must be a positive
     integer. A branch is a :class:`HybridBranch`, a ``{provider, weight?,
-    strategy?}`` mapping or a bare provider (weight 1).
+    strategy?}`` mapping or a bare provider (weight 1)::
+
+        provider = create_hybrid_search_provider([HybridBranch(vector_provider, weight=1.0),
+                                                  HybridBranch(text_provider, weight=0.5, strategy="bm25")],
+                                                 candidate_limit=100, rrf_k=60)
     """
     checked = [_as_branch(branch) for branch in branches]
     if not checked:

@@ -217,7 +217,11 @@ def create_milvus_search_provider(client: Any, options: MilvusSearchOptions | Ma
                                   embedding: EmbeddingProvider | None = None) -> MilvusSearchProvider:
     """Vector search over ``client`` (a ``pymilvus.MilvusClient``, server or Milvus Lite).
 
-    ``embedding`` embeds text queries; without it queries must be vectors.
+    ``embedding`` embeds text queries; without it queries must be vectors::
+
+        client = pymilvus.MilvusClient("milvus.db")  # Milvus Lite, or a server URI
+        provider = create_milvus_search_provider(client, {"collection": "docs", "dimensions": 384},
+                                                 embedding=embedder)
     """
     if client is None or not callable(getattr(client, "search", None)):
         raise InvalidArgumentError("create_milvus_search_provider needs the application's pymilvus.MilvusClient")

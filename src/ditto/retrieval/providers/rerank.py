@@ -73,6 +73,11 @@ class CosineReranker:
 
 
 def create_cosine_reranker(embedding: EmbeddingProvider, *, batch_size: int | None = None) -> CosineReranker:
+    """A reranker ordering candidates by cosine similarity of query and content embeddings (not a cross-encoder)::
+
+        reranker = create_cosine_reranker(create_http_embedding_provider(url=url, model="bge-small"))
+        provider = create_rerank_search_provider(create_text_search_provider(documents), reranker)
+    """
     if not callable(getattr(embedding, "embed", None)):
         raise RetrievalArgumentError(INVALID_INPUT, "create_cosine_reranker needs an embedding provider")
     return CosineReranker(embedding, batch_size)
@@ -133,7 +138,10 @@ def create_rerank_search_provider(provider: RetrievalSearchProvider, reranker: R
                                   candidate_limit: int | None = None) -> RerankSearchProvider:
     """Retrieve ``max(limit, candidate_limit)`` candidates from ``provider``, rerank, keep ``limit``.
 
-    ``candidate_limit``: constructor → ``defaults.rerank.candidate_limit`` → 100.
+    ``candidate_limit``: constructor → ``defaults.rerank.candidate_limit`` → 100::
+
+        provider = create_rerank_search_provider(text_provider, create_cosine_reranker(embedding),
+                                                 candidate_limit=50)
     """
     if not callable(getattr(provider, "search", None)):
         raise RetrievalArgumentError(INVALID_INPUT, "create_rerank_search_provider needs a search provider")

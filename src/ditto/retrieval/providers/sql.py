@@ -32,7 +32,7 @@ import re
 import sqlite3
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
@@ -50,7 +50,14 @@ from ..types import (
 )
 from .base import as_retrieval_error, await_with_signal, begin_search, check_signal, query_text, run_blocking
 
-__all__ = ["SqlSearchOptions", "SqlSearchProvider", "create_sql_search_provider"]
+if TYPE_CHECKING:  # psycopg (extra ``pyditto[postgres]``) is the application's; never imported here at run time
+    import psycopg
+    import psycopg_pool
+
+#: What the provider reads from: SQLite's connection, or a psycopg async connection or pool.
+SqlClient: TypeAlias = "sqlite3.Connection | psycopg.AsyncConnection[Any] | psycopg_pool.AsyncConnectionPool[Any]"
+
+__all__ = ["SqlClient", "SqlSearchOptions", "SqlSearchProvider", "create_sql_search_provider"]
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _WORDS = re.compile(r"[^\W_]+")
@@ -156,8 +163,8 @@ def _where_filter(query: _Query, column: str, condition: FilterCondition) -> str
 class SqlSearchProvider:
     """A ``RetrievalSearchProvider`` over an application-owned SQLite or PostgreSQL client."""
 
-    def __init__(self, client: Any, options: SqlSearchOptions) -> None:
-        self._client = client
+    def __init__(self, client: SqlClient, options: SqlSearchOptions) -> None:
+        self._client: Any = client  # narrowed by dialect at run time (sqlite3 vs psycopg)
         self._options = options
         self._lock = threading.Lock()  # one statement at a time on a shared sqlite3 connection
         self._select_columns = [options.content_column, *options.metadata_columns]
@@ -295,12 +302,16 @@ async def _postgres_rows(connection: Any, sql: str, params: dict[str, Any]) -> l
     return [(row[-1], *row[:-1]) for row in rows]
 
 
-def create_sql_search_provider(client: Any, options: SqlSearchOptions | Mapping[str, Any]) -> SqlSearchProvider:
+def create_sql_search_provider(client: SqlClient, options: SqlSearchOptions | Mapping[str, Any]) -> SqlSearchProvider:
     """Full-text search over ``client`` (``sqlite3.Connection`` or psycopg async connection/pool).
 
     ``options`` is a :class:`SqlSearchOptions` or a dict of its fields; invalid names or
     options raise :class:`~ditto.errors.InvalidArgumentError` (a ``ValueError``) at
-    construction, before any statement exists.
+    construction, before any statement exists::
+
+        connection = sqlite3.connect("kb.sqlite", check_same_thread=False)
+        provider = create_sql_search_provider(connection, {"dialect": "sqlite", "table": "docs",
+                                                           "content_column": "body"})
     """
     if client is None:
         raise InvalidArgumentError("create_sql_search_provider needs the application's database client")

@@ -156,7 +156,11 @@ def create_text_search_provider(documents: Iterable[TextDocument | Mapping[str, 
     ``documents`` are indexed at once (``progress=True`` shows a rich progress bar, a
     callable receives ``(done, total)``). Pass ``index=`` to serve an existing
     :class:`BM25Index` (e.g. ``BM25Index.load(dir)``); its own analysis and BM25
-    settings apply, so ``options`` may then only set strategy and offloading.
+    settings apply, so ``options`` may then only set strategy and offloading::
+
+        provider = create_text_search_provider([{"id": "d1", "content": "Agent memory migration guide"},
+                                                {"id": "d2", "content": "Garbage collection in runtimes"}])
+        output = await provider.search({"query": {"content": "agent memory"}, "target": {"name": "kb"}})
     """
     try:
         resolved = options if isinstance(options, TextSearchOptions) else TextSearchOptions.model_validate(

@@ -276,7 +276,11 @@ def create_vector_search_provider(index: VectorIndex | NativeEmbeddingIndex, *,
 
     ``embedding`` (external model) and ``native_embedding=True`` (the index
     embeds text) are mutually exclusive. With neither, queries must be vectors.
-    ``dimensions`` checks query vectors; ``batch_size`` goes to ``embed_contents``.
+    ``dimensions`` checks query vectors; ``batch_size`` goes to ``embed_contents``::
+
+        index = InMemoryVectorIndex(metric="cosine")
+        index.add([{"id": "d1", "vector": vector, "content": "Agent memory migration guide"}])
+        provider = create_vector_search_provider(index, embedding=embedder)
     """
     if embedding is not None and native_embedding:
         raise RetrievalArgumentError(INVALID_INPUT, "use either an embedding provider or native embedding, not both")

@@ -29,7 +29,7 @@ from ...signal import CancelSignal
 from .inputs import read_fields
 from .items import facts
 from .queue import create_context_operation_queue
-from .stores import create_in_memory_context_store, create_redis_context_store
+from .stores import RedisContextClient, create_in_memory_context_store, create_redis_context_store
 from .types import ContextArgumentError, ContextCallOptions, ContextError, ContextServices
 
 if TYPE_CHECKING:
@@ -294,7 +294,8 @@ def resolve_options(options: ContextOptions | Mapping[str, Any] | RuntimeConfig 
     return ContextOptions(**given)
 
 
-def context_options_from_config(config: RuntimeConfig | ContextWorkerConfig | None, *, redis_client: Any = None,
+def context_options_from_config(config: RuntimeConfig | ContextWorkerConfig | None, *,
+                                redis_client: RedisContextClient | None = None,
                                 services: ServicesInput | None = None,
                                 concurrency: int | None = None) -> ContextOptions:
     """``ContextOptions`` from ``config.context`` (YAML ``workers.context``)::
@@ -334,7 +335,12 @@ def create_context_redis_client(env: Mapping[str, str] | None = None, *,
 
     No connection is made until the first command. The client is the
     application's: close it with ``await client.aclose()``; ``runtime.close()``
-    never does. Raises ConfigError ``CONFIG_MISSING_ENV`` when the variable is unset.
+    never does. Raises ConfigError ``CONFIG_MISSING_ENV`` when the variable is unset::
+
+        client = create_context_redis_client(os.environ)
+        context = create_context(services={"state_store": create_redis_context_store(client)})
+        ...
+        await client.aclose()
     """
     source = os.environ if env is None else env
     url = source.get(REDIS_URL_ENV)

@@ -7,9 +7,10 @@ local or a remote CONTEXT worker, check every NodeResult, and raise
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from ...contracts import Context, ContextSelection
+from ...contracts import Context, ContextSelection, Reference
 from ...errors import DittoError
 from ...runtime import NodeResult, RuntimeClient
 from ...signal import CancelledBySignal, CancelSignal
@@ -48,8 +49,9 @@ def _as_context(value: Any, node: str) -> Context:
         raise ContextError("INVALID_PROVIDER_OUTPUT", f"{node} did not return a Context") from None
 
 
-async def run_rag_flow(runtime: RuntimeClient, *, context: Any, query: Any = None, corpus: Any = None,
-                       limit: int | None = None, max_tokens: int | None = None, options: Any = None,
+async def run_rag_flow(runtime: RuntimeClient, *, context: Context | Mapping[str, Any], query: Any = None,
+                       corpus: Reference | Mapping[str, Any] | None = None, limit: int | None = None,
+                       max_tokens: int | None = None, options: Mapping[str, Any] | None = None,
                        order: Literal["ranking", "context"] | None = None,
                        signal: CancelSignal | None = None) -> ContextFlowResult[ContextSelection]:
     """CONTEXT.SELECT with ``strategy {kind: rag, corpus?, options?}`` for purpose ``infer``.
@@ -85,7 +87,8 @@ async def run_rag_flow(runtime: RuntimeClient, *, context: Any, query: Any = Non
     return ContextFlowResult(selection, working)
 
 
-async def run_skill_flow(runtime: RuntimeClient, *, sources: Any, context: Any = None,
+async def run_skill_flow(runtime: RuntimeClient, *, sources: Sequence[Any],
+                         context: Context | Mapping[str, Any] | None = None,
                          signal: CancelSignal | None = None) -> ContextFlowResult[Context]:
     """CONTEXT.LOAD already-resolved Skill sources; with ``context``, CONTEXT.UPDATE it with them.
 

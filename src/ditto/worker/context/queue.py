@@ -8,12 +8,15 @@ cross-process safety still comes from the store's compare-and-set.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from typing import Any, Final, TypeVar
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from ...contracts.types import MAX_SAFE_INTEGER
 from .inputs import parse_scope, read_fields, scope_tuple
 from .types import ContextArgumentError, ContextCallOptions, ContextError, ContextScope
+
+if TYPE_CHECKING:
+    from ...config import ContextQueueConfig
 
 __all__ = ["DEFAULT_MAX_PENDING", "InProcessContextQueue", "create_context_operation_queue"]
 
@@ -103,8 +106,13 @@ class InProcessContextQueue:
         holder.add_done_callback(self._holders.discard)
 
 
-def create_context_operation_queue(options: Any = None, *, max_pending: int | None = None) -> InProcessContextQueue:
-    """Create a queue; ``options`` may be ``config.context.queue`` or ``{"maxPending": n}``."""
+def create_context_operation_queue(options: ContextQueueConfig | Mapping[str, Any] | None = None, *,
+                                   max_pending: int | None = None) -> InProcessContextQueue:
+    """Create a queue; ``options`` may be ``config.context.queue`` or ``{"maxPending": n}``::
+
+        queue = create_context_operation_queue({"maxPending": 256})
+        context = create_context(services={"operation_queue": queue})
+    """
     fields = {} if options is None else read_fields(options, ("max_pending",), "options", error=ContextArgumentError)
     return InProcessContextQueue(max_pending if max_pending is not None
                                  else fields.get("max_pending", DEFAULT_MAX_PENDING))

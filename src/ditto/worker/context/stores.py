@@ -22,15 +22,18 @@ import logging
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from ...contracts import Context, ContextItem, valid_text
 from ...contracts.types import MAX_SAFE_INTEGER, MAX_TTL_MS
 from .inputs import construct, context_scope_key, parse_scope, read_fields, read_json, scope_tuple
 from .items import coerce_reference, encode_json, facts, is_trusted, make_context, make_item, trusted_context
 from .types import ContextArgumentError, ContextCallOptions, ContextError, ContextScope, StoredContext
+
+if TYPE_CHECKING:
+    from ...config import ContextCacheConfig, ContextLocalCacheConfig
 
 __all__ = [
     "CAS_SCRIPT",
@@ -218,9 +221,14 @@ class InMemoryContextStore:
             self._entries.popitem(last=False)
 
 
-def create_in_memory_context_store(options: Any = None, *, ttl_ms: int | None = None, max_entries: int | None = None,
+def create_in_memory_context_store(options: ContextLocalCacheConfig | Mapping[str, Any] | None = None, *,
+                                   ttl_ms: int | None = None, max_entries: int | None = None,
                                    now: Callable[[], float] | None = None) -> InMemoryContextStore:
-    """Create a store; ``options`` may be ``config.context.local_cache`` or a dict (camelCase ok)."""
+    """Create a store; ``options`` may be ``config.context.local_cache`` or a dict (camelCase ok)::
+
+        store = create_in_memory_context_store({"ttlMs": 60_000, "maxEntries": 100})
+        context = create_context(services={"state_store": store})
+    """
     fields = {} if options is None else read_fields(options, ("ttl_ms", "max_entries", "now"), "options",
                                                     error=ContextArgumentError)
     return InMemoryContextStore(
@@ -257,9 +265,10 @@ class RedisContextClient(Protocol):
     client also has ``evalsha`` the script is sent by hash (``EVAL`` on NOSCRIPT).
     """
 
-    async def get(self, name: str) -> Any: ...
+    # Plain methods returning awaitables, as redis-py's own annotations say; an ``async def`` fits too.
+    def get(self, name: str) -> Awaitable[Any]: ...
 
-    async def eval(self, script: str, numkeys: int, *keys_and_args: Any) -> Any: ...
+    def eval(self, script: str, numkeys: int, *keys_and_args: Any) -> Any: ...
 
 
 _UNAVAILABLE = "the context state store (Redis) is unavailable"
@@ -370,9 +379,14 @@ class RedisContextStore:
         return value
 
 
-def create_redis_context_store(client: RedisContextClient, options: Any = None, *, ttl_ms: int | None = None,
-                               key_prefix: str | None = None) -> RedisContextStore:
-    """Create the store; ``options`` may be ``config.context.cache`` or ``{"ttlMs":…, "keyPrefix":…}``."""
+def create_redis_context_store(client: RedisContextClient,
+                               options: ContextCacheConfig | Mapping[str, Any] | None = None, *,
+                               ttl_ms: int | None = None, key_prefix: str | None = None) -> RedisContextStore:
+    """Create the store; ``options`` may be ``config.context.cache`` or ``{"ttlMs":…, "keyPrefix":…}``::
+
+        store = create_redis_context_store(Redis.from_url(url), {"ttlMs": 3_600_000, "keyPrefix": "app:ctx:"})
+        context = create_context(services={"state_store": store})
+    """
     fields = {} if options is None else read_fields(options, ("ttl_ms", "key_prefix"), "options",
                                                     error=ContextArgumentError)
     return RedisContextStore(

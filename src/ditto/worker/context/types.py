@@ -92,6 +92,8 @@ class ContextError(DittoError):
     """
 
     codes: ClassVar[frozenset[str]] = CONTEXT_ERROR_CODES
+    cancelled_code: ClassVar[str | None] = None  # a fired signal is the runtime's CANCELLED
+    timeout_code: ClassVar[str | None] = None  # … or TIMEOUT (CancelledBySignal)
 
 
 class ContextArgumentError(ContextError, InvalidArgumentError):
@@ -340,14 +342,17 @@ class ContextServices:
     """Injected services; every one is optional.
 
     ``create_context(services=...)`` also takes a dict (camelCase or
-    snake_case keys) whose values may be plain functions; the resolved
-    ``ContextServices`` then holds objects that satisfy these protocols.
+    snake_case keys). A one-method service may be a plain function, here or
+    in the dict::
+
+        services = ContextServices(token_estimator=lambda content: len(str(content)) // 4,
+                                   selector=LatestSelector())
     """
 
-    token_estimator: TokenEstimator | None = None
-    selector: ContextSelector | None = None
-    compressor: ContextCompressor | None = None
-    rag_strategy: RagStrategy | None = None
+    token_estimator: TokenEstimator | Callable[..., int | Awaitable[int]] | None = None
+    selector: ContextSelector | Callable[..., Any] | None = None
+    compressor: ContextCompressor | Callable[..., Any] | None = None
+    rag_strategy: RagStrategy | Callable[..., Any] | None = None
     state_store: ContextStateStore | None = None
     operation_queue: ContextOperationQueue | None = None
-    reference_resolver: ReferenceResolver | None = None
+    reference_resolver: ReferenceResolver | Callable[..., Any] | None = None

@@ -14,6 +14,7 @@ from typing import Any, Final
 from ...config import RuntimeConfig
 from ...contracts import Context, ContextSelection
 from ...runtime import ExecutionContext, NodeDescriptor, WorkerDefinition
+from ...runtime.worker import valid_concurrency
 from .config import (
     REDIS_URL_ENV,
     ContextOptions,
@@ -78,7 +79,7 @@ def create_context_worker(options: ContextOptions | Mapping[str, Any] | RuntimeC
     if factory is not None and not callable(factory):
         raise ContextArgumentError("INVALID_INPUT", "servicesFactory must be a function")
     limit = resolved.concurrency
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+    if not valid_concurrency(limit):
         raise ContextArgumentError("INVALID_INPUT", "concurrency must be a positive integer")
     if factory is None:
         shared = ContextClient(build_execution(resolved.policy, resolved.services, resolved.redis))

@@ -47,7 +47,7 @@ from .types import (
     SampleInput,
 )
 from .usage import InferCounters, ModelCounts, estimate_tokens
-from .worker import INFER_SAMPLE, INFER_WORKER_TYPE, create_infer_worker, infer_sample_node
+from .worker import INFER_SAMPLE, INFER_WORKER_TYPE, InferWorkerDefinition, create_infer_worker, infer_sample_node
 
 __all__ = [
     "BUILTIN_MODEL",
@@ -73,6 +73,7 @@ __all__ = [
     "InferProvider",
     "InferResult",
     "InferUsage",
+    "InferWorkerDefinition",
     "ModelConfig",
     "ModelCounts",
     "OpenAIInferConfig",

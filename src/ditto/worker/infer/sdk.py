@@ -9,6 +9,13 @@ validation error) and a second bad answer is ``INFER_INVALID_OUTPUT``. Nothing
 is repaired. Usage of every attempt is summed into the result and into the
 client's :class:`~ditto.worker.infer.usage.InferCounters`.
 
+The ``openai`` provider, when the application registered none, is built on
+first use from the environment (``DITTO_WORKER_INFER_BASE_URL``, ``_MODEL``,
+``_API_KEY``, read at that moment, never at import or construction), as
+Haystack's and LlamaIndex's OpenAI components fall back to ``OPENAI_API_KEY``;
+``.env`` is still read only when the application loads it. The client owns that
+provider and closes it in :meth:`InferClient.aclose`.
+
 A provider's own failure is its :class:`InferError` (passed through) or, for
 anything else it raises, ``INFER_PROVIDER_UNAVAILABLE`` with a fixed message
 while the exception is logged with its traceback; a fired signal is
@@ -27,6 +34,7 @@ from pydantic import ValidationError
 from ...contracts import InvalidJson, check_json
 from ...errors import InvalidArgumentError, describe_validation_error
 from ...signal import CancelledBySignal, CancelSignal, await_with_signal
+from .config import infer_config_from_env
 from .providers.builtin import ExtractiveProvider
 from .structured import AnswerFormat, check_answer, parse_response_format, retry_message
 from .types import (
@@ -48,11 +56,14 @@ from .types import (
 )
 from .usage import InferCounters, estimate_tokens
 
-__all__ = ["InferClient", "Reasoning", "create_infer_client", "parse_sample_input"]
+__all__ = ["OPENAI_PROVIDER", "InferClient", "Reasoning", "create_infer_client", "parse_sample_input"]
 
 _log = logging.getLogger("ditto.infer")
 
 _UNSET: Any = object()
+
+#: The provider name built from ``DITTO_WORKER_INFER_*`` when the application registered none under it.
+OPENAI_PROVIDER = "openai"
 
 
 def _invalid(message: str) -> InferError:
@@ -135,10 +146,11 @@ class InferClient:
     by name. The client closes nothing: providers belong to the application.
     """
 
-    __slots__ = ("_counters", "_providers", "reasoning")
+    __slots__ = ("_counters", "_owned", "_providers", "reasoning")
 
     def __init__(self, providers: Mapping[str, InferProvider], counters: InferCounters) -> None:
-        self._providers = providers
+        self._providers = dict(providers)
+        self._owned: list[Any] = []
         self._counters = counters
         self.reasoning = Reasoning(self)
 
@@ -150,6 +162,39 @@ class InferClient:
     def providers(self) -> Mapping[str, InferProvider]:
         return MappingProxyType(dict(self._providers))
 
+    async def aclose(self) -> None:
+        """Close the providers this client built itself (the ``openai`` one from the environment);
+        providers the application passed in stay the application's to close."""
+        owned, self._owned = self._owned, []
+        for provider in owned:
+            self._providers.pop(OPENAI_PROVIDER, None)
+            await provider.aclose()
+
+    async def __aenter__(self) -> InferClient:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
+    def _provider(self, name: str) -> InferProvider | None:
+        provider = self._providers.get(name)
+        if provider is not None or name != OPENAI_PROVIDER:
+            return provider
+        try:
+            config = infer_config_from_env()
+            if config is None:
+                return None
+            from .providers.openai import create_openai_provider
+
+            made = create_openai_provider(config)
+        except Exception:
+            _log.exception("INFER could not build the openai provider from the environment")
+            raise InferError(PROVIDER_UNAVAILABLE, "The openai provider is not configured correctly "
+                                                   "(DITTO_WORKER_INFER_* in the environment)") from None
+        self._providers[name] = made
+        self._owned.append(made)
+        return made
+
     async def sample(self, input: Any, *, signal: CancelSignal | None = None) -> InferResult:
         """The ``INFER.SAMPLE`` node's body: ``input`` is a :class:`SampleInput` or its dict."""
         if signal is not None and not isinstance(signal, CancelSignal):
@@ -159,8 +204,13 @@ class InferClient:
         request = parse_sample_input(input)
         answer_format = parse_response_format(request.response_format)
         name = request.model.provider
-        provider = self._providers.get(name)
         key = f"{name}/{request.model.model or 'default'}"
+        try:
+            provider = self._provider(name)
+        except InferError:
+            self._counters.record(key, failed=True)
+            raise
+
         if provider is None:
             self._counters.record(key, failed=True)
             raise InferError(PROVIDER_UNAVAILABLE, f"no INFER provider named {name[:64]!r} is configured")
@@ -245,7 +295,9 @@ def _check_providers(providers: Mapping[str, Any] | None) -> dict[str, InferProv
 def create_infer_client(providers: Mapping[str, InferProvider] | None = None, *,
                         counters: InferCounters | None = None) -> InferClient:
     """An INFER client over ``providers`` (name → provider); ``builtin:extractive`` is always there
-    unless ``providers`` replaces it. ``counters`` lets several clients share one tally (INF-6).
+    unless ``providers`` replaces it, and ``openai`` is built from ``DITTO_WORKER_INFER_*`` in the
+    environment on first use unless ``providers`` names one. ``counters`` lets several clients share
+    one tally (INF-6).
 
     Example::
 

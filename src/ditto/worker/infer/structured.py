@@ -11,6 +11,7 @@ format or it does not, and the SDK then shows the model what was wrong once.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -23,6 +24,11 @@ __all__ = ["AnswerFormat", "check_answer", "parse_response_format", "retry_messa
 
 #: Longest description of a validation problem shown to the model.
 _MAX_PROBLEM_CHARS: Final = 500
+
+_log = logging.getLogger("ditto.infer")
+
+_UNUSABLE_SCHEMA: Final = ("responseFormat.json_schema.schema cannot be used: a $ref loops forever or points "
+                           "outside the schema (remote references are never fetched)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +50,15 @@ def _validator(schema_text: str) -> Any:
         cls.check_schema(schema)
     except SchemaError:
         return None
-    return cls(schema)
+    validator = cls(schema)
+    try:
+        # A first validation resolves the top-level references, so a schema that is only a loop
+        # ({"$ref": "#"}) or a remote reference is refused before any model is asked.
+        for _ in validator.iter_errors(None):
+            pass
+    except Exception:  # RecursionError, referencing.exceptions.Unresolvable and its jsonschema wrappers
+        return False
+    return validator
 
 
 def parse_response_format(response_format: Mapping[str, Any] | None) -> AnswerFormat | None:
@@ -68,6 +82,8 @@ def parse_response_format(response_format: Mapping[str, Any] | None) -> AnswerFo
     validator = _validator(js_json_dumps(schema))
     if validator is None:
         raise InferError(INVALID_INPUT, "responseFormat.json_schema.schema is not a valid JSON Schema")
+    if validator is False:
+        raise InferError(INVALID_INPUT, _UNUSABLE_SCHEMA)
     return AnswerFormat("json_schema", validator)
 
 
@@ -98,7 +114,11 @@ def check_answer(content: str, answer_format: AnswerFormat) -> tuple[Any, str | 
         return parsed, None, None
     from jsonschema.exceptions import best_match
 
-    error = best_match(answer_format.validator.iter_errors(parsed))
+    try:
+        error = best_match(answer_format.validator.iter_errors(parsed))
+    except Exception:  # a nested $ref that loops or points outside, reached by this answer
+        _log.warning("INFER could not check an answer against the requested schema", exc_info=True)
+        raise InferError(INVALID_INPUT, _UNUSABLE_SCHEMA) from None
     if error is None:
         return parsed, None, None
     where = _where(error.absolute_path)

@@ -7,9 +7,9 @@ is :class:`~ditto.worker.infer.types.SampleInput` in its camelCase wire form
 temperature}``); the output an :class:`~ditto.worker.infer.types.InferResult`.
 
 Counters (INF-6): the worker counts calls and tokens per ``provider/model`` in
-an :class:`InferCounters`; pass your own ``counters=`` to read them (one tally
-for every replica of the definition), or build the worker from a client with
-``client=`` and read ``client.counters``.
+an :class:`InferCounters`, readable as ``worker.counters`` (one tally for every
+replica of the definition); pass your own ``counters=`` to share a tally, or
+build the worker from a client with ``client=``.
 """
 
 from __future__ import annotations
@@ -19,11 +19,12 @@ from typing import Any
 
 from ...errors import InvalidArgumentError
 from ...runtime import ExecutionContext, NodeDescriptor, WorkerDefinition
+from ...runtime.worker import valid_concurrency
 from .sdk import InferClient, create_infer_client
-from .types import InferProvider, InferResult
+from .types import InferError, InferProvider, InferResult
 from .usage import InferCounters
 
-__all__ = ["INFER_SAMPLE", "INFER_WORKER_TYPE", "create_infer_worker", "infer_sample_node"]
+__all__ = ["INFER_SAMPLE", "INFER_WORKER_TYPE", "InferWorkerDefinition", "create_infer_worker", "infer_sample_node"]
 
 INFER_WORKER_TYPE = "INFER"
 INFER_SAMPLE = "INFER.SAMPLE"
@@ -32,18 +33,39 @@ INFER_SAMPLE = "INFER.SAMPLE"
 infer_sample_node: NodeDescriptor[Any, InferResult] = NodeDescriptor(INFER_SAMPLE)
 
 
+class InferWorkerDefinition(WorkerDefinition):
+    """The INFER worker's definition; it also exposes the client it serves with and that client's
+    per-model counters (INF-6), so ``create_infer_worker()`` alone is enough to read them."""
+
+    client: InferClient
+    owns_client: bool
+
+    @property
+    def counters(self) -> InferCounters:
+        """Calls, failures and tokens per ``provider/model`` of every call this worker served."""
+        return self.client.counters
+
+    async def aclose(self) -> None:
+        """Close what the worker's own client built (the ``openai`` provider read from the environment),
+        after ``runtime.close()``. A client the application passed in stays the application's to close."""
+        if self.owns_client:
+            await self.client.aclose()
+
+
 def create_infer_worker(providers: Mapping[str, InferProvider] | None = None, concurrency: int | None = None, *,
                         counters: InferCounters | None = None, client: InferClient | None = None
-                        ) -> WorkerDefinition:
+                        ) -> InferWorkerDefinition:
     """A worker definition serving ``INFER.SAMPLE``.
 
     Example::
 
-        counters = InferCounters()
-        runtime = create_ditto(workers=[create_infer_worker(counters=counters)])
+        worker = create_infer_worker()
+        runtime = create_ditto(workers=[worker])
         result = await runtime.invoke("INFER.SAMPLE", {"messages": [{"role": "user", "content": "hi"}]})
-        counters.to_json_dict()  # {"builtin:extractive/extractive": {"calls": 1, ...}}
+        worker.counters.to_json_dict()  # {"builtin:extractive/extractive": {"calls": 1, ...}}
     """
+    if not valid_concurrency(concurrency):
+        raise InvalidArgumentError("concurrency must be a positive integer or None")
     if client is not None:
         if providers is not None or counters is not None:
             raise InvalidArgumentError("pass either client or providers/counters, not both")
@@ -56,4 +78,9 @@ def create_infer_worker(providers: Mapping[str, InferProvider] | None = None, co
     async def sample(input: Any, context: ExecutionContext) -> InferResult:
         return await infer.sample(input, signal=context.signal)
 
-    return infer_sample_node.define(INFER_WORKER_TYPE, sample, concurrency=concurrency)
+    # signal_error: a call cancelled through the runtime reports INFER_CANCELLED / INFER_TIMEOUT (INF-5).
+    definition = InferWorkerDefinition(INFER_WORKER_TYPE, {infer_sample_node.type: sample}, concurrency=concurrency,
+                                       signal_error=InferError)
+    object.__setattr__(definition, "client", infer)
+    object.__setattr__(definition, "owns_client", client is None)
+    return definition

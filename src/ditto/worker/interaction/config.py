@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 import os
 import ssl
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from ..._version import __version__
@@ -30,8 +30,10 @@ __all__ = [
     "McpServer",
     "McpStdioServer",
     "WebOptions",
+    "brave_key_from_environment",
     "mcp_server_from",
     "normalise_origin",
+    "web_options_from",
     "web_options_from_config",
     "web_options_from_env",
 ]
@@ -45,6 +47,16 @@ DEFAULT_WIKIPEDIA_URL: Final = "https://en.wikipedia.org"
 DEFAULT_BRAVE_URL: Final = "https://api.search.brave.com/res/v1/web/search"
 DEFAULT_MCP_TIMEOUT_S: Final = 60.0
 _MAX_TIMEOUT_S: Final = 3600.0
+
+
+def brave_key_from_environment() -> str | None:
+    """The Brave key from ``DITTO_WORKER_INTERACTION_BRAVE_SEARCH_API_KEY`` in ``os.environ``, read now.
+
+    The fallback when options carry no key and Brave is asked for (seed: choose ``brave`` for the
+    request and configure the variable); an application that builds options itself passes its own.
+    """
+    key = os.environ.get(BRAVE_API_KEY_ENV, "").strip()
+    return key or None
 
 
 def normalise_origin(origin: str) -> str:
@@ -113,7 +125,7 @@ class WebOptions:
     ('https://sqlite.org',)
     """
 
-    allowed_origins: tuple[str, ...] = ()
+    allowed_origins: Sequence[str] = ()  # kept as a tuple of normalised origins
     search_engine: str = "wikipedia"
     brave_api_key: str | None = field(default=None, repr=False)
     wikipedia_url: str = DEFAULT_WIKIPEDIA_URL
@@ -136,6 +148,8 @@ class WebOptions:
         if self.brave_api_key is not None and (not isinstance(self.brave_api_key, str)
                                                or not self.brave_api_key.strip()):
             raise InvalidArgumentError("brave_api_key must be a non-empty string")
+        if self.search_engine == "brave" and self.brave_api_key is None:
+            object.__setattr__(self, "brave_api_key", brave_key_from_environment())
         if self.search_engine == "brave" and self.brave_api_key is None:
             raise InvalidArgumentError(f"search_engine 'brave' needs a Brave API key ({BRAVE_API_KEY_ENV})")
         _endpoint("wikipedia_url", self.wikipedia_url)
@@ -229,6 +243,32 @@ class McpHttpServer:
 
 
 McpServer = McpStdioServer | McpHttpServer
+
+
+def _snake(name: str) -> str:
+    return "".join("_" + char.lower() if char.isupper() else char for char in name)
+
+
+def web_options_from(value: Any) -> WebOptions:
+    """Accept a :class:`WebOptions` or its dict form in either spelling
+    (``{"allowedOrigins": [...], "timeoutS": 10}``); an unknown key is a construction error."""
+    if value is None:
+        return WebOptions()
+    if isinstance(value, WebOptions):
+        return value
+    if not isinstance(value, Mapping):
+        raise InvalidArgumentError("web must be a WebOptions or a mapping of its options")
+    known = {item.name for item in fields(WebOptions)}
+    options: dict[str, Any] = {}
+    for key, item in value.items():
+        name = _snake(key) if isinstance(key, str) else ""
+        if name not in known or name in options:
+            raise InvalidArgumentError(f"web has an unknown or repeated option {str(key)[:40]!r}")
+        options[name] = item
+    try:
+        return WebOptions(**options)
+    except TypeError:
+        raise InvalidArgumentError("a web option has a value of the wrong type") from None
 
 
 def mcp_server_from(value: Any) -> McpServer:

@@ -13,7 +13,7 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Iterable, Mapping
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 from pydantic import BaseModel, ValidationError
 
@@ -21,7 +21,7 @@ from ...contracts import InvalidJson, ToolCall, check_json, js_json_dumps
 from ...errors import InvalidArgumentError, describe_validation_error
 from ...runtime import NodeResult
 from ...signal import CancelSignal, await_with_signal
-from .config import McpServer, WebOptions, mcp_server_from
+from .config import McpServer, WebOptions, mcp_server_from, web_options_from
 from .mcp_client import McpSessionPool, call_mcp_tool, list_mcp_tools
 from .tools import Tool, tool_from
 from .types import (
@@ -40,6 +40,7 @@ from .types import (
     WebReadInput,
     WebSearchInput,
     WebSearchResult,
+    parse_interaction_input,
 )
 from .web import WebClient
 
@@ -47,21 +48,12 @@ __all__ = ["MAX_TOOL_CONTENT_BYTES", "Interaction", "create_interaction"]
 
 _log = logging.getLogger("ditto.interaction")
 
-M = TypeVar("M", bound=BaseModel)
 
 #: Largest tool answer (JSON UTF-8 bytes) handed back; more is INTERACTION_RESPONSE_TOO_LARGE.
 MAX_TOOL_CONTENT_BYTES: Final = 4 * 1024 * 1024
 _MAX_TOOL_ERROR_TEXT: Final = 4000
 _TOOL_FAILED: Final = "INTERACTION_TOOL_FAILED"
 
-
-def _parse(model: type[M], input: Any) -> M:
-    if isinstance(input, model):
-        return input
-    try:
-        return model.model_validate(input)
-    except ValidationError as error:
-        raise InteractionError("INTERACTION_INVALID_INPUT", describe_validation_error(error)) from None
 
 
 def _check_signal(signal: CancelSignal | None) -> None:
@@ -128,12 +120,10 @@ class Interaction:
     __slots__ = ("_mcp", "_mcp_sessions", "_tools", "_web")
 
     def __init__(self, tools: Iterable[Any] = (), mcp_servers: Mapping[str, Any] | None = None,
-                 web: WebOptions | None = None, *, web_tools: bool = False) -> None:
+                 web: WebOptions | Mapping[str, Any] | None = None, *, web_tools: bool = False) -> None:
         if isinstance(tools, (str, bytes)) or not isinstance(tools, Iterable):
             raise InvalidArgumentError("tools must be a list of callables or Tool objects")
-        if web is not None and not isinstance(web, WebOptions):
-            raise InvalidArgumentError("web must be a WebOptions")
-        self._web = WebClient(web)
+        self._web = WebClient(web_options_from(web))
         registered: dict[str, Tool] = {}
         candidates = [tool_from(item) for item in tools]
         if web_tools:
@@ -185,7 +175,7 @@ class Interaction:
         when it raised :class:`ToolError`).
         """
         _check_signal(signal)
-        call = _parse(ActToolInput, input).call
+        call = parse_interaction_input(ActToolInput, input).call
         found = self._tools.get(call.name)
         if found is None:
             raise InteractionError("INTERACTION_UNKNOWN_TOOL", "No tool with that name is registered")
@@ -223,7 +213,7 @@ class Interaction:
         server that fails or dies mid-call gives ``status="error"`` with a fixed message.
         """
         _check_signal(signal)
-        request = _parse(ActMcpInput, input)
+        request = parse_interaction_input(ActMcpInput, input)
         server = self._server(request.server)
         call = request.call
         source = f"mcp:{request.server}/{call.name}"
@@ -246,23 +236,32 @@ class Interaction:
             raise InteractionError("INTERACTION_TIMEOUT",
                                    f"The MCP call took longer than {server.timeout_s:g} s") from None
 
-    async def list_tools(self, input: ListToolsInput | Mapping[str, Any] | None = None, *,
-                         signal: CancelSignal | None = None) -> tuple[ToolSpec, ...]:
-        """INTERACTION.LIST_TOOLS: ``{}`` lists this worker's tools, ``{server}`` an MCP server's."""
+    async def list_tools(self, input: ListToolsInput | Mapping[str, Any] | str | None = None, *,
+                         server: str | None = None, signal: CancelSignal | None = None) -> tuple[ToolSpec, ...]:
+        """INTERACTION.LIST_TOOLS: ``{}`` lists this worker's tools, ``{server}`` an MCP server's.
+
+        The server may also be named directly: ``list_tools("files")`` or ``list_tools(server="files")``.
+        """
         _check_signal(signal)
-        request = _parse(ListToolsInput, input if input is not None else {})
+        if server is not None:
+            if input is not None:
+                raise InteractionError("INTERACTION_INVALID_INPUT", "pass either an input or server=, not both")
+            input = {"server": server}
+        elif isinstance(input, str):
+            input = {"server": input}
+        request = parse_interaction_input(ListToolsInput, input if input is not None else {})
         if request.server is None:
             return tuple(ToolSpec(name=item.name, description=item.description, input_schema=dict(item.input_schema),
                                   source=f"tool:{item.name}") for item in self._tools.values())
-        server = self._server(request.server)
+        config = self._server(request.server)
 
         async def bounded() -> tuple[ToolSpec, ...]:
             try:
-                async with asyncio.timeout(server.timeout_s):
-                    return await list_mcp_tools(request.server or "", server, self._mcp_sessions)
+                async with asyncio.timeout(config.timeout_s):
+                    return await list_mcp_tools(request.server or "", config, self._mcp_sessions)
             except TimeoutError:
                 raise InteractionError("INTERACTION_TIMEOUT",
-                                       f"Listing MCP tools took longer than {server.timeout_s:g} s") from None
+                                       f"Listing MCP tools took longer than {config.timeout_s:g} s") from None
 
         return await await_with_signal(bounded(), signal, error=_signal_error)
 
@@ -276,7 +275,7 @@ class Interaction:
         "tool observation into the cached context" graph can branch on one value.
         """
         _check_signal(signal)
-        request = _parse(ObserveInput, input)
+        request = parse_interaction_input(ObserveInput, input)
         return observation_of(request.result, request.call)
 
     # -- web ----------------------------------------------------------------------------------
@@ -321,7 +320,7 @@ def observation_of(result: Any, call: ToolCall | None = None) -> Observation:
                 source=node_result.node, status=node_result.status, call_id=call.id if call else None,
                 error=ToolFailure(code=code, message=message))
         result = node_result.output
-    tool_result = _parse(ToolResult, result)
+    tool_result = parse_interaction_input(ToolResult, result)
     content = tool_result.content
     text = content if isinstance(content, str) else js_json_dumps(content)
     return Observation(message=ToolMessage(content=text, tool_call_id=tool_result.call_id, name=tool_result.name),
@@ -330,13 +329,23 @@ def observation_of(result: Any, call: ToolCall | None = None) -> Observation:
 
 
 def create_interaction(tools: Iterable[Any] = (), mcp_servers: Mapping[str, Any] | None = None,
-                       web: WebOptions | None = None, *, web_tools: bool = False) -> Interaction:
+                       web: WebOptions | Mapping[str, Any] | None = None, *, web_tools: bool = False
+                       ) -> Interaction:
     """The direct SDK: the same operations as the INTERACTION worker's nodes.
 
     ``tools`` are functions (sync or async) or :class:`Tool` objects;
     ``mcp_servers`` maps names to :class:`McpStdioServer` / :class:`McpHttpServer`
-    (or ``{"command", "args"}`` / ``{"url"}``); ``web`` configures search and
-    reading; ``web_tools=True`` also offers ``web_search`` / ``web_read`` as
-    tools a model can call. Close it with ``await interaction.aclose()``.
+    (or ``{"command", "args"}`` / ``{"url"}``); ``web`` (a :class:`WebOptions` or
+    its dict, either spelling) configures search and reading; ``web_tools=True``
+    also offers ``web_search`` / ``web_read`` as tools a model can call. Close it
+    with ``await interaction.aclose()``::
+
+        def add(a: int, b: int) -> int:
+            'Add two integers.'
+            return a + b
+
+        async with create_interaction([add]) as interaction:
+            result = await interaction.act_tool({"call": {"id": "c1", "name": "add", "arguments": {"a": 2, "b": 3}}})
+            observation = await interaction.observe({"result": result})
     """
     return Interaction(tools, mcp_servers, web, web_tools=web_tools)

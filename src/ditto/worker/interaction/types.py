@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeVar
 
-from pydantic import Field, StrictInt, field_serializer, field_validator
+from pydantic import BaseModel, Field, StrictInt, ValidationError, field_serializer, field_validator
 
-from ...contracts import DittoModel, ToolCall
-from ...errors import DittoError
+from ...contracts import DittoModel, InvalidJson, ToolCall, check_json
+from ...errors import DittoError, describe_validation_error
 
 __all__ = [
     "INTERACTION_ERROR_CODES",
@@ -64,6 +64,31 @@ class InteractionError(DittoError):
     timeout_code = "INTERACTION_TIMEOUT"
 
 
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse_interaction_input(model: type[M], input: Any) -> M:
+    """``input`` as ``model`` (the model itself or a plain dict), or ``INTERACTION_INVALID_INPUT``.
+
+    The one place the SDK and the web client turn a caller's input into a model, so
+    both report a bad field with the same public message (never the offending value).
+    """
+    if isinstance(input, model):
+        return input
+    try:
+        return model.model_validate(input)
+    except ValidationError as error:
+        raise InteractionError("INTERACTION_INVALID_INPUT", describe_validation_error(error)) from None
+
+
+def _json_checked(value: Any) -> Any:
+    try:
+        check_json(value)
+    except InvalidJson as error:
+        raise ValueError(f"must be finite JSON ({error.reason})") from None
+    return value
+
+
 class ToolError(Exception):
     """Raise this from a tool when its message is meant for the model.
 
@@ -98,12 +123,24 @@ class ToolResult(DittoModel):
     ``source`` names where the answer came from: ``tool:<name>`` or ``mcp:<server>/<name>``.
     """
 
-    call_id: str = Field(min_length=1)
-    name: str = Field(min_length=1)
+    call_id: str = Field(min_length=1, max_length=256)
+    name: str = Field(min_length=1, max_length=256)
     status: Literal["success", "error"]
     content: Any = None
-    source: str = Field(min_length=1)
+    source: str = Field(min_length=1, max_length=512)
     error: ToolFailure | None = None
+
+    @field_validator("call_id", "name", "source")
+    @classmethod
+    def _valid_text(cls, value: str) -> str:
+        if "\x00" in value:
+            raise ValueError("must not contain NUL characters")
+        _json_checked(value)
+        return value
+
+    # A ToolResult handed to OBSERVE may come from anywhere (a dict, the wire): it must be JSON that
+    # the observation, CONTEXT and the HTTP transport can carry — finite, valid Unicode, bounded depth.
+    _json_content = field_validator("content")(lambda value: _json_checked(value))
 
 
 class ToolMessage(DittoModel):

@@ -22,12 +22,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 from urllib.parse import quote
 
-from pydantic import BaseModel, ValidationError
-
 from ...contracts import InvalidJson, check_json
-from ...errors import describe_validation_error
 from ...signal import CancelSignal, await_with_signal
-from .config import WebOptions, _origin_text
+from .config import WebOptions, _origin_text, brave_key_from_environment
 from .extract import extract_main_text, text_lines
 from .types import (
     InteractionError,
@@ -37,6 +34,7 @@ from .types import (
     WebReadInput,
     WebSearchInput,
     WebSearchResult,
+    parse_interaction_input,
 )
 
 if TYPE_CHECKING:  # aiohttp and yarl (extra ``pyditto[web]``) load on first use, not on import
@@ -48,7 +46,6 @@ __all__ = ["WebClient", "web_read", "web_search"]
 _log = logging.getLogger("ditto.interaction.web")
 
 T = TypeVar("T")
-M = TypeVar("M", bound=BaseModel)
 
 _HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 _CHUNK: Final = 64 * 1024
@@ -64,14 +61,6 @@ _TITLE_SAFE: Final = ";@$!*(),/~:"
 def _invalid(message: str) -> InteractionError:
     return InteractionError("INTERACTION_INVALID_INPUT", message)
 
-
-def _parse(model: type[M], input: Any) -> M:
-    if isinstance(input, model):
-        return input
-    try:
-        return model.model_validate(input)
-    except ValidationError as error:
-        raise _invalid(describe_validation_error(error)) from None
 
 
 def _check_text(value: str, what: str) -> None:
@@ -199,17 +188,19 @@ class WebClient:
         without a key fails with ``INTERACTION_INVALID_INPUT`` instead of
         quietly asking Wikipedia. Snippets only help pick a page to read.
         """
-        request = _parse(WebSearchInput, input)
+        request = parse_interaction_input(WebSearchInput, input)
         _check_text(request.query, "query")
         if not request.query.strip():
             raise _invalid("query must not be blank")
         engine: SearchEngine = request.engine or self._options.search_engine  # type: ignore[assignment]
-        if engine == "brave" and self._options.brave_api_key is None:
+        brave_key = self._options.brave_api_key or (brave_key_from_environment() if engine == "brave" else None)
+        if engine == "brave" and brave_key is None:
             raise _invalid("Brave Search is not configured: set DITTO_WORKER_INTERACTION_BRAVE_SEARCH_API_KEY")
         if engine == "wikipedia":
             candidates = await self._guarded(lambda: self._wikipedia(request.query, request.limit), signal)
         else:
-            candidates = await self._guarded(lambda: self._brave(request.query, request.limit), signal)
+            candidates = await self._guarded(lambda: self._brave(request.query, request.limit, brave_key or ""),
+                                             signal)
         return WebSearchResult(engine=engine, query=request.query, candidates=tuple(candidates[:request.limit]))
 
     async def _get_json(self, url: str, params: Mapping[str, str], headers: Mapping[str, str], engine: str) -> Any:
@@ -262,10 +253,9 @@ class WebClient:
                 break
         return candidates
 
-    async def _brave(self, query: str, limit: int) -> list[SearchCandidate]:
+    async def _brave(self, query: str, limit: int, key: str) -> list[SearchCandidate]:
         import yarl
 
-        key = self._options.brave_api_key or ""
         payload = await self._get_json(self._options.brave_url, {"q": query, "count": str(limit)},
                                        {"Accept": "application/json", "X-Subscription-Token": key}, "Brave Search")
         web = payload.get("web") if isinstance(payload, dict) else None
@@ -322,7 +312,7 @@ class WebClient:
         past ``timeout_s`` → ``INTERACTION_TIMEOUT``; TLS, connection and non-2xx
         failures → ``INTERACTION_TOOL_FAILED``.
         """
-        request = _parse(WebReadInput, input)
+        request = parse_interaction_input(WebReadInput, input)
         target = self.check_url(request.url)
         status, content_type, raw = await self._guarded(lambda: self._fetch(target), signal)
         text = await await_with_signal(asyncio.to_thread(extract_main_text, raw), signal, error=_signal_error)

@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import InvalidArgumentError
 from ...runtime import ExecutionContext, NodeDescriptor, WorkerDefinition
+from ...runtime.worker import valid_concurrency
 from .config import WebOptions, web_options_from_env
 from .sdk import Interaction, create_interaction
-from .types import Observation, ToolResult, ToolSpec, WebPage, WebSearchResult
+from .types import InteractionError, Observation, ToolResult, ToolSpec, WebPage, WebSearchResult
 
 if TYPE_CHECKING:
     from ...config import RuntimeConfig
@@ -68,7 +69,7 @@ class InteractionWorkerDefinition(WorkerDefinition):
 
 
 def create_interaction_worker(tools: Iterable[Any] = (), mcp_servers: Mapping[str, Any] | None = None,
-                              web: WebOptions | None = None, *, concurrency: int | None = None,
+                              web: WebOptions | Mapping[str, Any] | None = None, *, concurrency: int | None = None,
                               web_tools: bool = False, interaction: Interaction | None = None
                               ) -> InteractionWorkerDefinition:
     """An ``INTERACTION`` worker definition with the six nodes above.
@@ -86,6 +87,8 @@ def create_interaction_worker(tools: Iterable[Any] = (), mcp_servers: Mapping[st
     Pass ``interaction=create_interaction(...)`` instead of the options to share
     one SDK (and its connection pool) between the worker and direct calls.
     """
+    if not valid_concurrency(concurrency):  # before an SDK exists that would need closing
+        raise InvalidArgumentError("concurrency must be a positive integer or None")
     if interaction is not None:
         if not isinstance(interaction, Interaction):
             raise InvalidArgumentError("interaction must come from create_interaction()")
@@ -120,7 +123,7 @@ def create_interaction_worker(tools: Iterable[Any] = (), mcp_servers: Mapping[st
         interaction_observe_node.type: observe,
         interaction_web_search_node.type: web_search,
         interaction_web_read_node.type: web_read,
-    }, concurrency=concurrency)
+    }, concurrency=concurrency, signal_error=InteractionError)  # INTERACTION_CANCELLED / _TIMEOUT (INT-6)
     object.__setattr__(definition, "interaction", sdk)
     object.__setattr__(definition, "owns_interaction", owned)
     return definition

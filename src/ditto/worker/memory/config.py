@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import SkipValidation
 
 from ...contracts import DittoModel
+from ...runtime.worker import valid_concurrency
 from .types import MemoryArgumentError, MemorySearchProvider, MemoryStore
 
 __all__ = ["MemoryOptions", "MemoryResources", "check_concurrency", "memory_options"]
@@ -63,7 +64,6 @@ def memory_options(resources: MemoryResources | Mapping[str, Any] | None, *, sto
 
 def check_concurrency(concurrency: int | None) -> int | None:
     """A worker's per-replica limit: ``None`` (unlimited) or a positive integer."""
-    if concurrency is not None and (isinstance(concurrency, bool) or not isinstance(concurrency, int)
-                                    or concurrency < 1):
+    if not valid_concurrency(concurrency):
         raise MemoryArgumentError("concurrency must be a positive integer or None")
     return concurrency

@@ -608,7 +608,11 @@ def create_sqlite_memory_store(path: str | os.PathLike[str], *, busy_timeout_ms:
 
     ``busy_timeout_ms`` is how long a writer waits for another process's lock;
     ``read_only`` opens the file with ``mode=ro`` (writes fail with
-    ``MEMORY_BACKEND_ERROR``); ``max_connections`` bounds this process's pool.
+    ``MEMORY_BACKEND_ERROR``); ``max_connections`` bounds this process's pool::
+
+        async with create_sqlite_memory_store("memory.sqlite") as store:
+            memory = create_memory(store=store)
+            await memory.write({"memories": [{"key": "backup-retention", "content": "Kept 35 days."}]})
     """
     return SqliteMemoryStore(path, busy_timeout_ms=busy_timeout_ms, read_only=read_only,
                              max_connections=max_connections)

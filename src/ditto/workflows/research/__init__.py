@@ -5,6 +5,13 @@ Eight entries, each a module with ``async run(runtime, input, options=None)``:
 :mod:`web_read`, :mod:`multi_source`, :mod:`rewrite`, :mod:`expand`,
 :mod:`source_location`. Importing connects nothing and runs nothing.
 
+The package exports what a user needs: the entries, the request / result /
+brief types, task creation and opening, the runtime, ``run_research``,
+``verify_task``, ``import_internal_knowledge`` and ``ResearchError``. The
+building blocks (checkpoint keys, sample data, the brief renderers, the task
+lock …) stay importable from their modules (``.checkpoints``, ``.sample``,
+``.brief``, ``.taskdir``, ``.types``, ``.api``).
+
 Example::
 
     from ditto.workflows.research import ResearchRequest, create_task, document_search, open_research_runtime
@@ -25,20 +32,17 @@ from . import (
     web_read,
     web_search,
 )
-from .api import build_request, entry_module, run_research
-from .brief import brief_json, brief_markdown, brief_schema, summarize
-from .checkpoints import STAGES, cache_scope, checkpoint_key
-from .config import DEFAULT_BASE_DIR, ProgressEvent, ResearchOptions, default_base_dir
-from .errors import RESEARCH_ERROR_CODES, ResearchError
-from .sample import SAMPLE_VOCABULARY, SampleValues, default_question, draw_sample_values
+from .api import run_research
+from .brief import brief_schema
+from .config import ProgressEvent, ResearchOptions
+from .errors import ResearchError
 from .sources.knowledge import import_internal_knowledge
-from .task_runtime import open_research_runtime, research_workers
-from .taskdir import ResearchTask, TaskLock, create_task, open_task
+from .task_runtime import open_research_runtime
+from .taskdir import ResearchTask, create_task, open_task
 from .types import (
     ENTRIES,
     Brief,
     Coverage,
-    Entry,
     Evidence,
     FailedSource,
     QueryRecord,
@@ -49,14 +53,9 @@ from .types import (
 from .verify import verify_task
 
 __all__ = [
-    "DEFAULT_BASE_DIR",
     "ENTRIES",
-    "RESEARCH_ERROR_CODES",
-    "SAMPLE_VOCABULARY",
-    "STAGES",
     "Brief",
     "Coverage",
-    "Entry",
     "Evidence",
     "FailedSource",
     "ProgressEvent",
@@ -66,20 +65,9 @@ __all__ = [
     "ResearchRequest",
     "ResearchResult",
     "ResearchTask",
-    "SampleValues",
-    "TaskLock",
-    "brief_json",
-    "brief_markdown",
     "brief_schema",
-    "build_request",
-    "cache_scope",
-    "checkpoint_key",
     "create_task",
-    "default_base_dir",
-    "default_question",
     "document_search",
-    "draw_sample_values",
-    "entry_module",
     "expand",
     "import_internal_knowledge",
     "knowledge_base",
@@ -87,11 +75,9 @@ __all__ = [
     "open_research_runtime",
     "open_task",
     "request_id",
-    "research_workers",
     "rewrite",
     "run_research",
     "source_location",
-    "summarize",
     "verify_task",
     "web_read",
     "web_search",

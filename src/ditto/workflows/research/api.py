@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from ...errors import describe_validation_error
 from ...runtime import WorkerDefinition
-from .config import ResearchOptions
+from .config import ResearchOptions, default_base_dir
 from .errors import ResearchError
 from .sample import SAMPLE_VOCABULARY, default_question
 from .task_runtime import open_research_runtime
@@ -64,7 +64,8 @@ def build_request(entry: Entry, fields: Mapping[str, Any] | None = None, env: Ma
 
 async def run_research(entry: Entry, request: Mapping[str, Any] | ResearchRequest | None = None, *,
                        directory: Path | str | None = None, base_dir: Path | str | None = None,
-                       options: ResearchOptions | None = None, env: Mapping[str, str] | None = None,
+                       options: ResearchOptions | Mapping[str, Any] | None = None,
+                       env: Mapping[str, str] | None = None,
                        workers: Sequence[WorkerDefinition] = (), targets: Mapping[str, Any] | None = None,
                        web: Mapping[str, Any] | None = None) -> tuple[ResearchTask, ResearchResult]:
     """Create a task (or, when ``directory`` holds one, resume it) and run it to its end or ``stop_after``.
@@ -85,6 +86,8 @@ async def run_research(entry: Entry, request: Mapping[str, Any] | ResearchReques
         built = request if isinstance(request, ResearchRequest) else build_request(entry, request, env)
         if built.entry != entry:
             raise ResearchError("RESEARCH_REQUEST_MISMATCH", f"the request is for {built.entry}, not {entry}")
+        if base_dir is None and env is not None:
+            base_dir = default_base_dir(env)
         task = create_task(built, base_dir=base_dir, directory=directory)
     async with open_research_runtime(task, env=env, workers=workers, targets=targets, web=web) as runtime:
         result = await entry_module(entry).run(runtime, {"directory": str(task.directory)}, options)

@@ -2,8 +2,12 @@
 
 MEMORY is the record of truth: after each stage one ``MEMORY.WRITE`` stores
 ``retrieval:<requestId>:<stage>`` with content ``{"kind": "research-checkpoint",
-"stage", "requestId", "data"}`` (an atomic SQLite transaction: a killed process
-leaves the previous stages only). The CONTEXT cache, scoped to the request and
+"stage", "requestId", "taskId", "data"}`` (an atomic SQLite transaction: a killed
+process leaves the previous stages only). Two tasks with the same request share
+the key; when they share a MEMORY store (an application's own ``--memory``) the
+``taskId`` tells them apart: a task resumes only from the leading stages it
+archived itself, so a new task never adopts another task's evidence (whose
+snapshots live in that other directory) and reads its sources afresh. The CONTEXT cache, scoped to the request and
 the task directory, holds one item per archived stage with the stage's digest;
 it lives in Redis when ``DITTO_WORKER_CONTEXT_REDIS_URL`` is set. When the cache
 is missing (expired) or disagrees with MEMORY it is rebuilt from MEMORY. Either
@@ -17,6 +21,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
+from ...contracts import thaw_json
 from ...runtime import NodeResult
 from .errors import ResearchError
 from .types import Stage
@@ -43,15 +48,6 @@ def _digest(data: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _plain(value: Any) -> Any:
-    """Frozen mappings/tuples from MEMORY back into plain JSON values."""
-    if isinstance(value, Mapping):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    return value
-
-
 def _field(value: Any, name: str) -> Any:
     return value.get(name) if isinstance(value, Mapping) else getattr(value, name, None)
 
@@ -59,9 +55,10 @@ def _field(value: Any, name: str) -> Any:
 class CheckpointStore:
     """Reads and writes one task's checkpoints through MEMORY.* and CONTEXT.* nodes."""
 
-    def __init__(self, invoke: Invoke, request_id: str, directory: str) -> None:
+    def __init__(self, invoke: Invoke, request_id: str, directory: str, task_id: str | None = None) -> None:
         self._invoke = invoke
         self._request_id = request_id
+        self._task_id = task_id
         self._scope = cache_scope(request_id, directory)
 
     @property
@@ -77,22 +74,31 @@ class CheckpointStore:
                                 "MEMORY is unavailable: the task's checkpoints cannot be read")
         archived: dict[str, Any] = {}
         for item in result.output or ():
-            content = _plain(_field(item, "content"))
+            content = thaw_json(_field(item, "content"))
             stage = content.get("stage") if isinstance(content, dict) else None
             if (not isinstance(content, dict) or content.get("kind") != _KIND or stage not in STAGES
                     or content.get("requestId") != self._request_id or _field(item, "key") != checkpoint_key(
                         self._request_id, stage)):
                 raise ResearchError("RESEARCH_CHECKPOINT_INVALID", "a task checkpoint in MEMORY is malformed")
-            archived[stage] = content.get("data")
-        for position, stage in enumerate(STAGES):  # stages are archived in order; a gap means damage
-            if stage in archived and any(earlier not in archived for earlier in STAGES[:position]):
-                raise ResearchError("RESEARCH_CHECKPOINT_INVALID", "the task's checkpoints are not contiguous")
-        return archived
+            owner = content.get("taskId")
+            archived[stage] = (self._task_id is None or owner == self._task_id, content.get("data"))
+        own: dict[str, Any] = {}
+        for position, stage in enumerate(STAGES):
+            if stage not in archived:  # stages are archived in order; a gap means damage
+                if any(later in archived for later in STAGES[position + 1:]):
+                    raise ResearchError("RESEARCH_CHECKPOINT_INVALID", "the task's checkpoints are not contiguous")
+                break
+            mine, data = archived[stage]
+            if not mine:  # another task with the same request archived this stage: redo it from here
+                break
+            own[stage] = data
+        return own
 
     async def save(self, stage: Stage, data: Any) -> None:
         """``MEMORY.WRITE`` the stage, then record it in the CONTEXT cache."""
         memory = {"key": checkpoint_key(self._request_id, stage),
-                  "content": {"kind": _KIND, "stage": stage, "requestId": self._request_id, "data": data},
+                  "content": {"kind": _KIND, "stage": stage, "requestId": self._request_id,
+                              **({"taskId": self._task_id} if self._task_id is not None else {}), "data": data},
                   "metadata": {"kind": _KIND}}
         result = await self._invoke(stage, "MEMORY.WRITE", {"memories": [memory]})
         if result.status != "success":
@@ -118,7 +124,7 @@ class CheckpointStore:
         read = await self._invoke("resume", "CONTEXT.LOAD", {"scope": self._scope})
         if read.status == "success":
             items = _field(read.output, "items") or ()
-            cached = {_field(item, "id"): _plain(_field(item, "content")) for item in items}
+            cached = {_field(item, "id"): thaw_json(_field(item, "content")) for item in items}
             if cached == {key: item["content"] for key, item in wanted.items()}:
                 return "hit"
         elif read.error is None or read.error.code not in ("CONTEXT_NOT_FOUND", "INVALID_STATE"):

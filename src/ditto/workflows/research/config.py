@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from ...errors import InvalidArgumentError
 from ...signal import CancelSignal
 
 __all__ = [
@@ -82,3 +83,41 @@ class ResearchOptions:
     max_executions: int = 1024
     signal: CancelSignal | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.stop_after not in (None, "queries", "evidence"):
+            raise InvalidArgumentError("stop_after must be 'queries', 'evidence' or None")
+        if self.progress is not None and not callable(self.progress):
+            raise InvalidArgumentError("progress must be a callable taking a ProgressEvent")
+        budget = self.max_executions
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+            raise InvalidArgumentError("max_executions must be a positive integer")
+        if self.signal is not None and not isinstance(self.signal, CancelSignal):
+            raise InvalidArgumentError("signal must be a CancelSignal")
+
+    @classmethod
+    def coerce(cls, value: ResearchOptions | Mapping[str, Any] | None) -> ResearchOptions:
+        """``None`` (the defaults), options, or a plain mapping with snake_case or camelCase keys.
+
+        Example::
+
+            ResearchOptions.coerce({"stopAfter": "evidence"}) == ResearchOptions(stop_after="evidence")
+        """
+        if value is None:
+            return cls()
+        if isinstance(value, ResearchOptions):
+            return value
+        if not isinstance(value, Mapping):
+            raise InvalidArgumentError("options must be ResearchOptions, a mapping or None")
+        names = {"stop_after", "progress", "pause_at", "max_executions", "signal", "extra"}
+        fields: dict[str, Any] = {}
+        for key, item in value.items():
+            name = _snake(key) if isinstance(key, str) else None
+            if name not in names or name in fields:
+                raise InvalidArgumentError(f"unknown or repeated option {str(key)[:40]!r}")
+            fields[name] = item
+        return cls(**fields)
+
+
+def _snake(name: str) -> str:
+    return "".join(f"_{char.lower()}" if char.isupper() else char for char in name)

@@ -11,6 +11,7 @@ Importing this module connects nothing and runs nothing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final
 
 from ...runtime import Runtime
@@ -23,6 +24,7 @@ __all__ = ["ENTRY", "run"]
 ENTRY: Final[Entry] = "rewrite"
 
 
-async def run(runtime: Runtime, input: Any, options: ResearchOptions | None = None) -> ResearchResult:
+async def run(runtime: Runtime, input: Any, options: ResearchOptions | Mapping[str, Any] | None = None
+              ) -> ResearchResult:
     """Run or resume the ``rewrite`` task in ``input["directory"]`` inside one ``runtime.loop()``."""
     return await run_entry(ENTRY, runtime, input, options)

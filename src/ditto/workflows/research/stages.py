@@ -25,7 +25,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from ...errors import DittoError, GraphError, RoutingError
+from ...contracts import thaw_json
+from ...contracts.json import plain_json
+from ...errors import DittoError, GraphError, InvalidArgumentError, RoutingError
 from ...runtime import GraphResult, LoopContext, NodeError, NodeResult, Runtime, graph
 from ...worker.infer import ExcerptPassage, ExcerptTask, QueryTask, response_format, task_messages
 from .brief import brief_json, brief_markdown, summarize
@@ -118,13 +120,8 @@ def _parsed(output: Any) -> Any:
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return value
+    """A plain, mutable copy of a node's output: models as camelCase objects, tuples as lists."""
+    return thaw_json(plain_json(value))
 
 
 def _field(value: Any, name: str) -> Any:
@@ -145,7 +142,7 @@ class _Controller:
         self.request = task.request
         self.loop = loop
         self.options = options
-        self.checkpoints = CheckpointStore(self._invoke, task.request_id, str(task.directory))
+        self.checkpoints = CheckpointStore(self._invoke, task.request_id, str(task.directory), task.task_id)
         self.stage: Stage | None = None
 
     # -- plumbing -------------------------------------------------------------------
@@ -550,8 +547,8 @@ def _input_directory(input: Any) -> Path:
     raise ResearchError("RESEARCH_INVALID_INPUT", "input must name the task directory: {'directory': ...}")
 
 
-async def run_entry(entry: Entry, runtime: Runtime, input: Any, options: ResearchOptions | None = None
-                    ) -> ResearchResult:
+async def run_entry(entry: Entry, runtime: Runtime, input: Any,
+                    options: ResearchOptions | Mapping[str, Any] | None = None) -> ResearchResult:
     """Run (or resume) the task in ``input['directory']`` as ``entry`` on ``runtime``.
 
     Failures of the task itself (a blocked source, a rejected model answer, an
@@ -562,7 +559,10 @@ async def run_entry(entry: Entry, runtime: Runtime, input: Any, options: Researc
     task = open_task(_input_directory(input))
     if task.request.entry != entry:
         raise ResearchError("RESEARCH_REQUEST_MISMATCH", f"the task was created for {task.request.entry}, not {entry}")
-    chosen = options or ResearchOptions()
+    try:
+        chosen = ResearchOptions.coerce(options)
+    except InvalidArgumentError as error:
+        raise ResearchError("RESEARCH_INVALID_INPUT", error.message) from None
     lock = TaskLock(task.directory)
     base: dict[str, Any] = {"request_id": task.request_id, "directory": str(task.directory)}
     try:

@@ -3,6 +3,7 @@
 ::
 
     <task>/request.json            the request (with its requestId)
+    <task>/.task-id                this task's random id (tells apart tasks with the same request)
     <task>/policy.md               sample document            (only without --documents)
     <task>/internal-knowledge.json sample internal knowledge  (only without --memory)
     <task>/knowledge.sqlite        sample external FTS5 KB    (only without --kb)
@@ -24,9 +25,11 @@ import datetime as dt
 import errno
 import hashlib
 import json
+import logging
 import os
+import re
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -51,6 +54,7 @@ __all__ = [
     "create_task",
     "open_task",
     "snapshot_text",
+    "task_path",
 ]
 
 REQUEST_FILE: Final = "request.json"
@@ -62,6 +66,9 @@ SNAPSHOTS_DIR: Final = "snapshots"
 ARTIFACTS_DIR: Final = "artifacts"
 LOCK_FILE: Final = ".lock"
 TRACE_FILE: Final = "trace.jsonl"
+TASK_ID_FILE: Final = ".task-id"
+_TASK_ID: Final = re.compile(r"[0-9a-f]{16}")
+logger = logging.getLogger(__name__)
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -89,11 +96,17 @@ def snapshot_text(directory: Path) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ResearchTask:
-    """An opened task directory and its request."""
+    """An opened task directory and its request.
+
+    ``task_id`` is random per task: two tasks with the same request share a
+    request id, and when they share a MEMORY store (``--memory``) the task id
+    keeps each one's checkpoints its own. ``None`` for tasks made before it existed.
+    """
 
     directory: Path
     request: ResearchRequest
     request_id: str
+    task_id: str | None = None
 
     @property
     def memory_path(self) -> Path:
@@ -139,6 +152,20 @@ class ResearchTask:
             handle.write(line + "\n")
 
 
+def task_path(value: Any, what: str = "task directory") -> Path:
+    """``value`` as a path, or ``RESEARCH_INVALID_INPUT`` (not a path, empty, NUL, not valid Unicode)."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise ResearchError("RESEARCH_INVALID_INPUT", f"the {what} must be a path")
+    text = os.fspath(value)
+    if not isinstance(text, str) or not text or "\x00" in text or len(text) > 4096:
+        raise ResearchError("RESEARCH_INVALID_INPUT", f"the {what} is not a usable path")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ResearchError("RESEARCH_INVALID_INPUT", f"the {what} is not valid Unicode") from None
+    return Path(text)
+
+
 def _new_directory(base: Path) -> Path:
     base.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
@@ -152,25 +179,47 @@ def _new_directory(base: Path) -> Path:
     raise ResearchError("RESEARCH_INVALID_INPUT", "could not create a fresh task directory")
 
 
-def create_task(request: ResearchRequest, *, base_dir: Path | str | None = None, directory: Path | str | None = None,
-                values: SampleValues | None = None) -> ResearchTask:
+def create_task(request: ResearchRequest | Mapping[str, Any], *, base_dir: Path | str | None = None,
+                directory: Path | str | None = None, values: SampleValues | None = None) -> ResearchTask:
     """Make a fresh task directory with ``request.json`` and the sample material the request needs.
 
     ``directory`` (empty or missing) is used as is; otherwise a new
     ``task-<time>-<random>`` folder is made under ``base_dir``
-    (default ``./ditto-tasks``). ``values`` fixes the sample values (tests).
+    (default ``./ditto-tasks``). ``values`` fixes the sample values (tests)::
+
+        task = create_task(ResearchRequest(entry="web-read", question="How does SQLite handle WAL?"))
+        async with open_research_runtime(task) as runtime:
+            result = await web_read.run(runtime, {"directory": str(task.directory)})
     """
+    if not isinstance(request, ResearchRequest):
+        if not isinstance(request, Mapping):
+            raise ResearchError("RESEARCH_INVALID_INPUT", "the request must be a ResearchRequest or a mapping")
+        try:
+            request = ResearchRequest.model_validate(request)
+        except ValidationError as error:
+            raise ResearchError("RESEARCH_INVALID_INPUT", describe_validation_error(error, root="request")) from None
+    try:
+        return _create_task(request, base_dir, directory, values)
+    except OSError:
+        logger.exception("creating a task directory failed")
+        raise ResearchError("RESEARCH_INVALID_INPUT", "the task directory cannot be created or written (is the "
+                                                      "path a file, read-only or full?)") from None
+
+
+def _create_task(request: ResearchRequest, base_dir: Path | str | None, directory: Path | str | None,
+                 values: SampleValues | None) -> ResearchTask:
     from .config import default_base_dir
 
     if directory is not None:
-        path = Path(directory)
+        path = task_path(directory)
         path.mkdir(parents=True, exist_ok=True)
         if any(path.iterdir()):
             raise ResearchError("RESEARCH_INVALID_INPUT", "a new task needs an empty directory")
     else:
-        path = _new_directory(Path(base_dir) if base_dir is not None else default_base_dir())
+        path = _new_directory(task_path(base_dir, "base folder") if base_dir is not None else default_base_dir())
     path = path.resolve()
     identifier = request_id(request)
+    task_id = secrets.token_hex(8)
     document = {"requestId": identifier, **request.model_dump(mode="json", by_alias=True)}
     drawn = values or draw_sample_values()
     if request.documents is None:
@@ -181,13 +230,14 @@ def create_task(request: ResearchRequest, *, base_dir: Path | str | None = None,
         write_knowledge_base(path / KNOWLEDGE_FILE, drawn)
     (path / SNAPSHOTS_DIR).mkdir(exist_ok=True)
     (path / ARTIFACTS_DIR).mkdir(exist_ok=True)
+    atomic_write(path / TASK_ID_FILE, f"{task_id}\n".encode())
     atomic_write(path / REQUEST_FILE, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
-    return ResearchTask(path, request, identifier)
+    return ResearchTask(path, request, identifier, task_id)
 
 
 def open_task(directory: Path | str) -> ResearchTask:
     """Open an existing task directory; its ``request.json`` must match its request id."""
-    path = Path(directory).resolve()
+    path = task_path(directory).resolve()
     try:
         document = json.loads((path / REQUEST_FILE).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -206,7 +256,20 @@ def open_task(directory: Path | str) -> ResearchTask:
     if stored_id != identifier:
         raise ResearchError("RESEARCH_REQUEST_MISMATCH",
                             "request.json was changed after the task started; start a new task instead")
-    return ResearchTask(path, request, identifier)
+    return ResearchTask(path, request, identifier, _read_task_id(path))
+
+
+def _read_task_id(path: Path) -> str | None:
+    """The task's random id, or ``None`` for a task made before ``.task-id`` existed."""
+    try:
+        text = (path / TASK_ID_FILE).read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError):
+        raise ResearchError("RESEARCH_CHECKPOINT_INVALID", ".task-id cannot be read") from None
+    if not _TASK_ID.fullmatch(text):
+        raise ResearchError("RESEARCH_CHECKPOINT_INVALID", ".task-id is not a task id")
+    return text
 
 
 class TaskLock:

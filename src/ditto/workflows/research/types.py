@@ -18,7 +18,14 @@ import json
 import re
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from ...contracts import DittoModel
 
@@ -184,11 +191,22 @@ def request_id(request: ResearchRequest) -> str:
 
 
 class QueryRecord(DittoModel):
-    """A query the task executed and where it came from."""
+    """A query the task executed and where it came from.
+
+    ``vocabularyEntry`` is always written (``null`` for a free model query) so
+    every query in ``brief.json`` states its provenance the same way.
+    """
 
     text: str
     provenance: Literal["model", "rewrite", "expand"]
     vocabulary_entry: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _keep_vocabulary_entry(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+                               ) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        data.setdefault("vocabularyEntry" if info.by_alias else "vocabulary_entry", self.vocabulary_entry)
+        return data
 
 
 class Evidence(DittoModel):

@@ -1,6 +1,7 @@
 """``ditto verify <task-dir>``: re-check a finished brief offline against its snapshots.
 
-Every snapshot's ``raw`` bytes hash to its folder name; for every evidence item
+Every snapshot's ``raw`` bytes hash to its folder name (and a web page's
+``extracted.txt`` to the evidence's ``locator.extractedSha256``); for every evidence item
 the snapshot folder exists, the quote is exactly the snapshot text at ``start:end``
 and spans ``lineStart``-``lineEnd``; every citation names an evidence id; the
 brief belongs to the task's request. Nothing is fetched or re-run.
@@ -20,7 +21,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ...errors import describe_validation_error
-from .taskdir import snapshot_text
+from .errors import ResearchError
+from .taskdir import open_task, snapshot_text, task_path
 from .types import Brief
 from .verification import line_range
 
@@ -28,8 +30,11 @@ __all__ = ["verify_task"]
 
 
 def verify_task(directory: Path | str) -> list[str]:
-    """Every mismatch found, as one line each; an empty list means the brief checks out."""
-    root = Path(directory)
+    """Every mismatch found, as one line each; an empty list means the brief checks out.
+
+    A ``directory`` that is not a usable path raises ``ResearchError`` (``RESEARCH_INVALID_INPUT``).
+    """
+    root = task_path(directory)
     try:
         data = json.loads((root / "artifacts" / "brief.json").read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -42,11 +47,14 @@ def verify_task(directory: Path | str) -> list[str]:
         return [f"brief.json does not match the brief schema: {describe_validation_error(error, root='brief')}"]
     problems: list[str] = []
     try:
-        request = json.loads((root / "request.json").read_text(encoding="utf-8"))
-        if request.get("requestId") != brief.request_id:
+        task = open_task(root)  # also checks that request.json still hashes to its requestId
+    except ResearchError as error:
+        problems.append(f"request.json: {error.message}")
+    else:
+        if task.request_id != brief.request_id:
             problems.append("brief.json belongs to another request than request.json")
-    except (OSError, ValueError, AttributeError):
-        problems.append("request.json is missing or unreadable")
+        elif (task.request.question, task.request.entry) != (brief.question, brief.entry):
+            problems.append("brief.json's question or entry differs from its request")
     ids = [item.id for item in brief.evidence]
     if len(set(ids)) != len(ids):
         problems.append("evidence ids are not unique")
@@ -66,6 +74,10 @@ def verify_task(directory: Path | str) -> list[str]:
         text = texts[digest]
         if text is None:
             continue
+        extracted_sha256 = (item.locator or {}).get("extractedSha256")
+        if extracted_sha256 is not None and _extracted_digest(folder) != extracted_sha256:
+            problems.append(f"{item.id}: the extracted text of snapshot {digest} changed (extractedSha256)")
+            continue
         if not 0 <= item.start < item.end <= len(text):
             problems.append(f"{item.id}: offsets {item.start}-{item.end} are outside the snapshot")
             continue
@@ -75,6 +87,13 @@ def verify_task(directory: Path | str) -> list[str]:
         if line_range(text, item.start, item.end) != (item.line_start, item.line_end):
             problems.append(f"{item.id}: lines {item.line_start}-{item.line_end} do not match the quote's position")
     return problems
+
+
+def _extracted_digest(folder: Path) -> str | None:
+    try:
+        return hashlib.sha256((folder / "extracted.txt").read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def _checked_text(folder: Path, digest: str, problems: list[str], evidence_id: str) -> str | None:

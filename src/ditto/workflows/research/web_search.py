@@ -12,6 +12,7 @@ Importing this module connects nothing and runs nothing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final
 
 from ...runtime import Runtime
@@ -24,6 +25,7 @@ __all__ = ["ENTRY", "run"]
 ENTRY: Final[Entry] = "web-search"
 
 
-async def run(runtime: Runtime, input: Any, options: ResearchOptions | None = None) -> ResearchResult:
+async def run(runtime: Runtime, input: Any, options: ResearchOptions | Mapping[str, Any] | None = None
+              ) -> ResearchResult:
     """Run or resume the ``web-search`` task in ``input["directory"]`` inside one ``runtime.loop()``."""
     return await run_entry(ENTRY, runtime, input, options)

@@ -24,7 +24,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ....contracts import thaw_json
 from ....errors import InvalidArgumentError
@@ -40,6 +40,9 @@ from ..types import (
     ProviderReply,
     ProviderRequest,
 )
+
+if TYPE_CHECKING:  # the openai package (extra ``pyditto[openai]``) loads on first use, not on import
+    from openai import AsyncOpenAI
 
 __all__ = ["OpenAIProvider", "create_openai_provider"]
 
@@ -75,11 +78,11 @@ class OpenAIProvider:
     """The ``openai`` INFER provider. Use as ``async with`` or call :meth:`aclose` when done;
     an injected ``client`` (an ``openai.AsyncOpenAI``) is never closed by us."""
 
-    def __init__(self, config: OpenAIInferConfig, client: Any = None) -> None:
+    def __init__(self, config: OpenAIInferConfig, client: AsyncOpenAI | None = None) -> None:
         if not isinstance(config, OpenAIInferConfig):
             raise InvalidArgumentError("config must be an OpenAIInferConfig (see infer_config_from_env)")
         self.config = config
-        self._client = client
+        self._client: Any = client
         self._owns_client = client is None
 
     def _sdk(self) -> Any:
@@ -197,7 +200,7 @@ def _reply(response: Any, asked_model: str) -> ProviderReply:
 
 
 def create_openai_provider(config: OpenAIInferConfig | Mapping[str, Any] | None = None, *,
-                           client: Any = None, **options: Any) -> OpenAIProvider:
+                           client: AsyncOpenAI | None = None, **options: Any) -> OpenAIProvider:
     """The ``openai`` provider from a config (``infer_config_from_env(os.environ)``) or keywords.
 
     Example::

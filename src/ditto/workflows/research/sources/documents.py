@@ -116,7 +116,8 @@ class DocumentSearchProvider:
         corpus: list[DocumentPassage] = []
         for path in self._files():
             try:
-                raw = path.read_bytes()
+                with path.open("rb") as handle:  # bounded: a huge file is skipped without reading it all
+                    raw = handle.read(MAX_FILE_BYTES + 1)
             except OSError:
                 from ....retrieval import RetrievalError
 

@@ -28,6 +28,7 @@ from ..types import MAX_INTERNAL_KEYS, ResearchRequest, check_knowledge_key, che
 
 __all__ = [
     "EXTERNAL_TARGET",
+    "MAX_IMPORT_RECORDS",
     "InternalRecord",
     "external_search_input",
     "import_internal_knowledge",
@@ -38,6 +39,8 @@ __all__ = [
 ]
 
 EXTERNAL_TARGET: Final = "research-knowledge"
+#: One import call writes at most this many records (one atomic MEMORY.WRITE).
+MAX_IMPORT_RECORDS: Final = 10_000
 _KIND: Final = "knowledge"
 
 
@@ -72,8 +75,16 @@ async def import_internal_knowledge(runtime: RuntimeClient, *, tenant: str, reco
         check_tenant(tenant)
     except ValueError as error:
         raise ResearchError("RESEARCH_INVALID_INPUT", f"tenant: {error}") from None
-    memories = []
+    if isinstance(records, (str, bytes, Mapping)) or not isinstance(records, Iterable):
+        raise ResearchError("RESEARCH_INVALID_INPUT", "records must be a list of {'key': ..., 'text': ...}")
+    memories: list[dict[str, Any]] = []
+    seen: set[str] = set()
     for record in records:
+        if len(memories) >= MAX_IMPORT_RECORDS:
+            raise ResearchError("RESEARCH_INVALID_INPUT",
+                                f"at most {MAX_IMPORT_RECORDS} records can be imported in one call")
+        if not isinstance(record, Mapping):
+            raise ResearchError("RESEARCH_INVALID_INPUT", "each record must be a mapping {'key': ..., 'text': ...}")
         key, text = record.get("key"), record.get("text")
         if not isinstance(key, str) or not isinstance(text, str) or not text.strip() or "\x00" in text:
             raise ResearchError("RESEARCH_INVALID_INPUT", "each record needs a string key and a non-blank text")
@@ -81,14 +92,23 @@ async def import_internal_knowledge(runtime: RuntimeClient, *, tenant: str, reco
             check_knowledge_key(key)
         except ValueError as error:
             raise ResearchError("RESEARCH_INVALID_INPUT", f"key: {error}") from None
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ResearchError("RESEARCH_INVALID_INPUT", "a knowledge text must be valid Unicode") from None
         if len(text) > 100_000:
             raise ResearchError("RESEARCH_INVALID_INPUT", "a knowledge text may have at most 100000 characters")
+        if key in seen:
+            raise ResearchError("RESEARCH_INVALID_INPUT", f"the key {key!r} is given twice")
+        seen.add(key)
         memories.append({"key": internal_memory_key(tenant, key),
                          "content": {"kind": _KIND, "tenant": tenant, "key": key, "text": text},
                          "metadata": {"origin": "import"}})
     if not memories:
         return 0
     result = await runtime.invoke("MEMORY.WRITE", {"memories": memories}, signal=signal)
+    if result.status != "success" and result.error is not None and result.error.code.endswith("_INVALID_INPUT"):
+        raise ResearchError("RESEARCH_INVALID_INPUT", "MEMORY refused the records as invalid")
     if result.status != "success":
         raise ResearchError("RESEARCH_STORE_UNAVAILABLE", "internal knowledge could not be imported into MEMORY")
     return len(memories)

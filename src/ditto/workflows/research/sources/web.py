@@ -9,13 +9,15 @@ SQLite's documentation by default.
 
 A page's raw bytes and its extracted text are saved as a snapshot
 (``snapshots/<sha256>/raw`` and ``extracted.txt``); quotes point into the
-extracted text, whose line numbers are the reader's. At most 4 paragraphs per
+extracted text, whose line numbers are the reader's, and whose own SHA-256 is
+kept in the evidence's ``locator.extractedSha256``. At most 4 paragraphs per
 page are shown to the model and at most 2 excerpts per page are accepted.
 Page content is data: it never widens the allowed origins.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -147,6 +149,9 @@ def _page_passages(controller: Any, page: Any, found_by: str, queries: list[str]
 
         raw = base64.b64decode(raw)
     digest = controller.task.save_snapshot(bytes(raw), extracted=text)
+    # The folder is named by the raw bytes; the extracted text quotes point into gets its own digest so that
+    # `ditto verify` notices a changed extracted.txt anywhere, not only inside a quote.
+    extracted_sha256 = hashlib.sha256(text.encode("utf-8")).hexdigest()
     spans = split_passages(text)
     terms = [_ANALYZER.analyze(text[start:end]) for start, end, _, _ in spans]
     wanted = [term for query in queries for term in _ANALYZER.analyze(query)]
@@ -160,7 +165,8 @@ def _page_passages(controller: Any, page: Any, found_by: str, queries: list[str]
         best = max(queries, key=lambda q: score_documents(_ANALYZER.analyze(q), [terms[index]])[0])
         result.append(Passage(id=f"web-{offset + number}", source_type="web", uri=str(url), snapshot_sha256=digest,
                               text=text[start:end], start=start, end=end, query=best or found_by,
-                              found_by=(best or found_by,), locator={"url": str(url)}, page=str(url)))
+                              found_by=(best or found_by,), page=str(url),
+                              locator={"url": str(url), "extractedSha256": extracted_sha256}))
     return result
 
 
