@@ -742,3 +742,13 @@ def test_bm25_score_edges() -> None:
     assert bm25_score({"a": 1}, 7, {"a": 1}, 3, 0.0) == pytest.approx(term(1, 1, 3, 1.0))
     assert bm25_score({"a": 1, "b": 3}, 2, {"a": 1, "b": 2}, 4, 4.0) == pytest.approx(
         term(1, 1, 4, 0.5) + term(3, 2, 4, 0.5))
+
+
+async def test_key_prefix_ending_in_the_last_code_point(store: SqliteMemoryStore) -> None:
+    """MEM-2: a keyPrefix ending in U+10FFFF has no upper bound; its keys are still found, others are not."""
+    await store.write(items({"id": "in", "key": "t\U0010ffff:1", "content": "edge"},
+                            {"id": "exact", "key": "t\U0010ffff", "content": "edge"},
+                            {"id": "out", "key": "t\U0010fffe:1", "content": "edge"}))
+    for query in ("edge", None):
+        hits = await store.search(MemorySearchInput(query=query, filter={"keyPrefix": "t\U0010ffff"}))
+        assert {hit.memory.id for hit in hits} == {"in", "exact"}
