@@ -344,3 +344,46 @@ async def test_loop_run_and_invoke_pass_input_signal_and_timeout() -> None:
         return (await loop.run(stage, input))["a"].status
 
     assert await runtime.loop(cancelled, 1, signal=controller.signal) == "cancelled"
+
+
+async def test_a_handler_returning_a_node_result_is_that_answer_with_this_calls_identity() -> None:
+    """RT-2: a handler that returns a NodeResult answers with its status, output and error under this call's
+    execution id and node."""
+    from ditto.runtime import NodeError, NodeResult
+
+    async def wrapped_ok(_input: Any) -> NodeResult[Any]:
+        return NodeResult("inner-id", "OTHER.NODE", "success", {"v": 1})
+
+    async def wrapped_error(_input: Any) -> NodeResult[Any]:
+        return NodeResult("inner-id", "OTHER.NODE", "error", error=NodeError("SOME_CODE", "inner message"))
+
+    runtime = create_ditto(workers=[WorkerDefinition("W", {"W.OK": wrapped_ok, "W.ERR": wrapped_error})])
+    ok = await runtime.invoke_local("W.OK", None, execution_id="outer")
+    assert (ok.execution_id, ok.node, ok.status, ok.output, ok.error) == ("outer", "W.OK", "success", {"v": 1}, None)
+    failed = await runtime.invoke_local("W.ERR", None, execution_id="outer-2")
+    assert (failed.execution_id, failed.node, failed.status, failed.output) == ("outer-2", "W.ERR", "error", None)
+    assert failed.error is not None and (failed.error.code, failed.error.message) == ("SOME_CODE", "inner message")
+
+
+async def test_rejections_name_the_call_and_local_round_robin_is_per_node() -> None:
+    """RT-3: a rejection carries a fresh execution id and the node; invoke_local keeps one cursor per node."""
+    gate, started = asyncio.Event(), asyncio.Event()
+
+    async def where(input: Any, ctx: ExecutionContext) -> str:
+        if input == "hold":
+            started.set()
+            await gate.wait()
+        return ctx.address
+
+    definition = WorkerDefinition("L", {"L.A": where, "L.B": where}, concurrency=1)
+    runtime = create_ditto(workers=[definition, definition])
+    r0, r1 = (info.address for info in runtime.workers())
+    answers = [(await runtime.invoke_local(node, "go")).output for node in ("L.A", "L.B", "L.A", "L.B")]
+    assert answers == [r0, r0, r1, r1]
+    single = create_ditto(workers=[definition])
+    held = asyncio.create_task(single.invoke("L.A", "hold"))
+    await asyncio.wait_for(started.wait(), 5)
+    rejected = await single.invoke("L.A", "go")
+    assert rejected.status == "rejected" and rejected.node == "L.A" and len(rejected.execution_id) == 32
+    gate.set()
+    await held
