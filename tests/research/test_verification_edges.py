@@ -106,3 +106,21 @@ def test_line_range_counts_lines_of_the_quoted_span() -> None:
     assert line_range(text, 0, 5) == (1, 2)
     assert line_range(text, 4, 13) == (2, 3)
     assert line_range(text, 8, 8) == (3, 3)
+
+
+def test_passage_json_round_trip_and_exact_excerpt_limit() -> None:
+    """WF-10: a passage survives its JSON form field for field; exactly max_excerpts excerpts are accepted;
+    a snapshot starting with a newline puts a quote after it on line 2."""
+    passage = Passage("w1", "web", "https://x/a", "ab" * 32, "text", 5, 9, "query", ("query", "other"),
+                      locator={"heading": "Intro"}, page="https://x/a")
+    data = passage.to_json()
+    assert data == {"id": "w1", "sourceType": "web", "uri": "https://x/a", "snapshotSha256": "ab" * 32,
+                    "text": "text", "start": 5, "end": 9, "query": "query", "foundBy": ["query", "other"],
+                    "locator": {"heading": "Intro"}, "page": "https://x/a"}
+    assert Passage.from_json(data) == passage
+    bare = Passage("d1", "document", "file:///d", "cd" * 32, "t", 0, 1, "q", ("q",))
+    assert bare.to_json()["locator"] is None and Passage.from_json(bare.to_json()) == bare
+    passages = [_passage("s1"), _passage("s2")]
+    two = {"excerpts": [{"sourceId": "s1", "quote": "beta"}, {"sourceId": "s2", "quote": "beta"}]}
+    assert len(verify_excerpts(two, _task(max_excerpts=2), passages)) == 2
+    assert line_range("\nx", 1, 2) == (2, 2)
