@@ -160,3 +160,22 @@ def test_redis_store_construction_refusals() -> None:
     edges = RedisContextStore(client, ttl_ms=2_147_483_647, key_prefix="")
     assert (edges.ttl_ms, edges.key_prefix) == (2_147_483_647, "")
     assert RedisContextStore(client, ttl_ms=1).ttl_ms == 1
+
+
+async def test_load_and_update_shape_refusals() -> None:
+    """CX-1/CX-5: LOAD's sources and UPDATE's lists must be arrays (a string, bytes or object is not), and an
+    ingress item needs its content; each refusal names the field."""
+    client = create_context()
+    for sources in ("text", b"xy", {"id": "a", "content": 1}, 5):
+        assert await _refusal(lambda sources=sources: client.load({"sources": sources})) == (
+            "INVALID_INPUT", "sources must be an array")
+    context = await client.load({"sources": ITEMS})
+    for field in ("add", "removeIds", "ingress"):
+        for value in ("ab", b"ab", {"id": "x"}):
+            assert await _refusal(lambda field=field, value=value: client.update(
+                {"context": context, field: value})) == ("INVALID_INPUT", f"{field} must be an array")
+    assert await _refusal(lambda: client.update({"context": context, "ingress": [
+        {"id": "obs", "sourceNode": "INTERACTION.OBSERVE"}]})) == ("INVALID_INPUT", "ingress[0].content is required")
+    observed = await client.update({"context": context, "ingress": [
+        {"id": "obs", "sourceNode": "INTERACTION.OBSERVE", "content": None}]})
+    assert observed.items[-1].id == "obs" and observed.items[-1].content is None
