@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from ditto.contracts import ContextItem, Message
 from ditto.worker.context import ContextError, create_context, create_in_memory_context_store
 
 
@@ -51,6 +52,9 @@ async def test_load_source_refusals_name_the_source_and_field() -> None:
         ({"uri": "urn:a", "mediaType": 7}, "sources[1].mediaType must be a non-empty string"),
         ({"uri": "urn:a", "digest": ""}, "sources[1].digest must be a non-empty string"),
         ({"uri": "urn:a", "size": 1}, "sources[1] has an unknown field 'size'"),
+        (Message(role="user", content=float("nan")), "sources[1].content is not valid JSON: numbers must be finite"),
+        (ContextItem(id="x", content=[float("inf")]),
+         "sources[1].content[0] is not valid JSON: numbers must be finite"),
     ]
     for source, message in cases:
         assert await _refusal(client.load({"sources": [ok, source]})) == ("INVALID_INPUT", message), source
