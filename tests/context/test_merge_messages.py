@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 
 from ditto.contracts import ContextItem, Message
-from ditto.worker.context import ContextError, create_context, create_in_memory_context_store
+from ditto.worker.context import (
+    ContextError,
+    create_context,
+    create_context_execution,
+    create_in_memory_context_store,
+    run_load,
+    run_update,
+)
 
 
 async def _refusal(awaitable: Any) -> tuple[str, str]:
@@ -175,3 +182,19 @@ async def test_resolve_references_without_sources_is_invalid_input_with_or_witho
         "STATE_STORE_UNAVAILABLE", "scope requests need redis or services.stateStore")
     assert await _refusal(stored.load({"scope": {"sessionId": "s"}, "resolveReferences": False})) == (
         "CONTEXT_NOT_FOUND", "no cached context for this scope (missing or expired)")
+
+
+async def test_run_load_and_run_update_check_their_input_directly() -> None:
+    """CX-4/CX-5: the public run_load / run_update (for custom workers, without the SDK) refuse a non-object
+    input and unknown fields with messages naming ``input``, and work on a plain dict."""
+    execution = create_context_execution()
+    for run in (run_load, run_update):
+        with pytest.raises(ContextError) as caught:
+            await run("x", execution)
+        assert (caught.value.code, caught.value.message) == ("INVALID_INPUT", "input must be an object")
+        with pytest.raises(ContextError) as caught:
+            await run({"scope": {"sessionId": "s"}}, execution)
+        assert (caught.value.code, caught.value.message) == ("INVALID_INPUT", "input has an unknown field 'scope'")
+    loaded = await run_load({"sources": [{"id": "a", "content": 1}]}, execution)
+    updated = await run_update({"context": loaded, "add": [{"id": "b", "content": 2}]}, execution)
+    assert [item.id for item in updated.items] == ["a", "b"]
