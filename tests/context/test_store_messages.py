@@ -7,7 +7,9 @@ cases check that each way of passing an option (dict, camelCase or snake_case, k
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 from typing import Any
 
 import pytest
@@ -212,9 +214,58 @@ async def test_a_full_in_memory_store_drops_expired_entries_before_live_ones() -
     clock.now = 50.0
     await store.compare_and_set({"sessionId": "live"}, None, Context())
     await store.get({"sessionId": "old"})  # "old" is now the most recently used, but it expires first
-    clock.now = 120.0
+    clock.now = 100.0  # "old" expires exactly now
     await store.compare_and_set({"sessionId": "new"}, None, Context())
     assert len(store) == 2
     assert await store.get({"sessionId": "live"}) is not None and await store.get({"sessionId": "new"}) is not None
     client = create_context(services={"stateStore": store})
     assert (await client.load({"scope": {"sessionId": "new"}})).items == ()
+
+
+async def test_the_default_clock_counts_milliseconds() -> None:
+    """CX-12: without an injected clock the TTL is in wall-clock milliseconds: a 5 ms entry is gone once
+    50 ms have passed, and a one-minute entry is still there. (The wait is on the real clock the store reads;
+    there is no event to await instead.)"""
+    short = create_in_memory_context_store(ttl_ms=5)
+    long = create_in_memory_context_store(ttl_ms=60_000)
+    for store in (short, long):
+        await store.compare_and_set(SCOPE, None, Context())
+    await asyncio.sleep(0.05)  # ten times the short TTL
+    assert await short.get(SCOPE) is None
+    assert await long.get(SCOPE) is not None
+
+
+async def test_redis_store_sends_the_script_by_hash_and_logs_failures(
+        redis_client: Redis, redis_proc: RedisServer, caplog: pytest.LogCaptureFixture) -> None:
+    """CX-11: with a client that has evalsha the CAS script is sent by hash (EVALSHA, not the script text
+    each time); a client whose evalsha is not callable is used through eval; a Redis failure is logged
+    once, as a warning with its traceback, while the caller only gets the fixed message."""
+    store = create_redis_context_store(redis_client)
+    await store.compare_and_set({"sessionId": "warm"}, None, Context())  # loads the script if needed
+    await redis_client.config_resetstat()
+    for n in range(3):
+        await store.compare_and_set({"sessionId": f"hash{n}"}, None, Context())
+    stats = await redis_client.info("commandstats")
+    assert stats["cmdstat_evalsha"]["calls"] == 3 and "cmdstat_eval" not in stats
+
+    class NotCallableEvalsha:
+        evalsha = "not a method"
+
+        async def get(self, name: str) -> Any:
+            return await redis_client.get(name)
+
+        async def eval(self, script: str, numkeys: int, *keys_and_args: Any) -> Any:
+            return await redis_client.eval(script, numkeys, *keys_and_args)
+
+    adapted = create_redis_context_store(NotCallableEvalsha())
+    assert (await adapted.compare_and_set({"sessionId": "adapted"}, None, Context())).context == Context()
+    missing_db = Redis.from_url(redis_proc.url + "/99")
+    try:
+        with caplog.at_level(logging.WARNING, logger="ditto.worker.context.stores"), pytest.raises(ContextError):
+            await create_redis_context_store(missing_db).get(SCOPE)
+        records = [r for r in caplog.records if r.name == "ditto.worker.context.stores"]
+        assert len(records) == 1 and records[0].levelno == logging.WARNING
+        assert records[0].getMessage() == "Redis context store call failed"
+        assert records[0].exc_info is not None and "DB index is out of range" in str(records[0].exc_info[1])
+    finally:
+        await missing_db.aclose()
