@@ -17,7 +17,7 @@ from redis.asyncio.cluster import RedisCluster
 from ditto import create_ditto
 from ditto.config import ContextWorkerConfig, load_runtime_config
 from ditto.contracts import ContextPolicy
-from ditto.errors import ConfigError
+from ditto.errors import ConfigError, InvalidArgumentError
 from ditto.worker.context import (
     ContextError,
     ContextOptions,
@@ -38,6 +38,7 @@ from ditto.worker.context import (
 def _refusal(call: Callable[[], Any]) -> tuple[str, str]:
     with pytest.raises(ContextError) as caught:
         call()
+    assert isinstance(caught.value, InvalidArgumentError)  # a construction mistake, not a call's answer
     return caught.value.code, caught.value.message
 
 
@@ -160,6 +161,16 @@ def test_yaml_sections_become_options_field_by_field() -> None:
     assert context_options_from_config(config, redis_client=client).redis == {"client": client, "key_prefix": "y:"}
 
 
+class _Answer:
+    """An estimator answering ``answer`` for every content."""
+
+    def __init__(self, answer: Any) -> None:
+        self.answer = answer
+
+    def estimate(self, content: Any) -> Any:
+        return self.answer
+
+
 class _PlainEstimator:
     def __init__(self) -> None:
         self.calls: list[tuple[Any, ...]] = []
@@ -199,13 +210,57 @@ async def test_token_estimator_arity_and_answers() -> None:
     assert all(call[1] is not None and hasattr(call[1], "signal") for call in with_options.calls)
     assert seen == [2, 2]
     for answer in (-1, True, 1.5, 2**53, "3"):
-        client = create_context(services={"tokenEstimator": lambda content, answer=answer: answer})
+        client = create_context(services={"tokenEstimator": _Answer(answer)})
         context = await client.load(sources)
         with pytest.raises(ContextError) as caught:
             await client.select({"context": context, "purpose": "infer", "maxTokens": 100})
         assert (caught.value.code, caught.value.message) == (
             "INVALID_PROVIDER_OUTPUT", "the token estimator must return a non-negative safe integer"), answer
-    for answer in (0, 2**53 - 1):
-        client = create_context(services={"tokenEstimator": lambda content, answer=answer: answer})
+    for answer, fitting in ((0, 2), (2**53 - 1, 0)):  # both edges are answers, not errors
+        client = create_context(services={"tokenEstimator": _Answer(answer)})
         context = await client.load(sources)
-        assert len((await client.select({"context": context, "purpose": "infer"})).selected_item_ids) == 2
+        chosen = await client.select({"context": context, "purpose": "infer", "maxTokens": 100})
+        assert len(chosen.selected_item_ids) == fitting
+
+
+def _opaque(*args: Any) -> int:
+    """An estimator whose signature cannot be read (as for some C extensions)."""
+    _opaque.calls.append(len(args))  # type: ignore[attr-defined]
+    return 1
+
+
+_opaque.calls = []  # type: ignore[attr-defined]
+_opaque.__signature__ = "not a signature"  # type: ignore[attr-defined]
+
+
+async def test_a_port_without_a_readable_signature_gets_the_options() -> None:
+    """CX-3: when a port's signature cannot be read it is called with the call options appended (it may take
+    any number of arguments), and the runtime given to a call reaches the port through those options."""
+    client = create_context(services={"tokenEstimator": _opaque})
+    context = await client.load({"sources": [{"id": "a", "content": "alpha"}]})
+    await client.select({"context": context, "purpose": "infer", "maxTokens": 100})
+    assert _opaque.calls == [2]  # type: ignore[attr-defined]
+    seen: list[Any] = []
+
+    def resolve(reference: Any, options: Any) -> str:
+        seen.append((options.signal, options.runtime))
+        return "body"
+
+    runtime = create_ditto()
+    try:
+        resolving = create_context(services={"referenceResolver": resolve})
+        await resolving.run("CONTEXT.LOAD", {"sources": [{"uri": "urn:a"}], "resolveReferences": True}, None, runtime)
+        assert seen == [(None, runtime)]
+    finally:
+        await runtime.close()
+
+
+def test_the_redis_url_is_read_from_the_process_environment_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CX-16: without an explicit mapping the helper reads DITTO_WORKER_CONTEXT_REDIS_URL from os.environ."""
+    monkeypatch.setenv("DITTO_WORKER_CONTEXT_REDIS_URL", "redis://127.0.0.1:1/3")
+    client = create_context_redis_client()
+    assert isinstance(client, Redis) and client.connection_pool.connection_kwargs["db"] == 3
+    monkeypatch.delenv("DITTO_WORKER_CONTEXT_REDIS_URL")
+    with pytest.raises(ConfigError) as caught:
+        create_context_redis_client()
+    assert caught.value.code == "CONFIG_MISSING_ENV"
