@@ -223,6 +223,15 @@ async def test_token_estimator_arity_and_answers() -> None:
         assert len(chosen.selected_item_ids) == fitting
 
 
+class _Slotted:
+    """A callable estimator without ``__weakref__`` (so its arity cannot be remembered per object)."""
+
+    __slots__ = ()
+
+    def __call__(self, content: Any) -> int:
+        return 1
+
+
 def _opaque(*args: Any) -> int:
     """An estimator whose signature cannot be read (as for some C extensions)."""
     _opaque.calls.append(len(args))  # type: ignore[attr-defined]
@@ -240,6 +249,10 @@ async def test_a_port_without_a_readable_signature_gets_the_options() -> None:
     context = await client.load({"sources": [{"id": "a", "content": "alpha"}]})
     await client.select({"context": context, "purpose": "infer", "maxTokens": 100})
     assert _opaque.calls == [2]  # type: ignore[attr-defined]
+    slotted = create_context(services={"tokenEstimator": _Slotted()})  # cannot be weakly referenced or cached
+    for _ in range(2):
+        chosen = await slotted.select({"context": context, "purpose": "infer", "maxTokens": 100})
+        assert chosen.selected_item_ids == ("a",)
     seen: list[Any] = []
 
     def resolve(reference: Any, options: Any) -> str:
