@@ -232,23 +232,20 @@ class _Slotted:
         return 1
 
 
-def _opaque(*args: Any) -> int:
-    """An estimator whose signature cannot be read (as for some C extensions)."""
-    _opaque.calls.append(len(args))  # type: ignore[attr-defined]
-    return 1
-
-
-_opaque.calls = []  # type: ignore[attr-defined]
-_opaque.__signature__ = "not a signature"  # type: ignore[attr-defined]
-
-
 async def test_a_port_without_a_readable_signature_gets_the_options() -> None:
     """CX-3: when a port's signature cannot be read it is called with the call options appended (it may take
     any number of arguments), and the runtime given to a call reaches the port through those options."""
-    client = create_context(services={"tokenEstimator": _opaque})
+    calls: list[int] = []
+
+    def opaque(*args: Any) -> int:
+        calls.append(len(args))
+        return 1
+
+    opaque.__signature__ = "not a signature"  # type: ignore[attr-defined]  # as for some C extensions
+    client = create_context(services={"tokenEstimator": opaque})
     context = await client.load({"sources": [{"id": "a", "content": "alpha"}]})
     await client.select({"context": context, "purpose": "infer", "maxTokens": 100})
-    assert _opaque.calls == [2]  # type: ignore[attr-defined]
+    assert calls == [2]
     slotted = create_context(services={"tokenEstimator": _Slotted()})  # cannot be weakly referenced or cached
     for _ in range(2):
         chosen = await slotted.select({"context": context, "purpose": "infer", "maxTokens": 100})
