@@ -66,6 +66,10 @@ def test_brief_file_problems_are_single_lines(good: Path) -> None:
     schema = _edited(good, "schema", lambda d: d.update(evidence="none"))
     assert verify_task(schema) == [
         "brief.json does not match the brief schema: evidence: Input should be a valid tuple"]
+    listed = _copy(good, "listed")
+    (listed / "artifacts" / "brief.json").write_text("[]", encoding="utf-8")
+    assert verify_task(listed) == [
+        "brief.json does not match the brief schema: brief: Input should be a valid dictionary or instance of Brief"]
 
 
 def test_request_mismatches_are_named(good: Path) -> None:
@@ -174,3 +178,29 @@ def test_extracted_text_digest_is_checked(good: Path) -> None:
     assert verify_task(right) == [f"e1: the extracted text of snapshot {digest} changed (extractedSha256)"]
     (right / "snapshots" / digest / "extracted.txt").write_text(text, encoding="utf-8")
     assert verify_task(right) == []
+
+
+def test_checking_goes_on_after_a_bad_snapshot(good: Path) -> None:
+    """WF-13: evidence in a changed snapshot, or with a changed extracted text, does not stop the check of the
+    evidence after it."""
+    evidence = _brief(good)["evidence"]
+    first, third = evidence[0], evidence[2]
+    assert first["snapshotSha256"] == evidence[1]["snapshotSha256"] != third["snapshotSha256"]
+    bad_quote = f"e3: the quote is not the snapshot text at {third['start']}-{third['end']}"
+
+    def later_quote(data: dict[str, Any]) -> None:
+        data["evidence"][2].update(quote=third["quote"] + "!")
+
+    changed = _edited(good, "changed", later_quote)
+    raw = changed / "snapshots" / first["snapshotSha256"] / "raw"
+    raw.write_bytes(raw.read_bytes() + b" ")
+    assert verify_task(changed) == [
+        f"snapshots: snapshot {first['snapshotSha256']} does not hash to its name (changed bytes)", bad_quote]
+
+    def extracted_and_quote(data: dict[str, Any]) -> None:
+        later_quote(data)
+        data["evidence"][0].update(locator={"extractedSha256": "0" * 64})
+
+    extracted = _edited(good, "extracted", extracted_and_quote)
+    assert verify_task(extracted) == [
+        f"e1: the extracted text of snapshot {first['snapshotSha256']} changed (extractedSha256)", bad_quote]
