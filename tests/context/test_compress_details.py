@@ -10,7 +10,13 @@ from typing import Any
 import pytest
 
 from ditto.contracts import Context
-from ditto.worker.context import ContextError, create_context, is_protected_context_item
+from ditto.worker.context import (
+    ContextError,
+    create_context,
+    create_context_execution,
+    deterministic_compress,
+    is_protected_context_item,
+)
 
 PROTECTED_CHANGED = ("INVALID_PROVIDER_OUTPUT", "the compressor changed a protected item")
 MEMBER_CHANGED = ("INVALID_PROVIDER_OUTPUT", "the compressor changed a callId group member")
@@ -122,3 +128,26 @@ def test_protected_items_are_recognised_in_both_forms() -> None:
         assert not is_protected_context_item({"id": "a", "content": "x", "metadata": metadata}), metadata
     assert not is_protected_context_item({"id": "a", "content": "x"})
     assert not is_protected_context_item(object())
+
+
+async def test_direct_compression_names_a_bad_input() -> None:
+    """CX-7: the built-in compressor called directly refuses an unknown field or a non-object input by name."""
+    execution = create_context_execution()
+    context = await _load([{"id": "a", "content": "x"}])
+    assert await _refusal(deterministic_compress({"context": context, "budget": 1}, execution)) == (
+        "INVALID_INPUT", "input has an unknown field 'budget'")
+    assert await _refusal(deterministic_compress("context", execution)) == ("INVALID_INPUT", "input must be an object")
+
+
+async def test_an_older_unretrievable_group_goes_before_a_newer_single_item() -> None:
+    """CX-7: with equal priority and relevance and neither re-retrievable, the group whose latest member is older
+    is dropped first, whether it is a callId group or a single item."""
+    client = create_context()
+    context = await client.load({"sources": [{"id": "g1", "content": "a", "metadata": {"callId": "g"}},
+                                             {"id": "g2", "content": "a", "metadata": {"callId": "g"}},
+                                             {"id": "s", "content": "a"}]})
+    assert [item.id for item in (await client.compress({"context": context, "maxItems": 2})).items] == ["s"]
+    context = await client.load({"sources": [{"id": "s", "content": "a"},
+                                             {"id": "g1", "content": "a", "metadata": {"callId": "g"}},
+                                             {"id": "g2", "content": "a", "metadata": {"callId": "g"}}]})
+    assert [item.id for item in (await client.compress({"context": context, "maxItems": 2})).items] == ["g1", "g2"]

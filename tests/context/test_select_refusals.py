@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from ditto.contracts import Context
-from ditto.worker.context import ContextError, create_context
+from ditto.worker.context import ContextError, create_context, default_select
 
 LIMIT = "must be an integer from 0 to 1000000"
 
@@ -90,3 +90,13 @@ async def test_bad_service_answers_name_the_service(kind: str, service: str, who
         "INVALID_PROVIDER_OUTPUT", f"{who} output[1].id must be a non-empty string")
     chosen = await create_context(services={service: Answering([{"id": "b", "content": "x"}])}).select(request)
     assert chosen.selected_item_ids == ("b",)
+
+
+async def test_direct_ranking_names_a_bad_input() -> None:
+    """CX-6: the default strategy called directly refuses an unknown field or a non-object input by name."""
+    context = await _context()
+    for request, message in (({"context": context, "purpose": "infer", "zzz": 1}, "input has an unknown field 'zzz'"),
+                             ("context", "input must be an object")):
+        with pytest.raises(ContextError) as caught:
+            default_select(request)
+        assert (caught.value.code, caught.value.message) == ("INVALID_INPUT", message)
