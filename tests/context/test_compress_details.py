@@ -151,3 +151,15 @@ async def test_an_older_unretrievable_group_goes_before_a_newer_single_item() ->
                                              {"id": "g1", "content": "a", "metadata": {"callId": "g"}},
                                              {"id": "g2", "content": "a", "metadata": {"callId": "g"}}]})
     assert [item.id for item in (await client.compress({"context": context, "maxItems": 2})).items] == ["g1", "g2"]
+
+
+async def test_put_back_counts_every_group_it_restores() -> None:
+    """CX-7: putting dropped groups back adds each one's tokens to the total, so a later, cheaper group that would
+    overflow the budget stays out: the result never exceeds maxTokens."""
+    client = create_context()
+    context = await client.load({"sources": [{"id": "a", "content": "x", "metadata": {"priority": 0}},
+                                             {"id": "b", "content": "x", "metadata": {"priority": 0.1}},
+                                             {"id": "c", "content": "xxxxxx", "metadata": {"priority": 0.2}},
+                                             {"id": "d", "content": "xxxxxx", "metadata": {"priority": 1}}]})
+    kept = await client.compress({"context": context, "maxTokens": 3})
+    assert [item.id for item in kept.items] == ["b", "d"]
