@@ -131,7 +131,7 @@ def _service(name: str, service: Any) -> Any:
         return _FunctionPort({methods[0]: service})
     if isinstance(service, Mapping) and all(callable(service.get(method)) for method in methods):
         return _FunctionPort({method: service[method] for method in methods})
-    raise ContextArgumentError("INVALID_INPUT", f"services.{name} must provide {', '.join(methods)}")
+    raise ContextArgumentError("INVALID_INPUT", f"services.{to_camel(name)} must provide {', '.join(methods)}")
 
 
 def resolve_services(value: ServicesInput | None = None) -> ContextServices:

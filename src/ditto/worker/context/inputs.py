@@ -120,7 +120,8 @@ def read_json(value: Any, name: str, code: str = "INVALID_INPUT") -> Any:
     try:
         return frozen_json(value)
     except InvalidJson as error:
-        where = f"{name}.{error.path}" if error.path else name
+        # "content[0]" for an array position, "content.k" for an object key
+        where = name + ("" if error.path.startswith("[") else ".") + error.path if error.path else name
         raise ContextError(code, f"{where} is not valid JSON: {error.reason}") from None
 
 

@@ -130,10 +130,7 @@ def parse_source(value: Any, where: str) -> ContextItem | Reference:
     raise ContextError("INVALID_INPUT", f"{where} must be a message, a reference or a context item")
 
 
-async def _resolve(reference: Reference, execution: ContextExecution) -> ContextItem:
-    resolver = execution.services.reference_resolver
-    if resolver is None:  # checked before, kept for direct callers
-        raise ContextError("RESOLVER_UNAVAILABLE", "resolveReferences needs services.referenceResolver")
+async def _resolve(reference: Reference, resolver: Any, execution: ContextExecution) -> ContextItem:
     execution.check()
     value = await call_port(port_method(resolver, "resolve"), (reference,), execution.options)
     content = read_json(value, f"the resolved content of {reference.uri!r}", "INVALID_PROVIDER_OUTPUT")
@@ -153,7 +150,8 @@ async def run_load(input: Any, execution: ContextExecution) -> Context:
     resolve = optional_bool(fields.get("resolve_references"), "resolveReferences")
     if sources is None or isinstance(sources, (str, bytes, Mapping)) or not isinstance(sources, Sequence):
         raise ContextError("INVALID_INPUT", "sources must be an array")
-    if resolve and execution.services.reference_resolver is None:
+    resolver = execution.services.reference_resolver
+    if resolve and resolver is None:
         raise ContextError("RESOLVER_UNAVAILABLE", "resolveReferences needs services.referenceResolver")
     parsed = [parse_source(value, f"sources[{index}]") for index, value in enumerate(sources)]
     policy = execution.policy
@@ -161,7 +159,7 @@ async def run_load(input: Any, execution: ContextExecution) -> Context:
     working = WorkingSet(policy)
     for source in parsed:
         if isinstance(source, Reference):
-            item = await _resolve(source, execution) if resolve else reference_item(source)
+            item = await _resolve(source, resolver, execution) if resolve else reference_item(source)
         else:
             item = source
         if facts(item).nbytes > limit:

@@ -128,6 +128,10 @@ class ContextClient:
         if "context" in fields:
             raise ContextError("INVALID_INPUT", "a cache request cannot also pass context")
         scope = parse_scope(raw_scope)
+        # A request that cannot be valid for any store is refused as such first, with or without a store.
+        if node == "CONTEXT.LOAD" and "sources" not in fields \
+                and optional_bool(fields.pop("resolve_references", None), "resolveReferences"):
+            raise ContextError("INVALID_INPUT", "resolveReferences needs sources")
         if execution.services.state_store is None:
             raise ContextError("STATE_STORE_UNAVAILABLE", "scope requests need redis or services.stateStore")
 
@@ -142,9 +146,6 @@ class ContextClient:
     async def _scoped(self, node: str, fields: dict[str, Any], scope: ContextScope, expected: str | None,
                       execution: ContextExecution) -> Any:
         store = execution.services.state_store
-        if node == "CONTEXT.LOAD" and "sources" not in fields \
-                and optional_bool(fields.pop("resolve_references", None), "resolveReferences"):
-            raise ContextError("INVALID_INPUT", "resolveReferences needs sources")
         execution.check()
         current = _stored(await call_port(port_method(store, "get"), (scope,), execution.options))
         if node == "CONTEXT.LOAD" and "sources" in fields:
