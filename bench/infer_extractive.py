@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from _scifact import iter_corpus, read_qrels, read_queries
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "scifact"
 
@@ -47,23 +48,11 @@ class Claims:
 def load_claims(root: Path, split: str = "train") -> Claims:
     doc_ids: list[str] = []
     texts: list[str] = []
-    with (root / "corpus.jsonl").open(encoding="utf-8") as handle:
-        for line in handle:
-            doc = json.loads(line)
-            doc_ids.append(doc["_id"])
-            texts.append(f"{doc['title']} {doc['text']}")
-    qrels: dict[str, set[str]] = {}
-    with (root / "qrels" / f"{split}.tsv").open(encoding="utf-8") as handle:
-        next(handle)
-        for line in handle:
-            query_id, doc_id, score = line.rstrip("\n").split("\t")
-            if int(score) > 0:
-                qrels.setdefault(query_id, set()).add(doc_id)
-    queries: dict[str, str] = {}
-    with (root / "queries.jsonl").open(encoding="utf-8") as handle:
-        for line in handle:
-            query = json.loads(line)
-            queries[query["_id"]] = query["text"]
+    for doc in iter_corpus(root):
+        doc_ids.append(doc["_id"])
+        texts.append(f"{doc['title']} {doc['text']}")
+    qrels = read_qrels(root, split)
+    queries = read_queries(root)
     ids = [query_id for query_id in qrels if query_id in queries]
     return Claims(doc_ids, texts, [queries[q] for q in ids], [qrels[q] for q in ids])
 

@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _scifact import iter_corpus, read_qrels, read_queries
+
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "datasets" / "scifact"
 
@@ -90,12 +92,10 @@ def build_kb(data: Path, path: Path) -> int:
     connection = sqlite3.connect(path)
     connection.execute("CREATE VIRTUAL TABLE knowledge USING fts5(title, content)")
     count = 0
-    with open(data / "corpus.jsonl", encoding="utf-8") as handle:
-        for line in handle:
-            doc = json.loads(line)
-            connection.execute("INSERT INTO knowledge(rowid, title, content) VALUES (?, ?, ?)",
-                               (int(doc["_id"]), doc.get("title", ""), f"{doc.get('title', '')}. {doc['text']}"))
-            count += 1
+    for doc in iter_corpus(data):
+        connection.execute("INSERT INTO knowledge(rowid, title, content) VALUES (?, ?, ?)",
+                           (int(doc["_id"]), doc.get("title", ""), f"{doc.get('title', '')}. {doc['text']}"))
+        count += 1
     connection.commit()
     connection.close()
     return count
@@ -107,19 +107,9 @@ def _cited(path: str) -> set[str]:
 
 
 def load_claims(data: Path, limit: int) -> list[tuple[str, str, set[str]]]:
-    qrels: dict[str, set[str]] = {}
-    with open(data / "qrels" / "train.tsv", encoding="utf-8") as handle:
-        next(handle)
-        for line in handle:
-            query_id, doc_id, score = line.split("\t")
-            if int(score) > 0:
-                qrels.setdefault(query_id, set()).add(doc_id)
-    claims = []
-    with open(data / "queries.jsonl", encoding="utf-8") as handle:
-        for line in handle:
-            query = json.loads(line)
-            if query["_id"] in qrels:
-                claims.append((query["_id"], query["text"], qrels[query["_id"]]))
+    qrels = read_qrels(data, "train")
+    claims = [(query_id, text, qrels[query_id]) for query_id, text in read_queries(data).items()
+              if query_id in qrels]
     return claims[:limit]
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import math
 import statistics
 import sys
@@ -25,6 +24,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from _scifact import iter_corpus, read_qrels, read_queries
 
 # The project's shared/ folder sits beside the repository checkout (as in CI).
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "scifact"
@@ -52,23 +53,11 @@ class Row:
 def load_dataset(root: Path) -> Dataset:
     doc_ids: list[str] = []
     texts: list[str] = []
-    with (root / "corpus.jsonl").open(encoding="utf-8") as handle:
-        for line in handle:
-            doc = json.loads(line)
-            doc_ids.append(doc["_id"])
-            texts.append(f"{doc['title']} {doc['text']}")
-    qrels: dict[str, set[str]] = {}
-    with (root / "qrels" / "test.tsv").open(encoding="utf-8") as handle:
-        next(handle)
-        for line in handle:
-            query_id, doc_id, score = line.rstrip("\n").split("\t")
-            if int(score) > 0:
-                qrels.setdefault(query_id, set()).add(doc_id)
-    all_queries: dict[str, str] = {}
-    with (root / "queries.jsonl").open(encoding="utf-8") as handle:
-        for line in handle:
-            query = json.loads(line)
-            all_queries[query["_id"]] = query["text"]
+    for doc in iter_corpus(root):
+        doc_ids.append(doc["_id"])
+        texts.append(f"{doc['title']} {doc['text']}")
+    qrels = read_qrels(root, "test")
+    all_queries = read_queries(root)
     query_ids = list(qrels)
     return Dataset(doc_ids, texts, query_ids, [all_queries[q] for q in query_ids], qrels)
 
