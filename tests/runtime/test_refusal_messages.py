@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -40,13 +41,17 @@ async def test_invoke_refusals_pin_code_and_message() -> None:
     assert (closed.value.code, closed.value.message) == ("RUNTIME_CLOSED", "the runtime is closed")
 
 
-async def test_handler_failure_message_names_the_worker_type() -> None:
-    """RT-5, RT-6: a handler's raw exception becomes HANDLER_ERROR with a fixed message naming its worker."""
+async def test_handler_failure_message_names_the_worker_type(caplog: pytest.LogCaptureFixture) -> None:
+    """RT-5, RT-6: a handler's raw exception becomes HANDLER_ERROR with a fixed message naming its worker;
+    the developer's log line names the node in a fixed sentence."""
     async def broken(_input: Any) -> Any:
         raise RuntimeError("secret detail")
 
     runtime = create_ditto(workers=[WorkerDefinition("BROKEN", {"BROKEN.RUN": broken})])
-    result = await runtime.invoke("BROKEN.RUN", None)
+    with caplog.at_level(logging.ERROR, logger="ditto.runtime"):
+        result = await runtime.invoke("BROKEN.RUN", None)
+    (record,) = [record for record in caplog.records if record.name == "ditto.runtime"]
+    assert record.getMessage() == "the handler of BROKEN.RUN raised"
     assert result.status == "error" and result.error is not None
     assert (result.error.code, result.error.message) == ("HANDLER_ERROR", "the BROKEN worker failed")
     await runtime.close()
