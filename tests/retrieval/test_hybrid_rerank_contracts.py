@@ -21,6 +21,7 @@ from ditto.retrieval import (
     RetrievalDefaults,
     RetrievalError,
     RetrievalExecutionContext,
+    RetrievalHybridDefaults,
     RetrievalQuery,
     RetrievalSearchInput,
     create_cosine_reranker,
@@ -280,3 +281,14 @@ async def test_cosine_reranker_scores_are_cosines() -> None:
     model.batches.clear()
     await unsized.rerank(RetrievalQuery(content="q"), [RetrievalCandidate(id=n, content=n) for n in names])
     assert model.batches == [5]
+
+
+async def test_hybrid_refuses_an_unvalidated_rrf_k_from_the_defaults() -> None:
+    """RET-6: defaults built without validation (``model_construct``) cannot smuggle a zero rrf_k into the
+    fusion: the search refuses it with the same code and message as the constructor."""
+    hybrid = RetrievalHybridDefaults.model_construct(rrf_k=0, candidate_limit=None)
+    context = RetrievalExecutionContext.model_construct(signal=None,
+                                                        defaults=RetrievalDefaults.model_construct(hybrid=hybrid))
+    provider = create_hybrid_search_provider([ListProvider(docs("a"))])
+    await _refused_async(provider.search(REQUEST, context), "RETRIEVAL_INVALID_INPUT",
+                         "rrf_k must be a positive integer")
