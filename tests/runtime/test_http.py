@@ -376,6 +376,7 @@ def test_app_requires_token() -> None:
         with pytest.raises(ValueError, match="non-empty token") as raised:
             create_worker_http_app(create_ditto(), token=token)  # type: ignore[arg-type]
         assert isinstance(raised.value, InvalidArgumentError) and raised.value.code == "INVALID_ARGUMENT"
+        assert raised.value.message == "create_worker_http_app needs a non-empty token"
 
 
 def test_transport_requires_id_url_and_token() -> None:
