@@ -120,16 +120,15 @@ def research_workers(task: ResearchTask, *, env: Mapping[str, str] | None = None
         store = create_sqlite_memory_store(str(task.memory_path))
         closers.append(store.close)
         workers.append(create_memory_worker(store=store))
-    if "CONTEXT" in skip:
-        pass
-    elif source.get(REDIS_URL_ENV):
-        client = create_context_redis_client(source)
-        closers.append(client.aclose)
-        workers.append(create_context_worker(redis={"client": client}))
-    else:
-        from ...worker.context import create_in_memory_context_store
+    if "CONTEXT" not in skip:
+        if source.get(REDIS_URL_ENV):
+            client = create_context_redis_client(source)
+            closers.append(client.aclose)
+            workers.append(create_context_worker(redis={"client": client}))
+        else:
+            from ...worker.context import create_in_memory_context_store
 
-        workers.append(create_context_worker(services={"state_store": create_in_memory_context_store()}))
+            workers.append(create_context_worker(services={"state_store": create_in_memory_context_store()}))
     needs_retrieval = "documents" in request.sources or (
         "knowledge" in request.sources and request.knowledge in ("external", "both"))
     if (needs_retrieval or targets) and "RETRIEVAL" not in skip:
