@@ -204,7 +204,7 @@ async def test_candidates_outside_the_allowed_origins_are_never_read(wiki: Wiki,
     assert wiki.searches and wiki.reads == []
     data = brief(task)
     assert data["failedSources"] == [] and data["coverage"] == [
-        {"source": "web", "status": "no-hits", "hits": 0, "evidence": 0}]
+        {"source": "web", "status": "no-hits", "hits": 0, "evidence": 0, "notes": [], "searched": []}]
     refused = [r for r in trace(task) if r["node"] == "INTERACTION.WEB.READ"]
     assert refused and all(r.get("code") == "INTERACTION_ORIGIN_NOT_ALLOWED" for r in refused)
 

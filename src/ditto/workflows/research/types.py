@@ -33,6 +33,8 @@ __all__ = [
     "DEFAULT_MODEL",
     "ENTRIES",
     "MAX_INTERNAL_KEYS",
+    "Answer",
+    "AnswerSentence",
     "Brief",
     "Coverage",
     "Entry",
@@ -235,12 +237,40 @@ class FailedSource(DittoModel):
 
 
 class Coverage(DittoModel):
-    """What became of one requested source: evidence, no hits, hits without a usable excerpt, or failure."""
+    """What became of one requested source: evidence, no hits, hits without a usable excerpt, or failure.
+
+    ``notes`` says, in words, every limit that was hit and every entry that was
+    skipped while reading the source (a capped file walk, a file too large, a
+    link out of the folder), so a ``no-evidence`` is never silently a truncation.
+    ``searched`` names what was searched where that is a choice (the internal
+    knowledge keys).
+    """
 
     source: SourceType
     status: Literal["evidence", "no-hits", "no-excerpt", "failed"]
     hits: int = 0
     evidence: int = 0
+    notes: tuple[str, ...] = ()
+    searched: tuple[str, ...] = ()
+
+
+class AnswerSentence(DittoModel):
+    """One sentence of the brief's answer and the evidence ids it rests on (at least one)."""
+
+    text: str
+    evidence: tuple[str, ...]
+
+
+class Answer(DittoModel):
+    """A short answer to the question, every sentence citing evidence ids.
+
+    ``kind`` ``extractive``: each sentence is copied verbatim from the quote of
+    an evidence item it cites (the built-in model). ``model``: the model's own
+    wording, checked only for its citations; the quotes stay the only verified text.
+    """
+
+    kind: Literal["extractive", "model"]
+    sentences: tuple[AnswerSentence, ...]
 
 
 class Brief(DittoModel):
@@ -261,6 +291,7 @@ class Brief(DittoModel):
     failed_sources: tuple[FailedSource, ...]
     coverage: tuple[Coverage, ...]
     created_at: str
+    answer: Answer | None = None
 
 
 class ResultError(DittoModel):
