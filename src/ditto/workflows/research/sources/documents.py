@@ -153,18 +153,30 @@ class DocumentSearchProvider:
         )
 
         request = input if isinstance(input, RetrievalSearchInput) else parse_search_input(input)
+        signal = getattr(context, "signal", None)
+        if signal is not None and signal.aborted:
+            raise RetrievalError.from_signal(signal.reason)
         text = request.query.content
         if not isinstance(text, str):
             raise RetrievalError("RETRIEVAL_INVALID_INPUT", "document search needs a text query")
+        if request.filter:
+            raise RetrievalError("RETRIEVAL_INVALID_INPUT", "document search does not support filters")
         async with self._lock:
             if self._corpus is None:
-                self._corpus = await asyncio.to_thread(self._load)
+                try:
+                    self._corpus = await asyncio.to_thread(self._load)
+                except RetrievalError:
+                    raise
+                except Exception:
+                    logger.exception("reading the documents failed")
+                    raise RetrievalError("RETRIEVAL_BACKEND_ERROR", "the documents could not be read") from None
                 self._terms = self._analyzer.analyze_many([passage.text for passage in self._corpus])
         corpus = self._corpus
         query_terms = self._analyzer.analyze(text)
         scores = score_documents(query_terms, self._terms)
         ranked = sorted((index for index, score in enumerate(scores) if score > 0), key=lambda i: (-scores[i], i))
-        limit = request.limit or 10
+        defaults = getattr(context, "defaults", None)
+        limit = request.limit or getattr(defaults, "search_limit", None) or 10
         candidates = []
         for index in ranked[:limit]:
             passage = corpus[index]
