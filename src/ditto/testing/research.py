@@ -24,6 +24,10 @@ __all__ = ["ResearchSourceContract"]
 T = TypeVar("T")
 
 
+def _shape(plan: Graph | None) -> list[tuple[str, str, tuple[str, ...]]] | None:
+    return None if plan is None else [(node.id, node.node_type, node.deps) for node in plan.nodes]
+
+
 def _run(coroutine: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(coroutine)
 
@@ -90,8 +94,7 @@ class ResearchSourceContract:
             async with self.source(directory) as (_runtime, source, snapshots):
                 before = sorted(path.name for path in snapshots.iterdir()) if snapshots.exists() else []
                 first, second = source.plan(self.queries(self.query)), source.plan(self.queries(self.query))
-                shape = (lambda plan: None if plan is None else [(n.id, n.node_type, n.deps) for n in plan.nodes])
-                assert shape(first) == shape(second)
+                assert _shape(first) == _shape(second)
                 after = sorted(path.name for path in snapshots.iterdir()) if snapshots.exists() else []
                 assert before == after, "planning must not read or save material"
 
