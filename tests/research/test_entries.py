@@ -161,7 +161,9 @@ def test_public_face_is_exactly_what_a_user_needs() -> None:
         "ENTRIES", "Brief", "Coverage", "Evidence", "FailedSource", "ProgressEvent", "QueryRecord", "ResearchError",
         "ResearchOptions", "ResearchRequest", "ResearchResult", "ResearchTask", "brief_schema", "create_task",
         "import_internal_knowledge", "open_research_runtime", "open_task", "request_id", "run_research",
-        "verify_task"}
+        "verify_task", "ENTRY_SPECS", "EntrySpec", "Answer", "AnswerSentence", "Passage", "ResearchSource",
+        "SourceHits", "SourceLimits", "SourceSetup", "SourceSpec", "register_source", "unregister_source",
+        "run_research_loop"}
     assert len(research.__all__) == len(set(research.__all__))
     assert all(callable(getattr(research, name).run) for name in entries)
     assert not hasattr(research, "checkpoint_key") and callable(checkpoint_key) and TaskLock is not None
