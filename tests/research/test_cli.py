@@ -27,8 +27,8 @@ def test_multi_source_prints_only_the_result_when_piped(tmp_path: Path) -> None:
 
 def test_json_flag_and_exit_status_of_a_blocked_task(tmp_path: Path) -> None:
     """WF-14, WF-7: --json prints one line; a blocked task exits 1 with its failed sources."""
-    done = run_cli(research_args("knowledge-base", "--kb", str(tmp_path / "missing.sqlite"), "--json", "--question", "Why?",
-                                 "--base-dir", str(tmp_path)))
+    done = run_cli(research_args("knowledge-base", "--kb", str(tmp_path / "missing.sqlite"), "--json",
+                                 "--question", "Why?", "--base-dir", str(tmp_path)))
     assert done.returncode == 1
     result = output(done)["result"]
     assert result["status"] == "blocked"

@@ -66,8 +66,8 @@ async def test_partial_with_allow_partial_and_valid_evidence(base: Path, model: 
 async def test_allow_partial_without_valid_evidence_is_blocked(base: Path, model: ScriptedModel,
                                                                tmp_path: Path) -> None:
     """WF-7: partial needs some valid evidence; with every source failed the task is blocked."""
-    task, result = await run("knowledge-base", {"kb": str(tmp_path / "missing.sqlite"), "allowPartial": True, "question": "Why?"},
-                             base, model)
+    task, result = await run("knowledge-base", {"kb": str(tmp_path / "missing.sqlite"), "allowPartial": True,
+                                                "question": "Why?"}, base, model)
     assert result.status == "blocked"
     assert not (task.directory / "artifacts" / "brief.json").exists()
 
