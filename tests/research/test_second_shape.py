@@ -98,7 +98,8 @@ def _long_page() -> str:
     filler = [f"Paragraph {n} explains how write-ahead logging in SQLite keeps readers and the writer apart, "
               f"and how checkpoints move the WAL content back into the database file (part {n})." for n in range(100)]
     body = "".join(f"<p>{html.escape(text)}</p>" for text in filler)
-    page = f"<!DOCTYPE html><html><head><title>WAL</title></head><body><article><h1>WAL</h1>{body}</article></body></html>"
+    page = ("<!DOCTYPE html><html><head><title>WAL</title></head><body><article><h1>WAL</h1>"
+            f"{body}</article></body></html>")
     assert len(page) > 15_000
     return page
 
@@ -248,6 +249,7 @@ async def test_all_twelve_named_keys_are_read(tmp_path: Path, base: Path, model:
             {"key": key, "text": f"Database backups ({key}) are retained for {n + 3} days."}
             for n, key in enumerate(keys)])
     _, result = await run("knowledge-base", None, base, model, directory=task.directory)
+    assert result.status == "completed"
     data = brief(task)
     assert data["coverage"][0]["hits"] == 12 and data["coverage"][0]["searched"] == keys
 
@@ -305,6 +307,7 @@ async def test_at_most_three_external_records_per_query(tmp_path: Path, base: Pa
     kb = write_knowledge_base(tmp_path / "kb.sqlite", [(f"Backup {n}", f"Database backups are retained for {n} days.")
                                                         for n in range(10)])
     task, result = await run("knowledge-base", {"kb": str(kb), "question": QUESTION}, base, model)
+    assert result.status == "completed"
     data = brief(task)
     assert data["coverage"][0]["hits"] <= 3 * len(data["queries"])
     assert data["coverage"][0]["hits"] >= 1
@@ -325,6 +328,7 @@ async def test_a_record_of_another_kind_under_an_allowed_key_is_not_knowledge(tm
             "kind": "note", "tenant": "acme", "key": "note", "text": "Database backups are retained 999 days."}}]})
          ).unwrap()
     _, result = await run("knowledge-base", None, base, model, directory=task.directory)
+    assert result.status == "completed"
     data = brief(task)
     assert data["coverage"][0]["hits"] == 1
     assert all("999" not in item["quote"] for item in data["evidence"])
@@ -372,14 +376,16 @@ async def test_hits_without_an_excerpt_are_no_excerpt(base: Path) -> None:
     model = ScriptedModel({"choose_excerpts": {"excerpts": []}})
     task, result = await run("document-search", {}, base, model)
     assert result.status == "no-evidence"
-    assert brief(task)["coverage"] == [{"source": "document", "status": "no-excerpt", "hits": brief(task)["coverage"][0][
-        "hits"], "evidence": 0, "notes": [], "searched": []}]
-    assert brief(task)["coverage"][0]["hits"] > 0
+    coverage = brief(task)["coverage"]
+    assert coverage == [{"source": "document", "status": "no-excerpt", "hits": coverage[0]["hits"], "evidence": 0,
+                         "notes": [], "searched": []}]
+    assert coverage[0]["hits"] > 0
 
 
 async def test_resuming_with_another_tenant_is_refused(base: Path, model: ScriptedModel) -> None:
     """WF-8: the stored request is the task; resuming it with another tenant (same question) is refused."""
     task, result = await run("document-search", {}, base, model, options=ResearchOptions(stop_after="queries"))
+    assert result.status == "stopped"
     with pytest.raises(ResearchError) as caught:
         await run_research("document-search", {"tenant": "globex"}, directory=task.directory, env={},
                            workers=[model.worker()])
