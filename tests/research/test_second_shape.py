@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
@@ -391,3 +393,60 @@ async def test_resuming_with_another_tenant_is_refused(base: Path, model: Script
                            workers=[model.worker()])
     assert caught.value.code == "RESEARCH_REQUEST_MISMATCH"
     assert json.loads((task.directory / "request.json").read_text(encoding="utf-8"))["tenant"] == "acme"
+
+
+# -- quotes from real models: whitespace only --------------------------------------------------------------------
+_WORD = st.text(alphabet=st.characters(categories=("L", "N", "P")), min_size=1, max_size=8)
+_GAP = st.sampled_from([" ", "  ", "\n", " \n   ", "\t", "\r\n"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(words=st.lists(_WORD, min_size=2, max_size=30), gaps=st.lists(_GAP, min_size=30, max_size=30),
+       span=st.tuples(st.integers(0, 29), st.integers(1, 30)))
+@example(words=["exit", "status", "is", "0", "if", "a", "line", "is", "selected,", "1", "if", "no", "lines"],
+         gaps=["\n       ", *([" "] * 29)], span=(0, 13))
+def test_a_quote_differing_only_in_whitespace_is_located_to_the_source_text(
+        words: list[str], gaps: list[str], span: tuple[int, int]) -> None:
+    """WF-10 (issue 17): a quote whose whitespace differs from the hard-wrapped source is found at the source span
+    and stored as the source's own characters; the evidence stays verbatim."""
+    from ditto.workflows.research.verification import locate_quote
+
+    text = "".join(word + gap for word, gap in zip(words, gaps, strict=False))
+    first, size = span[0] % len(words), span[1]
+    chosen = words[first:first + size]
+    offset, found = locate_quote(text, " ".join(chosen))
+    assert offset >= 0 and text[offset:offset + len(found)] == found
+    assert found.split() == chosen
+
+
+@example(changed="Backups are retained for 42 days.")
+@example(changed="backups are retained for 41 days.")
+@example(changed="Backups are retained for 41 days!")
+@given(changed=st.sampled_from(["Backups are retained for 41 days,", "Backups are retained for 41 dayz."]))
+def test_nothing_but_whitespace_is_normalised(changed: str) -> None:
+    """WF-10 (issue 17): a changed letter, digit, case or punctuation is not found, whitespace aside."""
+    from ditto.workflows.research.verification import locate_quote
+
+    text = "Backups are\n   retained for 41 days.\nRestores are rehearsed."
+    assert locate_quote(text, "Backups are retained for 41 days.") == (0, "Backups are\n   retained for 41 days.")
+    assert locate_quote(text, changed)[0] == -1
+
+
+def test_the_per_page_limit_counts_every_passage_of_a_page() -> None:
+    """WF-6: two passages of one page, three excerpts in all: refused, although each passage is within its limit."""
+    from ditto.worker.infer import ExcerptPassage, ExcerptTask
+    from ditto.workflows.research import Passage
+    from ditto.workflows.research.verification import verify_excerpts
+
+    page = "https://docs.example/wal"
+    passages = [Passage(id=f"web-{n}", source_type="web", uri=page, snapshot_sha256="0" * 64,
+                        text="Alpha beta gamma. Delta epsilon zeta.", start=40 * n, end=40 * n + 37, query="q",
+                        found_by=("q",), page=page) for n in (1, 2)]
+    task = ExcerptTask(question="q", passages=tuple(ExcerptPassage(source_id=p.id, text=p.text) for p in passages),
+                       max_excerpts=4, max_per_source=2)
+    answer = {"excerpts": [{"sourceId": "web-1", "quote": "Alpha beta gamma."},
+                           {"sourceId": "web-1", "quote": "Delta epsilon zeta."},
+                           {"sourceId": "web-2", "quote": "Alpha beta gamma."}]}
+    with pytest.raises(ResearchError) as caught:
+        verify_excerpts(answer, task, passages)
+    assert caught.value.code == "RESEARCH_TOO_MANY_EXCERPTS" and "web page" in caught.value.message
