@@ -23,6 +23,7 @@ import typer
 
 from ..config import RuntimeConfig
 from ..errors import DittoError
+from ..redaction import install_redaction
 
 __all__ = ["register"]
 
@@ -101,6 +102,7 @@ def _configure_logging(verbose: bool) -> None:
     handler = logging.StreamHandler(sys.stderr)
     formatter = "%(levelname)s:%(name)s:%(message)s"
     handler.setFormatter(logging.Formatter(formatter) if verbose else _BriefLogFormatter(formatter))
+    install_redaction([handler])  # secrets masked and names escaped in every line, verbose or not
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
 
 
