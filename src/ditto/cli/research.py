@@ -191,6 +191,8 @@ def register(app: typer.Typer) -> None:
         kb: Annotated[str | None, typer.Option("--kb", help="SQLite FTS5 file, PostgreSQL DSN or target:NAME.")]
         = None,
         memory: Annotated[Path | None, typer.Option("--memory", help="An existing MEMORY SQLite store.")] = None,
+        create_memory: Annotated[bool, typer.Option("--create-memory", help="Make the --memory store if it "
+                                                                            "does not exist.")] = False,
         internal_key: Annotated[list[str] | None, typer.Option("--internal-key", help="Allowed knowledge key.")]
         = None,
         vocabulary: Annotated[Path | None, typer.Option("--vocabulary", help="One query per line.")] = None,
@@ -236,6 +238,11 @@ def register(app: typer.Typer) -> None:
             if sources else None,
             urls=url or None, allowed_origins=allowed_origin or None, tenant=tenant, model=model_ref)
         resuming = directory is not None and (directory / "request.json").exists()
+        if memory is not None and create_memory and not resuming and not os.path.lexists(memory):
+            try:  # an empty file is an empty SQLite store; the library refuses a missing one
+                os.close(os.open(memory, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+            except OSError:
+                raise typer.BadParameter(f"cannot create the MEMORY store {memory}") from None
         if resuming and fields:
             typer.echo(f"a task's request is fixed; these options cannot change it: {', '.join(sorted(fields))} "
                        "(start a new task instead)", err=True)
