@@ -90,11 +90,31 @@ class WalkReport:
     bytes_read: int = 0
     #: Roots that exist and may be read; none at all means the source has nothing to search (a failure).
     roots_usable: int = 0
+    #: Notes listed one by one; past this, further ones are counted in one last note (a folder of a million
+    #: links must not become a million log lines).
+    max_notes: int = 100
+    unlisted: int = 0
 
-    def note(self, text: str) -> None:
-        """Record ``text`` and say it once on the log (a warning: the brief is built without it)."""
-        self.notes.append(text)
-        logger.warning("documents: %s", text)
+    def note(self, text: str, *, cap: bool = False) -> None:
+        """Record ``text`` and say it once on the log (a warning: the brief is built without it).
+
+        A ``cap`` note (a limit that stopped the reading) is always listed.
+        """
+        if cap and self.unlisted:
+            self.notes.insert(len(self.notes) - 1, text)
+            logger.warning("documents: %s", text)
+            return
+        if cap or len(self.notes) < self.max_notes:
+            self.notes.append(text)
+            logger.warning("documents: %s", text)
+            return
+        self.unlisted += 1
+        summary = f"{self.unlisted} more skipped entries or caps are not listed one by one"
+        if self.unlisted == 1:
+            self.notes.append(summary)
+            logger.warning("documents: %s (from now on they are only counted)", text)
+        else:
+            self.notes[-1] = summary
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +183,7 @@ def walk_documents(roots: Sequence[Path], *, ignore: Sequence[str] = (), suffixe
         if not stat.S_ISDIR(info.st_mode):
             if taken >= limits.max_files:
                 report.note(f"file cap reached: only the first {limits.max_files} files were read; "
-                            f"{printable(root)} and any later paths were not")
+                            f"{printable(root)} and any later paths were not", cap=True)
                 return
             taken += 1
             yield root
@@ -178,7 +198,7 @@ def walk_documents(roots: Sequence[Path], *, ignore: Sequence[str] = (), suffixe
                         seen += 1
                         if seen > limits.max_entries:
                             report.note(f"entry cap reached: stopped after looking at {limits.max_entries} "
-                                        f"entries; the rest of {printable(root)} was not searched")
+                                        f"entries; the rest of {printable(root)} was not searched", cap=True)
                             return
                         entries.append(entry)
             except OSError as error:
@@ -220,7 +240,7 @@ def walk_documents(roots: Sequence[Path], *, ignore: Sequence[str] = (), suffixe
                     continue
                 if taken >= limits.max_files:
                     report.note(f"file cap reached: only the first {limits.max_files} files were read; "
-                                f"{printable(path)} and every later file were not")
+                                f"{printable(path)} and every later file were not", cap=True)
                     return
                 taken += 1
                 yield path
@@ -286,7 +306,7 @@ def read_documents(roots: Sequence[Path], *, ignore: Sequence[str] = (), suffixe
             continue
         if report.bytes_read + len(raw) > limits.max_total_bytes:
             report.note(f"byte cap reached: stopped after reading {report.bytes_read} bytes (at most "
-                        f"{limits.max_total_bytes}); {printable(path)} and every later file were not read")
+                        f"{limits.max_total_bytes}); {printable(path)} and every later file were not read", cap=True)
             return
         report.bytes_read += len(raw)
         report.files_read += 1

@@ -128,7 +128,7 @@ class DocumentSearchProvider:
                 if len(corpus) >= self.limits.max_passages:
                     self.report.note(f"passage cap reached: only the first {self.limits.max_passages} passages "
                                      f"are searched; the rest of {printable(document.path)} and later files "
-                                     "are not")
+                                     "are not", cap=True)
                     return corpus
                 corpus.append(DocumentPassage(uri, digest, text[start:end], start, end, line_start, line_end))
         if not self.report.roots_usable:
