@@ -191,8 +191,15 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 
 def snapshot_text(directory: Path) -> str:
-    """The text quotes point into: ``extracted.txt`` for web pages, else the raw bytes as UTF-8."""
-    with _folder(directory) as fd:
+    """The text quotes point into: ``extracted.txt`` for web pages, else the raw bytes as UTF-8.
+
+    ``directory`` is ``<task>/snapshots/<sha256>``: it is reached from the task
+    folder one part at a time, so neither ``snapshots`` nor the snapshot may be a link.
+    """
+    parts: tuple[str, ...] = ()
+    if directory.parent.name == SNAPSHOTS_DIR:
+        directory, parts = directory.parent.parent, (SNAPSHOTS_DIR, directory.name)
+    with _folder(directory, *parts) as fd:
         try:
             return _read_at(fd, "extracted.txt").decode("utf-8")
         except FileNotFoundError:

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from ...errors import describe_validation_error
 from .errors import ResearchError
-from .taskdir import open_task, snapshot_text, task_path
+from .taskdir import check_task_directory, open_task, snapshot_text, task_path
 from .types import Brief
 from .verification import line_range
 
@@ -45,6 +45,10 @@ def verify_task(directory: Path | str) -> list[str]:
         brief = Brief.model_validate(data)
     except ValidationError as error:
         return [f"brief.json does not match the brief schema: {describe_validation_error(error, root='brief')}"]
+    try:
+        check_task_directory(root)  # nothing is read through a planted link, not even to hash it
+    except ResearchError as error:
+        return [error.message]
     problems: list[str] = []
     try:
         task = open_task(root)  # also checks that request.json still hashes to its requestId
