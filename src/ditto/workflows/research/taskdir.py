@@ -261,6 +261,9 @@ def _remove_temporary_files(directory: Path) -> None:
                     logger.warning("removed %s, left behind by a killed write", printable("/".join((*parts, name))))
         except FileNotFoundError:
             continue
+        if len(parts) == 2:  # a snapshot folder a kill left empty would read as a missing snapshot
+            with _folder(directory, SNAPSHOTS_DIR) as fd, contextlib.suppress(OSError):
+                os.rmdir(parts[1], dir_fd=fd)  # only succeeds when empty
 
 
 def _snapshot_names(directory: Path) -> list[str]:
