@@ -159,3 +159,20 @@ async def test_a_special_file_in_place_of_a_task_file_is_refused(base: Path, mod
     with pytest.raises(ResearchError) as caught:
         open_task(task.directory)
     assert caught.value.code == "RESEARCH_UNSAFE_TASK_DIRECTORY" and "trace.jsonl" in caught.value.message
+
+
+def test_a_new_task_is_never_made_through_a_link(tmp_path: Path) -> None:
+    """WF-3, issue 16 item 2: ``create_task(directory=...)`` refuses a directory that is a link, or that holds a
+    (dangling) ``request.json`` link, with RESEARCH_UNSAFE_TASK_DIRECTORY; the link's target stays empty."""
+    from ditto.workflows.research import create_task
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "linked").symlink_to(elsewhere, target_is_directory=True)
+    (tmp_path / "dangling").mkdir()
+    (tmp_path / "dangling" / "request.json").symlink_to(tmp_path / "nowhere.json")
+    for target in ("linked", "dangling"):
+        with pytest.raises(ResearchError) as caught:
+            create_task({"entry": "document-search", "question": "q"}, directory=tmp_path / target)
+        assert caught.value.code == "RESEARCH_UNSAFE_TASK_DIRECTORY"
+    assert list(elsewhere.iterdir()) == [] and not (tmp_path / "nowhere.json").exists()

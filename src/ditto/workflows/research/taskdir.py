@@ -498,7 +498,12 @@ def _check_target(target: Path) -> None:
         raise _unsafe(f"{printable(target)} is a symbolic link")
     if not stat.S_ISDIR(info.st_mode):
         raise ResearchError("RESEARCH_INVALID_INPUT", "the task directory path is a file, not a folder")
-    names = set(os.listdir(target))
+    with os.scandir(target) as listing:
+        entries = list(listing)
+    for entry in entries:
+        if entry.is_symlink():
+            raise _unsafe(f"{printable(entry.name)} is a symbolic link")
+    names = {entry.name for entry in entries}
     if names & set(_TASK_MARKS) and REQUEST_FILE not in names:
         raise ResearchError("RESEARCH_INVALID_INPUT",
                             "the directory holds a half-made task (no request.json): it was never started and "
