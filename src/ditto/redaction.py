@@ -37,6 +37,7 @@ __all__ = [
     "MASK",
     "RedactingFilter",
     "install_redaction",
+    "installed_secrets",
     "is_secret_name",
     "printable",
     "redact",
@@ -120,11 +121,18 @@ class RedactingFilter(logging.Filter):
 
     def __init__(self, env: Mapping[str, str] | None = None, extra: Iterable[str] = ()) -> None:
         super().__init__()
-        self._env = env
+        self._envs: list[Mapping[str, str] | None] = [env]
         self._extra = frozenset(value for value in extra if len(value) >= MIN_SECRET_LENGTH)
 
+    def watch(self, env: Mapping[str, str]) -> None:
+        """Also mask the secrets of ``env`` (an application's merged ``.env`` and process environment)."""
+        self._envs.append(env)
+
     def secrets(self) -> frozenset[str]:
-        return secret_values(self._env) | self._extra
+        found = set(self._extra)
+        for env in self._envs:
+            found |= secret_values(env)
+        return frozenset(found)
 
     def filter(self, record: logging.LogRecord) -> bool:
         secrets = self.secrets()
@@ -146,6 +154,16 @@ class RedactingFilter(logging.Filter):
         except Exception:  # a filter must never lose the record it guards, nor let it through unmasked
             record.msg, record.args = f"(a log record could not be redacted: {MASK})", None
         return True
+
+
+def installed_secrets() -> frozenset[str]:
+    """The secrets every installed :class:`RedactingFilter` masks, plus those of ``os.environ``."""
+    found = set(secret_values())
+    for handler in logging.getLogger().handlers:
+        for guard in handler.filters:
+            if isinstance(guard, RedactingFilter):
+                found |= guard.secrets()
+    return frozenset(found)
 
 
 def install_redaction(handlers: Iterable[logging.Handler] | None = None, *,

@@ -43,6 +43,34 @@ def test_the_cli_masks_secrets_in_logs_and_tracebacks(tmp_path: Path, verbose: b
         assert f"postgresql://ditto:{MASK}@db.internal" in done.stderr
 
 
+def test_secrets_kept_in_dotenv_are_masked_too(tmp_path: Path) -> None:
+    """WF-11, WF-14, issue 16 item 3: the INFER key kept in ./.env (where the seed keeps it), not in the process
+    environment, is masked in a --verbose traceback as well."""
+    import subprocess
+    import sys
+
+    from tests.research.cli import ROOT, cli_env
+
+    (tmp_path / ".env").write_text(f"DITTO_WORKER_INFER_API_KEY={KEY}\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "ditto", "research", "document-search", "--worker", LEAKY,
+                           "--verbose", "--base-dir", str(tmp_path / "tasks")], cwd=tmp_path,
+                          env=cli_env({"PYTHONPATH": f"{ROOT / 'src'}:{ROOT}"}), capture_output=True, text=True,
+                          timeout=120)
+    assert "LeakyClientError" in done.stderr, done.stderr[-3000:]
+    assert KEY not in done.stdout + done.stderr and f"Bearer {MASK}" in done.stderr
+
+
+def test_a_crash_of_the_command_is_printed_with_secrets_masked(tmp_path: Path) -> None:
+    """WF-14, issue 16 item 3: an unexpected exception (here from a --worker factory) is printed as a plain
+    traceback with the key masked, and the command exits 1."""
+    done = run_cli(research_args("document-search", "--base-dir", str(tmp_path / "tasks"), "--worker",
+                                 "tests.research.leaky:create_crashing_factory", scripted=False),
+                   env={"DITTO_WORKER_INFER_API_KEY": KEY})
+    assert done.returncode == 1
+    assert "LeakyClientError: cannot configure the client with key ***" in done.stderr
+    assert KEY not in done.stdout + done.stderr
+
+
 def test_a_file_name_with_a_newline_cannot_forge_a_log_line(tmp_path: Path) -> None:
     """WF-14, WF-12, issue 16 item 12: a skipped document named ``x\\nERROR:forged`` is logged on one line with
     the newline escaped."""

@@ -23,7 +23,7 @@ import typer
 
 from ..config import RuntimeConfig
 from ..errors import DittoError
-from ..redaction import install_redaction
+from ..redaction import RedactingFilter, install_redaction
 
 __all__ = ["register"]
 
@@ -98,12 +98,13 @@ class _BriefLogFormatter(logging.Formatter):
         return f"{line} ({type(error).__name__}; --verbose shows the traceback)" if error is not None else line
 
 
-def _configure_logging(verbose: bool) -> None:
+def _configure_logging(verbose: bool) -> RedactingFilter:
     handler = logging.StreamHandler(sys.stderr)
     formatter = "%(levelname)s:%(name)s:%(message)s"
     handler.setFormatter(logging.Formatter(formatter) if verbose else _BriefLogFormatter(formatter))
-    install_redaction([handler])  # secrets masked and names escaped in every line, verbose or not
+    guard = install_redaction([handler])  # secrets masked and names escaped in every line, verbose or not
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
+    return guard
 
 
 def _environment() -> dict[str, str]:
@@ -216,7 +217,7 @@ def register(app: typer.Typer) -> None:
         from ..workflows.research import ResearchOptions, run_research
         from .factories import load_worker_factory
 
-        _configure_logging(verbose)
+        redaction = _configure_logging(verbose)
         if more_documents:
             if not documents:
                 raise typer.BadParameter(f"unexpected argument(s): {' '.join(map(str, more_documents))}")
@@ -248,6 +249,7 @@ def register(app: typer.Typer) -> None:
                        "(start a new task instead)", err=True)
             raise typer.Exit(2)
         environment = _environment()
+        redaction.watch(environment)  # keys kept in ./.env are secrets too
         workers = [d for spec in worker or [] for d in load_worker_factory(spec, RuntimeConfig())]
         terminal = sys.stderr.isatty() and not as_json
         with _Progress(terminal) as progress:
