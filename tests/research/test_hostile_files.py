@@ -239,7 +239,7 @@ def test_long_lines_and_the_passage_cap_are_reported(tmp_path: Path) -> None:
 
 
 _NAMES = st.text(st.characters(blacklist_characters="/\x00", blacklist_categories=("Cs",)), min_size=1,
-                 max_size=40).filter(lambda name: name not in (".", "..") and len(name.encode()) < 200)
+                 max_size=40).filter(lambda name: not name.startswith(".") and len(name.encode()) < 200)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -316,3 +316,39 @@ def test_notes_are_bounded_but_count_everything(tmp_path: Path) -> None:
     list(read_documents([docs], suffixes=DOCUMENT_SUFFIXES, report=report))
     assert len(report.notes) == 11
     assert report.notes[-1] == "20 more skipped entries or caps are not listed one by one"
+
+
+def test_the_reported_attack_leaks_nothing_into_the_task(tmp_path: Path) -> None:
+    """WF-12, WF-3, issue 16 item 1 (the reported attack, end to end): ``ditto research document-search`` over a
+    folder holding a link to /proc/self/environ, with the INFER key and PGPASSWORD in the environment, writes
+    neither into any snapshot, MEMORY, the trace or the brief; stderr names the skipped link."""
+    from tests.research.cli import output, research_args, run_cli
+
+    docs = _folder(tmp_path)
+    (docs / "environ.md").symlink_to("/proc/self/environ")
+    (docs / "environ.txt").symlink_to("/proc/self/environ")
+    done = run_cli(research_args("document-search", "--documents", str(docs), "--question",
+                                 "How long are backups kept? PATH HOME", "--base-dir", str(tmp_path / "tasks")),
+                   env={"DITTO_WORKER_INFER_API_KEY": SECRET, "PGPASSWORD": "pg-" + SECRET})
+    assert done.returncode == 0, done.stderr[-3000:]
+    task = Path(output(done)["directory"])
+    for path in task.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert SECRET.encode() not in data and b"PYTHONPATH=" not in data, path
+    assert "environ.md skipped: it is a symbolic link" in done.stderr
+    assert "environ.txt skipped: it is a symbolic link" in done.stderr
+
+
+def test_lines_just_under_the_passage_size_are_read_in_linear_time(tmp_path: Path) -> None:
+    """WF-12, issue 16 item 7: checking for over-long lines stays linear (a backtracking regex took 13 s on 4 MB
+    of 3,999-character lines)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "wide.md").write_text(("y" * 3999 + "\n") * 1000 + "\nneedle here\n", encoding="utf-8")
+    _, save = _snapshots()
+    provider = DocumentSearchProvider([docs], save_snapshot=save)  # type: ignore[arg-type]
+    started = time.monotonic()
+    assert _search(provider, "needle") == ["needle here"]
+    assert time.monotonic() - started < 10
+    assert provider.report.notes == []

@@ -96,6 +96,12 @@ async def test_verify_refuses_a_task_folder_with_a_link(tmp_path: Path, base: Pa
     _plant(task, _snapshot_dir(task), tmp_path / "victims")
     problems = verify_task(task.directory)
     assert len(problems) == 1 and "is a symbolic link" in problems[0]
+    (task.directory / _snapshot_dir(task)).unlink()
+    brief_victim = _plant(task, "artifacts/brief.json", tmp_path / "victims2")
+    brief_victim.write_text("not read", encoding="utf-8")
+    assert verify_task(task.directory) == [
+        "the task folder is unsafe to use: artifacts/brief.json is a symbolic link; links are never followed "
+        "inside a task folder (remove the link, or start a new task)"]
 
 
 async def test_links_planted_after_the_check_are_not_written_through(tmp_path: Path, base: Path,

@@ -36,6 +36,12 @@ def verify_task(directory: Path | str) -> list[str]:
     """
     root = task_path(directory)
     try:
+        check_task_directory(root)  # nothing is read through a planted link, not even to hash it
+    except ResearchError as error:
+        return [error.message]
+    except OSError:
+        pass  # a missing folder: said below, as a missing brief
+    try:
         data = json.loads((root / "artifacts" / "brief.json").read_text(encoding="utf-8"))
     except FileNotFoundError:
         return ["artifacts/brief.json is missing"]
@@ -45,10 +51,6 @@ def verify_task(directory: Path | str) -> list[str]:
         brief = Brief.model_validate(data)
     except ValidationError as error:
         return [f"brief.json does not match the brief schema: {describe_validation_error(error, root='brief')}"]
-    try:
-        check_task_directory(root)  # nothing is read through a planted link, not even to hash it
-    except ResearchError as error:
-        return [error.message]
     problems: list[str] = []
     try:
         task = open_task(root)  # also checks that request.json still hashes to its requestId
