@@ -352,3 +352,24 @@ def test_lines_just_under_the_passage_size_are_read_in_linear_time(tmp_path: Pat
     assert _search(provider, "needle") == ["needle here"]
     assert time.monotonic() - started < 10
     assert provider.report.notes == []
+
+
+def test_proc_mounted_elsewhere_is_never_walked_or_read(tmp_path: Path) -> None:
+    """WF-12, issue 16 item 1: /proc bind-mounted inside a documents folder is recognised by its file system
+    (not its path): the folder is not walked and a file in it, given directly, is not read."""
+    docs = _folder(tmp_path)
+    mount = docs / "p"
+    mount.mkdir()
+    if subprocess.run(["mount", "--bind", "/proc", str(mount)], capture_output=True).returncode != 0:
+        pytest.skip("bind mounts need CAP_SYS_ADMIN")
+    try:
+        report = WalkReport()
+        found = list(read_documents([docs], suffixes=DOCUMENT_SUFFIXES, report=report))
+        assert [document.path.name for document in found] == ["ops.md"]
+        assert report.notes == [f"{mount} skipped: /proc, /sys and /dev are never read"]
+        direct = WalkReport()
+        assert read_document(mount / "self" / "environ", report=direct) is None
+        assert direct.notes == [f"{mount / 'self' / 'environ'} skipped: it is on /proc, /sys or /dev, which are "
+                                "never read"]
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)

@@ -27,8 +27,10 @@ million files, or gigabytes of text. This module decides, once, what is read:
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fnmatch
+import functools
 import logging
 import os
 import stat
@@ -131,6 +133,20 @@ def _forbidden(path: Path) -> bool:
     return any(absolute == root or root in absolute.parents for root in FORBIDDEN_ROOTS)
 
 
+@functools.cache
+def _forbidden_devices() -> frozenset[int]:
+    """The file systems of ``/proc``, ``/sys`` and ``/dev``: mounted anywhere else, still never read."""
+    devices: set[int] = set()
+    for root in FORBIDDEN_ROOTS:
+        try:
+            devices.add(os.stat(root).st_dev)
+        except OSError:
+            continue
+    with contextlib.suppress(OSError):
+        devices.discard(os.stat("/").st_dev)  # a system without these mounts: never forbid the root's own
+    return frozenset(devices)
+
+
 def _ignored(relative: str, name: str, ignore: Sequence[str]) -> bool:
     return any(fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(name, pattern) for pattern in ignore)
 
@@ -225,7 +241,7 @@ def walk_documents(roots: Sequence[Path], *, ignore: Sequence[str] = (), suffixe
                         report.note(f"{printable(path)} skipped: it is a symbolic link (links are not followed)")
                     continue
                 if is_dir:
-                    if _forbidden(path):
+                    if _forbidden(path) or _on_forbidden_device(entry):
                         report.note(f"{printable(path)} skipped: /proc, /sys and /dev are never read")
                     elif depth + 1 > limits.max_depth:
                         report.note(f"folder {printable(path)} skipped: nested deeper than {limits.max_depth} "
@@ -245,6 +261,13 @@ def walk_documents(roots: Sequence[Path], *, ignore: Sequence[str] = (), suffixe
                 taken += 1
                 yield path
             stack.extend((sub, depth + 1) for sub in reversed(subfolders))
+
+
+def _on_forbidden_device(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.stat(follow_symlinks=False).st_dev in _forbidden_devices()
+    except OSError:
+        return False
 
 
 def _points_to_dir(path: Path) -> bool:
@@ -272,6 +295,9 @@ def read_document(path: Path, *, limits: WalkLimits = DEFAULT_LIMITS, report: Wa
         return None
     try:
         info = os.fstat(fd)
+        if info.st_dev in _forbidden_devices():
+            report.note(f"{printable(path)} skipped: it is on /proc, /sys or /dev, which are never read")
+            return None
         if not stat.S_ISREG(info.st_mode):
             report.note(f"{printable(path)} skipped: not a regular file (device, FIFO or socket)")
             return None
