@@ -52,10 +52,13 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+#: POSIX flags (``0`` where the platform lacks them, so the package still imports there).
+_O_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
+_O_NONBLOCK: Final = getattr(os, "O_NONBLOCK", 0)
 
 #: Pseudo file systems whose "files" are the machine's state (environment, memory, devices), never documents.
 FORBIDDEN_ROOTS: Final = (Path("/proc"), Path("/sys"), Path("/dev"))
-_OPEN_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+_OPEN_FLAGS: Final = os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 _READ_CHUNK: Final = 1 << 20
 
 

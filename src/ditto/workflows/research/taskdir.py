@@ -87,13 +87,17 @@ TRACE_FILE: Final = "trace.jsonl"
 TASK_ID_FILE: Final = ".task-id"
 _TASK_ID: Final = re.compile(r"[0-9a-f]{16}")
 logger = logging.getLogger(__name__)
+#: POSIX flags (``0`` where the platform lacks them, so the package still imports there).
+_O_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
+_O_DIRECTORY: Final = getattr(os, "O_DIRECTORY", 0)
+_O_NONBLOCK: Final = getattr(os, "O_NONBLOCK", 0)
 
 
 _TMP_FILE: Final = re.compile(r"\..+\.[0-9a-f]{8}\.tmp")
 _STAGING_PREFIX: Final = ".ditto-task-"
 _STAGING_SUFFIX: Final = ".creating"
-_DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-_READ_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+_DIR_FLAGS: Final = os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_READ_FLAGS: Final = os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 #: Regular files a task folder may hold at its top level (others are left alone, but never links).
 _TASK_FILES: Final = (REQUEST_FILE, TASK_ID_FILE, POLICY_FILE, INTERNAL_KNOWLEDGE_FILE, KNOWLEDGE_FILE,
                       MEMORY_FILE, LOCK_FILE, TRACE_FILE)
@@ -138,7 +142,7 @@ def _folder(root: Path, *parts: str, create: bool = False) -> Iterator[int]:
 def _write_at(fd: int, name: str, data: bytes) -> None:
     """Write ``data`` to ``name`` in the folder ``fd`` whole: a fresh temporary file renamed over it."""
     temporary = f".{name}.{secrets.token_hex(4)}.tmp"
-    out = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
+    out = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
                   0o644, dir_fd=fd)
     try:
         try:
@@ -336,7 +340,7 @@ class ResearchTask:
         line = json.dumps({"pid": os.getpid(), **record}, ensure_ascii=False, separators=(",", ":"))
         with _folder(self.directory) as fd:
             try:
-                out = os.open(TRACE_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+                out = os.open(TRACE_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_NOFOLLOW | _O_NONBLOCK
                               | getattr(os, "O_CLOEXEC", 0), 0o644, dir_fd=fd)
             except OSError as error:
                 if error.errno == errno.ELOOP:
@@ -415,7 +419,7 @@ def _check_memory(request: ResearchRequest, create: bool) -> None:
     path = Path(request.memory)
     if create and not os.path.lexists(path):
         try:
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW, 0o600))
         except OSError:
             logger.exception("creating the MEMORY store %s failed", printable(path))
             raise ResearchError("RESEARCH_INVALID_INPUT",
@@ -603,7 +607,7 @@ class TaskLock:
         directory = self._path.parent
         with _folder(directory) as folder:
             try:
-                fd = os.open(LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+                fd = os.open(LOCK_FILE, os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | _O_NONBLOCK
                              | getattr(os, "O_CLOEXEC", 0), 0o644, dir_fd=folder)
             except OSError as error:
                 if error.errno == errno.ELOOP:
