@@ -316,6 +316,12 @@ def test_notes_are_bounded_but_count_everything(tmp_path: Path) -> None:
     list(read_documents([docs], suffixes=DOCUMENT_SUFFIXES, report=report))
     assert len(report.notes) == 11
     assert report.notes[-1] == "20 more skipped entries or caps are not listed one by one"
+    for index in range(3):
+        (docs / f"m{index}.md").write_text("more\n", encoding="utf-8")
+    capped = WalkReport(max_notes=10)
+    list(read_documents([docs], suffixes=DOCUMENT_SUFFIXES, limits=WalkLimits(max_files=2), report=capped))
+    assert capped.notes[-2].startswith("file cap reached: only the first 2 files were read")  # a cap is listed
+    assert capped.notes[-1] == "20 more skipped entries or caps are not listed one by one"
 
 
 def test_the_reported_attack_leaks_nothing_into_the_task(tmp_path: Path) -> None:
@@ -373,3 +379,59 @@ def test_proc_mounted_elsewhere_is_never_walked_or_read(tmp_path: Path) -> None:
                                 "never read"]
     finally:
         subprocess.run(["umount", str(mount)], check=True)
+
+
+_KINDS = st.sampled_from(["file", "dir", "link-out", "link-in", "link-dir", "fifo", "big"])
+_ENTRIES = st.lists(st.tuples(st.lists(st.sampled_from(["a", "b", "c.md", "d.txt"]), min_size=1, max_size=3),
+                              _KINDS), max_size=12)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(entries=_ENTRIES)
+@example(entries=[(["a"], "link-dir"), (["a", "c.md"], "file")])
+@example(entries=[(["c.md"], "link-out"), (["d.txt"], "fifo"), (["b", "c.md"], "big")])
+def test_the_walk_yields_only_regular_files_inside_the_root(tmp_path_factory: pytest.TempPathFactory,
+                                                            entries: list[tuple[list[str], str]]) -> None:
+    """WF-12, issue 16 items 1 and 9 (invariant): whatever tree of files, folders, links in and out, FIFOs and
+    oversized files a folder holds, every document read is a regular file reached without a link, inside the
+    root, within the size cap; every skipped link, FIFO and oversized file is a note."""
+    base = tmp_path_factory.mktemp("tree")
+    root, outside = base / "root", base / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "secret.md").write_text("outside\n", encoding="utf-8")
+    expected_notes = 0
+    for parts, kind in entries:
+        path = root.joinpath(*parts)
+        if os.path.lexists(path) or any((os.path.lexists(parent) and not parent.is_dir()) or parent.is_symlink()
+                                        for parent in path.parents if root in parent.parents):
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        documentish = path.suffix in (".md", ".txt")
+        if kind == "file":
+            path.write_text("inside\n", encoding="utf-8")
+        elif kind == "dir":
+            path.mkdir()
+        elif kind == "link-out":
+            path.symlink_to(outside / "secret.md")
+            expected_notes += documentish
+        elif kind == "link-in":
+            path.symlink_to(root)
+            expected_notes += 1
+        elif kind == "link-dir":
+            path.symlink_to(outside, target_is_directory=True)
+            expected_notes += 1
+        elif kind == "fifo":
+            os.mkfifo(path)
+            expected_notes += documentish
+        else:
+            path.write_bytes(b"z" * 2048)
+            expected_notes += documentish
+    report = WalkReport()
+    limits = WalkLimits(max_file_bytes=1024)
+    for document in read_documents([root], suffixes=DOCUMENT_SUFFIXES, limits=limits, report=report):
+        assert document.raw == b"inside\n"
+        assert stat.S_ISREG(document.path.lstat().st_mode)
+        assert not any(parent.is_symlink() for parent in document.path.parents)
+        assert root in document.path.parents
+    assert len(report.notes) == expected_notes, report.notes
