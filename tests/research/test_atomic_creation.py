@@ -144,7 +144,7 @@ async def test_temporary_files_of_a_killed_write_are_removed_on_the_next_run(nam
     """WF-8, issue 16 item 11: a write killed between its temporary file and the rename leaves a ``.*.tmp``
     file; the next run removes it once it holds the task lock, and completes."""
     task, result = await run("document-search", None, base, model,
-                             options=ResearchOptions(stop_after="queries", pause_at=None))
+                             options=ResearchOptions(stop_after="queries"))
     assert result.status == "stopped"
     _kill_writer(task.directory, name)
     leftovers = [path for path in task.directory.rglob("*.tmp")]

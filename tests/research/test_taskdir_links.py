@@ -27,7 +27,7 @@ REQUEST = {"sources": ["documents", "knowledge"], "knowledge": "external"}
 
 async def _stopped_task(base: Path, model: ScriptedModel) -> ResearchTask:
     task, result = await run("multi-source", REQUEST, base, model,
-                             options=ResearchOptions(stop_after="evidence", pause_at=None))
+                             options=ResearchOptions(stop_after="evidence"))
     assert result.status == "stopped"
     assert any((task.directory / "snapshots").iterdir())
     return task
