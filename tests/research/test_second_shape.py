@@ -178,8 +178,7 @@ async def test_same_request_tasks_on_a_shared_memory_each_resume_their_own_stage
     docs.mkdir()
     (docs / "ops.md").write_text("# Ops\n\nDatabase backups are retained for 9 days.\n", encoding="utf-8")
     request = {"documents": [str(docs)], "memory": str(tmp_path / "app.sqlite"), "question": QUESTION}
-    store = create_sqlite_memory_store(str(tmp_path / "app.sqlite"))
-    await store.close()
+    (tmp_path / "app.sqlite").touch()  # an existing (empty) application store
     first, result = await run("document-search", request, base, model, options=ResearchOptions(stop_after="evidence"))
     assert result.status == "stopped"
     second, result = await run("document-search", request, base, model, options=ResearchOptions(stop_after="evidence"))
@@ -227,6 +226,7 @@ async def test_a_store_with_more_than_12_keys_names_the_keys_searched(tmp_path: 
     """Issue 15 gap 5, WF-4: --memory without keys searches the tenant's first 12 keys in key order; the brief's
     coverage names them and says how many the tenant had."""
     memory = tmp_path / "app.sqlite"
+    memory.touch()
     task = create_task(ResearchRequest(entry="knowledge-base", question=QUESTION, knowledge="internal",
                                        memory=str(memory), tenant="acme"), base_dir=base)
     async with open_research_runtime(task, env={}, workers=[model.worker()]) as runtime:
@@ -244,6 +244,7 @@ async def test_all_twelve_named_keys_are_read(tmp_path: Path, base: Path, model:
     """WF-4, WF-6: with 12 allowed keys, a query returns (at most) one record per key, for every key."""
     keys = [f"r{n:02d}" for n in range(12)]
     memory = tmp_path / "app.sqlite"
+    memory.touch()
     task = create_task(ResearchRequest(entry="knowledge-base", question=QUESTION, knowledge="internal",
                                        memory=str(memory), internal_knowledge_keys=tuple(keys)), base_dir=base)
     async with open_research_runtime(task, env={}, workers=[model.worker()]) as runtime:
@@ -320,6 +321,7 @@ async def test_a_record_of_another_kind_under_an_allowed_key_is_not_knowledge(tm
     """Issue 15 gap 11, WF-4: under an allowed key, a record whose content.kind is not "knowledge" is ignored;
     one record per key."""
     memory = tmp_path / "app.sqlite"
+    memory.touch()
     task = create_task(ResearchRequest(entry="knowledge-base", question=QUESTION, knowledge="internal",
                                        memory=str(memory), internal_knowledge_keys=("retention", "note")),
                        base_dir=base)

@@ -23,6 +23,7 @@ import typer
 
 from ..config import RuntimeConfig
 from ..errors import DittoError
+from ..redaction import RedactingFilter, install_redaction
 from ..workflows.research.entries import ENTRIES, ENTRY_SPECS, Entry
 
 __all__ = ["register"]
@@ -92,11 +93,13 @@ class _BriefLogFormatter(logging.Formatter):
         return f"{line} ({type(error).__name__}; --verbose shows the traceback)" if error is not None else line
 
 
-def _configure_logging(verbose: bool) -> None:
+def _configure_logging(verbose: bool) -> RedactingFilter:
     handler = logging.StreamHandler(sys.stderr)
     formatter = "%(levelname)s:%(name)s:%(message)s"
     handler.setFormatter(logging.Formatter(formatter) if verbose else _BriefLogFormatter(formatter))
+    guard = install_redaction([handler])  # secrets masked and names escaped in every line, verbose or not
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
+    return guard
 
 
 def _environment() -> dict[str, str]:
@@ -185,6 +188,8 @@ def register(app: typer.Typer) -> None:
         kb: Annotated[str | None, typer.Option("--kb", help="SQLite FTS5 file, PostgreSQL DSN or target:NAME.")]
         = None,
         memory: Annotated[Path | None, typer.Option("--memory", help="An existing MEMORY SQLite store.")] = None,
+        create_memory: Annotated[bool, typer.Option("--create-memory", help="Make the --memory store if it "
+                                                                            "does not exist.")] = False,
         internal_key: Annotated[list[str] | None, typer.Option("--internal-key", help="Allowed knowledge key.")]
         = None,
         vocabulary: Annotated[Path | None, typer.Option("--vocabulary", help="One query per line.")] = None,
@@ -211,7 +216,7 @@ def register(app: typer.Typer) -> None:
         from ..workflows.research import ResearchOptions, run_research
         from .factories import load_worker_factory
 
-        _configure_logging(verbose)
+        redaction = _configure_logging(verbose)
         if more_documents:
             if not documents:
                 raise typer.BadParameter(f"unexpected argument(s): {' '.join(map(str, more_documents))}")
@@ -233,11 +238,17 @@ def register(app: typer.Typer) -> None:
             if sources else None,
             urls=url or None, allowed_origins=allowed_origin or None, tenant=tenant, model=model_ref)
         resuming = directory is not None and (directory / "request.json").exists()
+        if memory is not None and create_memory and not resuming and not os.path.lexists(memory):
+            try:  # an empty file is an empty SQLite store; the library refuses a missing one
+                os.close(os.open(memory, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+            except OSError:
+                raise typer.BadParameter(f"cannot create the MEMORY store {memory}") from None
         if resuming and fields:
             typer.echo(f"a task's request is fixed; these options cannot change it: {', '.join(sorted(fields))} "
                        "(start a new task instead)", err=True)
             raise typer.Exit(2)
         environment = _environment()
+        redaction.watch(environment)  # keys kept in ./.env are secrets too
         workers = [d for spec in worker or [] for d in load_worker_factory(spec, RuntimeConfig())]
         terminal = sys.stderr.isatty() and not as_json
         with _Progress(terminal) as progress:

@@ -34,6 +34,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from pathlib import Path
 from typing import Any
 
+from ...redaction import printable
 from ...runtime import Runtime, WorkerDefinition, create_ditto
 from .sample import KB_CONTENT_COLUMN, KB_TABLE
 from .sources.documents import DOCUMENTS_TARGET, DocumentSearchProvider
@@ -139,6 +140,11 @@ def research_workers(task: ResearchTask, *, env: Mapping[str, str] | None = None
     closers: list[Callable[[], Awaitable[None]]] = []
     workers: list[WorkerDefinition] = []
     if "MEMORY" not in skip:
+        if request.memory is not None and not task.memory_path.is_file():  # never start an empty store silently
+            from .errors import ResearchError
+
+            raise ResearchError("RESEARCH_INVALID_INPUT", f"the MEMORY store {printable(task.memory_path)} does "
+                                                          "not exist (or is not a file)")
         store = create_sqlite_memory_store(str(task.memory_path))
         closers.append(store.close)
         workers.append(create_memory_worker(store=store))

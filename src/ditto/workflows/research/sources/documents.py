@@ -20,8 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from ....redaction import printable
 from ....runtime import Graph, NodeResult, graph
 from ....text import TextAnalyzer, score_documents
+from ..files import DEFAULT_LIMITS, WalkLimits, WalkReport
 from ..records import Passage
 from ..types import QueryRecord
 from .base import SourceHits, SourceLimits, SourceSetup, constant_input, failed_source
@@ -84,7 +86,7 @@ class DocumentSearchProvider:
     """A ``RetrievalSearchProvider`` over files and folders (recursive, ignore-globs)."""
 
     def __init__(self, paths: Sequence[Path], *, ignore: Sequence[str] = (),
-                 save_snapshot: Callable[[bytes], str]) -> None:
+                 save_snapshot: Callable[[bytes], str], limits: WalkLimits = DEFAULT_LIMITS) -> None:
         self._paths = [Path(path) for path in paths]
         self._ignore = tuple(ignore)
         self._save_snapshot = save_snapshot
@@ -92,6 +94,9 @@ class DocumentSearchProvider:
         self._corpus: list[DocumentPassage] | None = None
         self._terms: list[list[str]] = []
         self._lock = asyncio.Lock()
+        #: What the last read skipped or stopped at; the workflow copies ``report.notes`` into the coverage.
+        self.report = WalkReport()
+        self.limits = limits
 
     def _ignored(self, path: Path, root: Path) -> bool:
         relative = path.relative_to(root).as_posix()
@@ -99,47 +104,40 @@ class DocumentSearchProvider:
                    for pattern in self._ignore)
 
     def _files(self) -> list[Path]:
-        files: list[Path] = []
-        for root in self._paths:
-            if root.is_file():
-                files.append(root)
-            elif root.is_dir():
-                for path in sorted(root.rglob("*")):
-                    if len(files) >= MAX_FILES:
-                        break
-                    if (path.is_file() and path.suffix.lower() in DOCUMENT_SUFFIXES
-                            and not any(part.startswith(".") for part in path.relative_to(root).parts)
-                            and not self._ignored(path, root)):
-                        files.append(path)
-            else:
-                from ....retrieval import RetrievalError
+        """The document files, walked by :mod:`..files` (no links followed, bounded, every skip noted)."""
+        from ..files import walk_documents
 
-                raise RetrievalError("RETRIEVAL_PROVIDER_UNAVAILABLE", "a document path does not exist")
-        return files
+        return list(walk_documents(self._paths, ignore=self._ignore, suffixes=DOCUMENT_SUFFIXES,
+                                   limits=self.limits, report=self.report))
 
     def _load(self) -> list[DocumentPassage]:
-        corpus: list[DocumentPassage] = []
-        for path in self._files():
-            try:
-                with path.open("rb") as handle:  # bounded: a huge file is skipped without reading it all
-                    raw = handle.read(MAX_FILE_BYTES + 1)
-            except OSError:
-                from ....retrieval import RetrievalError
+        from ..files import read_documents
 
-                logger.exception("reading a document failed")
-                raise RetrievalError("RETRIEVAL_BACKEND_ERROR", "a document could not be read") from None
-            if len(raw) > MAX_FILE_BYTES:
-                logger.warning("document %s skipped: larger than %d bytes", path, MAX_FILE_BYTES)
-                continue
+        self.report = WalkReport()
+        corpus: list[DocumentPassage] = []
+        for document in read_documents(self._paths, ignore=self._ignore, suffixes=DOCUMENT_SUFFIXES,
+                                       limits=self.limits, report=self.report):
             try:
-                text = raw.decode("utf-8")
+                text = document.raw.decode("utf-8")
             except UnicodeDecodeError:
-                logger.warning("document %s skipped: not UTF-8", path)
+                self.report.note(f"{printable(document.path)} skipped: not UTF-8")
                 continue
-            digest = self._save_snapshot(raw)
-            uri = path.resolve().as_uri()
+            digest = self._save_snapshot(document.raw)
+            uri = document.path.resolve().as_uri()
+            if any(len(line) > MAX_PASSAGE_CHARS for line in text.split("\n")):  # linear; a regex is not
+                self.report.note(f"{printable(document.path)}: lines longer than {MAX_PASSAGE_CHARS} characters "
+                                 f"are searched only up to their first {MAX_PASSAGE_CHARS} characters")
             for start, end, line_start, line_end in split_passages(text):
+                if len(corpus) >= self.limits.max_passages:
+                    self.report.note(f"passage cap reached: only the first {self.limits.max_passages} passages "
+                                     f"are searched; the rest of {printable(document.path)} and later files "
+                                     "are not", cap=True)
+                    return corpus
                 corpus.append(DocumentPassage(uri, digest, text[start:end], start, end, line_start, line_end))
+        if not self.report.roots_usable:
+            from ....retrieval import RetrievalError
+
+            raise RetrievalError("RETRIEVAL_PROVIDER_UNAVAILABLE", "no document path exists or may be read")
         return corpus
 
     async def search(self, input: Any, context: Any = None) -> Any:
