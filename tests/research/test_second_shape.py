@@ -452,3 +452,24 @@ def test_the_per_page_limit_counts_every_passage_of_a_page() -> None:
     with pytest.raises(ResearchError) as caught:
         verify_excerpts(answer, task, passages)
     assert caught.value.code == "RESEARCH_TOO_MANY_EXCERPTS" and "web page" in caught.value.message
+
+
+# -- issue 17: snapshots of what was read, limits in the coverage ---------------------------------------------
+async def test_only_files_that_gave_hits_are_snapshotted(tmp_path: Path, base: Path, model: ScriptedModel) -> None:
+    """WF-3, WF-10 (issue 17): a folder of 40 files, one about backups: the task keeps the snapshot of the file the
+    model was shown, not a copy of the folder; the brief still verifies."""
+    from ditto.workflows.research import verify_task
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for n in range(39):
+        (docs / f"note-{n}.md").write_text(f"# Note {n}\n\nThe cafeteria serves soup number {n} on Fridays.\n",
+                                           encoding="utf-8")
+    (docs / "backups.md").write_text("# Backups\n\nDatabase backups are retained for 17 days.\n", encoding="utf-8")
+    (docs / "escape.md").symlink_to("/etc/hostname")
+    task, result = await run("document-search", {"documents": [str(docs)], "question": QUESTION}, base, model)
+    assert result.status == "completed"
+    assert len(list(task.snapshots.iterdir())) == 1
+    assert verify_task(task.directory) == []
+    coverage = brief(task)["coverage"][0]
+    assert any("escape.md" in note and "link" in note for note in coverage["notes"]), coverage

@@ -164,7 +164,7 @@ def research_workers(task: ResearchTask, *, env: Mapping[str, str] | None = None
         documents = [Path(path) for path in request.documents] if request.documents is not None else [
             task.policy_path]
         bindings[DOCUMENTS_TARGET] = {"default_strategy": "keyword", "providers": {"keyword": DocumentSearchProvider(
-            documents, ignore=request.ignore, save_snapshot=task.save_snapshot)}}
+            documents, ignore=request.ignore, save_snapshot=task.save_snapshot, notes_key=task.directory)}}
         kb = request.kb
         if kb is None or not kb.startswith("target:"):
             provider = _LazySqlProvider(kb if kb is not None else str(task.knowledge_path))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import hashlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -86,8 +87,14 @@ class DocumentSearchProvider:
     """A ``RetrievalSearchProvider`` over files and folders (recursive, ignore-globs)."""
 
     def __init__(self, paths: Sequence[Path], *, ignore: Sequence[str] = (),
-                 save_snapshot: Callable[[bytes], str], limits: WalkLimits = DEFAULT_LIMITS) -> None:
+                 save_snapshot: Callable[[bytes], str], limits: WalkLimits = DEFAULT_LIMITS,
+                 notes_key: Path | None = None) -> None:
         self._paths = [Path(path) for path in paths]
+        #: The raw bytes of each file read, by SHA-256: a file's snapshot is saved when it first gives a hit,
+        #: so a task keeps what it read as evidence candidates, not a copy of the whole folder.
+        self._raw: dict[str, bytes] = {}
+        self._saved: set[str] = set()
+        self._notes_key = notes_key
         self._ignore = tuple(ignore)
         self._save_snapshot = save_snapshot
         self._analyzer = TextAnalyzer(cjk="unigram")  # no jieba: CJK characters are terms one by one
@@ -122,7 +129,8 @@ class DocumentSearchProvider:
             except UnicodeDecodeError:
                 self.report.note(f"{printable(document.path)} skipped: not UTF-8")
                 continue
-            digest = self._save_snapshot(document.raw)
+            digest = hashlib.sha256(document.raw).hexdigest()
+            self._raw[digest] = document.raw
             uri = document.path.resolve().as_uri()
             if any(len(line) > MAX_PASSAGE_CHARS for line in text.split("\n")):  # linear; a regex is not
                 self.report.note(f"{printable(document.path)}: lines longer than {MAX_PASSAGE_CHARS} characters "
@@ -137,8 +145,15 @@ class DocumentSearchProvider:
         if not self.report.roots_usable:
             from ....retrieval import RetrievalError
 
-            raise RetrievalError("RETRIEVAL_PROVIDER_UNAVAILABLE", "no document path exists or may be read")
+            missing = [path for path in self._paths if not path.exists()]
+            named = f" ({printable(missing[0])} does not exist)" if missing else ""
+            raise RetrievalError("RETRIEVAL_PROVIDER_UNAVAILABLE", f"no document path exists or may be read{named}")
         return corpus
+
+    def _snapshot(self, digest: str) -> None:
+        if digest not in self._saved:
+            self._save_snapshot(self._raw[digest])
+            self._saved.add(digest)
 
     async def search(self, input: Any, context: Any = None) -> Any:
         from ....retrieval import (
@@ -169,6 +184,8 @@ class DocumentSearchProvider:
                     logger.exception("reading the documents failed")
                     raise RetrievalError("RETRIEVAL_BACKEND_ERROR", "the documents could not be read") from None
                 self._terms = self._analyzer.analyze_many([passage.text for passage in self._corpus])
+                if self._notes_key is not None:
+                    WALK_NOTES[self._notes_key] = tuple(self.report.notes)
         corpus = self._corpus
         query_terms = self._analyzer.analyze(text)
         scores = score_documents(query_terms, self._terms)
@@ -178,6 +195,11 @@ class DocumentSearchProvider:
         candidates = []
         for index in ranked[:limit]:
             passage = corpus[index]
+            try:
+                self._snapshot(passage.sha256)
+            except Exception:
+                logger.exception("saving a document snapshot failed")
+                raise RetrievalError("RETRIEVAL_BACKEND_ERROR", "a document snapshot could not be saved") from None
             ref = f"{passage.uri}#L{passage.line_start}-L{passage.line_end}"
             candidates.append(RetrievalCandidate(
                 id=f"{passage.sha256[:16]}:{passage.start}", content=passage.text, score=scores[index],
@@ -185,6 +207,11 @@ class DocumentSearchProvider:
                 metadata={"uri": passage.uri, "snapshotSha256": passage.sha256, "start": passage.start,
                           "end": passage.end, "lineStart": passage.line_start, "lineEnd": passage.line_end}))
         return RetrievalSearchOutput(candidates=tuple(candidates), strategy=request.strategy, target=request.target)
+
+
+#: What the documents walk of each task (by task directory) skipped or stopped at, for the brief's coverage.
+#: The provider and the source of one task live in one process; the walk happens on the first search.
+WALK_NOTES: dict[Path, tuple[str, ...]] = {}
 
 
 class DocumentsSource:
@@ -225,4 +252,5 @@ class DocumentsSource:
                                         snapshot_sha256=meta["snapshotSha256"], text=candidate.content,
                                         start=meta["start"], end=meta["end"], query=query.text,
                                         found_by=(query.text,)))
-        return SourceHits(passages=passages, hits=len(passages))
+        return SourceHits(passages=passages, hits=len(passages),
+                          notes=WALK_NOTES.get(self.setup.task.directory, ()))
