@@ -11,11 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
 
 from ditto.workflows.research import verify_task
-from ditto.workflows.research.brief import brief_markdown
-from ditto.workflows.research.types import Brief
+from tests.research.forge import rewrite_brief
 from tests.research.helpers import run
 from tests.research.scripted import ScriptedModel
 
@@ -43,19 +41,9 @@ def _brief(directory: Path) -> dict[str, Any]:
 
 
 def _edited(good: Path, name: str, change: Edit) -> Path:
-    """A copy whose brief.json is edited by ``change`` and written as ditto writes it, with brief.md re-rendered
-    (so only the edit itself is wrong)."""
-    copy = _copy(good, name)
-    data = _brief(copy)
-    change(data)
-    (copy / "artifacts" / "brief.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n",
-                                                   encoding="utf-8")
-    try:
-        markdown = brief_markdown(Brief.model_validate(data))
-    except ValidationError:
-        return copy
-    (copy / "artifacts" / "brief.md").write_text(markdown, encoding="utf-8")
-    return copy
+    """A copy whose brief is edited by ``change`` and rewritten consistently (brief.md, archived checkpoint), so
+    only the edit itself is wrong."""
+    return rewrite_brief(good, name, change)
 
 
 def _text(directory: Path, digest: str) -> str:

@@ -50,6 +50,7 @@ import jsonschema
 from pydantic import ValidationError
 
 from ...errors import describe_validation_error
+from .archived import ArchiveError, archived_brief
 from .brief import brief_json, brief_markdown, brief_schema
 from .config import MAX_EXCERPTS_PER_GROUP, MAX_PASSAGES_PER_PAGE
 from .signing import SIGNATURE_FILE, check_signature, key_id
@@ -230,6 +231,8 @@ class _Check:
             self.problem(f"snapshots {error.reason}")
         self._outcome(brief, request)
         self._answer(brief)
+        if request is not None and brief.request_id == request_id(request):  # else already reported
+            self._archived(root, data, request)
         self._markdown(artifacts, brief)
         self._signature(artifacts, brief_bytes, data)
 
@@ -488,7 +491,23 @@ class _Check:
         self.texts[digest] = text
         return text
 
-    # -- brief.md and the signature -----------------------------------------------
+    # -- the archived brief, brief.md and the signature ---------------------------
+    def _archived(self, root: int, data: dict[str, Any], request: ResearchRequest) -> None:
+        if request.memory is not None:
+            self.notes.append("the task's checkpoints live in the request's own MEMORY store; brief.json was not "
+                              "compared with its archived copy")
+            return
+        try:
+            archived = archived_brief(root, request_id(request))
+        except ArchiveError as error:
+            self.problem(f"the archived brief cannot be read: {error}")
+            return
+        if archived is None:
+            self.problem("memory.sqlite holds no archived brief for this request")
+        elif archived != data:
+            fields = sorted(key for key in set(archived) | set(data) if archived.get(key) != data.get(key))
+            self.problem(f"brief.json differs from the brief the task archived in memory.sqlite ({', '.join(fields)})")
+
     def _markdown(self, artifacts: int, brief: Brief) -> None:
         try:
             markdown = read_file(artifacts, "brief.md", MAX_BRIEF_BYTES)
