@@ -41,9 +41,16 @@ class UntrustedFileError(Exception):
         self.missing = missing
 
 
-def _refusal(error: OSError) -> UntrustedFileError:
+def _refusal(error: OSError, name: str | None = None, parent: int | None = None) -> UntrustedFileError:
     import errno
 
+    if error.errno == errno.ENOTDIR and name is not None and parent is not None:
+        try:  # O_DIRECTORY refuses a link before O_NOFOLLOW does: say which it was
+            if stat.S_ISLNK(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
+                return UntrustedFileError("is a symbolic link (links are not followed)")
+        except OSError:
+            pass
+        return UntrustedFileError("is not a folder")
     if error.errno == errno.ENOENT:
         return UntrustedFileError("is missing", missing=True)
     if error.errno in (errno.ELOOP, errno.EMLINK):
@@ -66,7 +73,7 @@ def open_dir(name: str, *, parent: int | None = None) -> Iterator[int]:
         else:
             fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
     except OSError as error:
-        raise _refusal(error) from None
+        raise _refusal(error, name, parent) from None
     try:
         yield fd
     finally:
