@@ -70,6 +70,17 @@ MAX_SNAPSHOT_BYTES: Final = 16 << 20
 _DIGEST: Final = re.compile(r"[0-9a-f]{64}")
 _MAX_SCHEMA_PROBLEMS: Final = 5
 _EXTERNAL_TARGET: Final = "research-knowledge"
+_CREATED_AT: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z")
+
+
+def _is_timestamp(text: str) -> bool:
+    import datetime as dt
+
+    try:
+        dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +227,8 @@ class _Check:
             described = describe_validation_error(error, root="brief")
             self.problem(f"brief.json does not match the brief schema: {described}")
             return
+        if not _CREATED_AT.fullmatch(brief.created_at) or not _is_timestamp(brief.created_at):
+            self.problem("createdAt is not a UTC timestamp as ditto writes it (YYYY-MM-DDTHH:MM:SS.mmmZ)")
         if brief_bytes != brief_json(brief).encode("utf-8"):
             self.problem("brief.json is not byte for byte what ditto writes for its content (edited or reformatted)")
         request = self._request(root)
@@ -319,7 +332,8 @@ class _Check:
                 self.problem(f"query {number} is not an entry of the request's vocabulary")
         listed = set(texts)
         for item in brief.evidence:
-            if item.query not in listed or not set(item.found_by) <= listed or item.query not in item.found_by:
+            if (item.query not in listed or not set(item.found_by) <= listed or item.query not in item.found_by
+                    or len(set(item.found_by)) != len(item.found_by)):
                 self.problem(f"{item.id}: found by a query the brief does not list")
 
     def _origin(self, item: Evidence, request: ResearchRequest) -> None:
