@@ -70,9 +70,11 @@ def inline(text: str) -> str:
 
     Meant for a position inside a line the caller wrote (after ``- Query: ``,
     inside a heading): line breaks are shown as ``\\n``, so the text can never
-    start a line of its own.
+    start a line of its own. Its start is neutralised like a line's, because
+    the start of a list item's text is a block start too (``- 1. x`` would
+    open a nested list).
     """
-    return _escape(text)
+    return _line_start(_escape(text))
 
 
 def _line_start(line: str) -> str:
