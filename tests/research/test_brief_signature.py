@@ -17,7 +17,14 @@ from typer.testing import CliRunner
 
 from ditto.cli.app import app
 from ditto.workflows.research import ResearchError, verify_task
-from ditto.workflows.research.signing import brief_mac, key_id, sign_brief, signed_message, signing_key
+from ditto.workflows.research.signing import (
+    brief_mac,
+    key_id,
+    sign_brief,
+    sign_if_configured,
+    signed_message,
+    signing_key,
+)
 from ditto.workflows.research.verify import check_task
 from tests.research.forge import copy_task, rewrite_brief
 from tests.research.helpers import run
@@ -134,6 +141,10 @@ def test_sign_brief_refuses_bad_input_with_codes(good: Path) -> None:
     assert KEY not in (copy / "artifacts" / "brief.sig").read_bytes()
     assert signing_key({"DITTO_RESEARCH_SIGNING_KEY": ""}) is None
     assert signing_key({"DITTO_RESEARCH_SIGNING_KEY": "k"}) == b"k"
+    unsigned = copy_task(good, "unsigned")
+    assert sign_if_configured(unsigned, {}) is None and not (unsigned / "artifacts" / "brief.sig").exists()
+    assert sign_if_configured(unsigned, {"DITTO_RESEARCH_SIGNING_KEY": "k"}) is not None
+    assert verify_task(unsigned, signing_key="k") == []
 
 
 @settings(max_examples=50, deadline=None)

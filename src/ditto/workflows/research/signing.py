@@ -34,7 +34,7 @@ from .taskdir import atomic_write, task_path
 from .untrusted_files import UntrustedFileError, open_dir, parse_json, read_file
 
 __all__ = ["ALGORITHM", "SIGNATURE_FILE", "SIGNING_KEY_ENV", "brief_mac", "check_signature", "cited_digests", "key_id",
-           "sign_brief", "signed_message", "signing_key"]
+           "sign_brief", "sign_if_configured", "signed_message", "signing_key"]
 
 SIGNING_KEY_ENV: Final = "DITTO_RESEARCH_SIGNING_KEY"
 SIGNATURE_FILE: Final = "brief.sig"
@@ -101,6 +101,15 @@ def sign_brief(directory: Path | str, key: bytes | str) -> dict[str, str]:
         logging.getLogger(__name__).exception("writing the brief signature failed")
         raise ResearchError("RESEARCH_BRIEF_WRITE_FAILED", "artifacts/brief.sig could not be written") from None
     return document
+
+
+def sign_if_configured(directory: Path | str, env: Mapping[str, str]) -> dict[str, str] | None:
+    """:func:`sign_brief` with the key from ``env`` (``DITTO_RESEARCH_SIGNING_KEY``); ``None`` when no key is set.
+
+    The one call the workflow makes after writing ``brief.json``.
+    """
+    key = signing_key(env)
+    return sign_brief(directory, key) if key is not None else None
 
 
 def check_signature(key: bytes, brief_bytes: bytes, brief: Any, signature: bytes) -> str | None:

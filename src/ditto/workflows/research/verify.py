@@ -163,7 +163,9 @@ def _file_path(uri: str) -> PurePosixPath | None:
     if parts.scheme != "file" or parts.netloc not in ("", "localhost") or parts.query or parts.fragment:
         return None
     path = PurePosixPath(unquote(parts.path))
-    return path if path.is_absolute() and ".." not in path.parts else None
+    if not path.is_absolute() or ".." in path.parts or path.as_uri() != uri:  # only the form ditto writes
+        return None
+    return path
 
 
 def _external_base(request: ResearchRequest) -> tuple[str, ...]:
