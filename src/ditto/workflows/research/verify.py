@@ -179,8 +179,37 @@ def _external_base(request: ResearchRequest) -> tuple[str, ...]:
         parts = urlsplit(kb)
         port = f":{parts.port}" if parts.port else ""
         return (f"postgresql://{parts.hostname or 'localhost'}{port}{parts.path}",)
-    path = Path(kb)
-    return tuple(dict.fromkeys((path.as_uri() if path.is_absolute() else "", path.resolve().as_uri())))
+    path = PurePosixPath(kb)
+    return (path.as_uri(),) if path.is_absolute() else ()  # a relative kb was resolved against a cwd now unknown
+
+
+def _under(path: PurePosixPath, root: str) -> bool:
+    """``path`` is ``root`` or inside it; a relative ``root`` (resolved against an unknown cwd) may sit anywhere."""
+    base = PurePosixPath(root)
+    if base.is_absolute():
+        return path == base or base in path.parents
+    size = len(base.parts)
+    return any(path.parts[index:index + size] == base.parts for index in range(len(path.parts) - size + 1))
+
+
+def _origin(url: str) -> str | None:
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme != "https" or not parts.hostname:
+        return None
+    return f"https://{parts.hostname.lower()}{f':{port}' if port and port != 443 else ''}"
+
+
+def _web_origins(request: ResearchRequest) -> set[str] | None:
+    """The origins the request lets pages come from, when the request alone says (else ``None``)."""
+    if request.allowed_origins is not None:
+        return {origin for origin in map(_origin, request.allowed_origins) if origin}
+    if request.urls is not None:
+        return {origin for origin in map(_origin, request.urls) if origin}
+    return None
 
 
 class _Check:
@@ -349,8 +378,7 @@ class _Check:
             elif request.documents is None:
                 if path.name != "policy.md":
                     self.problem(wrong)
-            elif not any(path == PurePosixPath(root) or PurePosixPath(root) in path.parents
-                         for root in request.documents):
+            elif not any(_under(path, root) for root in request.documents):
                 self.problem(f"{item.id}: the file is not one of the request's documents")
         elif item.source_type == "knowledge-internal":
             prefix = f"memory:knowledge:{request.tenant}:"
@@ -369,12 +397,15 @@ class _Check:
             if locator != {"target": target, "ref": ref} or not ref or not fits_base:
                 self.problem(wrong)
         else:
-            parts = urlsplit(item.uri)
-            if (parts.scheme != "https" or not parts.hostname or locator is None or set(locator) != {
-                    "url", "extractedSha256"} or locator["url"] != item.uri
-                    or not isinstance(locator["extractedSha256"], str)
+            origin = _origin(item.uri)
+            if (origin is None or locator is None or set(locator) != {"url", "extractedSha256"}
+                    or locator["url"] != item.uri or not isinstance(locator["extractedSha256"], str)
                     or not _DIGEST.fullmatch(locator["extractedSha256"])):
                 self.problem(wrong)
+                return
+            origins = _web_origins(request)
+            if origins is not None and origin not in origins:
+                self.problem(f"{item.id}: the page's origin is not one the request allows")
 
     def _coverage(self, brief: Brief, groups: Sequence[SourceType]) -> None:
         listed = [item.source for item in brief.coverage]
