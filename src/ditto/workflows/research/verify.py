@@ -20,12 +20,15 @@ In order:
 5. citations are the evidence ids in order; ``status``, ``failedSources`` and
    ``coverage`` follow from the evidence and the request; the answer cites
    existing evidence, and an ``extractive`` answer's sentences are in its quotes;
-6. ``artifacts/brief.md`` is exactly ``brief_markdown(brief.json)``;
+6. ``brief.json`` equals the brief the task archived in its own
+   ``memory.sqlite`` (:mod:`.archived`), and ``artifacts/brief.md`` is exactly
+   ``brief_markdown(brief.json)``;
 7. with a signing key, ``artifacts/brief.sig`` is a valid MAC (:mod:`.signing`).
 
-Only ``createdAt`` is not checked against anything (it is a timestamp). Nothing
-is fetched or re-run. A consistent forgery of snapshots, request and brief
-together is detectable only with a signature.
+Nothing is fetched or re-run. Once the archived brief is forged too, ``createdAt``,
+coverage ``notes``/``searched``/``hits`` and the folder of a sample file's URI
+have nothing left to be checked against; a consistent forgery of snapshots,
+request, brief and ``memory.sqlite`` together is detectable only with a signature.
 
 Example::
 
