@@ -23,7 +23,7 @@ MULTI = {"sources": ["documents", "knowledge"], "knowledge": "both"}
 
 
 def _options(stop_after: Any = None) -> ResearchOptions:
-    return ResearchOptions(pause_at=None, stop_after=stop_after)
+    return ResearchOptions(stop_after=stop_after)
 
 
 def _corrupt(memory: Path) -> None:
@@ -133,7 +133,7 @@ async def test_brief_write_failure_can_be_retried(base: Path, model: ScriptedMod
     assert result.error.code == "RESEARCH_BRIEF_WRITE_FAILED"
     store = create_sqlite_memory_store(str(task.directory / "memory.sqlite"))
     try:
-        archived = await store.get(keys=[checkpoint_key(task.request_id, "brief")])
+        archived = await store.get(keys=[checkpoint_key(task.request_id, "brief", task.task_id)])
     finally:
         await store.close()
     first_created = archived[0].content["data"]["createdAt"]

@@ -8,7 +8,7 @@ from pathlib import Path
 from ditto.worker.memory import create_sqlite_memory_store
 from ditto.workflows.research import verify_task
 from ditto.workflows.research.checkpoints import checkpoint_key
-from tests.research.helpers import brief, run, write_knowledge_base
+from tests.research.helpers import brief, run, trace, write_knowledge_base
 from tests.research.scripted import ScriptedModel
 
 BOTH = {"sources": ["documents", "knowledge"], "knowledge": "external"}
@@ -35,10 +35,13 @@ async def test_source_failure_blocks_without_allow_partial(base: Path, model: Sc
     assert [source.source for source in result.failed_sources] == ["knowledge-external"]
     assert result.failed_sources[0].code == "RETRIEVAL_PROVIDER_UNAVAILABLE"
     assert not (task.directory / "artifacts" / "brief.json").exists()
-    assert model.calls["choose_excerpts"] == 0
+    # documents are read (and their excerpts chosen) before the failing knowledge base; nothing after it
+    assert model.calls["choose_excerpts"] == 1
+    steps = [record.get("step") for record in trace(task) if record["stage"] == "evidence"]
+    assert "excerpts-ext" not in steps and "excerpts-web" not in steps
     store = create_sqlite_memory_store(str(task.directory / "memory.sqlite"))
     try:
-        assert await store.get(keys=[checkpoint_key(task.request_id, "evidence")]) == ()
+        assert await store.get(keys=[checkpoint_key(task.request_id, "evidence", task.task_id)]) == ()
     finally:
         await store.close()
 

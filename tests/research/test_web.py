@@ -176,7 +176,7 @@ async def test_brave_without_key_fails_and_never_falls_back(wiki: Wiki, base: Pa
 async def test_resume_does_not_read_pages_again(wiki: Wiki, base: Path, model: ScriptedModel) -> None:
     """WF-8: archived web evidence is reused on resume: no search, no read."""
     task, result = await run_web("web-search", {"question": "How long is each database backup retained?"}, base,
-                                 model, wiki, options=ResearchOptions(pause_at=None, stop_after="evidence"))
+                                 model, wiki, options=ResearchOptions(stop_after="evidence"))
     assert result.status == "stopped"
     searches, reads = list(wiki.searches), list(wiki.reads)
     task, result = await run_web("web-search", None, base, model, wiki, directory=task.directory)
@@ -189,7 +189,7 @@ async def run_web(entry: str, request: dict[str, Any] | None, base: Path, model:
     from ditto.workflows.research import run_research
 
     return await run_research(entry, request, base_dir=base, env={}, workers=[model.worker()],  # type: ignore[arg-type]
-                              web=wiki.options(), options=kwargs.pop("options", ResearchOptions(pause_at=None)),
+                              web=wiki.options(), options=kwargs.pop("options", ResearchOptions()),
                               **kwargs)
 
 

@@ -19,42 +19,10 @@ from typing import Any
 from ...worker.infer import ExcerptTask, QueryTask
 from .config import MAX_PASSAGES_PER_PAGE, MAX_QUOTE_CHARS
 from .errors import ResearchError
+from .records import Passage
 from .types import QueryRecord
 
 __all__ = ["Passage", "VerifiedExcerpt", "line_range", "verify_excerpts", "verify_queries"]
-
-
-@dataclass(frozen=True, slots=True)
-class Passage:
-    """A piece of a snapshot shown to the model under ``id``.
-
-    ``text == snapshot_text[start:end]``; ``page`` groups a web page's passages.
-    """
-
-    id: str
-    source_type: str
-    uri: str
-    snapshot_sha256: str
-    text: str
-    start: int
-    end: int
-    query: str
-    found_by: tuple[str, ...]
-    locator: Mapping[str, Any] | None = None
-    page: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "sourceType": self.source_type, "uri": self.uri,
-                "snapshotSha256": self.snapshot_sha256, "text": self.text, "start": self.start, "end": self.end,
-                "query": self.query, "foundBy": list(self.found_by),
-                "locator": dict(self.locator) if self.locator is not None else None, "page": self.page}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Passage:
-        return cls(id=data["id"], source_type=data["sourceType"], uri=data["uri"],
-                   snapshot_sha256=data["snapshotSha256"], text=data["text"], start=data["start"], end=data["end"],
-                   query=data["query"], found_by=tuple(data["foundBy"]), locator=data.get("locator"),
-                   page=data.get("page"))
 
 
 @dataclass(frozen=True, slots=True)

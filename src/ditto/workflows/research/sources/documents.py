@@ -15,14 +15,19 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from ....runtime import Graph, NodeResult, graph
 from ....text import TextAnalyzer, score_documents
+from ..records import Passage
+from ..types import QueryRecord
+from .base import SourceHits, SourceLimits, SourceSetup, constant_input, failed_source
 
-__all__ = ["DOCUMENTS_TARGET", "DOCUMENT_SUFFIXES", "DocumentPassage", "DocumentSearchProvider", "split_passages"]
+__all__ = ["DOCUMENTS_TARGET", "DOCUMENT_SUFFIXES", "DocumentPassage", "DocumentSearchProvider", "DocumentsSource",
+           "split_passages"]
 
 logger = logging.getLogger(__name__)
 
@@ -148,18 +153,30 @@ class DocumentSearchProvider:
         )
 
         request = input if isinstance(input, RetrievalSearchInput) else parse_search_input(input)
+        signal = getattr(context, "signal", None)
+        if signal is not None and signal.aborted:
+            raise RetrievalError.from_signal(signal.reason)
         text = request.query.content
         if not isinstance(text, str):
             raise RetrievalError("RETRIEVAL_INVALID_INPUT", "document search needs a text query")
+        if request.filter:
+            raise RetrievalError("RETRIEVAL_INVALID_INPUT", "document search does not support filters")
         async with self._lock:
             if self._corpus is None:
-                self._corpus = await asyncio.to_thread(self._load)
+                try:
+                    self._corpus = await asyncio.to_thread(self._load)
+                except RetrievalError:
+                    raise
+                except Exception:
+                    logger.exception("reading the documents failed")
+                    raise RetrievalError("RETRIEVAL_BACKEND_ERROR", "the documents could not be read") from None
                 self._terms = self._analyzer.analyze_many([passage.text for passage in self._corpus])
         corpus = self._corpus
         query_terms = self._analyzer.analyze(text)
         scores = score_documents(query_terms, self._terms)
         ranked = sorted((index for index, score in enumerate(scores) if score > 0), key=lambda i: (-scores[i], i))
-        limit = request.limit or 10
+        defaults = getattr(context, "defaults", None)
+        limit = request.limit or getattr(defaults, "search_limit", None) or 10
         candidates = []
         for index in ranked[:limit]:
             passage = corpus[index]
@@ -170,3 +187,44 @@ class DocumentSearchProvider:
                 metadata={"uri": passage.uri, "snapshotSha256": passage.sha256, "start": passage.start,
                           "end": passage.end, "lineStart": passage.line_start, "lineEnd": passage.line_end}))
         return RetrievalSearchOutput(candidates=tuple(candidates), strategy=request.strategy, target=request.target)
+
+
+class DocumentsSource:
+    """The ``document`` source: ``RETRIEVAL.SEARCH`` on the task's documents target, one node per query.
+
+    At most 3 passages per query (seed 004); each candidate's metadata carries
+    the file URI, the snapshot SHA-256 and the passage's offsets.
+    """
+
+    source_type = "document"
+    limits = SourceLimits(records_per_query=3)
+
+    def __init__(self, setup: SourceSetup) -> None:
+        self.setup = setup
+
+    def plan(self, queries: Sequence[QueryRecord]) -> Graph | None:
+        from ....retrieval.worker import retrieval_search_node
+
+        plan = graph("research-document")
+        for index, query in enumerate(queries):
+            plan = plan.node(f"q{index}", retrieval_search_node.type, (), constant_input({
+                "query": {"content": query.text}, "target": {"name": DOCUMENTS_TARGET},
+                "limit": self.limits.records_per_query}))
+        return plan
+
+    def collect(self, queries: Sequence[QueryRecord], results: Mapping[str, NodeResult[Any]]) -> SourceHits:
+        from ....retrieval.worker import retrieval_search_node
+
+        passages: list[Passage] = []
+        for index, query in enumerate(queries):
+            result = results[f"q{index}"]
+            if result.status != "success":
+                return SourceHits(failure=failed_source(self.source_type, result))
+            output = retrieval_search_node.output_of(result)
+            for candidate in output.candidates[:self.limits.records_per_query]:
+                meta = candidate.metadata or {}
+                passages.append(Passage(id="", source_type=self.source_type, uri=meta["uri"],
+                                        snapshot_sha256=meta["snapshotSha256"], text=candidate.content,
+                                        start=meta["start"], end=meta["end"], query=query.text,
+                                        found_by=(query.text,)))
+        return SourceHits(passages=passages, hits=len(passages))
