@@ -38,15 +38,16 @@ def read_brief(directory: Path) -> dict[str, Any]:
 def rearchive(directory: Path, data: dict[str, Any], request_id: str | None = None) -> None:
     """Replace the archived brief checkpoint in ``memory.sqlite`` by ``data`` (moved to ``request_id`` if given)."""
     with contextlib.closing(sqlite3.connect(directory / "memory.sqlite")) as connection:
-        rows = connection.execute("SELECT key, content FROM memory_records WHERE key LIKE 'retrieval:%:brief'"
+        rows = connection.execute("SELECT key, content FROM memory_records WHERE key LIKE 'retrieval:%:brief%'"
                                   ).fetchall()
         assert rows, "the task archived no brief"
         key, content = rows[0]
-        identifier = request_id or key.split(":")[1]
+        parts = key.split(":")
+        parts[1] = request_id or parts[1]
         checkpoint = json.loads(content)
-        checkpoint.update(requestId=identifier, data=data)
+        checkpoint.update(requestId=parts[1], data=data)
         connection.execute("UPDATE memory_records SET key = ?, content = ? WHERE key = ?",
-                           (f"retrieval:{identifier}:brief", json.dumps(checkpoint, ensure_ascii=False), key))
+                           (":".join(parts), json.dumps(checkpoint, ensure_ascii=False), key))
         connection.commit()
 
 

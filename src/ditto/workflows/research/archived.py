@@ -1,7 +1,8 @@
 """The brief a task archived in its own MEMORY store, read for ``ditto verify`` without trusting the folder.
 
 Before writing ``brief.json`` the workflow archives the same content as the
-``retrieval:<requestId>:brief`` checkpoint in ``memory.sqlite``. Comparing the
+``retrieval:<requestId>:brief:<taskId>`` checkpoint in ``memory.sqlite``
+(``<taskId>`` from ``.task-id``). Comparing the
 two catches edits to ``brief.json`` that are consistent with the snapshots and
 the request (a quote added from a snapshot the model never chose, edited
 coverage notes, a changed ``createdAt``, a request and brief rewritten
@@ -45,8 +46,8 @@ def _copy(root: int, name: str, target: str, *, optional: bool = False) -> None:
         handle.write(data)
 
 
-def archived_brief(root: int, request_id: str) -> dict[str, Any] | None:
-    """The brief content archived for ``request_id`` in the folder's ``memory.sqlite``; ``None`` when none is.
+def archived_brief(root: int, request_id: str, task_id: str | None) -> dict[str, Any] | None:
+    """The brief archived for ``request_id`` by task ``task_id`` in the folder's ``memory.sqlite``; ``None`` if none.
 
     ``ArchiveError`` when the store cannot be read (a link, not SQLite, a malformed checkpoint).
     """
@@ -57,7 +58,7 @@ def archived_brief(root: int, request_id: str) -> dict[str, Any] | None:
         try:
             with contextlib.closing(sqlite3.connect(path)) as connection:
                 row = connection.execute("SELECT content FROM memory_records WHERE key = ?",
-                                         (checkpoint_key(request_id, "brief"),)).fetchone()
+                                         (checkpoint_key(request_id, "brief", task_id),)).fetchone()
         except sqlite3.Error:
             raise ArchiveError(f"{MEMORY_FILE} is not a readable MEMORY store") from None
     if row is None:
@@ -70,6 +71,6 @@ def archived_brief(root: int, request_id: str) -> dict[str, Any] | None:
     data = checkpoint.get("data") if isinstance(checkpoint, dict) else None
     if (not isinstance(checkpoint, dict) or checkpoint.get("kind") != "research-checkpoint"
             or checkpoint.get("stage") != "brief" or checkpoint.get("requestId") != request_id
-            or not isinstance(data, dict)):
+            or checkpoint.get("taskId") != task_id or not isinstance(data, dict)):
         raise ArchiveError(f"the archived brief in {MEMORY_FILE} is not a brief checkpoint of this request")
     return data

@@ -26,8 +26,8 @@ In order:
 7. with a signing key, ``artifacts/brief.sig`` is a valid MAC (:mod:`.signing`).
 
 Nothing is fetched or re-run. Once the archived brief is forged too, ``createdAt``,
-coverage ``notes``/``searched``/``hits`` and the folder of a sample file's URI
-have nothing left to be checked against; a consistent forgery of snapshots,
+coverage ``notes``/``searched``/``hits``, a model name the request left to the
+provider and the folder of a sample file's URI have nothing left to be checked against; a consistent forgery of snapshots,
 request, brief and ``memory.sqlite`` together is detectable only with a signature.
 
 Example::
@@ -71,6 +71,7 @@ MAX_REQUEST_BYTES: Final = 4 << 20
 #: Larger than anything a source saves (4 MiB files and pages).
 MAX_SNAPSHOT_BYTES: Final = 16 << 20
 _DIGEST: Final = re.compile(r"[0-9a-f]{64}")
+_TASK_ID: Final = re.compile(r"[0-9a-f]{16}")
 _MAX_SCHEMA_PROBLEMS: Final = 5
 _EXTERNAL_TARGET: Final = "research-knowledge"
 _CREATED_AT: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z")
@@ -319,10 +320,13 @@ class _Check:
         if (request.question, request.entry) != (brief.question, brief.entry):
             self.problem("brief.json's question or entry differs from its request")
         knowledge = request.knowledge if "knowledge" in request.sources else None
+        # the model name is the one that answered when the request left it to the provider's default
+        model = request.model.model or brief.model.model
         for name, mine, theirs in (("tenant", brief.tenant, request.tenant),
                                    ("sources", brief.sources, request.sources),
                                    ("knowledge", brief.knowledge, knowledge),
-                                   ("model", brief.model, request.model)):
+                                   ("model", (brief.model.provider, brief.model.model),
+                                    (request.model.provider, model))):
             if mine != theirs:
                 self.problem(f"brief.json's {name} differs from its request")
         self._queries(brief, request)
@@ -548,7 +552,12 @@ class _Check:
                               "compared with its archived copy")
             return
         try:
-            archived = archived_brief(root, request_id(request))
+            task_id = self._task_id(root)
+        except ArchiveError as error:
+            self.problem(str(error))
+            return
+        try:
+            archived = archived_brief(root, request_id(request), task_id)
         except ArchiveError as error:
             self.problem(f"the archived brief cannot be read: {error}")
             return
@@ -557,6 +566,21 @@ class _Check:
         elif archived != data:
             fields = sorted(key for key in set(archived) | set(data) if archived.get(key) != data.get(key))
             self.problem(f"brief.json differs from the brief the task archived in memory.sqlite ({', '.join(fields)})")
+
+    @staticmethod
+    def _task_id(root: int) -> str | None:
+        """The task's random id from ``.task-id`` (``None`` for a task made before it existed)."""
+        try:
+            text = read_file(root, ".task-id", 64).decode("ascii").strip()
+        except UntrustedFileError as error:
+            if error.missing:
+                return None
+            raise ArchiveError(f".task-id {error.reason}") from None
+        except UnicodeDecodeError:
+            text = ""
+        if not _TASK_ID.fullmatch(text):
+            raise ArchiveError(".task-id is not a task id")
+        return text
 
     def _markdown(self, artifacts: int, brief: Brief) -> None:
         try:
