@@ -27,8 +27,9 @@ In order:
 
 Nothing is fetched or re-run. Once the archived brief is forged too, ``createdAt``,
 coverage ``notes``/``searched``/``hits``, a model name the request left to the
-provider and the folder of a sample file's URI have nothing left to be checked against; a consistent forgery of snapshots,
-request, brief and ``memory.sqlite`` together is detectable only with a signature.
+provider and the folder of a sample file's URI have nothing left to be checked
+against; a consistent forgery of snapshots, request, brief and ``memory.sqlite``
+together is detectable only with a signature.
 
 Example::
 
