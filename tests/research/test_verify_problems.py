@@ -165,19 +165,21 @@ def test_the_whole_snapshot_is_a_valid_quote(good: Path) -> None:
     assert whole["lineStart"] == 1
 
 
-def test_extracted_text_belongs_to_web_pages_only(good: Path) -> None:
-    """WF-13 (issue 16 #6): a document item given a web page's locator is reported as not fitting its source, and an
-    extracted.txt added to a document snapshot (which would change the text quotes point into) is reported."""
+def test_extracted_text_is_vouched_for_by_its_evidence(good: Path) -> None:
+    """WF-13 (issue 16 #6): a document item given a web page's locator is reported as not fitting its source (and
+    its extractedSha256 names no extracted.txt), and an extracted.txt added to a snapshot whose evidence names no
+    extractedSha256 (it would change the text quotes point into) is reported."""
     first = _brief(good)["evidence"][0]
     digest = first["snapshotSha256"]
     text = _text(good, digest)
     right_digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     located = _edited(good, "located", lambda d: d["evidence"][0].update(locator={"extractedSha256": right_digest}))
-    assert verify_task(located) == ["e1: uri or locator does not fit a document of this request"]
+    assert verify_task(located) == ["e1: uri or locator does not fit a document of this request",
+                                    f"e1: the extracted text of snapshot {digest} changed (extractedSha256)"]
     added = _copy(good, "added")
     (added / "snapshots" / digest / "extracted.txt").write_text(text, encoding="utf-8")
-    assert verify_task(added) == [f"e1: snapshot {digest} has an extracted.txt, which only web pages have",
-                                  f"e2: snapshot {digest} has an extracted.txt, which only web pages have"]
+    unvouched = "has an extracted.txt its evidence names no extractedSha256 for"
+    assert verify_task(added) == [f"e1: snapshot {digest} {unvouched}", f"e2: snapshot {digest} {unvouched}"]
 
 
 def test_checking_goes_on_after_a_bad_snapshot(good: Path) -> None:
@@ -199,6 +201,6 @@ def test_checking_goes_on_after_a_bad_snapshot(good: Path) -> None:
 
     extracted = _edited(good, "extracted", later_quote)
     (extracted / "snapshots" / first["snapshotSha256"] / "extracted.txt").write_text("other text", encoding="utf-8")
-    assert verify_task(extracted) == [
-        f"e1: snapshot {first['snapshotSha256']} has an extracted.txt, which only web pages have",
-        f"e2: snapshot {first['snapshotSha256']} has an extracted.txt, which only web pages have", bad_quote]
+    unvouched = "has an extracted.txt its evidence names no extractedSha256 for"
+    assert verify_task(extracted) == [f"e1: snapshot {first['snapshotSha256']} {unvouched}",
+                                      f"e2: snapshot {first['snapshotSha256']} {unvouched}", bad_quote]

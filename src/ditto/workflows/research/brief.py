@@ -60,6 +60,11 @@ _PROVENANCE_WORDS: Final = {"model": "chosen by the model", "rewrite": "rewritte
                             "expand": "expanded into a vocabulary entry"}
 
 
+def _kind_words(source_type: str) -> str:
+    """A source type in words; a registered source's own type as it is (escaped)."""
+    return _KIND_WORDS.get(source_type) or inline(source_type)
+
+
 def _file_path(uri: str) -> str:
     """A ``file://`` URI as the path it names; anything else as it is."""
     parts = urlsplit(uri)
@@ -124,7 +129,7 @@ def brief_markdown(brief: Brief) -> str:
         if item is None:
             out += [f"### {number}. {inline(citation)}", "", "This citation names no evidence item.", ""]
             continue
-        out += [f"### {number}. {inline(item.id)}: {_KIND_WORDS[item.source_type]}", "",
+        out += [f"### {number}. {inline(item.id)}: {_kind_words(item.source_type)}", "",
                 f"From {inline(location(item))} (characters {item.start}-{item.end}):", ""]
         out += quote_block(item.quote)
         out += ["", f"Found by the query: {inline(item.query)}", ""]
@@ -151,7 +156,7 @@ def brief_markdown(brief: Brief) -> str:
         out.append("No query was run.")
     out += ["", "### Coverage", ""]
     for coverage in brief.coverage:
-        line = (f"- {_KIND_WORDS[coverage.source]}: {inline(coverage.status)}, {coverage.hits} hit(s), "
+        line = (f"- {_kind_words(coverage.source)}: {inline(coverage.status)}, {coverage.hits} hit(s), "
                 f"{coverage.evidence} excerpt(s)")
         if coverage.searched:
             line += f"; searched: {', '.join(inline(name) for name in coverage.searched)}"
