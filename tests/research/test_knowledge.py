@@ -47,7 +47,7 @@ async def test_checkpoints_are_never_knowledge(tmp_path: Path, model: ScriptedMo
     assert result.status == "completed"
     memory = first.directory / "memory.sqlite"
     # The request checkpoint holds the question's words verbatim; the second task asks exactly that.
-    second, result = await run("knowledge-base", {"knowledge": "internal", "question": QUESTION,
+    second, result = await run("knowledge-base", {"knowledge": "internal", "question": QUESTION, "tenant": "acme",
                                                   "memory": str(memory)}, base, model)
     assert result.status == "completed"
     data = brief(second)

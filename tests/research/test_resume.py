@@ -206,7 +206,8 @@ async def test_tasks_sharing_a_memory_store_keep_their_own_checkpoints(tmp_path:
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "ops.md").write_text("# Ops\n\nBackups are kept for 9 days.\n", encoding="utf-8")
-    request = {"documents": [str(docs)], "memory": str(tmp_path / "app-memory.sqlite")}
+    request = {"documents": [str(docs)], "memory": str(tmp_path / "app-memory.sqlite"),
+               "question": "How long are backups kept?"}
     stopped, result = await run("document-search", request, base, model, options=_options("queries"))
     assert result.status == "stopped"
     first, result = await run("document-search", request, base, model)

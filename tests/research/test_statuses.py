@@ -11,7 +11,8 @@ from ditto.workflows.research.checkpoints import checkpoint_key
 from tests.research.helpers import brief, run, trace, write_knowledge_base
 from tests.research.scripted import ScriptedModel
 
-BOTH = {"sources": ["documents", "knowledge"], "knowledge": "external"}
+BOTH = {"sources": ["documents", "knowledge"], "knowledge": "external",
+        "question": "How long are database backups retained, and how often do backups run?"}
 
 
 async def test_no_evidence_has_no_citations(base: Path, model: ScriptedModel) -> None:
@@ -65,8 +66,8 @@ async def test_partial_with_allow_partial_and_valid_evidence(base: Path, model: 
 async def test_allow_partial_without_valid_evidence_is_blocked(base: Path, model: ScriptedModel,
                                                                tmp_path: Path) -> None:
     """WF-7: partial needs some valid evidence; with every source failed the task is blocked."""
-    task, result = await run("knowledge-base", {"kb": str(tmp_path / "missing.sqlite"), "allowPartial": True},
-                             base, model)
+    task, result = await run("knowledge-base", {"kb": str(tmp_path / "missing.sqlite"), "allowPartial": True,
+                                                "question": "Why?"}, base, model)
     assert result.status == "blocked"
     assert not (task.directory / "artifacts" / "brief.json").exists()
 
@@ -75,7 +76,7 @@ async def test_corrupt_knowledge_base_is_a_fault(base: Path, model: ScriptedMode
     """WF-7: a file that is not a database is a source fault, never an empty result."""
     broken = tmp_path / "broken.sqlite"
     broken.write_bytes(b"this is not a database" * 100)
-    _task, result = await run("knowledge-base", {"kb": str(broken)}, base, model)
+    _task, result = await run("knowledge-base", {"kb": str(broken), "question": "Why?"}, base, model)
     assert result.status == "blocked"
     assert result.failed_sources[0].source == "knowledge-external"
 

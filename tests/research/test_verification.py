@@ -104,7 +104,8 @@ async def test_cancelling_a_task_archives_nothing_of_the_running_stage(base: Pat
 
 async def test_missing_document_path_is_a_source_failure(base: Path, tmp_path: Path, model: ScriptedModel) -> None:
     """WF-12, WF-7: a document path that does not exist fails the documents source (blocked), it is not empty."""
-    task, result = await run("document-search", {"documents": [str(tmp_path / "nowhere")]}, base, model)
+    task, result = await run("document-search", {"documents": [str(tmp_path / "nowhere")], "question": "Where?"},
+                             base, model)
     assert result.status == "blocked"
     assert [(s.source, s.code) for s in result.failed_sources] == [("document", "RETRIEVAL_PROVIDER_UNAVAILABLE")]
     assert not (task.directory / "artifacts" / "brief.json").exists()

@@ -133,7 +133,8 @@ async def test_web_read_reads_at_most_two_pages(wiki: Wiki, base: Path, model: S
 
 async def test_redirect_is_a_source_failure(wiki: Wiki, base: Path, model: ScriptedModel) -> None:
     """WF-5, WF-7: a redirect is refused, never followed: the web source fails and blocks the brief."""
-    task, result = await run_web("web-read", {"urls": [f"{wiki.origin}/moved"]}, base, model, wiki)
+    task, result = await run_web("web-read", {"urls": [f"{wiki.origin}/moved"],
+                                              "question": "How long are backups retained?"}, base, model, wiki)
     assert result.status == "blocked"
     assert [(s.source, s.code) for s in result.failed_sources] == [("web", "INTERACTION_REDIRECT_REFUSED")]
     assert wiki.reads == ["moved"]
@@ -143,7 +144,9 @@ async def test_redirect_is_a_source_failure(wiki: Wiki, base: Path, model: Scrip
 async def test_multi_source_keeps_working_sources_with_allow_partial(wiki: Wiki, base: Path,
                                                                     model: ScriptedModel) -> None:
     """WF-7: a failed web source with allow_partial: partial, documents and knowledge kept, web listed."""
-    task, result = await run_web("multi-source", {"urls": [f"{wiki.origin}/moved"], "allowPartial": True},
+    task, result = await run_web("multi-source", {"urls": [f"{wiki.origin}/moved"], "allowPartial": True,
+                                                    "sources": ["documents", "knowledge", "web"],
+                                                    "question": "How long are database backups retained?"},
                                  base, model, wiki)
     assert result.status == "partial"
     data = brief(task)

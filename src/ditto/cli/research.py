@@ -17,25 +17,20 @@ import os
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 
 from ..config import RuntimeConfig
 from ..errors import DittoError
+from ..workflows.research.entries import ENTRIES, ENTRY_SPECS, Entry
 
 __all__ = ["register"]
 
 
-class EntryName(StrEnum):
-    document_search = "document-search"
-    knowledge_base = "knowledge-base"
-    web_search = "web-search"
-    web_read = "web-read"
-    multi_source = "multi-source"
-    rewrite = "rewrite"
-    expand = "expand"
-    source_location = "source-location"
+#: The entries, from the workflow's entry table (one home per entry: the stages and the API read it too).
+EntryName = StrEnum("EntryName", {entry.replace("-", "_"): entry for entry in ENTRIES})  # type: ignore[misc]
+_ENTRIES_EPILOG = "Entries:\n\n" + "\n\n".join(f"{spec.entry}: {spec.summary}" for spec in ENTRY_SPECS.values())
 
 
 class KnowledgeName(StrEnum):
@@ -167,13 +162,14 @@ class _Progress:
 def register(app: typer.Typer) -> None:
     """Add ``research`` and ``verify`` to the ``ditto`` command."""
 
-    @app.command()
+    @app.command(epilog=_ENTRIES_EPILOG)
     def research(
-        entry: Annotated[EntryName, typer.Argument(help="Which research entry to run.")],
+        entry: Annotated[EntryName, typer.Argument(help="Which research entry to run (listed below).")],
         more_documents: Annotated[list[Path] | None, typer.Argument(
             help="More document paths after --documents (--documents A B is --documents A --documents B).",
             show_default=False)] = None,
-        question: Annotated[str | None, typer.Option("--question", help="The question (a sample one if omitted).")]
+        question: Annotated[str | None, typer.Option("--question", help="The question (required with your own sources; "
+                                                                    "the entry's sample question otherwise).")]
         = None,
         knowledge: Annotated[KnowledgeName | None, typer.Option("--knowledge", help="Internal, external or both.")]
         = None,
@@ -196,7 +192,10 @@ def register(app: typer.Typer) -> None:
                                                                             "(or the option repeated).")]
         = None,
         url: Annotated[list[str] | None, typer.Option("--url", help="Page to read (web-read; at most 2).")] = None,
-        allowed_origin: Annotated[list[str] | None, typer.Option("--allowed-origin")] = None,
+        allowed_origin: Annotated[list[str] | None, typer.Option(
+            "--allowed-origin", help="An https:// origin web pages may be read from (repeatable). Default: the "
+                                     "origins of the --url pages, or the wiki's own origin for web search; "
+                                     "required with --search-engine brave.")] = None,
         tenant: Annotated[str | None, typer.Option("--tenant")] = None,
         model: Annotated[str | None, typer.Option("--model", help="INFER provider or provider/model: "
                                                                   "builtin:extractive (default), openai or "
@@ -246,7 +245,7 @@ def register(app: typer.Typer) -> None:
                                       progress=progress if terminal else None)
             try:
                 task, result = asyncio.run(run_research(
-                    entry.value, None if resuming else fields, directory=directory, base_dir=base_dir,
+                    cast(Entry, entry.value), None if resuming else fields, directory=directory, base_dir=base_dir,
                     options=options, workers=workers, env=environment))
             except DittoError as error:  # ResearchError included: a refused request, a bad configuration
                 typer.echo(json.dumps({"directory": str(directory) if directory else None,

@@ -172,6 +172,10 @@ class ResearchRequest(DittoModel):
             raise ValueError("vocabulary entries must be distinct")
         if len(set(sources)) != len(sources):
             raise ValueError("a source kind is named twice")
+        if ("web" in sources and self.search_engine == "brave" and self.allowed_origins is None
+                and self.entry != "web-read" and self.urls is None):
+            raise ValueError("Brave searches the whole web: give the origins pages may be read from "
+                             "(allowed_origins / --allowed-origin); the application decides what is trusted")
         if self.entry in ("rewrite", "expand") and self.vocabulary is None:
             raise ValueError(f"{self.entry} needs a controlled vocabulary")
         if self.entry == "expand" and self.vocabulary is not None and len(self.vocabulary) < 2:

@@ -191,21 +191,29 @@ class InternalKnowledgeSource:
                 internal_search_input(query.text, self.setup.request.tenant, self.keys)))
         return plan
 
+    def _notes(self) -> tuple[str, ...]:
+        available = self.setup.request_record.available_keys
+        if available is None or available <= len(self.keys):
+            return ()
+        return (f"the tenant has {available} knowledge keys; the first {len(self.keys)} in key order were "
+                "searched (name the keys to search with internal_knowledge_keys / --internal-key)",)
+
     def collect(self, queries: Sequence[QueryRecord], results: Mapping[str, NodeResult[Any]]) -> SourceHits:
         request = self.setup.request
         passages: list[Passage] = []
         searched = tuple(self.keys)
+        notes = self._notes()
         for index, query in enumerate(queries):
             result = results.get(f"q{index}")
             if result is None:
                 continue
             if result.status != "success":
-                return SourceHits(failure=failed_source(self.source_type, result), searched=searched)
+                return SourceHits(failure=failed_source(self.source_type, result), searched=searched, notes=notes)
             for record in internal_hits(result, request, self.keys):
                 passages.append(record_passage(self.setup, self.source_type, record.text, record.uri,
                                                {"memoryKey": internal_memory_key(request.tenant, record.key)},
                                                query.text))
-        return SourceHits(passages=passages, hits=len(passages), searched=searched)
+        return SourceHits(passages=passages, hits=len(passages), searched=searched, notes=notes)
 
 
 def external_target(request: ResearchRequest) -> str:

@@ -99,7 +99,8 @@ async def _read_source(run: StageRun, source_run: _SourceRun, queries: list[Quer
     """One source's graph: its search (and read) nodes, then the excerpt choice depending on all of them."""
     source = source_run.source
     plan = source.plan(queries)
-    if plan is None:
+    if plan is None:  # nothing to search (no knowledge keys): the source still says what it would have searched
+        source_run.hits = source.collect(queries, {})
         return
     deps = [node.id for node in plan.nodes]
     choose = f"excerpts-{source_run.spec.prefix}"
