@@ -263,8 +263,6 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def verify(directory: Annotated[Path, typer.Argument(help="A task directory with artifacts/brief.json.")]) -> None:
         """Re-check a brief offline against its task folder (and its signature with DITTO_RESEARCH_SIGNING_KEY)."""
-        import os
-
         from ..workflows.research.signing import signing_key
         from ..workflows.research.verify import check_task
 
