@@ -273,18 +273,19 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def verify(directory: Annotated[Path, typer.Argument(help="A task directory with artifacts/brief.json.")]) -> None:
-        """Re-check a brief offline: snapshot hashes, quotes, offsets, lines and citations."""
-        from ..workflows.research import verify_task
+        """Re-check a brief offline against its task folder (and its signature with DITTO_RESEARCH_SIGNING_KEY)."""
+        from ..workflows.research.signing import signing_key
+        from ..workflows.research.verify import check_task
 
         try:
-            problems = verify_task(directory)
+            report = check_task(directory, signing_key=signing_key(os.environ))
         except DittoError as error:
-            typer.echo(json.dumps({"directory": str(directory), "ok": False, "problems": [error.message]},
+            typer.echo(json.dumps({"directory": str(directory), "ok": False, "problems": [error.message], "notes": []},
                                   ensure_ascii=False))
             raise typer.Exit(2) from None
-        typer.echo(json.dumps({"directory": str(directory), "ok": not problems, "problems": problems},
-                              ensure_ascii=False))
-        raise typer.Exit(1 if problems else 0)
+        typer.echo(json.dumps({"directory": str(directory), "ok": report.ok, "problems": list(report.problems),
+                               "notes": list(report.notes)}, ensure_ascii=False))
+        raise typer.Exit(0 if report.ok else 1)
 
 
 def _kb_value(kb: str | None) -> str | None:
