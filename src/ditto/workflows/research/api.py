@@ -10,6 +10,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import logging
 import os
@@ -20,12 +21,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ...errors import DittoError, describe_validation_error
+from ...errors import DittoError, InvalidArgumentError, describe_validation_error
 from ...runtime import WorkerDefinition
 from .config import ResearchOptions, default_base_dir
 from .entries import entry_spec
 from .errors import ResearchError
 from .sample import SAMPLE_VOCABULARY, default_question
+from .signing import signing_key
 from .task_runtime import open_research_runtime
 from .taskdir import ResearchTask, create_task, open_task
 from .types import ENTRIES, Entry, ResearchRequest, ResearchResult
@@ -123,6 +125,13 @@ async def run_research(entry: Entry, request: Mapping[str, Any] | ResearchReques
         if base_dir is None and env is not None:
             base_dir = default_base_dir(env)
         task = create_task(built, base_dir=base_dir, directory=directory)
+    try:
+        chosen = ResearchOptions.coerce(options)
+    except InvalidArgumentError as error:
+        raise ResearchError("RESEARCH_INVALID_INPUT", error.message) from None
+    key = signing_key(os.environ if env is None else env)
+    if chosen.signing_key is None and key is not None:  # the environment's key signs every brief written
+        chosen = dataclasses.replace(chosen, signing_key=key)
     async with contextlib.AsyncExitStack() as stack:
         try:
             runtime = await stack.enter_async_context(
@@ -139,5 +148,5 @@ async def run_research(entry: Entry, request: Mapping[str, Any] | ResearchReques
             logger.exception("setting up the task's workers failed")
             raise ResearchError("RESEARCH_INVALID_INPUT", "the task's workers cannot be set up "
                                                           f"({type(error).__name__}; see the log)") from None
-        result = await entry_module(entry).run(runtime, {"directory": str(task.directory)}, options)
+        result = await entry_module(entry).run(runtime, {"directory": str(task.directory)}, chosen)
     return task, result
