@@ -12,7 +12,7 @@ deadline, and the address-space limit set here bounds its memory; the parent
 The wire is deliberately dumb, so the parent never unpickles anything a page could
 have influenced. Request: ``!QQ`` (text character limit, body length) then the
 body. Answer: ``!BQ`` (status, length) then the UTF-8 text (status ``OK``) or
-nothing. Run as ``python -m ditto.worker.interaction.extract_worker MEMORY_BYTES``.
+nothing. The parent runs :func:`main` with the memory budget as the only argument.
 """
 
 from __future__ import annotations

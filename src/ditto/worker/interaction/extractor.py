@@ -2,7 +2,7 @@
 
 trafilatura shares one lxml parser between threads, which is not safe: two pages
 extracted at once crashed the interpreter (see :mod:`.extract_worker`). An
-:class:`Extractor` owns one child (``python -m ditto.worker.interaction.extract_worker``)
+:class:`Extractor` owns one child (:func:`.extract_worker.main`)
 and hands it one page at a time under a lock, so the parser only ever runs on one
 thread, and a crash kills the child, never the caller. What a page can cost is
 bounded three ways: the deadline (the child is killed when it passes; the next
@@ -37,6 +37,8 @@ _log = logging.getLogger("ditto.interaction.extract")
 #: How often a waiting call looks at its cancel event.
 _TICK_S: Final = 0.02
 _MIB: Final = 1024 * 1024
+#: ``-c`` rather than ``-m``: the package imports the worker module, and runpy warns about running it twice.
+_CHILD: Final = "from ditto.worker.interaction.extract_worker import main; main()"
 
 
 class _Stopped(Exception):
@@ -148,7 +150,7 @@ class Extractor:
         env["PYTHONPATH"] = os.pathsep.join(entry for entry in sys.path if entry and os.path.isdir(entry))
         try:
             child = subprocess.Popen(
-                [sys.executable, "-m", "ditto.worker.interaction.extract_worker", str(self._memory_bytes)],
+                [sys.executable, "-c", _CHILD, str(self._memory_bytes)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True)
         except OSError:
             _log.warning("the text extractor could not be started", exc_info=True)
