@@ -1,14 +1,15 @@
 """Web read of a 1 MiB local HTTPS page: our tool against trafilatura called directly on the same bytes.
 
 Run: .venv/bin/python bench/web_read.py [--runs 7] [--size-mib 1]
+     .venv/bin/python bench/web_read.py --sqlite-docs [--crash-rounds 5]   (the real SQLite documentation)
 
 A uvicorn HTTPS server on 127.0.0.1 (certificate from a trustme CA the client
 trusts) serves one generated article page (paragraphs, navigation, sidebars,
 footer) of the requested size. Three timings, interleaved run by run, medians:
 
 * ``trafilatura direct``: ``trafilatura.extract(raw, **EXTRACT_OPTIONS)`` on the calling thread;
-* ``tool extraction``: what WEB.READ does after the body arrived (``asyncio.to_thread``
-  of the same extraction, line split);
+* ``tool extraction``: what WEB.READ does after the body arrived (the same extraction in
+  the extraction child process, through ``asyncio.to_thread``, then the line split);
 * ``tool read``: the whole ``WebClient.read`` (TLS GET, 4 MiB cap while streaming,
   SHA-256, extraction, lines, the frozen WebPage).
 
@@ -38,7 +39,11 @@ from rich.console import Console
 from rich.table import Table
 
 from ditto.worker.interaction import WebClient, WebOptions
-from ditto.worker.interaction.extract import EXTRACT_OPTIONS, extract_main_text, text_lines
+from ditto.worker.interaction.config import DEFAULT_EXTRACT_MEMORY_BYTES
+from ditto.worker.interaction.extract import EXTRACT_OPTIONS, text_lines
+from ditto.worker.interaction.extractor import shared_extractor
+
+SQLITE_DOCS = Path("/usr/share/doc/sqlite3")
 
 WORDS = [
     "backup", "retention", "policy", "database", "record", "customer", "region", "restore", "schedule",
@@ -139,7 +144,8 @@ async def run(runs: int, size_mib: float) -> None:
                 timings["trafilatura direct"].append(time.perf_counter() - started)
 
                 started = time.perf_counter()
-                text_lines(await asyncio.to_thread(extract_main_text, body))
+                text_lines(await asyncio.to_thread(shared_extractor(DEFAULT_EXTRACT_MEMORY_BYTES).extract, body,
+                                                   timeout_s=20, max_text_chars=10**7))
                 timings["tool extraction"].append(time.perf_counter() - started)
 
                 started = time.perf_counter()
@@ -164,12 +170,131 @@ async def run(runs: int, size_mib: float) -> None:
     Console(width=120).print(table)
 
 
+#: One extraction pass over the pages in a fresh process: "direct" (one after another on the main thread) or
+#: "threads" (the old reader: two at a time through asyncio.to_thread, sharing trafilatura's parser).
+PASS_CODE = """
+import asyncio, json, resource, sys, time
+import trafilatura
+from ditto.worker.interaction.extract import EXTRACT_OPTIONS
+mode, paths = sys.argv[1], sys.argv[2:]
+pages = [open(path, "rb").read() for path in paths]
+times = []
+def one(raw):
+    started = time.perf_counter()
+    trafilatura.extract(raw, **EXTRACT_OPTIONS)
+    return time.perf_counter() - started
+async def threads():
+    for index in range(0, len(pages), 2):
+        times.extend(await asyncio.gather(*(asyncio.to_thread(one, raw) for raw in pages[index:index + 2])))
+started = time.perf_counter()
+if mode == "direct":
+    times = [one(raw) for raw in pages]
+else:
+    asyncio.run(threads())
+print(json.dumps({"times": times, "total": time.perf_counter() - started,
+                  "peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+
+
+def _pass(mode: str, paths: list[str]) -> dict[str, Any] | int:
+    """The pass's JSON report, or the signal number / exit status it died with."""
+    import json
+    import os
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    done = subprocess.run([sys.executable, "-c", PASS_CODE, mode, *paths], capture_output=True, text=True, env=env,
+                          check=False)
+    if done.returncode != 0:
+        return done.returncode
+    report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return report
+
+
+def _child_peak_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
+
+
+def _doc_pages() -> tuple[list[str], list[bytes]]:
+    paths = sorted(str(path) for path in SQLITE_DOCS.glob("*.html"))
+    if not paths:
+        raise SystemExit(f"no SQLite documentation in {SQLITE_DOCS}: run scripts/services (sqlite3-doc)")
+    return paths, [Path(path).read_bytes() for path in paths]
+
+
+async def run_sqlite_docs(crash_rounds: int) -> None:
+    """Every page of the real SQLite documentation: direct, the old threaded reader, and ours (child process)."""
+    paths, pages = _doc_pages()
+    size = sum(len(page) for page in pages)
+    rows: list[tuple[str, float, float, float, float, str]] = []
+    direct = _pass("direct", paths)
+    if isinstance(direct, int):
+        raise SystemExit(f"the direct pass died ({direct})")
+    direct_total = float(direct["total"])
+    rows.append(("trafilatura direct (one at a time)", direct_total, statistics.median(direct["times"]),
+                 sorted(direct["times"])[int(len(paths) * 0.95)], direct["peak_kib"] / 1024, "0"))
+    crashes, threaded = 0, []
+    for _ in range(crash_rounds):
+        result = _pass("threads", paths)
+        if isinstance(result, int):
+            crashes += 1
+        else:
+            threaded.append(result)
+    if threaded:
+        best = min(threaded, key=lambda report: float(report["total"]))
+        rows.append(("before: two at a time in threads (to_thread)", float(best["total"]),
+                     statistics.median(best["times"]), sorted(best["times"])[int(len(paths) * 0.95)],
+                     max(report["peak_kib"] for report in threaded) / 1024, f"{crashes}/{crash_rounds}"))
+    extractor = shared_extractor(DEFAULT_EXTRACT_MEMORY_BYTES)
+    await asyncio.to_thread(extractor.extract, b"<p>warm</p>", timeout_s=20, max_text_chars=10)  # child start
+
+    async def timed(raw: bytes) -> float:
+        started = time.perf_counter()
+        await asyncio.to_thread(extractor.extract, raw, timeout_s=60, max_text_chars=10**7)
+        return time.perf_counter() - started
+
+    started = time.perf_counter()
+    alone = [await timed(raw) for raw in pages]
+    rows.append(("after: ours, one at a time (child process)", time.perf_counter() - started,
+                 statistics.median(alone), sorted(alone)[int(len(paths) * 0.95)], 0.0, "0"))
+    started = time.perf_counter()
+    ours: list[float] = []
+    for index in range(0, len(pages), 2):
+        ours.extend(await asyncio.gather(*(timed(raw) for raw in pages[index:index + 2])))
+    ours_total = time.perf_counter() - started
+    pid = extractor.pid
+    assert pid is not None
+    import resource
+
+    rows.append(("after: ours, two at a time (each waits its turn)", ours_total, statistics.median(ours),
+                 sorted(ours)[int(len(paths) * 0.95)],
+                 (_child_peak_kib(pid) + resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024, "0"))
+    extractor.close()
+    table = Table(title=f"{len(paths)} real SQLite documentation pages ({size / 1048576:.1f} MiB of HTML)")
+    for column in ("path", "total s", "total / direct", "median ms/page", "p95 ms/page", "peak RSS MiB",
+                   "crashed runs"):
+        table.add_column(column, justify="right" if column != "path" else "left")
+    for label, total, median, p95, peak, crashed in rows:
+        table.add_row(label, f"{total:.2f}", f"{total / direct_total:.3f}×", f"{median * 1000:.1f}",
+                      f"{p95 * 1000:.1f}", f"{peak:.0f}", crashed)
+    Console(width=140).print(table)
+    print("peak RSS: the pass's own process; for ours the extraction child's VmHWM plus the reading process")
+
+
 def main(argv: Any = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--size-mib", type=float, default=1.0)
+    parser.add_argument("--sqlite-docs", action="store_true", help="extract every page of the SQLite docs")
+    parser.add_argument("--crash-rounds", type=int, default=5, help="threaded passes, to count crashes")
     args = parser.parse_args(argv)
-    asyncio.run(run(args.runs, args.size_mib))
+    if args.sqlite_docs:
+        asyncio.run(run_sqlite_docs(args.crash_rounds))
+    else:
+        asyncio.run(run(args.runs, args.size_mib))
 
 
 if __name__ == "__main__":
