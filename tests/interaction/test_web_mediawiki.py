@@ -115,7 +115,8 @@ def test_trimmed_text_is_a_prefix_within_the_limit(text: str, limit: int) -> Non
         assert trimmed == text
 
 
-PAGE = b"<html><body><article><p>" + b"The extraction child reads pages one at a time. " * 20 + b"</p></article></body></html>"
+PAGE = (b"<html><body><article><p>" + b"The extraction child reads pages one at a time. " * 20
+        + b"</p></article></body></html>")
 
 
 def test_a_crashed_child_is_a_tool_failure_and_the_next_call_starts_a_new_one() -> None:
