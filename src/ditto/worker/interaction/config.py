@@ -53,8 +53,9 @@ DEFAULT_WIKIPEDIA_URL: Final = "https://en.wikipedia.org"
 DEFAULT_WIKI_URL: Final = f"{DEFAULT_WIKIPEDIA_URL}/w/api.php"
 WIKI_URL_ENV: Final = "DITTO_WORKER_INTERACTION_WIKI_URL"
 CA_FILE_ENV: Final = "DITTO_WORKER_INTERACTION_CA_FILE"
-#: At most this much extracted text per page (characters): a 4 MiB page of text stays usable, a bigger one is cut.
-DEFAULT_MAX_TEXT_CHARS: Final = 1_000_000
+#: At most this much extracted text per page (characters). As many as the body cap has bytes: no real page's text
+#: is longer than its HTML (a character is at least one byte), so only a pathological expansion is ever cut.
+DEFAULT_MAX_TEXT_CHARS: Final = DEFAULT_MAX_RESPONSE_BYTES
 #: The extraction child's address-space limit: the densest 4 MiB page measured needs about 450 MiB.
 DEFAULT_EXTRACT_MEMORY_BYTES: Final = 1024 * 1024 * 1024
 DEFAULT_BRAVE_URL: Final = "https://api.search.brave.com/res/v1/web/search"
