@@ -157,3 +157,30 @@ def test_a_cancelled_extraction_stops_the_child_promptly() -> None:
         assert extractor.pid is None
     finally:
         extractor.close()
+
+
+def test_wiki_and_extraction_options_are_validated(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 16/17: wiki_url is an http(s) URL, ca_file a PEM of CA certificates, the budgets positive (the
+    memory budget at least 64 MiB); the older wikipedia_url still sets the wiki when wiki_url is not given;
+    an explicit option wins over its environment variable."""
+    from ditto.errors import InvalidArgumentError
+    from ditto.worker.interaction import WebOptions, web_options_from_env
+
+    for bad in ({"wiki_url": "ftp://wiki.example/api.php"}, {"wiki_url": "https://user@wiki.example/api.php"},
+                {"max_text_chars": 0}, {"extract_memory_bytes": 1 << 20}, {"extract_memory_bytes": True},
+                {"ca_file": str(tmp_path / "missing.pem")}):
+        with pytest.raises(InvalidArgumentError):
+            WebOptions(**bad)
+    not_pem = tmp_path / "not.pem"
+    not_pem.write_text("not a certificate")
+    with pytest.raises(InvalidArgumentError):
+        WebOptions(ca_file=str(not_pem))
+    assert WebOptions(wikipedia_url="https://de.wikipedia.org").wiki_url == "https://de.wikipedia.org/w/api.php"
+    assert WebOptions(wikipedia_url="https://de.wikipedia.org", wiki_url="https://w.example/api.php").wiki_url \
+        == "https://w.example/api.php"
+    env = {"DITTO_WORKER_INTERACTION_WIKI_URL": "https://env.example/w/api.php"}
+    assert web_options_from_env(None, env).wiki_url == "https://env.example/w/api.php"
+    assert web_options_from_env(None, env, wiki_url="https://mine.example/api.php").wiki_url == \
+        "https://mine.example/api.php"
+    assert web_options_from_env(None, {"DITTO_WORKER_INTERACTION_WIKI_URL": "  "}).wiki_url == \
+        "https://en.wikipedia.org/w/api.php"
