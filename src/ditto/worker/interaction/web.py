@@ -1,12 +1,13 @@
-"""The web tools: search (Wikipedia or Brave) and a guarded page reader (INT-4, INT-5).
+"""The web tools: search (any MediaWiki, Wikipedia by default, or Brave) and a guarded page reader (INT-4, INT-5).
 
 One :class:`WebClient` owns one aiohttp ``ClientSession`` (connection pooling),
 created on first use and closed by :meth:`WebClient.aclose`. aiohttp was picked on
 measured speed (issue 11: 4,097–4,251 calls/s against httpx's 519–615 on the same box).
 
 Reading is deliberately narrow: https only, an origin the application allowed,
-no redirects followed, one deadline from connect to last byte, a byte cap checked
-while streaming, HTML only, no JavaScript. What a page says is data: nothing here
+no redirects followed, one deadline from connect to the last byte of extracted text, a
+byte cap checked while streaming, HTML only, no JavaScript. Text extraction runs in a child
+process (:mod:`.extractor`), never on a thread of this one. What a page says is data: nothing here
 looks at the text except the extractor, and no option can change after construction.
 """
 
