@@ -26,17 +26,13 @@ from ditto.worker.interaction import InteractionError, WebClient, WebOptions, we
 from ditto.worker.interaction.config import DEFAULT_EXTRACT_MEMORY_BYTES
 from ditto.worker.interaction.extract import extract_main_text
 from ditto.worker.interaction.extractor import shared_extractor
-from tests.support.loopback_tls import LoopbackCa, make_test_ca, serve_directory
-from tests.support.mediawiki import MediaWiki, start_mediawiki
-from tests.support.sqlite_docs import page_text, page_title, sqlite_docs_dir
+from tests.support.loopback_tls import LoopbackCa, serve_directory
+from tests.support.mediawiki import MediaWiki
+from tests.support.sqlite_docs import sqlite_docs_dir
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
 MIB = 1024 * 1024
-
-#: The SQLite pages the wiki holds (file stem → its <title> becomes the wiki title).
-WIKI_PAGES = ("wal", "lockingv3", "foreignkeys", "autoinc", "lang_vacuum", "datatype3", "tempfiles", "backup",
-              "fts5", "limits", "isolation", "atomiccommit")
 
 #: Realistic questions, the page that answers them, and words of the answer found in that page's text.
 QUESTIONS: tuple[tuple[str, str, str], ...] = (
@@ -53,26 +49,6 @@ QUESTIONS: tuple[tuple[str, str, str], ...] = (
     ("What is the maximum length of a string or BLOB?", "Implementation Limits For SQLite", "SQLITE_MAX_LENGTH"),
     ("How does a rollback journal make a transaction atomic?", "Atomic Commit In SQLite", "rollback journal"),
 )
-
-
-@pytest.fixture(scope="session")
-def real_ca(tmp_path_factory: pytest.TempPathFactory) -> LoopbackCa:
-    return make_test_ca(tmp_path_factory.mktemp("real-ca"))
-
-
-@pytest.fixture(scope="session")
-def docs_origin(real_ca: LoopbackCa) -> Iterator[str]:
-    """The real SQLite documentation over HTTPS (``https://127.0.0.1:PORT/wal.html``)."""
-    with serve_directory(sqlite_docs_dir(), real_ca) as origin:
-        yield origin
-
-
-@pytest.fixture(scope="session")
-def wiki(real_ca: LoopbackCa, tmp_path_factory: pytest.TempPathFactory) -> Iterator[MediaWiki]:
-    docs = sqlite_docs_dir()
-    pages = {page_title(docs / f"{stem}.html"): page_text(docs / f"{stem}.html") for stem in WIKI_PAGES}
-    with start_mediawiki(tmp_path_factory.mktemp("mediawiki"), real_ca, pages) as running:
-        yield running
 
 
 @pytest.fixture(scope="session")

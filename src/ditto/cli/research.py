@@ -182,6 +182,12 @@ def register(app: typer.Typer) -> None:
         allow_partial: Annotated[bool | None, typer.Option("--allow-partial/--no-allow-partial",
                                                            help="Keep the sources that worked.")] = None,
         search_engine: Annotated[EngineName | None, typer.Option("--search-engine")] = None,
+        wiki_url: Annotated[str | None, typer.Option(
+            "--wiki-url", help="Search this MediaWiki instead of Wikipedia: its API address, e.g. "
+                               "https://wiki.example/w/api.php (an intranet wiki works).")] = None,
+        ca_file: Annotated[Path | None, typer.Option(
+            "--ca-file", help="A PEM file of certificate authorities to trust for web search and reading "
+                              "(a company CA); also allowed when resuming.")] = None,
         documents: Annotated[list[Path] | None, typer.Option("--documents", help="Files or folders (recursive).")]
         = None,
         ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Glob of documents to skip.")] = None,
@@ -236,7 +242,8 @@ def register(app: typer.Typer) -> None:
             vocabulary=_read_vocabulary(vocabulary) if vocabulary else None,
             sources=[part.strip() for item in sources for part in item.split(",") if part.strip()] or None
             if sources else None,
-            urls=url or None, allowed_origins=allowed_origin or None, tenant=tenant, model=model_ref)
+            urls=url or None, allowed_origins=allowed_origin or None, tenant=tenant, model=model_ref,
+            wiki_url=wiki_url)
         resuming = directory is not None and (directory / "request.json").exists()
         if memory is not None and create_memory and not resuming and not os.path.lexists(memory):
             try:  # an empty file is an empty SQLite store; the library refuses a missing one
@@ -255,9 +262,11 @@ def register(app: typer.Typer) -> None:
             options = ResearchOptions(stop_after=stop_after.value if stop_after else None,
                                       progress=progress if terminal else None)
             try:
-                task, result = asyncio.run(run_research(
-                    cast(Entry, entry.value), None if resuming else fields, directory=directory, base_dir=base_dir,
-                    options=options, workers=workers, env=environment))
+                web = {"ca_file": str(ca_file.resolve())} if ca_file is not None else None
+                task, result = asyncio.run(_run_and_close(
+                    run_research(cast(Entry, entry.value), None if resuming else fields, directory=directory,
+                                 base_dir=base_dir, options=options, workers=workers, env=environment, web=web),
+                    workers))
             except DittoError as error:  # ResearchError included: a refused request, a bad configuration
                 typer.echo(json.dumps({"directory": str(directory) if directory else None,
                                        "result": {"status": "failed",
@@ -286,6 +295,20 @@ def register(app: typer.Typer) -> None:
         typer.echo(json.dumps({"directory": str(directory), "ok": report.ok, "problems": list(report.problems),
                                "notes": list(report.notes)}, ensure_ascii=False))
         raise typer.Exit(0 if report.ok else 1)
+
+
+async def _run_and_close(run: Any, workers: list[Any]) -> Any:
+    """Run the task, then close the workers the command made from ``--worker`` (their HTTP sessions)."""
+    try:
+        return await run
+    finally:
+        for definition in workers:
+            close = getattr(definition, "aclose", None)
+            if close is not None:
+                try:
+                    await close()
+                except Exception:
+                    logging.getLogger("ditto.cli").exception("closing a --worker failed")
 
 
 def _kb_value(kb: str | None) -> str | None:
