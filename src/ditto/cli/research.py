@@ -151,15 +151,56 @@ class _Progress:
     def __call__(self, event: Any) -> None:
         if self.console is None:
             return
-        parts = [f"[bold]{event.stage}[/bold]"]
-        if event.source:
-            parts.append(f"[cyan]{event.source}[/cyan]")
-        parts.append(event.message)
-        if event.count is not None:
-            parts.append(f"({event.count})")
-        line = " ".join(parts)
+        line = describe_progress(event)
         self.status.update(line)
-        self.console.log(line)
+        self.console.print(line, highlight=False)
+
+
+def describe_progress(event: Any) -> str:
+    """One line for a progress event: the stage, the source, what happened with its count in words."""
+    count = event.count
+    message = event.message
+    if event.stage == "queries" and count is not None:
+        message = f"{count} quer{'y' if count == 1 else 'ies'}: {message}"
+    elif message == "hits" and count is not None:
+        message = f"{count} passage{'' if count == 1 else 's'} found"
+    elif message == "choosing excerpts" and count is not None:
+        message = f"the model is choosing excerpts from {count} passage{'' if count == 1 else 's'}"
+    elif event.stage == "request" and count:
+        message = f"{message} ({count} knowledge record{'' if count == 1 else 's'} imported)"
+    source = f" {event.source}" if event.source else ""
+    return f"[bold]{event.stage}[/bold][cyan]{source}[/cyan]  {escape_markup(message)}"
+
+
+def escape_markup(text: str) -> str:
+    """Text shown verbatim by rich (a query or a file name may hold ``[``)."""
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def closing_summary(result: Any) -> str:
+    """What a person reads last on a terminal: the answer (when there is one), the status, where the brief is."""
+    lines: list[str] = []
+    if result.brief:
+        try:
+            data = json.loads(Path(result.brief).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = {}
+        answer = data.get("answer") if isinstance(data, dict) else None
+        if isinstance(answer, dict) and answer.get("sentences"):
+            lines.append("Answer:")
+            for sentence in answer["sentences"]:
+                cited = ", ".join(sentence.get("evidence", []))
+                lines.append(f"  {sentence.get('text', '')} [{cited}]")
+        for item in data.get("coverage", []) if isinstance(data, dict) else []:
+            for note in item.get("notes", []):
+                lines.append(f"note ({item.get('source')}): {note}")
+    said = result.summary or (f"{result.error.code}: {result.error.message}" if result.error else "")
+    lines.append(said if said.startswith(result.status) else f"{result.status}: {said}")
+    if result.brief_markdown:
+        lines.append(f"brief: {result.brief_markdown}")
+    return "\n".join(lines)
 
 
 def register(app: typer.Typer) -> None:
@@ -276,8 +317,8 @@ def register(app: typer.Typer) -> None:
         output = {"directory": str(task.directory), "result": result.to_json_dict()}
         pretty = sys.stdout.isatty() and not as_json
         typer.echo(json.dumps(output, indent=2 if pretty else None, ensure_ascii=False))
-        if terminal and result.brief:
-            typer.echo(f"brief: {result.brief}\n{result.summary}", err=True)
+        if terminal:
+            typer.echo(closing_summary(result), err=True)
         raise typer.Exit(0 if result.status in _OK_STATUSES else 1)
 
     @app.command()
