@@ -133,6 +133,7 @@ def oracle_origin(url: str) -> str | None:
                                       "docs.example.", "docs-example", "xdocs.example", "sub.docs.example"]),
                      st.sampled_from(["", ":443", ":444", ":8443", ":0443", ":"]),
                      st.sampled_from(["", "/", "/wal.html", "?q=1", "#top", "@evil.example/", "\\@evil.example/"])))
+@example(url="https://@docs.example")
 @example(url="https://docs.example.evil/wal.html")
 @example(url="https://docs.example:444/wal.html")
 @example(url="https://docs.example:8443/")

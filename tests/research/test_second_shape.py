@@ -485,3 +485,13 @@ async def test_a_key_in_the_environment_signs_every_brief(base: Path, model: Scr
     assert (task.directory / "artifacts" / "brief.sig").is_file()
     assert verify_task(task.directory, signing_key="k-one-two") == []
     assert verify_task(task.directory, signing_key="another-key") != []
+
+
+def test_an_unconfigured_model_is_refused_before_a_task_exists(tmp_path: Path) -> None:
+    """WF-11 (issue 17): `--model openai/x` without a configured server says what to set; no task folder."""
+    done = run_cli(research_args("document-search", "--model", "openai/x", "--json", "--base-dir",
+                                 str(tmp_path / "tasks"), scripted=False))
+    assert done.returncode == 2
+    error = output(done)["result"]["error"]
+    assert error["code"] == "RESEARCH_INVALID_INPUT" and "DITTO_WORKER_INFER_BASE_URL" in error["message"]
+    assert not (tmp_path / "tasks").exists()

@@ -22,6 +22,7 @@ import re
 import threading
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar
+from urllib.parse import urlsplit
 
 from ...contracts import InvalidJson, check_json
 from ...signal import CancelSignal, await_with_signal
@@ -328,8 +329,8 @@ class WebClient:
             raise InteractionError("INTERACTION_ORIGIN_NOT_ALLOWED", "Only https:// pages can be read")
         if not parsed.host:
             raise _invalid("url has no host")
-        if parsed.user is not None or parsed.password is not None:
-            raise _invalid("url must not carry credentials")
+        if parsed.user is not None or parsed.password is not None or "@" in urlsplit(url).netloc:
+            raise _invalid("url must not carry credentials")  # an empty userinfo ('https://@host') too
         if not self._options.allows(_origin_text(parsed)):
             raise InteractionError("INTERACTION_ORIGIN_NOT_ALLOWED", "The page's origin is not in allowed_origins")
         return parsed.with_fragment(None)

@@ -98,6 +98,24 @@ def build_request(entry: Entry, fields: Mapping[str, Any] | None = None, env: Ma
         raise ResearchError("RESEARCH_INVALID_INPUT", describe_validation_error(error, root="request")) from None
 
 
+def _check_model_configured(request: ResearchRequest, env: Mapping[str, str]) -> None:
+    """The default INFER worker serves the built-in model, and ``openai`` when the environment configures it."""
+    from ...worker.infer import infer_config_from_env
+
+    provider = request.model.provider
+    if provider == "builtin:extractive":
+        return
+    try:
+        configured = infer_config_from_env(env) is not None
+    except DittoError as error:
+        raise ResearchError("RESEARCH_INVALID_INPUT", f"the model is not configured: {error.message}") from None
+    if provider != "openai" or not configured:
+        raise ResearchError("RESEARCH_INVALID_INPUT",
+                            f"the model provider {provider!r} is not configured: for an OpenAI-compatible server "
+                            "set DITTO_WORKER_INFER_BASE_URL and DITTO_WORKER_INFER_MODEL (in the environment or "
+                            "./.env), or bring your own INFER worker")
+
+
 async def run_research(entry: Entry, request: Mapping[str, Any] | ResearchRequest | None = None, *,
                        directory: Path | str | None = None, base_dir: Path | str | None = None,
                        options: ResearchOptions | Mapping[str, Any] | None = None,
@@ -122,6 +140,12 @@ async def run_research(entry: Entry, request: Mapping[str, Any] | ResearchReques
         built = request if isinstance(request, ResearchRequest) else build_request(entry, request, env)
         if built.entry != entry:
             raise ResearchError("RESEARCH_REQUEST_MISMATCH", f"the request is for {built.entry}, not {entry}")
+        if not any(worker.type == "INFER" for worker in workers):
+            _check_model_configured(built, os.environ if env is None else env)
+        try:
+            ResearchOptions.coerce(options)
+        except InvalidArgumentError as error:  # refused before a task folder exists
+            raise ResearchError("RESEARCH_INVALID_INPUT", error.message) from None
         if base_dir is None and env is not None:
             base_dir = default_base_dir(env)
         task = create_task(built, base_dir=base_dir, directory=directory)
