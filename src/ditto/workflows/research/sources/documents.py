@@ -3,9 +3,12 @@
 The provider is registered in the task's RETRIEVAL worker (target
 ``research-documents``), so the workflow reaches files through
 ``RETRIEVAL.SEARCH`` like any other source. Each file is read once per run,
-its exact bytes saved as a snapshot, and split into passages: paragraphs
-(runs of non-blank lines), long ones cut at line boundaries. A query's words
-score the passages with BM25; passages without a query word are never hits.
+its exact bytes saved as a snapshot, and cut into passages that follow the
+text (:func:`~ditto.workflows.research.passages.cut_passages`: paragraphs whose
+sentences run across line breaks, list items, code and man-page blocks, at most
+1000 characters). A query's words score each passage together with its heading
+path (the title and section it sits under); passages without a query word are
+never hits.
 Each candidate carries the file URI, the snapshot SHA-256, the passage's
 character offsets and its line range.
 """
@@ -21,6 +24,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ....text import TextAnalyzer, score_documents
+from ..passages import cut_passages
 
 __all__ = ["DOCUMENTS_TARGET", "DOCUMENT_SUFFIXES", "DocumentPassage", "DocumentSearchProvider", "split_passages"]
 
@@ -31,7 +35,6 @@ DOCUMENTS_TARGET: Final = "research-documents"
 DOCUMENT_SUFFIXES: Final = frozenset({".md", ".markdown", ".txt", ".text", ".rst"})
 MAX_FILES: Final = 10_000
 MAX_FILE_BYTES: Final = 4 * 1024 * 1024
-MAX_PASSAGE_CHARS: Final = 4000
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,36 +46,12 @@ class DocumentPassage:
     end: int
     line_start: int
     line_end: int
+    heading: str | None = None
 
 
 def split_passages(text: str) -> list[tuple[int, int, int, int]]:
-    """``(start, end, line_start, line_end)`` of each paragraph; long ones cut at line ends."""
-    passages: list[tuple[int, int, int, int]] = []
-    lines = text.split("\n")
-    offset = 0
-    block: list[tuple[int, int, int]] = []  # (start, end, line number) of each line in the open block
-
-    def close() -> None:
-        while block:
-            first = block[0]
-            size_end = first[0] + MAX_PASSAGE_CHARS
-            taken = 1
-            while taken < len(block) and block[taken][1] <= size_end:
-                taken += 1
-            chunk = block[:taken]
-            del block[:taken]
-            start, end = chunk[0][0], min(chunk[-1][1], first[0] + MAX_PASSAGE_CHARS)
-            passages.append((start, end, chunk[0][2], chunk[-1][2]))
-
-    for number, line in enumerate(lines, start=1):
-        stripped_end = offset + len(line.rstrip("\r"))
-        if line.strip():
-            block.append((offset + (len(line) - len(line.lstrip())), stripped_end, number))
-        else:
-            close()
-        offset += len(line) + 1
-    close()
-    return passages
+    """``(start, end, line_start, line_end)`` of each passage of :func:`cut_passages`."""
+    return [(span.start, span.end, span.line_start, span.line_end) for span in cut_passages(text)]
 
 
 class DocumentSearchProvider:
@@ -133,8 +112,9 @@ class DocumentSearchProvider:
                 continue
             digest = self._save_snapshot(raw)
             uri = path.resolve().as_uri()
-            for start, end, line_start, line_end in split_passages(text):
-                corpus.append(DocumentPassage(uri, digest, text[start:end], start, end, line_start, line_end))
+            for span in cut_passages(text):
+                corpus.append(DocumentPassage(uri, digest, text[span.start:span.end], span.start, span.end,
+                                              span.line_start, span.line_end, span.heading))
         return corpus
 
     async def search(self, input: Any, context: Any = None) -> Any:
@@ -154,7 +134,8 @@ class DocumentSearchProvider:
         async with self._lock:
             if self._corpus is None:
                 self._corpus = await asyncio.to_thread(self._load)
-                self._terms = self._analyzer.analyze_many([passage.text for passage in self._corpus])
+                self._terms = self._analyzer.analyze_many([f"{passage.heading or ''}\n{passage.text}"
+                                                           for passage in self._corpus])
         corpus = self._corpus
         query_terms = self._analyzer.analyze(text)
         scores = score_documents(query_terms, self._terms)
@@ -168,5 +149,6 @@ class DocumentSearchProvider:
                 id=f"{passage.sha256[:16]}:{passage.start}", content=passage.text, score=scores[index],
                 source=RetrievalCandidateSource(target=request.target.name, ref=ref),
                 metadata={"uri": passage.uri, "snapshotSha256": passage.sha256, "start": passage.start,
-                          "end": passage.end, "lineStart": passage.line_start, "lineEnd": passage.line_end}))
+                          "end": passage.end, "lineStart": passage.line_start, "lineEnd": passage.line_end,
+                          "heading": passage.heading}))
         return RetrievalSearchOutput(candidates=tuple(candidates), strategy=request.strategy, target=request.target)
