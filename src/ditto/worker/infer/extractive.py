@@ -41,7 +41,16 @@ from dataclasses import dataclass
 from typing import Final
 
 from ...text import CJK_CLASS, CJK_STOPWORDS, ENGLISH_STOPWORDS, TextAnalyzer, score_documents
-from .tasks import MAX_ANSWER_SENTENCES, MAX_QUOTE_CHARS, AnswerSentence, AnswerTask, Excerpt, ExcerptTask, QueryTask
+from .tasks import (
+    MAX_ANSWER_SENTENCES,
+    MAX_QUOTE_CHARS,
+    AnswerSentence,
+    AnswerTask,
+    Excerpt,
+    ExcerptPassage,
+    ExcerptTask,
+    QueryTask,
+)
 
 __all__ = [
     "CJK_QUESTION_WORDS",
@@ -174,8 +183,8 @@ def split_sentences(text: str) -> list[Sentence]:
     spans: list[Sentence] = []
     begin = 0
     for match in _BOUNDARY.finditer(text):
-        if match.group().startswith("..") and match.group().endswith("]"):
-            continue  # a synopsis's "[FILE...]"
+        if match.group().startswith(".."):
+            continue  # an ellipsis: a synopsis's "[FILE...]", "package-file..." repeats, it does not end
         if match.group() == "\n":
             if not _line_break_ends(text, match.start()):
                 continue
@@ -307,7 +316,7 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
     owners = [(index, span) for index, passage_spans in enumerate(spans) for span in passage_spans]
     texts = [task.passages[index].text[span.start:span.end] for index, span in owners]
     sentence_scores = score_documents(question, [analyze(text) for text in texts])
-    passage_scores = _normalised(score_documents(question, [analyze(p.text) for p in task.passages]))
+    passage_scores = _normalised(score_documents(question, [analyze(_with_context(p)) for p in task.passages]))
     sentence_norm = _normalised(sentence_scores)
     candidates = []
     for position, ((index, span), raw) in enumerate(zip(owners, sentence_scores, strict=True)):
@@ -321,6 +330,12 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
     # Best first; ties keep passage then sentence order (deterministic, and the order a reader met them).
     candidates.sort(key=lambda c: (-c.score, c.passage, c.sentence.start))
     return candidates
+
+
+def _with_context(passage: ExcerptPassage) -> str:
+    """The passage as a whole is judged together with where it sits (its headings); only its own
+    sentences are ever quoted."""
+    return f"{passage.context}\n{passage.text}" if passage.context else passage.text
 
 
 def sentence_texts(task: ExcerptTask) -> list[str]:
@@ -370,8 +385,9 @@ def passage_relevance(question: str, passages: Sequence[str]) -> list[Relevance]
     A term's weight is its smoothed IDF among ``passages``, ``ln(1 + (N + 1) / (max(df, 1) + 1))``: a
     term one passage (or none) contains weighs most, one every passage contains least (it is what
     the retriever matched on); a term no passage contains weighs like a rare one, not more, so one
-    generic word ("the *rules* for backups") cannot veto passages that are about the rest. Words that only say what kind of answer is wanted
-    (:data:`GATE_STOPWORDS`: "how *often*", "how *long*") are not counted. A question of several
+    generic word ("the *rules* for backups") cannot veto passages that are about the rest. Words
+    that only say what kind of answer is wanted (:data:`GATE_STOPWORDS`: "how *often*", "how
+    *long*") are not counted. A question of several
     parts ("When does the export run, how long is it kept and who owns it?") is as well answered by
     a passage about one part: the coverage is the best of the whole question and of each clause
     with at least :data:`MIN_MATCHED_TERMS` terms; ``matched`` counts the whole question's terms.
@@ -444,7 +460,7 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
                                     similarities=similarities, embedding_weight=embedding_weight)
     if not candidates:
         return []
-    relevance = passage_relevance(task.question, [passage.text for passage in task.passages])
+    relevance = passage_relevance(task.question, [_with_context(passage) for passage in task.passages])
     candidates = [c for c in candidates if relevance[c.passage].passes(relevance_threshold)]
     if not candidates:
         return []  # nothing shown is about the question: no evidence, not the nearest words

@@ -102,6 +102,9 @@ class ExcerptPassage(DittoModel):
     #: The web page the passage comes from: passages of one page share it and count together
     #: against ``maxPerSource`` (seed 004: at most 2 passages per page). ``None`` elsewhere.
     page: Annotated[str, Field(min_length=1, max_length=4096)] | None = None
+    #: Where the passage sits, e.g. a document's heading path ("GREP(1) › OPTIONS"): the model may use it
+    #: to judge what the passage is about, never quote it.
+    context: Annotated[str, Field(min_length=1, max_length=1000)] | None = None
 
 
 class ExcerptTask(DittoModel):
@@ -228,8 +231,9 @@ _INSTRUCTIONS: Final = {
     ),
     CHOOSE_EXCERPTS: (
         "You choose evidence. The user message is a JSON task with a question and passages, each with a "
-        "sourceId (and, for web text, the page it comes from). Quote whole sentences that answer the "
-        "question, copied verbatim from one passage (same characters, same spacing, line breaks kept), "
+        "sourceId (and, for web text, the page it comes from; for documents, the headings it sits under "
+        "as context, which tells what the passage is about but may not be quoted). Quote whole sentences "
+        "that answer the question, copied verbatim from one passage (same characters, same spacing, line breaks kept), "
         "each quote at most maxQuoteChars characters. At most maxPerSource quotes from one sourceId and "
         "at most maxPerSource from one page; at most maxExcerpts in all. Never paraphrase, never invent a "
         "sourceId. A passage that only shares words with the question does not answer it: when none of "

@@ -350,7 +350,8 @@ class _Controller:
             if not passages:
                 continue
             task = ExcerptTask(question=self.request.question,
-                               passages=tuple(ExcerptPassage(source_id=p.id, text=p.text) for p in passages),
+                               passages=tuple(ExcerptPassage(source_id=p.id, text=p.text, context=p.context)
+                                              for p in passages),
                                max_excerpts=min(MAX_EXCERPTS_PER_GROUP, 2 * len(passages)),
                                max_quote_chars=MAX_QUOTE_CHARS, max_per_source=2)
             self._progress("evidence", "choosing excerpts", source=group, count=len(passages))
@@ -455,7 +456,8 @@ class _Controller:
             if group == "document":
                 meta = _plain(_field(candidate, "metadata")) or {}
                 found.append(Passage(id="", source_type=group, uri=meta["uri"], snapshot_sha256=meta["snapshotSha256"],
-                                     text=content, start=meta["start"], end=meta["end"], query="", found_by=()))
+                                     text=content, start=meta["start"], end=meta["end"], query="", found_by=(),
+                                     context=meta.get("heading")))
                 continue
             text = content if isinstance(content, str) else json.dumps(_plain(content), ensure_ascii=False)
             source = _field(candidate, "source")
@@ -512,12 +514,13 @@ def _constant(value: Any) -> Any:
 
 def _with_query(passage: Passage, query: str) -> Passage:
     return Passage(passage.id, passage.source_type, passage.uri, passage.snapshot_sha256, passage.text, passage.start,
-                   passage.end, passage.query, (*passage.found_by, query), passage.locator, passage.page)
+                   passage.end, passage.query, (*passage.found_by, query), passage.locator, passage.page,
+                   passage.context)
 
 
 def _renamed(passage: Passage, identifier: str, query: str) -> Passage:
     return Passage(identifier, passage.source_type, passage.uri, passage.snapshot_sha256, passage.text, passage.start,
-                   passage.end, query, (query,), passage.locator, passage.page)
+                   passage.end, query, (query,), passage.locator, passage.page, passage.context)
 
 
 class _LoopRuntime:

@@ -28,7 +28,8 @@ __all__ = ["Passage", "VerifiedExcerpt", "line_range", "verify_excerpts", "verif
 class Passage:
     """A piece of a snapshot shown to the model under ``id``.
 
-    ``text == snapshot_text[start:end]``; ``page`` groups a web page's passages.
+    ``text == snapshot_text[start:end]``; ``page`` groups a web page's passages; ``context`` is
+    where the passage sits (a document's heading path), shown to the model, never quoted.
     """
 
     id: str
@@ -42,19 +43,23 @@ class Passage:
     found_by: tuple[str, ...]
     locator: Mapping[str, Any] | None = None
     page: str | None = None
+    context: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "sourceType": self.source_type, "uri": self.uri,
+        data = {"id": self.id, "sourceType": self.source_type, "uri": self.uri,
                 "snapshotSha256": self.snapshot_sha256, "text": self.text, "start": self.start, "end": self.end,
                 "query": self.query, "foundBy": list(self.found_by),
                 "locator": dict(self.locator) if self.locator is not None else None, "page": self.page}
+        if self.context is not None:
+            data["context"] = self.context
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Passage:
         return cls(id=data["id"], source_type=data["sourceType"], uri=data["uri"],
                    snapshot_sha256=data["snapshotSha256"], text=data["text"], start=data["start"], end=data["end"],
                    query=data["query"], found_by=tuple(data["foundBy"]), locator=data.get("locator"),
-                   page=data.get("page"))
+                   page=data.get("page"), context=data.get("context"))
 
 
 @dataclass(frozen=True, slots=True)
