@@ -149,17 +149,24 @@ _MARKUP_LINE = re.compile(r"[ \t]{0,3}(?:#{1,6}(?:[ \t]|$)|(?:=+|-+|\*+|_+|`{3,}
 MAX_SENTENCE_CHARS: Final = 400
 #: Hyphenation at a line end (groff's U+2010 or a soft hyphen): the word continues on the next line.
 _HYPHENATED = re.compile(r"(?<=[^\W\d_])[\u2010\u00ad]\r?\n[ \t]*(?=[^\W\d_])")
+#: A command-line option: "-p", "-0", "--parents" (after white space, an opening bracket or the start).
+_OPTION = re.compile(r"(?<![^\s(\[,])--?[A-Za-z0-9][A-Za-z0-9-]{0,30}(?![\w-])")
 _WRAPPED_HYPHEN = re.compile(r"(?<=[^\W\d_]-)\r?\n[ \t]*(?=[^\W\d_])")
 
 
 def analyze(text: str) -> list[str]:
     """The built-in model's terms of ``text`` (stemmed, stop words and question words dropped).
 
-    A word hyphenated at a line end ("ex‐\\nclude") is one word again before analysis.
+    A word hyphenated at a line end ("ex‐\\nclude") is one word again before analysis, and
+    command-line options ("-p", "--parents", "-0") are terms as written (case kept: ``-S`` is
+    not ``-s``), because "what does -p do?" is about ``-p``.
     """
     if "\n" in text:
         text = _WRAPPED_HYPHEN.sub("", _HYPHENATED.sub("", text))
-    return _ANALYZER.analyze(text)
+    terms = _ANALYZER.analyze(text)
+    if "-" in text:
+        terms.extend(_OPTION.findall(text))
+    return terms
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,8 +228,10 @@ def _line_break_ends(text: str, newline: int) -> bool:
         return True
     # A short title at the margin over an indented body (a man page's "OPTIONS", a plain-text
     # README's "Installation") is a heading; an option tag such as "-c, --count" runs on into its body.
+    # The first line of a text has lost its indentation to trimming (a passage starts at its first
+    # character), so it is never taken for a title.
     title = line.strip()
-    return (here <= 3 and there > here and len(title) <= 60 and title[0].isalpha()
+    return (text.rfind("\n", 0, newline) >= 0 and here <= 3 and there > here and len(title) <= 60 and title[0].isalpha()
             and title[-1] not in ".,;:!?")
 
 
