@@ -241,7 +241,7 @@ def _man_heading(line: _Line, following: _Line | None) -> bool:
     """A short title at (or near) the margin directly over a more indented body."""
     title = line.text.strip()
     return (following is not None and bool(following.text.strip()) and line.indent <= 3
-            and following.indent > line.indent and len(title) <= 60 and title[0].isalpha()
+            and following.indent >= line.indent + 2 and len(title) <= 60 and title[0].isalpha()
             and title[-1] not in ".,;:!?" and not _ITEM.match(line.text))
 
 
