@@ -3,6 +3,7 @@ limits, a relevance gate, and the extractive answer (issue 17, items 2-4; INF-3,
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -68,6 +69,16 @@ def test_a_short_lead_in_takes_the_next_sentence() -> None:
     [excerpt] = choose_excerpts(ExcerptTask(question="Which exit codes does frob use?",
                                             passages=(P(source_id="a", text=text),), max_excerpts=1))
     assert excerpt.quote == text
+
+
+def test_quotes_never_overlap() -> None:
+    """Issue 17.2: a second quote from the same passage never repeats the first one's sentences."""
+    text = "-i, --install file...\n     Install the package. If -R is given, file must be a directory."
+    quotes = [e.quote for e in choose_excerpts(ExcerptTask(question="install package file directory given",
+                                                           passages=(P(source_id="a", text=text),), max_excerpts=3))]
+    assert quotes and all(text.count(quote) == 1 for quote in quotes)
+    spans = sorted((text.index(quote), text.index(quote) + len(quote)) for quote in quotes)
+    assert all(left[1] <= right[0] for left, right in itertools.pairwise(spans))
 
 
 def test_per_source_and_per_page_limits_are_exact() -> None:

@@ -116,8 +116,9 @@ MIN_QUOTE_CHARS: Final = 20
 GATE_STOPWORDS: Final = frozenset({"often", "long", "frequently", "exactly", "usually", "typically", "generally",
                                    "actually", "really", "kind", "way"})
 #: Chinese question words: what kind of answer is wanted, not what it is about.
-CJK_QUESTION_WORDS: Final = ("为什么", "什么", "哪个", "哪些", "哪里", "哪儿", "哪", "多少", "多久", "多长", "怎么样",
-                             "怎么", "怎样", "如何", "是否", "是不是", "谁", "吗", "呢")
+CJK_QUESTION_WORDS: Final = ("做什么", "干什么", "有什么", "是什么", "为什么", "什么", "哪个", "哪些", "哪里",
+                             "哪儿", "哪", "多少", "多久", "多长", "怎么样", "怎么", "怎样", "如何", "是否", "是不是",
+                             "谁", "吗", "呢")
 
 _ANALYZER = TextAnalyzer(stopwords=ENGLISH_STOPWORDS | QUESTION_STOPWORDS, stemmer="english", cjk="unigram")
 _STOPWORDS: Final = ENGLISH_STOPWORDS | QUESTION_STOPWORDS
@@ -496,8 +497,9 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
         passage_spans = spans[candidate.passage]
         position = passage_spans.index(candidate.sentence)
         start, end = _sentence_run(passage.text, passage_spans, position, wanted, task.max_quote_chars)
-        if end - start > task.max_quote_chars:
-            start, end = candidate.sentence.start, candidate.sentence.end
+        if end - start > task.max_quote_chars or any(first < end and start < last
+                                                     for first, last in taken.get(candidate.passage, ())):
+            start, end = candidate.sentence.start, candidate.sentence.end  # the sentence alone, never a repeat
         quote = _cut(passage.text, Sentence(start, end), task.max_quote_chars)
         if (passage.source_id, quote) in seen:
             continue
@@ -548,10 +550,22 @@ def _distinct(entries: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(entries))
 
 
+def _without_cjk_question_words(text: str) -> str:
+    if _CJK_SPLIT.search(text) is None:
+        return text
+    for word in CJK_QUESTION_WORDS:
+        text = text.replace(word, " ")
+    return text
+
+
 def keyword_query(question: str) -> str:
-    """The question's content words as they were written, stop and question words dropped, once each."""
+    """The question's content words as they were written, stop and question words dropped, once each.
+
+    In CJK text the question words (:data:`CJK_QUESTION_WORDS`: 什么, 哪个, 多久 …) are dropped too:
+    a retriever that matches characters one by one would otherwise rank passages by "什" and "么".
+    """
     words: dict[str, str] = {}
-    for word in _SURFACE.findall(question):
+    for word in _SURFACE.findall(_without_cjk_question_words(question)):
         if word[0] in CJK_STOPWORDS and len(word) == 1:
             continue
         key = word.lower()
