@@ -83,7 +83,8 @@ def test_request_mismatches_are_named(good: Path) -> None:
         "request.json: request.json was changed after the task started; start a new task instead"]
     gone = _copy(good, "gone")
     (gone / "request.json").unlink()
-    assert verify_task(gone) == ["request.json: the directory holds no research task (request.json)"]
+    assert verify_task(gone) == ["request.json: the directory holds a half-made task (no request.json); it "
+                                 "cannot be resumed: start a new task"]
     other = _edited(good, "other", lambda d: d.update(requestId="0" * len(d["requestId"])))
     assert verify_task(other) == ["brief.json belongs to another request than request.json"]
     question = _edited(good, "question", lambda d: d.update(question="A question nobody asked?"))

@@ -17,25 +17,21 @@ import os
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 
 from ..config import RuntimeConfig
 from ..errors import DittoError
+from ..redaction import RedactingFilter, install_redaction
+from ..workflows.research.entries import ENTRIES, ENTRY_SPECS, Entry
 
 __all__ = ["register"]
 
 
-class EntryName(StrEnum):
-    document_search = "document-search"
-    knowledge_base = "knowledge-base"
-    web_search = "web-search"
-    web_read = "web-read"
-    multi_source = "multi-source"
-    rewrite = "rewrite"
-    expand = "expand"
-    source_location = "source-location"
+#: The entries, from the workflow's entry table (one home per entry: the stages and the API read it too).
+EntryName = StrEnum("EntryName", {entry.replace("-", "_"): entry for entry in ENTRIES})  # type: ignore[misc]
+_ENTRIES_EPILOG = "Entries:\n\n" + "\n\n".join(f"{spec.entry}: {spec.summary}" for spec in ENTRY_SPECS.values())
 
 
 class KnowledgeName(StrEnum):
@@ -97,11 +93,13 @@ class _BriefLogFormatter(logging.Formatter):
         return f"{line} ({type(error).__name__}; --verbose shows the traceback)" if error is not None else line
 
 
-def _configure_logging(verbose: bool) -> None:
+def _configure_logging(verbose: bool) -> RedactingFilter:
     handler = logging.StreamHandler(sys.stderr)
     formatter = "%(levelname)s:%(name)s:%(message)s"
     handler.setFormatter(logging.Formatter(formatter) if verbose else _BriefLogFormatter(formatter))
+    guard = install_redaction([handler])  # secrets masked and names escaped in every line, verbose or not
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
+    return guard
 
 
 def _environment() -> dict[str, str]:
@@ -167,13 +165,14 @@ class _Progress:
 def register(app: typer.Typer) -> None:
     """Add ``research`` and ``verify`` to the ``ditto`` command."""
 
-    @app.command()
+    @app.command(epilog=_ENTRIES_EPILOG)
     def research(
-        entry: Annotated[EntryName, typer.Argument(help="Which research entry to run.")],
+        entry: Annotated[EntryName, typer.Argument(help="Which research entry to run (listed below).")],
         more_documents: Annotated[list[Path] | None, typer.Argument(
             help="More document paths after --documents (--documents A B is --documents A --documents B).",
             show_default=False)] = None,
-        question: Annotated[str | None, typer.Option("--question", help="The question (a sample one if omitted).")]
+        question: Annotated[str | None, typer.Option("--question", help="The question (required with your own sources; "
+                                                                    "the entry's sample question otherwise).")]
         = None,
         knowledge: Annotated[KnowledgeName | None, typer.Option("--knowledge", help="Internal, external or both.")]
         = None,
@@ -189,6 +188,8 @@ def register(app: typer.Typer) -> None:
         kb: Annotated[str | None, typer.Option("--kb", help="SQLite FTS5 file, PostgreSQL DSN or target:NAME.")]
         = None,
         memory: Annotated[Path | None, typer.Option("--memory", help="An existing MEMORY SQLite store.")] = None,
+        create_memory: Annotated[bool, typer.Option("--create-memory", help="Make the --memory store if it "
+                                                                            "does not exist.")] = False,
         internal_key: Annotated[list[str] | None, typer.Option("--internal-key", help="Allowed knowledge key.")]
         = None,
         vocabulary: Annotated[Path | None, typer.Option("--vocabulary", help="One query per line.")] = None,
@@ -196,7 +197,10 @@ def register(app: typer.Typer) -> None:
                                                                             "(or the option repeated).")]
         = None,
         url: Annotated[list[str] | None, typer.Option("--url", help="Page to read (web-read; at most 2).")] = None,
-        allowed_origin: Annotated[list[str] | None, typer.Option("--allowed-origin")] = None,
+        allowed_origin: Annotated[list[str] | None, typer.Option(
+            "--allowed-origin", help="An https:// origin web pages may be read from (repeatable). Default: the "
+                                     "origins of the --url pages, or the wiki's own origin for web search; "
+                                     "required with --search-engine brave.")] = None,
         tenant: Annotated[str | None, typer.Option("--tenant")] = None,
         model: Annotated[str | None, typer.Option("--model", help="INFER provider or provider/model: "
                                                                   "builtin:extractive (default), openai or "
@@ -212,7 +216,7 @@ def register(app: typer.Typer) -> None:
         from ..workflows.research import ResearchOptions, run_research
         from .factories import load_worker_factory
 
-        _configure_logging(verbose)
+        redaction = _configure_logging(verbose)
         if more_documents:
             if not documents:
                 raise typer.BadParameter(f"unexpected argument(s): {' '.join(map(str, more_documents))}")
@@ -234,11 +238,17 @@ def register(app: typer.Typer) -> None:
             if sources else None,
             urls=url or None, allowed_origins=allowed_origin or None, tenant=tenant, model=model_ref)
         resuming = directory is not None and (directory / "request.json").exists()
+        if memory is not None and create_memory and not resuming and not os.path.lexists(memory):
+            try:  # an empty file is an empty SQLite store; the library refuses a missing one
+                os.close(os.open(memory, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+            except OSError:
+                raise typer.BadParameter(f"cannot create the MEMORY store {memory}") from None
         if resuming and fields:
             typer.echo(f"a task's request is fixed; these options cannot change it: {', '.join(sorted(fields))} "
                        "(start a new task instead)", err=True)
             raise typer.Exit(2)
         environment = _environment()
+        redaction.watch(environment)  # keys kept in ./.env are secrets too
         workers = [d for spec in worker or [] for d in load_worker_factory(spec, RuntimeConfig())]
         terminal = sys.stderr.isatty() and not as_json
         with _Progress(terminal) as progress:
@@ -246,7 +256,7 @@ def register(app: typer.Typer) -> None:
                                       progress=progress if terminal else None)
             try:
                 task, result = asyncio.run(run_research(
-                    entry.value, None if resuming else fields, directory=directory, base_dir=base_dir,
+                    cast(Entry, entry.value), None if resuming else fields, directory=directory, base_dir=base_dir,
                     options=options, workers=workers, env=environment))
             except DittoError as error:  # ResearchError included: a refused request, a bad configuration
                 typer.echo(json.dumps({"directory": str(directory) if directory else None,

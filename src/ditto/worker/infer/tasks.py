@@ -101,7 +101,7 @@ class ExcerptPassage(DittoModel):
     text: _Text
     #: The web page the passage comes from: passages of one page share it and count together
     #: against ``maxPerSource`` (seed 004: at most 2 passages per page). ``None`` elsewhere.
-    page: Annotated[str, Field(min_length=1, max_length=4096)] | None = None
+    page: Annotated[str, Field(min_length=1, max_length=100_000)] | None = None
     #: Where the passage sits, e.g. a document's heading path ("GREP(1) › OPTIONS"): the model may use it
     #: to judge what the passage is about, never quote it.
     context: Annotated[str, Field(min_length=1, max_length=1000)] | None = None

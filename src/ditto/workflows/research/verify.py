@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from ...errors import describe_validation_error
 from .errors import ResearchError
-from .taskdir import open_task, snapshot_text, task_path
+from .taskdir import check_task_directory, open_task, snapshot_text, task_path
 from .types import Brief
 from .verification import line_range
 
@@ -35,6 +35,12 @@ def verify_task(directory: Path | str) -> list[str]:
     A ``directory`` that is not a usable path raises ``ResearchError`` (``RESEARCH_INVALID_INPUT``).
     """
     root = task_path(directory)
+    try:
+        check_task_directory(root)  # nothing is read through a planted link, not even to hash it
+    except ResearchError as error:
+        return [error.message]
+    except OSError:
+        pass  # a missing folder: said below, as a missing brief
     try:
         data = json.loads((root / "artifacts" / "brief.json").read_text(encoding="utf-8"))
     except FileNotFoundError:
