@@ -153,7 +153,7 @@ async def _in_process(questions: Sequence[Question], corpus: Path, base: Path, t
     for question in questions:
         _, result = await run_research("document-search", {"question": question.question,
                                                            "documents": [str(corpus)]},
-                                       base_dir=base, env={}, options=ResearchOptions(pause_at=None))
+                                       base_dir=base, env={}, options=ResearchOptions())
         brief = json.loads(Path(result.brief).read_text(encoding="utf-8")) if result.brief else None  # noqa: ASYNC240
         rows.append((question, judge(question, brief, corpus)))
     return rows
