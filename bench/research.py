@@ -70,7 +70,7 @@ def readme_task(runs: int, base: Path) -> dict[str, float]:
 async def _in_process(runs: int, base: Path) -> dict[str, float]:
     from ditto.workflows.research import ResearchOptions, run_research
 
-    options = ResearchOptions(pause_at=None)
+    options = ResearchOptions()
     request = {"sources": ["documents", "knowledge"], "knowledge": "both"}
     await run_research("multi-source", request, base_dir=base, env={}, options=options)  # warm imports
     cold, resume = [], []
@@ -79,7 +79,7 @@ async def _in_process(runs: int, base: Path) -> dict[str, float]:
         await run_research("multi-source", request, base_dir=base, env={}, options=options)
         cold.append(time.perf_counter() - started)
         task, _ = await run_research("multi-source", request, base_dir=base, env={},
-                                     options=ResearchOptions(pause_at=None, stop_after="evidence"))
+                                     options=ResearchOptions(stop_after="evidence"))
         started = time.perf_counter()
         _, result = await run_research("multi-source", None, directory=task.directory, env={}, options=options)
         resume.append(time.perf_counter() - started)
@@ -139,7 +139,7 @@ async def scifact(data: Path, claims: int, base: Path) -> dict[str, Any]:
     connection.close()
     hits = no_evidence = other = 0
     seconds = []
-    options = ResearchOptions(pause_at=None)
+    options = ResearchOptions()
     for _, text, relevant in selected:
         started = time.perf_counter()
         _, result = await run_research("knowledge-base", {"question": text, "kb": str(kb), "knowledge": "external"},

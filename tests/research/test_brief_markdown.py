@@ -203,7 +203,8 @@ def test_brief_md_reads_in_order_for_people(finished: Path) -> None:
         assert "\n".join(quote_block(item.quote)) in markdown
         assert f"SHA-256 {item.snapshot_sha256}, saved in snapshots/{item.snapshot_sha256}/" in markdown
     assert f"- {inline(brief.queries[0].text)} (chosen by the model)" in markdown
-    assert "- Document: evidence, 3 hit(s), 2 excerpt(s)" in markdown
+    document = next(item for item in brief.coverage if item.source == "document")
+    assert f"- Document: evidence, {document.hits} hit(s), {document.evidence} excerpt(s)" in markdown
     assert "None: every requested source was read." in markdown
 
 

@@ -222,8 +222,8 @@ def test_every_cap_is_reported(tmp_path: Path) -> None:
 
 
 def test_long_lines_and_the_passage_cap_are_reported(tmp_path: Path) -> None:
-    """WF-12, issue 16 item 8: a line over 4,000 characters (searched only up to there) and the passage cap are
-    notes, never silent."""
+    """WF-12, issue 16 item 8, issue 17 item 1: a line over 1,000 characters is cut into passages (searched
+    to its end, so there is nothing to note), and the passage cap is a note, never silent."""
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "long.md").write_text("Backups " + "z" * 5000 + "\n", encoding="utf-8")
@@ -232,10 +232,11 @@ def test_long_lines_and_the_passage_cap_are_reported(tmp_path: Path) -> None:
     provider = DocumentSearchProvider([docs], save_snapshot=save, limits=WalkLimits(max_passages=10))  # type: ignore[arg-type]
     _search(provider, "para")
     assert provider.report.notes == [
-        f"{docs / 'long.md'}: lines longer than 4000 characters are searched only up to their first 4000 "
-        "characters",
         f"passage cap reached: only the first 10 passages are searched; the rest of {docs / 'many.md'} and "
         "later files are not"]
+    whole = DocumentSearchProvider([docs / "long.md"], save_snapshot=save)  # type: ignore[arg-type]
+    assert "".join(_search(whole, "Backups")) == "Backups"
+    assert sum(len(text) for text in _search(whole, "z" * 1000)) == 5000  # to the end of the line
 
 
 _NAMES = st.text(st.characters(blacklist_characters="/\x00", blacklist_categories=("Cs",)), min_size=1,

@@ -34,27 +34,50 @@ is about ``long``, ``backup`` and ``kept``, not ``how``.
 from __future__ import annotations
 
 import itertools
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from ...text import CJK_CLASS, CJK_STOPWORDS, ENGLISH_STOPWORDS, TextAnalyzer, score_documents
-from .tasks import Excerpt, ExcerptTask, QueryTask
+from .tasks import (
+    MAX_ANSWER_SENTENCES,
+    MAX_QUOTE_CHARS,
+    AnswerSentence,
+    AnswerTask,
+    Excerpt,
+    ExcerptPassage,
+    ExcerptTask,
+    QueryTask,
+)
 
 __all__ = [
+    "CJK_QUESTION_WORDS",
     "FOLLOW_UP_SHARE",
+    "GATE_STOPWORDS",
+    "MAX_RUN_SENTENCES",
+    "MAX_SENTENCE_CHARS",
+    "MIN_MATCHED_TERMS",
+    "MIN_QUOTE_CHARS",
     "PASSAGE_WEIGHT",
     "QUESTION_STOPWORDS",
     "RANK_WEIGHT",
+    "RELEVANCE_THRESHOLD",
+    "STRONG_MATCH_SHARE",
+    "STRONG_MATCH_TERMS",
+    "Relevance",
     "ScoredSentence",
     "Sentence",
     "analyze",
     "answer_chat",
+    "answer_question",
     "choose_excerpts",
     "choose_queries",
     "excerpt_candidates",
+    "gate_terms",
     "keyword_query",
+    "passage_relevance",
     "sentence_texts",
     "split_sentences",
 ]
@@ -82,26 +105,75 @@ RANK_WEIGHT: Final = 1.5
 FOLLOW_UP_SHARE: Final = 0.5
 #: Sentences a plain chat answer quotes at most.
 CHAT_SENTENCES: Final = 3
+#: The relevance gate: a passage is evidence only when it holds at least this IDF-weighted share of
+#: the question's content terms (chosen on the training questions of bench/research_realdocs.py).
+RELEVANCE_THRESHOLD: Final = 0.5
+#: ... and at least this many distinct ones (or all of them, when the question has fewer).
+MIN_MATCHED_TERMS: Final = 2
+#: ... or at least this many distinct ones and :data:`STRONG_MATCH_SHARE` of the threshold (chosen on the
+#: same training questions and on SciFact train, whose long claims share their core with the abstract).
+STRONG_MATCH_TERMS: Final = 3
+STRONG_MATCH_SHARE: Final = 0.4
+#: A quote is a run of at most this many whole sentences.
+MAX_RUN_SENTENCES: Final = 3
+#: A run shorter than this takes the next sentence along (a tag or a lead-in says nothing alone).
+MIN_QUOTE_CHARS: Final = 20
+#: Words of a question that say what kind of answer is wanted; the relevance gate does not count them.
+GATE_STOPWORDS: Final = frozenset({"often", "long", "frequently", "exactly", "usually", "typically", "generally",
+                                   "actually", "really", "kind", "way"})
+#: Chinese question words: what kind of answer is wanted, not what it is about.
+CJK_QUESTION_WORDS: Final = ("做什么", "干什么", "有什么", "是什么", "为什么", "什么", "哪个", "哪些", "哪里",
+                             "哪儿", "哪", "多少", "多久", "多长", "怎么样", "怎么", "怎样", "如何", "是否", "是不是",
+                             "谁", "吗", "呢")
 
 _ANALYZER = TextAnalyzer(stopwords=ENGLISH_STOPWORDS | QUESTION_STOPWORDS, stemmer="english", cjk="unigram")
 _STOPWORDS: Final = ENGLISH_STOPWORDS | QUESTION_STOPWORDS
 
-#: A sentence ends after . ! ? (then whitespace), after CJK full stops, or at a line break.
-_BOUNDARY = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s)|[。！？；]+[”’」』）]*|\n")
-_NEXT_WORD = re.compile(r"\s+(\w)")
-_LAST_WORD = re.compile(r"(?:^|[\s(\[])([^\W\d_]+(?:\.[^\W\d_]+)*)$")
 #: Words a full stop follows without ending the sentence (compared lower-case, without the final stop).
 _ABBREVIATIONS: Final = frozenset({
     "e.g", "i.e", "al", "etc", "vs", "cf", "fig", "figs", "eq", "eqs", "ref", "refs", "vol", "pp",
     "approx", "ca", "dr", "mr", "mrs", "ms", "prof", "st", "jr", "sr", "inc", "ltd", "co", "corp", "dept",
     "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "u.s", "u.k",
 })
+_GATE_STOPWORDS: Final = frozenset(_ANALYZER.analyze(" ".join(GATE_STOPWORDS))) | GATE_STOPWORDS
+#: Where a question's clauses part: commas, semicolons, "and"/"or", Chinese enumeration commas.
+_CLAUSE = re.compile(r"[,;:，；：、]|\b(?:and|or)\b|以及|还有|并且|和")
+_CJK_SPLIT = re.compile(f"([{CJK_CLASS}]+)")
+_CJK_STOP_SPLIT = re.compile("[" + "".join(sorted(word for word in CJK_STOPWORDS if len(word) == 1)) + r"\s]+")
 _SURFACE = re.compile(f"[{CJK_CLASS}]+|[^\\W_{CJK_CLASS}]+(?:['’][^\\W_{CJK_CLASS}]+)*")
 
 
+#: Characters after which a sentence may end, and the closers that stay with it.
+_BOUNDARY = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s|$)|[。！？；]+[”’」』）]*|\n")
+_NEXT_WORD = re.compile(r"\s+(\w)")
+_LAST_WORD = re.compile(r"(?:^|[\s(\[])([^\W\d_]+(?:\.[^\W\d_]+)*)$")
+#: A line that starts a list item: a bullet or a number with ``.``/``)``, then a space.
+_ITEM = re.compile(r"[ \t]*(?:[-*+•·‣◦]|\d{1,3}[.)])[ \t]+\S")
+#: A Markdown heading or a rule line: it never runs on into the next line.
+_MARKUP_LINE = re.compile(r"[ \t]{0,3}(?:#{1,6}(?:[ \t]|$)|(?:=+|-+|\*+|_+|`{3,}.*|~{3,}.*)[ \t]*$)")
+#: A sentence that runs longer than this over line breaks is cut at line ends (a table or a synopsis
+#: has no full stops; a quote of forty lines is not a sentence).
+MAX_SENTENCE_CHARS: Final = 400
+#: Hyphenation at a line end (groff's U+2010 or a soft hyphen): the word continues on the next line.
+_HYPHENATED = re.compile(r"(?<=[^\W\d_])[\u2010\u00ad]\r?\n[ \t]*(?=[^\W\d_])")
+#: A command-line option: "-p", "-0", "--parents" (after white space, an opening bracket or the start).
+_OPTION = re.compile(r"(?<![^\s(\[,])--?[A-Za-z0-9][A-Za-z0-9-]{0,30}(?![\w-])")
+_WRAPPED_HYPHEN = re.compile(r"(?<=[^\W\d_]-)\r?\n[ \t]*(?=[^\W\d_])")
+
+
 def analyze(text: str) -> list[str]:
-    """The built-in model's terms of ``text`` (stemmed, stop words and question words dropped)."""
-    return _ANALYZER.analyze(text)
+    """The built-in model's terms of ``text`` (stemmed, stop words and question words dropped).
+
+    A word hyphenated at a line end ("ex‐\\nclude") is one word again before analysis, and
+    command-line options ("-p", "--parents", "-0") are terms as written (case kept: ``-S`` is
+    not ``-s``), because "what does -p do?" is about ``-p``.
+    """
+    if "\n" in text:
+        text = _WRAPPED_HYPHEN.sub("", _HYPHENATED.sub("", text))
+    terms = _ANALYZER.analyze(text)
+    if "-" in text:
+        terms.extend(_OPTION.findall(text))
+    return terms
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,16 +185,83 @@ class Sentence:
 
 
 def split_sentences(text: str) -> list[Sentence]:
-    """Sentence spans of ``text``: cut after . ! ? + space, CJK full stops and line breaks, trimmed."""
+    """Sentence spans of ``text``, trimmed, in order.
+
+    A sentence ends after ``. ! ?`` (and closing quotes/brackets) before white space or the
+    end, after ``。！？；``, at a blank line, and at a line break that the layout makes a
+    boundary (the next line is a list item or less indented, or either line is a heading or
+    a rule). Any other line break is hard wrapping: the sentence runs on, so
+    "…1 if no lines were selected, and 2 if\\n       an error occurred." is one sentence.
+    A sentence longer than :data:`MAX_SENTENCE_CHARS` that spans lines is cut at line ends.
+    """
     spans: list[Sentence] = []
     begin = 0
     for match in _BOUNDARY.finditer(text):
-        if _abbreviation(text, match):
+        if match.group().startswith(".."):
+            continue  # an ellipsis: a synopsis's "[FILE...]", "package-file..." repeats, it does not end
+        if match.group() == "\n":
+            if not _line_break_ends(text, match.start()):
+                continue
+        elif _abbreviation(text, match):
             continue
-        _append_trimmed(text, begin, match.end(), spans)
+        _append_sentence(text, begin, match.end(), spans)
         begin = match.end()
-    _append_trimmed(text, begin, len(text), spans)
+    _append_sentence(text, begin, len(text), spans)
     return spans
+
+
+def _line_bounds(text: str, newline: int) -> tuple[str, str]:
+    """The line that ends at ``newline`` and the line after it (without their line breaks)."""
+    head = text.rfind("\n", 0, newline) + 1
+    tail = text.find("\n", newline + 1)
+    return text[head:newline], text[newline + 1:tail if tail >= 0 else len(text)]
+
+
+def _indent(line: str) -> int:
+    return len(line.expandtabs(8)) - len(line.expandtabs(8).lstrip())
+
+
+def _line_break_ends(text: str, newline: int) -> bool:
+    """Whether the line break at ``newline`` ends a sentence (layout), not just wraps it."""
+    line, following = _line_bounds(text, newline)
+    if not line.strip() or not following.strip():
+        return True  # a blank line ends a paragraph
+    if _MARKUP_LINE.match(line) or _MARKUP_LINE.match(following):
+        return True
+    if _ITEM.match(following):
+        return True
+    here, there = _indent(line), _indent(following)
+    if there < here:
+        return True
+    # A short title at the margin over an indented body (a man page's "OPTIONS", a plain-text
+    # README's "Installation") is a heading; an option tag such as "-c, --count" runs on into its body.
+    # The first line of a text has lost its indentation to trimming (a passage starts at its first
+    # character), so it is never taken for a title.
+    title = line.strip()
+    return (text.rfind("\n", 0, newline) >= 0 and here <= 3 and there > here and len(title) <= 60 and title[0].isalpha()
+            and title[-1] not in ".,;:!?")
+
+
+def _append_sentence(text: str, start: int, end: int, spans: list[Sentence]) -> None:
+    """Append ``text[start:end]`` trimmed; a long one spanning lines is cut at its line ends."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if end <= start:
+        return
+    if end - start <= MAX_SENTENCE_CHARS or text.find("\n", start, end) < 0:
+        spans.append(Sentence(start, end))
+        return
+    piece = start
+    while piece < end:
+        limit = piece + MAX_SENTENCE_CHARS
+        cut = text.rfind("\n", piece, min(limit, end)) if limit < end else end
+        if cut <= piece:
+            cut = text.find("\n", limit, end)
+            cut = end if cut < 0 else cut
+        _append_trimmed(text, piece, cut, spans)
+        piece = cut
 
 
 def _abbreviation(text: str, match: re.Match[str]) -> bool:
@@ -193,7 +332,7 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
     owners = [(index, span) for index, passage_spans in enumerate(spans) for span in passage_spans]
     texts = [task.passages[index].text[span.start:span.end] for index, span in owners]
     sentence_scores = score_documents(question, [analyze(text) for text in texts])
-    passage_scores = _normalised(score_documents(question, [analyze(p.text) for p in task.passages]))
+    passage_scores = _normalised(score_documents(question, [analyze(_with_context(p)) for p in task.passages]))
     sentence_norm = _normalised(sentence_scores)
     candidates = []
     for position, ((index, span), raw) in enumerate(zip(owners, sentence_scores, strict=True)):
@@ -209,22 +348,152 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
     return candidates
 
 
+def _with_context(passage: ExcerptPassage) -> str:
+    """The passage as a whole is judged together with where it sits (its headings); only its own
+    sentences are ever quoted."""
+    return f"{passage.context}\n{passage.text}" if passage.context else passage.text
+
+
 def sentence_texts(task: ExcerptTask) -> list[str]:
     """Every sentence of every passage, in the order ``similarities`` must follow."""
     return [passage.text[span.start:span.end] for passage in task.passages for span in split_sentences(passage.text)]
 
 
+@dataclass(frozen=True, slots=True)
+class Relevance:
+    """How much of the question a passage is about: the IDF-weighted share of the question's
+    content terms it contains (``coverage``, 0–1) and how many distinct ones (``matched``)."""
+
+    coverage: float
+    matched: int
+    terms: int
+
+    def passes(self, threshold: float = RELEVANCE_THRESHOLD, min_terms: int = MIN_MATCHED_TERMS) -> bool:
+        """Whether the passage is about the question: ``threshold`` of its weight with at least
+        ``min_terms`` distinct terms (one shared word is never enough when the question has two or
+        more), or :data:`STRONG_MATCH_TERMS` distinct terms and :data:`STRONG_MATCH_SHARE` of the
+        threshold (a long question — a scientific claim — is answered by a passage that shares its
+        core, not every incidental word; three distinct shared words are rarely chance)."""
+        if self.terms == 0:
+            return False
+        if self.coverage >= threshold and self.matched >= min(min_terms, self.terms):
+            return True
+        return self.matched >= STRONG_MATCH_TERMS and self.coverage >= STRONG_MATCH_SHARE * threshold
+
+
+def gate_terms(text: str) -> list[str]:
+    """The terms the relevance gate counts: the model's analysed terms for non-CJK text, and for
+    CJK text character bigrams (runs split at function characters and question words, a lone
+    character kept), because single characters say too little in Chinese ("杯" is in "杯子")."""
+    terms: list[str] = []
+    for index, part in enumerate(_CJK_SPLIT.split(text)):
+        if not part:
+            continue
+        if index % 2 == 0:
+            terms.extend(analyze(part))
+            continue
+        for word in CJK_QUESTION_WORDS:
+            part = part.replace(word, " ")
+        for chunk in _CJK_STOP_SPLIT.split(part):
+            chunk = chunk.strip()
+            if len(chunk) == 1:
+                terms.append(chunk)
+            terms.extend(chunk[i:i + 2] for i in range(len(chunk) - 1))
+    return terms
+
+
+def passage_relevance(question: str, passages: Sequence[str]) -> list[Relevance]:
+    """The :class:`Relevance` of each passage to ``question``.
+
+    A term's weight is its smoothed IDF among ``passages``, ``ln(1 + (N + 1) / (max(df, 1) + 1))``: a
+    term one passage (or none) contains weighs most, one every passage contains least (it is what
+    the retriever matched on); a term no passage contains weighs like a rare one, not more, so one
+    generic word ("the *rules* for backups") cannot veto passages that are about the rest. Words
+    that only say what kind of answer is wanted (:data:`GATE_STOPWORDS`: "how *often*", "how
+    *long*") are not counted. A question of several
+    parts ("When does the export run, how long is it kept and who owns it?") is as well answered by
+    a passage about one part: the coverage is the best of the whole question and of each clause
+    with at least :data:`MIN_MATCHED_TERMS` terms; ``matched`` counts the whole question's terms.
+    """
+    wanted = _gate_question_terms(question)
+    clauses = [terms for terms in map(_gate_question_terms, _CLAUSE.split(question))
+               if len(terms) >= MIN_MATCHED_TERMS and len(terms) < len(wanted)]
+    present = [set(gate_terms(text)) for text in passages]
+    total = len(passages)
+    weights = {}
+    for term in wanted:
+        frequency = sum(1 for terms in present if term in terms)
+        weights[term] = math.log(1 + (total + 1) / (max(frequency, 1) + 1))
+    result = []
+    for terms in present:
+        hits = [term for term in wanted if term in terms]
+        coverage = max((_covered(part, terms, weights) for part in (wanted, *clauses)), default=0.0)
+        result.append(Relevance(coverage, len(hits), len(wanted)))
+    return result
+
+
+def _gate_question_terms(text: str) -> list[str]:
+    return [term for term in dict.fromkeys(gate_terms(text)) if term not in _GATE_STOPWORDS]
+
+
+def _covered(wanted: Sequence[str], present: set[str], weights: Mapping[str, float]) -> float:
+    whole = sum(weights.get(term, 0.0) for term in wanted)
+    return sum(weights.get(term, 0.0) for term in wanted if term in present) / whole if whole > 0 else 0.0
+
+
+def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[str], limit: int) -> tuple[int, int]:
+    """The smallest run of whole sentences around ``spans[index]`` that carries what it can of the
+    question: a neighbour joins when it holds question terms the run lacks, or when the run is
+    too short to say anything (an option tag, "Exit status:"); at most
+    :data:`MAX_RUN_SENTENCES`, within ``limit`` characters. Returns the run's offsets."""
+    low = high = index
+    covered = set(analyze(text[spans[index].start:spans[index].end])) & wanted
+    while high - low + 1 < MAX_RUN_SENTENCES:
+        best: tuple[int, int] | None = None  # (gain, neighbour)
+        for neighbour in (high + 1, low - 1):  # the next sentence first: answers follow their subject
+            if not 0 <= neighbour < len(spans):
+                continue
+            first, last = min(low, neighbour), max(high, neighbour)
+            if spans[last].end - spans[first].start > limit:
+                continue
+            gain = len(set(analyze(text[spans[neighbour].start:spans[neighbour].end])) & wanted - covered)
+            if best is None or gain > best[0]:
+                best = (gain, neighbour)
+        if best is None:
+            break
+        gain, neighbour = best
+        short = spans[high].end - spans[low].start < MIN_QUOTE_CHARS
+        if gain == 0 and not (short and neighbour == high + 1):
+            break
+        covered |= set(analyze(text[spans[neighbour].start:spans[neighbour].end])) & wanted
+        low, high = min(low, neighbour), max(high, neighbour)
+    return spans[low].start, spans[high].end
+
+
 def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT,
                     rank_weight: float = RANK_WEIGHT, similarities: Sequence[float] | None = None,
-                    embedding_weight: float = 0.0) -> list[Excerpt]:
-    """The verbatim quotes that best answer ``task.question``; ``[]`` when no passage shares a term."""
-    chosen: list[Excerpt] = []
-    per_source: dict[str, int] = {}
-    seen: set[tuple[str, str]] = set()
+                    embedding_weight: float = 0.0, relevance_threshold: float = RELEVANCE_THRESHOLD
+                    ) -> list[Excerpt]:
+    """The verbatim quotes that best answer ``task.question``: runs of whole sentences, at most
+    ``maxPerSource`` per source and per page, ``maxExcerpts`` in all; ``[]`` when no passage is
+    about the question (see :class:`Relevance`)."""
+    if task.max_excerpts == 0 or task.max_per_source == 0:
+        return []
     candidates = excerpt_candidates(task, passage_weight=passage_weight, rank_weight=rank_weight,
                                     similarities=similarities, embedding_weight=embedding_weight)
-    if not candidates or task.max_excerpts == 0 or task.max_per_source == 0:
+    if not candidates:
         return []
+    relevance = passage_relevance(task.question, [_with_context(passage) for passage in task.passages])
+    candidates = [c for c in candidates if relevance[c.passage].passes(relevance_threshold)]
+    if not candidates:
+        return []  # nothing shown is about the question: no evidence, not the nearest words
+    wanted = set(analyze(task.question))
+    spans = {index: split_sentences(task.passages[index].text) for index in {c.passage for c in candidates}}
+    chosen: list[Excerpt] = []
+    taken: dict[int, list[tuple[int, int]]] = {}
+    per_source: dict[str, int] = {}
+    per_page: dict[str, int] = {}
+    seen: set[tuple[str, str]] = set()
     best = candidates[0].score
     for candidate in candidates:
         if len(chosen) >= task.max_excerpts:
@@ -232,25 +501,84 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
         if chosen and (candidate.score < FOLLOW_UP_SHARE * best or candidate.lexical < FOLLOW_UP_SHARE):
             continue  # a weak match is noise, not evidence, even inside the best passage
         passage = task.passages[candidate.passage]
-        if per_source.get(passage.source_id, 0) >= task.max_per_source:
+        if per_source.get(passage.source_id, 0) >= task.max_per_source or (
+                passage.page is not None and per_page.get(passage.page, 0) >= task.max_per_source):
             continue
-        quote = _cut(passage.text, candidate.sentence, task.max_quote_chars)
+        if any(start < candidate.sentence.end and candidate.sentence.start < end
+               for start, end in taken.get(candidate.passage, ())):
+            continue  # already quoted as part of a run
+        passage_spans = spans[candidate.passage]
+        position = passage_spans.index(candidate.sentence)
+        start, end = _sentence_run(passage.text, passage_spans, position, wanted, task.max_quote_chars)
+        if end - start > task.max_quote_chars or any(first < end and start < last
+                                                     for first, last in taken.get(candidate.passage, ())):
+            start, end = candidate.sentence.start, candidate.sentence.end  # the sentence alone, never a repeat
+        quote = _cut(passage.text, Sentence(start, end), task.max_quote_chars)
         if (passage.source_id, quote) in seen:
             continue
         seen.add((passage.source_id, quote))
+        taken.setdefault(candidate.passage, []).append((start, start + len(quote)))
         per_source[passage.source_id] = per_source.get(passage.source_id, 0) + 1
+        if passage.page is not None:
+            per_page[passage.page] = per_page.get(passage.page, 0) + 1
         chosen.append(Excerpt(source_id=passage.source_id, quote=quote))
     return chosen
+
+
+def answer_question(task: AnswerTask) -> list[AnswerSentence]:
+    """1–:data:`~ditto.worker.infer.tasks.MAX_ANSWER_SENTENCES` sentences copied verbatim from the
+    evidence quotes, most relevant first, each citing every evidence item whose quote holds it.
+
+    Sentences are scored with BM25 against the question; after the first, a sentence must reach
+    :data:`FOLLOW_UP_SHARE` of the best. When no sentence shares a term with the question (the
+    evidence was chosen for it all the same), the first sentence of the first evidence stands.
+    """
+    if not task.evidence:
+        return []
+    sentences: list[tuple[int, str]] = []
+    for number, item in enumerate(task.evidence):
+        for span in split_sentences(item.quote):
+            sentences.append((number, _cut(item.quote, span, MAX_QUOTE_CHARS)))
+    if not sentences:
+        return []
+    question = analyze(task.question)
+    scores = score_documents(question, [analyze(text) for _, text in sentences]) if question else [0.0] * len(
+        sentences)
+    order = sorted(range(len(sentences)), key=lambda i: (-scores[i], sentences[i][0], i))
+    best = scores[order[0]]
+    picked: list[str] = []
+    for index in order:
+        text = sentences[index][1]
+        if len(picked) >= MAX_ANSWER_SENTENCES:
+            break
+        if picked and (scores[index] <= 0 or scores[index] < FOLLOW_UP_SHARE * best):
+            break
+        if text not in picked:
+            picked.append(text)
+    return [AnswerSentence(text=text, evidence=tuple(item.id for item in task.evidence if text in item.quote))
+            for text in picked]
 
 
 def _distinct(entries: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(entries))
 
 
+def _without_cjk_question_words(text: str) -> str:
+    if _CJK_SPLIT.search(text) is None:
+        return text
+    for word in CJK_QUESTION_WORDS:
+        text = text.replace(word, " ")
+    return text
+
+
 def keyword_query(question: str) -> str:
-    """The question's content words as they were written, stop and question words dropped, once each."""
+    """The question's content words as they were written, stop and question words dropped, once each.
+
+    In CJK text the question words (:data:`CJK_QUESTION_WORDS`: 什么, 哪个, 多久 …) are dropped too:
+    a retriever that matches characters one by one would otherwise rank passages by "什" and "么".
+    """
     words: dict[str, str] = {}
-    for word in _SURFACE.findall(question):
+    for word in _SURFACE.findall(_without_cjk_question_words(question)):
         if word[0] in CJK_STOPWORDS and len(word) == 1:
             continue
         key = word.lower()

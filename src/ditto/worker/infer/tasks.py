@@ -9,7 +9,7 @@ and answers the same shape from lexical scores. Either way the answer goes
 through the same schema validation, and the workflow then checks what a
 schema cannot (vocabulary membership, verbatim quotes, known source ids).
 
-Two tasks:
+Three tasks:
 
 ``choose_queries``
     pick ``minQueries``–``maxQueries`` distinct search queries for ``question``;
@@ -18,8 +18,15 @@ Two tasks:
 ``choose_excerpts``
     pick at most ``maxExcerpts`` verbatim quotes (each ≤ ``maxQuoteChars``
     characters, at most ``maxPerSource`` per source) from ``passages`` that
-    answer ``question``; ``[]`` when none does. Answer
+    answer ``question``; ``[]`` when none does. Passages of one web page share a
+    ``page``: at most ``maxPerSource`` quotes per page too. Answer
     ``{"excerpts": [{"sourceId": str, "quote": str}, ...]}``.
+``answer_question``
+    answer ``question`` in 1–3 sentences from the verified ``evidence``
+    (``[{"id", "quote"}]``), most relevant first, each sentence citing the
+    evidence ids it rests on. Answer
+    ``{"sentences": [{"text": str, "evidence": [id, ...]}, ...]}``; the
+    built-in model copies each sentence verbatim from a cited quote.
 
 Example::
 
@@ -41,11 +48,18 @@ from pydantic import Field, ValidationError
 from ...contracts import DittoModel
 
 __all__ = [
+    "ANSWER_CHOICE_SCHEMA",
+    "ANSWER_QUESTION",
     "CHOOSE_EXCERPTS",
     "CHOOSE_QUERIES",
     "EXCERPT_CHOICE_SCHEMA",
+    "MAX_ANSWER_SENTENCES",
     "MAX_QUOTE_CHARS",
     "QUERY_CHOICE_SCHEMA",
+    "AnswerChoice",
+    "AnswerEvidence",
+    "AnswerSentence",
+    "AnswerTask",
     "Excerpt",
     "ExcerptChoice",
     "ExcerptPassage",
@@ -60,6 +74,9 @@ __all__ = [
 
 CHOOSE_QUERIES: Final = "choose_queries"
 CHOOSE_EXCERPTS: Final = "choose_excerpts"
+ANSWER_QUESTION: Final = "answer_question"
+#: An answer has at most this many sentences.
+MAX_ANSWER_SENTENCES: Final = 3
 #: The longest quote a brief may carry (seed 004: ≤ 1000 characters per passage).
 MAX_QUOTE_CHARS: Final = 1000
 
@@ -82,6 +99,12 @@ class ExcerptPassage(DittoModel):
 
     source_id: Annotated[str, Field(min_length=1, max_length=512)]
     text: _Text
+    #: The web page the passage comes from: passages of one page share it and count together
+    #: against ``maxPerSource`` (seed 004: at most 2 passages per page). ``None`` elsewhere.
+    page: Annotated[str, Field(min_length=1, max_length=100_000)] | None = None
+    #: Where the passage sits, e.g. a document's heading path ("GREP(1) › OPTIONS"): the model may use it
+    #: to judge what the passage is about, never quote it.
+    context: Annotated[str, Field(min_length=1, max_length=1000)] | None = None
 
 
 class ExcerptTask(DittoModel):
@@ -95,7 +118,22 @@ class ExcerptTask(DittoModel):
     max_per_source: _Count = 2
 
 
-ResearchTask = QueryTask | ExcerptTask
+class AnswerEvidence(DittoModel):
+    """One verified evidence item the answer may cite: its id and its verbatim quote."""
+
+    id: Annotated[str, Field(min_length=1, max_length=64)]
+    quote: _Text
+
+
+class AnswerTask(DittoModel):
+    """Answer a question in 1–3 sentences from verified evidence, citing evidence ids."""
+
+    task: Literal["answer_question"] = ANSWER_QUESTION
+    question: _Text
+    evidence: tuple[AnswerEvidence, ...] = Field(max_length=100)
+
+
+ResearchTask = QueryTask | ExcerptTask | AnswerTask
 
 
 class QueryChoice(DittoModel):
@@ -113,6 +151,19 @@ class ExcerptChoice(DittoModel):
     """The answer to an :class:`ExcerptTask`."""
 
     excerpts: tuple[Excerpt, ...]
+
+
+class AnswerSentence(DittoModel):
+    """One sentence of an answer and the ids of the evidence it rests on."""
+
+    text: str
+    evidence: tuple[str, ...]
+
+
+class AnswerChoice(DittoModel):
+    """The answer to an :class:`AnswerTask` (``[]`` only when there is no evidence to answer from)."""
+
+    sentences: tuple[AnswerSentence, ...]
 
 
 #: JSON Schema of a :class:`QueryChoice` answer (vocabulary membership is checked by the workflow).
@@ -148,6 +199,29 @@ EXCERPT_CHOICE_SCHEMA: Final[Mapping[str, Any]] = {
     "additionalProperties": False,
 }
 
+#: JSON Schema of an :class:`AnswerChoice` answer (citations and wording are checked by the workflow).
+ANSWER_CHOICE_SCHEMA: Final[Mapping[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "sentences": {
+            "type": "array",
+            "maxItems": MAX_ANSWER_SENTENCES,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "text": {"type": "string", "minLength": 1, "maxLength": MAX_QUOTE_CHARS},
+                    "evidence": {"type": "array", "minItems": 1, "maxItems": 100,
+                                 "items": {"type": "string", "minLength": 1, "maxLength": 64}},
+                },
+                "required": ["text", "evidence"],
+                "additionalProperties": False,
+            },
+        },
+    },
+    "required": ["sentences"],
+    "additionalProperties": False,
+}
+
 _INSTRUCTIONS: Final = {
     CHOOSE_QUERIES: (
         "You choose search queries. The user message is a JSON task with a question, an optional "
@@ -157,11 +231,21 @@ _INSTRUCTIONS: Final = {
     ),
     CHOOSE_EXCERPTS: (
         "You choose evidence. The user message is a JSON task with a question and passages, each with a "
-        "sourceId. Quote the sentences that answer the question, copied verbatim (same characters, same "
-        "spacing) from one passage, each quote at most maxQuoteChars characters, at most maxPerSource "
-        "quotes per source and maxExcerpts in all. Never paraphrase, never invent a sourceId. If no "
-        "passage answers the question, answer with an empty list. Answer only with JSON: "
-        "{\"excerpts\": [{\"sourceId\": \"...\", \"quote\": \"...\"}]}."
+        "sourceId (and, for web text, the page it comes from; for documents, the headings it sits under "
+        "as context, which tells what the passage is about but may not be quoted). Quote whole sentences "
+        "that answer the question, copied verbatim from one passage (same characters, same spacing, line breaks kept), "
+        "each quote at most maxQuoteChars characters. At most maxPerSource quotes from one sourceId and "
+        "at most maxPerSource from one page; at most maxExcerpts in all. Never paraphrase, never invent a "
+        "sourceId. A passage that only shares words with the question does not answer it: when none of "
+        "the passages answers the question, return an empty excerpt list, {\"excerpts\": []}. Answer "
+        "only with JSON: {\"excerpts\": [{\"sourceId\": \"...\", \"quote\": \"...\"}]}."
+    ),
+    ANSWER_QUESTION: (
+        "You answer from evidence. The user message is a JSON task with a question and evidence items, "
+        "each with an id and a verbatim quote. Answer the question in 1 to 3 short sentences, most "
+        "relevant first, using only what the quotes say; each sentence lists the ids of the evidence "
+        "items it rests on. Do not add facts the quotes do not state. Answer only with JSON: "
+        "{\"sentences\": [{\"text\": \"...\", \"evidence\": [\"e1\"]}]}."
     ),
 }
 
@@ -176,6 +260,8 @@ def response_format(task: ResearchTask) -> dict[str, Any]:
     """The OpenAI-style ``response_format`` asking for the answer's JSON Schema."""
     if task.task == CHOOSE_QUERIES:
         name, schema = "ditto_research_queries", QUERY_CHOICE_SCHEMA
+    elif task.task == ANSWER_QUESTION:
+        name, schema = "ditto_research_answer", ANSWER_CHOICE_SCHEMA
     else:
         name, schema = "ditto_research_excerpts", EXCERPT_CHOICE_SCHEMA
     return {"type": "json_schema", "json_schema": {"name": name, "schema": dict(schema), "strict": True}}
@@ -199,6 +285,8 @@ def parse_task(messages: Sequence[Mapping[str, Any]]) -> ResearchTask | None:
                 return QueryTask.model_validate(data)
             if kind == CHOOSE_EXCERPTS:
                 return ExcerptTask.model_validate(data)
+            if kind == ANSWER_QUESTION:
+                return AnswerTask.model_validate(data)
         except ValidationError:
             return None
         return None

@@ -26,7 +26,8 @@ class Passage(DittoModel):
     """A piece of a snapshot shown to the model under ``id``; ``text == snapshot_text[start:end]``.
 
     ``page`` groups a web page's passages (the per-page excerpt limit);
-    ``found_by`` lists every query that found it, ``query`` the first.
+    ``found_by`` lists every query that found it, ``query`` the first;
+    ``context`` is where it sits (a document's heading path), shown to the model, never quoted.
     """
 
     id: str
@@ -40,6 +41,7 @@ class Passage(DittoModel):
     found_by: tuple[str, ...]
     locator: dict[str, Any] | None = None
     page: str | None = None
+    context: str | None = None
 
     def with_query(self, query: str) -> Passage:
         """The same passage, also found by ``query``."""

@@ -1,8 +1,8 @@
 """``builtin:extractive``: the default model, offline and deterministic (INF-3, WF-11).
 
 It reads the chat the way :mod:`ditto.worker.infer.tasks` poses it: when the last
-user message is a ``choose_queries`` or ``choose_excerpts`` task it answers that
-task's JSON (:mod:`ditto.worker.infer.extractive` makes the choices); otherwise it
+user message is a ``choose_queries``, ``choose_excerpts`` or ``answer_question`` task
+it answers that task's JSON (:mod:`ditto.worker.infer.extractive` makes the choices); otherwise it
 answers a plain chat with the sentences of earlier messages that best match the
 question. Answers are the JSON text a hosted model would write and go through
 the SDK's schema validation like any other. No network, no key, no randomness:
@@ -15,7 +15,8 @@ is added to its lexical score with weight ``embedding_weight``.
 
 Model options (``ModelConfig.options``): ``passageWeight``, ``rankWeight`` and
 ``embeddingWeight`` (finite numbers in [0, 10]) override the constructor's weights
-for one call.
+for one call; ``relevanceThreshold`` (a number in [0, 1]) the relevance gate under
+which a passage is not evidence (0 quotes any passage that shares a term).
 """
 
 from __future__ import annotations
@@ -28,8 +29,17 @@ from typing import Any, Final
 from ....contracts import js_json_dumps
 from ....errors import InvalidArgumentError
 from ....signal import CancelSignal
-from ..extractive import PASSAGE_WEIGHT, RANK_WEIGHT, answer_chat, choose_excerpts, choose_queries, sentence_texts
-from ..tasks import ExcerptTask, QueryTask, parse_task
+from ..extractive import (
+    PASSAGE_WEIGHT,
+    RANK_WEIGHT,
+    RELEVANCE_THRESHOLD,
+    answer_chat,
+    answer_question,
+    choose_excerpts,
+    choose_queries,
+    sentence_texts,
+)
+from ..tasks import AnswerTask, ExcerptTask, QueryTask, parse_task
 from ..types import BUILTIN_PROVIDER, INVALID_INPUT, InferError, InferUsage, ProviderReply, ProviderRequest
 from ..usage import estimate_tokens
 
@@ -43,10 +53,10 @@ _THREAD_CHARS: Final = 200_000
 EmbedFunction = Callable[[list[str]], Awaitable[Sequence[Sequence[float]]]]
 
 
-def _weight(value: Any, name: str) -> float:
+def _weight(value: Any, name: str, top: float = 10) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or not 0 <= value <= 10:
-        raise InferError(INVALID_INPUT, f"options.{name} must be a number from 0 to 10")
+            or not 0 <= value <= top:
+        raise InferError(INVALID_INPUT, f"options.{name} must be a number from 0 to {top:g}")
     return float(value)
 
 
@@ -74,7 +84,8 @@ class ExtractiveProvider:
         options: Mapping[str, Any] = request.options
         embedding_weight = _weight(options.get("embeddingWeight", self._embedding_weight), "embeddingWeight")
         weights = (_weight(options.get("passageWeight", self._passage_weight), "passageWeight"),
-                   _weight(options.get("rankWeight", self._rank_weight), "rankWeight"), embedding_weight)
+                   _weight(options.get("rankWeight", self._rank_weight), "rankWeight"), embedding_weight,
+                   _weight(options.get("relevanceThreshold", RELEVANCE_THRESHOLD), "relevanceThreshold", 1))
         messages = [(message["role"], message["content"]) for message in request.messages]
         task = parse_task(request.messages)
         similarities = None
@@ -115,18 +126,25 @@ def _fits(content: str, max_tokens: int | None) -> bool:
     return max_tokens is None or estimate_tokens(content) <= max_tokens
 
 
-def _answer(task: QueryTask | ExcerptTask | None, messages: list[tuple[str, str]], request: ProviderRequest,
-            weights: tuple[float, float, float], similarities: list[float] | None) -> tuple[str, str]:
+def _answer(task: QueryTask | ExcerptTask | AnswerTask | None, messages: list[tuple[str, str]],
+            request: ProviderRequest, weights: tuple[float, float, float, float], similarities: list[float] | None
+            ) -> tuple[str, str]:
     """The answer text and its finish reason; a ``maxTokens`` budget drops trailing choices first."""
     limit = request.max_tokens
     if isinstance(task, ExcerptTask):
-        passage_weight, rank_weight, embedding_weight = weights
+        passage_weight, rank_weight, embedding_weight, threshold = weights
         excerpts = choose_excerpts(task, passage_weight=passage_weight, rank_weight=rank_weight,
-                                   similarities=similarities, embedding_weight=embedding_weight)
+                                   similarities=similarities, embedding_weight=embedding_weight,
+                                   relevance_threshold=threshold)
         items = [excerpt.to_json_dict() for excerpt in excerpts]
         while items and not _fits(js_json_dumps({"excerpts": items}), limit):
             items.pop()
         content = js_json_dumps({"excerpts": items})
+    elif isinstance(task, AnswerTask):
+        sentences = [sentence.to_json_dict() for sentence in answer_question(task)]
+        while len(sentences) > 1 and not _fits(js_json_dumps({"sentences": sentences}), limit):
+            sentences.pop()
+        content = js_json_dumps({"sentences": sentences})
     elif isinstance(task, QueryTask):
         queries = choose_queries(task)
         while len(queries) > 1 and not _fits(js_json_dumps({"queries": queries}), limit):

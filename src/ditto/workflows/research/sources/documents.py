@@ -3,9 +3,12 @@
 The provider is registered in the task's RETRIEVAL worker (target
 ``research-documents``), so the workflow reaches files through
 ``RETRIEVAL.SEARCH`` like any other source. Each file is read once per run,
-its exact bytes saved as a snapshot, and split into passages: paragraphs
-(runs of non-blank lines), long ones cut at line boundaries. A query's words
-score the passages with BM25; passages without a query word are never hits.
+its exact bytes saved as a snapshot, and cut into passages that follow the
+text (:func:`~ditto.workflows.research.passages.cut_passages`: paragraphs whose
+sentences run across line breaks, list items, code and man-page blocks, at most
+1000 characters). A query's words score each passage together with its heading
+path (the title and section it sits under); passages without a query word are
+never hits.
 Each candidate carries the file URI, the snapshot SHA-256, the passage's
 character offsets and its line range.
 """
@@ -25,6 +28,7 @@ from ....redaction import printable
 from ....runtime import Graph, NodeResult, graph
 from ....text import TextAnalyzer, score_documents
 from ..files import DEFAULT_LIMITS, WalkLimits, WalkReport
+from ..passages import cut_passages
 from ..records import Passage
 from ..types import QueryRecord
 from .base import SourceHits, SourceLimits, SourceSetup, constant_input, failed_source
@@ -39,7 +43,6 @@ DOCUMENTS_TARGET: Final = "research-documents"
 DOCUMENT_SUFFIXES: Final = frozenset({".md", ".markdown", ".txt", ".text", ".rst"})
 MAX_FILES: Final = 10_000
 MAX_FILE_BYTES: Final = 4 * 1024 * 1024
-MAX_PASSAGE_CHARS: Final = 4000
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,36 +54,12 @@ class DocumentPassage:
     end: int
     line_start: int
     line_end: int
+    heading: str | None = None
 
 
 def split_passages(text: str) -> list[tuple[int, int, int, int]]:
-    """``(start, end, line_start, line_end)`` of each paragraph; long ones cut at line ends."""
-    passages: list[tuple[int, int, int, int]] = []
-    lines = text.split("\n")
-    offset = 0
-    block: list[tuple[int, int, int]] = []  # (start, end, line number) of each line in the open block
-
-    def close() -> None:
-        while block:
-            first = block[0]
-            size_end = first[0] + MAX_PASSAGE_CHARS
-            taken = 1
-            while taken < len(block) and block[taken][1] <= size_end:
-                taken += 1
-            chunk = block[:taken]
-            del block[:taken]
-            start, end = chunk[0][0], min(chunk[-1][1], first[0] + MAX_PASSAGE_CHARS)
-            passages.append((start, end, chunk[0][2], chunk[-1][2]))
-
-    for number, line in enumerate(lines, start=1):
-        stripped_end = offset + len(line.rstrip("\r"))
-        if line.strip():
-            block.append((offset + (len(line) - len(line.lstrip())), stripped_end, number))
-        else:
-            close()
-        offset += len(line) + 1
-    close()
-    return passages
+    """``(start, end, line_start, line_end)`` of each passage of :func:`cut_passages`."""
+    return [(span.start, span.end, span.line_start, span.line_end) for span in cut_passages(text)]
 
 
 class DocumentSearchProvider:
@@ -132,16 +111,14 @@ class DocumentSearchProvider:
             digest = hashlib.sha256(document.raw).hexdigest()
             self._raw[digest] = document.raw
             uri = document.path.resolve().as_uri()
-            if any(len(line) > MAX_PASSAGE_CHARS for line in text.split("\n")):  # linear; a regex is not
-                self.report.note(f"{printable(document.path)}: lines longer than {MAX_PASSAGE_CHARS} characters "
-                                 f"are searched only up to their first {MAX_PASSAGE_CHARS} characters")
-            for start, end, line_start, line_end in split_passages(text):
+            for span in cut_passages(text):  # a long line is cut into passages, never truncated
                 if len(corpus) >= self.limits.max_passages:
                     self.report.note(f"passage cap reached: only the first {self.limits.max_passages} passages "
                                      f"are searched; the rest of {printable(document.path)} and later files "
                                      "are not", cap=True)
                     return corpus
-                corpus.append(DocumentPassage(uri, digest, text[start:end], start, end, line_start, line_end))
+                corpus.append(DocumentPassage(uri, digest, text[span.start:span.end], span.start, span.end,
+                                              span.line_start, span.line_end, span.heading))
         if not self.report.roots_usable:
             from ....retrieval import RetrievalError
 
@@ -183,7 +160,8 @@ class DocumentSearchProvider:
                 except Exception:
                     logger.exception("reading the documents failed")
                     raise RetrievalError("RETRIEVAL_BACKEND_ERROR", "the documents could not be read") from None
-                self._terms = self._analyzer.analyze_many([passage.text for passage in self._corpus])
+                self._terms = self._analyzer.analyze_many([f"{passage.heading or ''}\n{passage.text}"
+                                                           for passage in self._corpus])
                 if self._notes_key is not None:
                     WALK_NOTES[self._notes_key] = tuple(self.report.notes)
         corpus = self._corpus
@@ -205,7 +183,8 @@ class DocumentSearchProvider:
                 id=f"{passage.sha256[:16]}:{passage.start}", content=passage.text, score=scores[index],
                 source=RetrievalCandidateSource(target=request.target.name, ref=ref),
                 metadata={"uri": passage.uri, "snapshotSha256": passage.sha256, "start": passage.start,
-                          "end": passage.end, "lineStart": passage.line_start, "lineEnd": passage.line_end}))
+                          "end": passage.end, "lineStart": passage.line_start, "lineEnd": passage.line_end,
+                          "heading": passage.heading}))
         return RetrievalSearchOutput(candidates=tuple(candidates), strategy=request.strategy, target=request.target)
 
 
@@ -251,6 +230,6 @@ class DocumentsSource:
                 passages.append(Passage(id="", source_type=self.source_type, uri=meta["uri"],
                                         snapshot_sha256=meta["snapshotSha256"], text=candidate.content,
                                         start=meta["start"], end=meta["end"], query=query.text,
-                                        found_by=(query.text,)))
+                                        found_by=(query.text,), context=meta.get("heading")))
         return SourceHits(passages=passages, hits=len(passages),
                           notes=WALK_NOTES.get(self.setup.task.directory, ()))

@@ -66,7 +66,8 @@ def name_passages(prefix: str, found: Sequence[Passage]) -> list[Passage]:
 def excerpt_task(question: str, source: ResearchSource, passages: Sequence[Passage]) -> ExcerptTask:
     """The model's excerpt task for one source, with that source's limits."""
     limits = source.limits
-    return ExcerptTask(question=question, passages=tuple(ExcerptPassage(source_id=p.id, text=p.text) for p in passages),
+    shown = tuple(ExcerptPassage(source_id=p.id, text=p.text, page=p.page, context=p.context) for p in passages)
+    return ExcerptTask(question=question, passages=shown,
                        max_excerpts=min(limits.excerpts, limits.excerpts_per_passage * len(passages)),
                        max_quote_chars=MAX_QUOTE_CHARS, max_per_source=limits.excerpts_per_passage)
 

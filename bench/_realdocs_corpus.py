@@ -1,0 +1,109 @@
+"""The real-documents corpus of ``bench/research_realdocs.py``, rebuilt from this machine's own files.
+
+Nothing here is committed text: every file is rendered or copied at run time from
+installed packages. Needed (Debian): ``man-db`` and ``groff-base`` (``man``, ``groff``,
+``col``), ``manpages-zh`` (Chinese man pages), the packages whose man pages and
+READMEs are listed below (coreutils, grep, tar, findutils, sed, gzip, diffutils,
+openssh-client, curl, make, less, dpkg, procps, jq, bc, e2fsprogs, git, …), and
+``python3`` for pydoc pages. A missing source is reported and skipped, never faked.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+#: English man pages, rendered by ``man`` at 100 columns (hard-wrapped, justified, hyphenated).
+MAN_PAGES = ("grep", "tar", "ls", "cp", "find", "sed", "gzip", "sort", "uniq", "wc", "head", "tail", "chmod",
+             "ln", "df", "du", "xargs", "diff", "mkdir", "cut", "tr", "date", "kill", "tee", "touch", "rm", "mv",
+             "ssh", "curl", "make", "less", "dpkg")
+#: READMEs shipped in /usr/share/doc (plain or gzipped).
+READMES = ("base-files/README.FHS", "bc/README", "cscope/README", "e2fsprogs/README", "fakeroot/README",
+           "gettext/README", "grep/README", "jq/README", "git/README.md", "fonts-dejavu-core/README.md",
+           "findutils/README.gz", "gzip/README.gz", "ed/README.gz", "bash/README.gz", "coreutils/README.gz",
+           "apt/README.md.gz", "dpkg/README.feature-removal-schedule.gz")
+#: Python modules whose pydoc text page is part of the corpus.
+PYDOC = ("json", "textwrap", "shutil", "zipfile")
+#: Chinese man pages (manpages-zh), rendered with groff at 100 columns.
+ZH_MAN_PAGES = ("tar", "date", "ls", "cp", "grep", "find", "chmod", "mkdir", "rm", "gzip", "sort", "kill", "df",
+                "du", "ln")
+
+
+def _plain(text: str) -> str:
+    """Overstrikes removed (what ``col -bx`` does), as a reader sees the page."""
+    done = subprocess.run(["col", "-bx"], input=text, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def render_man(name: str) -> str | None:
+    env = {**os.environ, "MANWIDTH": "100", "MAN_KEEP_FORMATTING": "0", "LC_ALL": "C.UTF-8"}
+    done = subprocess.run(["man", "-P", "cat", name], capture_output=True, text=True, env=env)
+    return _plain(done.stdout) if done.returncode == 0 and done.stdout.strip() else None
+
+
+def render_zh_man(name: str) -> str | None:
+    source = Path("/usr/share/man/zh_CN/man1") / f"{name}.1.gz"
+    if not source.exists():
+        return None
+    raw = gzip.decompress(source.read_bytes()).decode("utf-8", "replace")
+    done = subprocess.run(["groff", "-k", "-Tutf8", "-man", "-rLL=100n", "-P-c"], input=raw, capture_output=True,
+                          text=True, env={**os.environ, "LC_ALL": "C.UTF-8"})
+    return _plain(done.stdout) if done.returncode == 0 and done.stdout.strip() else None
+
+
+def read_readme(relative: str) -> str | None:
+    path = Path("/usr/share/doc") / relative
+    if not path.exists():
+        return None
+    raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+def render_pydoc(module: str) -> str | None:
+    done = subprocess.run([sys.executable, "-m", "pydoc", module], capture_output=True, text=True,
+                          env={**os.environ, "PAGER": "cat", "COLUMNS": "100"})
+    return done.stdout if done.returncode == 0 and done.stdout.strip() else None
+
+
+def corpus_name(kind: str, name: str) -> str:
+    """The file name a source gets in the corpus folder (what the question sets refer to)."""
+    stem = name.removesuffix(".gz").replace("/", "-")
+    if kind == "readme":
+        return f"readme-{stem}.txt"
+    return f"{kind}-{stem}.txt"
+
+
+def build_corpus(folder: Path) -> tuple[list[str], list[str]]:
+    """Write every available source into ``folder`` (English) and ``folder/zh`` (Chinese).
+
+    Returns ``(written file names, missing sources)``.
+    """
+    if folder.exists():
+        shutil.rmtree(folder)
+    (folder / "zh").mkdir(parents=True)
+    written: list[str] = []
+    missing: list[str] = []
+    jobs = ([("man", name, render_man) for name in MAN_PAGES] + [("readme", name, read_readme) for name in READMES]
+            + [("pydoc", name, render_pydoc) for name in PYDOC] + [("zhman", name, render_zh_man)
+                                                                   for name in ZH_MAN_PAGES])
+    for kind, name, render in jobs:
+        text = render(name)
+        if text is None:
+            missing.append(f"{kind}:{name}")
+            continue
+        target = (folder / "zh" if kind == "zhman" else folder) / corpus_name(kind, name)
+        target.write_text(text, encoding="utf-8")
+        written.append(str(target.relative_to(folder)))
+    return written, missing
+
+
+if __name__ == "__main__":
+    files, absent = build_corpus(Path(sys.argv[1]))
+    print(len(files), "files;", "missing:", absent)

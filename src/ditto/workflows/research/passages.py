@@ -1,0 +1,288 @@
+"""Passages that follow the text's structure, not its line breaks (seed 004, issue 17).
+
+Documents, knowledge records and web text are cut into the passages the
+retriever scores and the model reads. A passage is a unit a reader would
+quote from: a paragraph (whose sentences may run across hard line breaks), a
+list item with its continuation lines, a code block, or a man page's indented
+block (an option tag and its indented description). Headings are never
+passages of their own: each passage carries the path of headings above it
+(``heading``, e.g. ``"GREP(1) › OPTIONS › General Output Control"``), so a
+passage that never repeats its subject can still be found by it.
+
+A block longer than :data:`MAX_PASSAGE_CHARS` is cut at sentence ends (code:
+at line ends; a single sentence longer than that at its line ends, then at a
+space, then anywhere), so no passage exceeds the seed's 1000-character limit.
+
+Everything is offsets: ``text[span.start:span.end]`` is the passage, trimmed
+of surrounding white space, and ``line_start``/``line_end`` are the 1-based
+lines (counted at ``\\n``, so CRLF text keeps its ``\\r`` inside) of its first
+and last character. The caller excludes NUL and lone surrogates.
+
+Recognised layout:
+
+* Markdown: ATX (``# Title``) and setext (``Title`` over ``===``/``---``)
+  headings, fenced code (```````` ``` ```````` / ``~~~``), list items (``-``,
+  ``*``, ``+``, ``•``, ``1.``, ``1)``), rules (skipped);
+* man pages rendered as text: the page header and footer (``GREP(1) … GREP(1)``,
+  the header becomes the top heading, the footer is skipped), section
+  headings at the margin and sub-section headings indented by at most three
+  columns over an indented body;
+* anything else: runs of non-blank lines.
+
+Example::
+
+    spans = cut_passages(text)
+    [(text[s.start:s.end], s.heading) for s in spans]
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from ...worker.infer.extractive import split_sentences
+
+__all__ = ["MAX_HEADING_CHARS", "MAX_PASSAGE_CHARS", "PassageKind", "PassageSpan", "cut_passages"]
+
+#: The longest passage (seed 004: at most 1000 characters per passage).
+MAX_PASSAGE_CHARS: Final = 1000
+#: The longest heading path kept with a passage (its last headings win).
+MAX_HEADING_CHARS: Final = 300
+
+PassageKind = Literal["paragraph", "list-item", "code", "indented"]
+
+_FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
+_ATX = re.compile(r"[ \t]{0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
+_SETEXT = re.compile(r"[ \t]{0,3}(=+|-+)[ \t]*$")
+_RULE = re.compile(r"[ \t]{0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$")
+_ITEM = re.compile(r"[ \t]*(?:[-*+•·‣◦]|\d{1,3}[.)])[ \t]+\S")
+#: A man page's header or footer: "GREP(1)   User Commands   GREP(1)" / "GNU grep 3.8   2019-12-29   GREP(1)".
+_MAN_EDGE = re.compile(r"\S.*?\s{3,}.*\S\(\d[^)\s]{0,8}\)[ \t\r]*$")
+_MAN_HEADER = re.compile(r"\S+\(\d[^)\s]{0,8}\)\s{3,}")
+_SEPARATOR: Final = " › "
+
+
+@dataclass(frozen=True, slots=True)
+class PassageSpan:
+    """One passage: ``text[start:end]``, lines ``line_start``–``line_end``, its kind and heading path."""
+
+    start: int
+    end: int
+    line_start: int
+    line_end: int
+    kind: PassageKind
+    heading: str | None = None
+
+
+@dataclass(slots=True)
+class _Line:
+    start: int
+    end: int  # without "\r\n"
+    number: int
+    indent: int
+    text: str
+
+
+def _lines(text: str) -> list[_Line]:
+    lines = []
+    offset = 0
+    for number, raw in enumerate(text.split("\n"), start=1):
+        body = raw[:-1] if raw.endswith("\r") else raw
+        expanded = body.expandtabs(8)
+        lines.append(_Line(offset, offset + len(body), number, len(expanded) - len(expanded.lstrip()), body))
+        offset += len(raw) + 1
+    return lines
+
+
+class _Cutter:
+    """One pass over the lines; the state of the open block and the heading path."""
+
+    def __init__(self, text: str, max_chars: int) -> None:
+        self.text = text
+        self.max_chars = max_chars
+        self.lines = _lines(text)
+        self.line_starts = [line.start for line in self.lines]
+        self.headings: list[tuple[int, str]] = []  # (level, title)
+        self.block: list[_Line] = []
+        self.block_kind: PassageKind = "paragraph"
+        self.spans: list[PassageSpan] = []
+
+    # -- headings -----------------------------------------------------------------
+    def heading(self) -> str | None:
+        if not self.headings:
+            return None
+        path = _SEPARATOR.join(title for _, title in self.headings)
+        return path if len(path) <= MAX_HEADING_CHARS else path[-MAX_HEADING_CHARS:]
+
+    def push_heading(self, level: int, title: str) -> None:
+        title = " ".join(title.split())
+        if not title:
+            return
+        while self.headings and self.headings[-1][0] >= level:
+            self.headings.pop()
+        self.headings.append((level, title[:MAX_HEADING_CHARS]))
+
+    # -- blocks -------------------------------------------------------------------
+    def open(self, line: _Line, kind: PassageKind) -> None:
+        self.close()
+        self.block = [line]
+        self.block_kind = kind
+
+    def close(self) -> None:
+        block, self.block = self.block, []
+        if not block:
+            return
+        kind = self.block_kind
+        if kind == "paragraph" and all(line.indent >= 4 for line in block):
+            kind = "indented"
+        start = block[0].start + (len(block[0].text) - len(block[0].text.lstrip()))
+        end = block[-1].end
+        while end > start and self.text[end - 1].isspace():
+            end -= 1
+        if end > start:
+            self.emit(start, end, kind)
+
+    def emit(self, start: int, end: int, kind: PassageKind) -> None:
+        """Add ``text[start:end]`` as passages, cut at sentence (code: line) ends when too long."""
+        if end - start <= self.max_chars:
+            self.add(start, end, kind)
+            return
+        pieces = _line_pieces(self.text, start, end) if kind == "code" else _sentence_pieces(self.text, start, end)
+        chunk_start, chunk_end = -1, -1
+        for piece_start, piece_end in pieces:
+            for part_start, part_end in _bounded(self.text, piece_start, piece_end, self.max_chars):
+                if chunk_start >= 0 and part_end - chunk_start <= self.max_chars:
+                    chunk_end = part_end
+                    continue
+                if chunk_start >= 0:
+                    self.add(chunk_start, chunk_end, kind)
+                chunk_start, chunk_end = part_start, part_end
+        if chunk_start >= 0:
+            self.add(chunk_start, chunk_end, kind)
+
+    def add(self, start: int, end: int, kind: PassageKind) -> None:
+        while start < end and self.text[start].isspace():
+            start += 1
+        while end > start and self.text[end - 1].isspace():
+            end -= 1
+        if end <= start:
+            return
+        first = bisect.bisect_right(self.line_starts, start)
+        last = bisect.bisect_right(self.line_starts, end - 1)
+        self.spans.append(PassageSpan(start, end, first, last, kind, self.heading()))
+
+    # -- the pass -----------------------------------------------------------------
+    def run(self) -> list[PassageSpan]:
+        lines = self.lines
+        fence: str | None = None
+        seen_header = False
+        index = 0
+        while index < len(lines):
+            line = lines[index]
+            stripped = line.text.strip()
+            following = lines[index + 1] if index + 1 < len(lines) else None
+            index += 1
+            if fence is not None:  # inside a fenced code block: everything is code until the closing fence
+                marker = _FENCE.match(line.text)
+                if marker is not None and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence) \
+                        and not line.text[marker.end():].strip():
+                    fence = None
+                    self.close()
+                elif self.block:
+                    self.block.append(line)
+                elif stripped:
+                    self.open(line, "code")
+                continue
+            if not stripped:
+                self.close()
+                continue
+            marker = _FENCE.match(line.text)
+            if marker is not None:
+                self.close()
+                fence = marker.group(1)
+                continue
+            atx = _ATX.match(line.text)
+            if atx is not None:
+                self.close()
+                self.push_heading(len(atx.group(1)), atx.group(2) or "")
+                continue
+            if _SETEXT.match(line.text) and len(self.block) == 1 and self.block_kind == "paragraph":
+                title = self.block[0].text
+                self.block = []
+                self.push_heading(1 if stripped[0] == "=" else 2, title)
+                continue
+            if _RULE.match(line.text):
+                self.close()
+                continue
+            if _MAN_EDGE.match(line.text) and len(stripped) <= 200:
+                self.close()
+                if not seen_header and _MAN_HEADER.match(stripped):
+                    seen_header = True
+                    self.headings = []
+                    self.push_heading(0, stripped.split()[0])
+                continue
+            if not self.block and _man_heading(line, following):
+                self.push_heading(1 if line.indent == 0 else 2, stripped)
+                continue
+            if _ITEM.match(line.text):
+                self.open(line, "list-item")
+                continue
+            if not self.block:
+                self.open(line, "paragraph")
+            else:
+                self.block.append(line)
+        self.close()
+        return self.spans
+
+
+def _man_heading(line: _Line, following: _Line | None) -> bool:
+    """A short title at (or near) the margin directly over a more indented body."""
+    title = line.text.strip()
+    return (following is not None and bool(following.text.strip()) and line.indent <= 3
+            and following.indent >= line.indent + 2 and len(title) <= 60 and title[0].isalpha()
+            and title[-1] not in ".,;:!?" and not _ITEM.match(line.text))
+
+
+def _sentence_pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The sentences of ``text[start:end]`` as absolute offsets."""
+    return [(start + s.start, start + s.end) for s in split_sentences(text[start:end])]
+
+
+def _line_pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    pieces = []
+    offset = start
+    while offset < end:
+        newline = text.find("\n", offset, end)
+        stop = end if newline < 0 else newline
+        if text[offset:stop].strip():
+            pieces.append((offset, stop))
+        offset = stop + 1
+    return pieces
+
+
+def _bounded(text: str, start: int, end: int, limit: int) -> list[tuple[int, int]]:
+    """``text[start:end]`` in parts of at most ``limit`` characters: at line ends, then spaces, then anywhere."""
+    parts: list[tuple[int, int]] = []
+    while end - start > limit:
+        window_end = start + limit
+        cut = text.rfind("\n", start + 1, window_end + 1)
+        if cut <= start:
+            cut = max(text.rfind(" ", start + 1, window_end + 1), text.rfind("\t", start + 1, window_end + 1))
+        if cut <= start:
+            cut = window_end
+        parts.append((start, cut))
+        start = cut
+        while start < end and text[start].isspace():
+            start += 1
+    if end > start:
+        parts.append((start, end))
+    return parts
+
+
+def cut_passages(text: str, *, max_chars: int = MAX_PASSAGE_CHARS) -> list[PassageSpan]:
+    """The passages of ``text`` in order: non-empty, non-overlapping, at most ``max_chars`` each."""
+    if max_chars < 1:
+        raise ValueError("max_chars must be at least 1")
+    return _Cutter(text, max_chars).run()

@@ -1,0 +1,249 @@
+"""The built-in model on real layouts: whole sentences across hard line breaks, exact per-source and per-page
+limits, a relevance gate, and the extractive answer (issue 17, items 2-4; INF-3, INF-4, WF-7, WF-11)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+
+from ditto.worker.infer import ExcerptPassage, ExcerptTask, InferError, ModelConfig, create_infer_client
+from ditto.worker.infer.extractive import answer_question, choose_excerpts, passage_relevance, split_sentences
+from ditto.worker.infer.tasks import (
+    ANSWER_CHOICE_SCHEMA,
+    AnswerEvidence,
+    AnswerTask,
+    parse_task,
+    response_format,
+    task_messages,
+)
+
+P = ExcerptPassage
+
+EXIT_STATUS = ("Normally the exit status is 0 if every line was written, 1 if no lines were selected, and 2 if\n"
+               "       an error occurred.  However, if -q is used and a line is selected, the exit status is 0 even\n"
+               "       if an error occurred.")
+OPTION = "-k, --keep\n              Keep (do not delete) the input file after\n              rearranging it."
+
+
+def sentences(text: str) -> list[str]:
+    return [text[span.start:span.end] for span in split_sentences(text)]
+
+
+def test_sentences_run_across_hard_line_breaks() -> None:
+    """Issue 17.2: a line end is not a sentence end; an option tag runs on into its indented body; blank
+    lines, list items, headings and a dedent do end sentences; an ellipsis does not."""
+    assert sentences(EXIT_STATUS) == [
+        "Normally the exit status is 0 if every line was written, 1 if no lines were selected, and 2 if\n"
+        "       an error occurred.",
+        "However, if -q is used and a line is selected, the exit status is 0 even\n       if an error occurred."]
+    assert sentences(OPTION) == [OPTION]
+    assert sentences("Setup:\n- install it\n- run it\n\nDone") == ["Setup:", "- install it", "- run it", "Done"]
+    assert sentences("# Title\nBody text") == ["# Title", "Body text"]
+    assert sentences("       indented body\nback at the margin") == ["indented body", "back at the margin"]
+    assert sentences("-i, --install package-file...\n     Install it.") == [
+        "-i, --install package-file...\n     Install it."]
+    assert sentences("默认情况下，它不删除目录。如果指定\n       -I 选项，则提示。") == [
+        "默认情况下，它不删除目录。", "如果指定\n       -I 选项，则提示。"]
+
+
+def test_the_quote_is_the_whole_sentence_with_its_line_break() -> None:
+    """Issue 17.2: the quote is a whole sentence, verbatim with its newline and indentation, never the
+    physical line that stops at "and 2 if"."""
+    task = ExcerptTask(question="What exit status is returned when an error occurred?",
+                       passages=(P(source_id="frob", text=EXIT_STATUS),), max_excerpts=1)
+    [excerpt] = choose_excerpts(task)
+    assert excerpt.quote.endswith("and 2 if\n       an error occurred.") and excerpt.quote in EXIT_STATUS
+    keep = choose_excerpts(ExcerptTask(question="How do I keep the input file?", passages=(
+        P(source_id="frob", text=OPTION),), max_excerpts=1))
+    assert [e.quote for e in keep] == [OPTION]  # the tag and the answer on the next lines
+
+
+def test_a_short_lead_in_takes_the_next_sentence() -> None:
+    """Issue 17.2: a run of whole sentences: a lead-in too short to say anything takes the next sentence."""
+    text = "Exit codes.\nA frob that fails returns 3 to the calling shell."
+    [excerpt] = choose_excerpts(ExcerptTask(question="Which exit codes does frob use?",
+                                            passages=(P(source_id="a", text=text),), max_excerpts=1))
+    assert excerpt.quote == text
+
+
+def test_quotes_never_overlap() -> None:
+    """Issue 17.2: a second quote from the same passage never repeats the first one's sentences."""
+    text = "-i, --install file...\n     Install the package. If -R is given, file must be a directory."
+    quotes = [e.quote for e in choose_excerpts(ExcerptTask(question="install package file directory given",
+                                                           passages=(P(source_id="a", text=text),), max_excerpts=3))]
+    assert quotes and all(text.count(quote) == 1 for quote in quotes)
+    spans = sorted((text.index(quote), text.index(quote) + len(quote)) for quote in quotes)
+    assert all(left[1] <= right[0] for left, right in itertools.pairwise(spans))
+
+
+def test_per_source_and_per_page_limits_are_exact() -> None:
+    """Issue 17.2, WF-6: at most maxPerSource quotes per source and per web page, maxExcerpts in all."""
+    same = tuple(P(source_id="a", text=f"Backups are kept for {days} days and copied.") for days in (7, 8, 9))
+    one_source = choose_excerpts(ExcerptTask(question="backups kept copied", passages=same, max_excerpts=5,
+                                             max_per_source=2))
+    assert len(one_source) == 2 and len({e.quote for e in one_source}) == 2
+    pages = tuple(P(source_id=f"web-{i}", text=f"Backups are kept for {i} days and copied.", page="https://x/a")
+                  for i in range(4))
+    chosen = choose_excerpts(ExcerptTask(question="backups kept copied", passages=pages, max_excerpts=6,
+                                         max_per_source=2))
+    assert len(chosen) == 2 and len({e.source_id for e in chosen}) == 2
+
+
+def test_unanswerable_questions_get_no_evidence() -> None:
+    """Issue 17.3, WF-7: when nothing shown is about the question the model quotes nothing: one shared
+    word ("cups") is never enough, nor is a question whose main terms no passage holds (FAT32); in
+    Chinese, a shared bigram or two are not enough either."""
+    shown = (P(source_id="a", text="Measuring cups hold 250 ml. Rinse the cups after use."),
+             P(source_id="b", text="The world map shows every country."),
+             P(source_id="c", text="The size of a file name is limited to 255 bytes."))
+    assert choose_excerpts(ExcerptTask(question="Who won the 1998 football world cup?", passages=shown)) == []
+    assert choose_excerpts(ExcerptTask(question="What is the maximum file size on a FAT32 file system?",
+                                       passages=shown)) == []
+    chinese = (P(source_id="date", text="按照协调世界时 (UTC) 显示或设置时间。"),
+               P(source_id="tar", text="这是一个国家标准的存档格式。"))
+    assert choose_excerpts(ExcerptTask(question="世界杯足球赛冠军是哪个国家？", passages=chinese)) == []
+    answerable = choose_excerpts(ExcerptTask(question="What limits the size of a file name?", passages=shown))
+    assert [e.source_id for e in answerable] == ["c"]
+    assert choose_excerpts(ExcerptTask(question="date 如何按照协调世界时显示时间？", passages=chinese))[0].source_id \
+        == "date"
+
+
+def test_a_long_claim_needs_its_core_not_every_word() -> None:
+    """Issue 17.3: a long question (a scientific claim) is answered by a passage sharing three of its
+    terms even under half of its weight; two shared terms under half are never enough."""
+    from ditto.worker.infer.extractive import Relevance
+
+    assert Relevance(coverage=0.3, matched=3, terms=10).passes()
+    assert not Relevance(coverage=0.45, matched=2, terms=5).passes()
+    assert not Relevance(coverage=0.1, matched=3, terms=30).passes()
+    claim = "Vitamin D supplementation in elderly women reduces the incidence of hip fractures in winter."
+    abstract = P(source_id="a", text="In a trial of 3000 elderly women, vitamin D lowered fracture rates.")
+    assert [e.source_id for e in choose_excerpts(ExcerptTask(question=claim, passages=(abstract,)))] == ["a"]
+
+
+def test_headings_as_context_count_but_are_never_quoted() -> None:
+    """Issue 17.1/17.3: a passage's heading path tells what it is about (the command's name); the quote
+    still comes from the passage text only."""
+    passage = P(source_id="p", text="-p, --parents\n       no error if existing, make parents as needed.",
+                context="MKDIR(1) › OPTIONS")
+    bare = P(source_id="p", text=passage.text)
+    question = "What does mkdir -p do when a directory is existing?"
+    [excerpt] = choose_excerpts(ExcerptTask(question=question, passages=(passage,)))
+    assert excerpt.quote == passage.text
+    assert passage_relevance(question, [f"{passage.context}\n{passage.text}"])[0].coverage > \
+        passage_relevance(question, [bare.text])[0].coverage
+
+
+_words = st.sampled_from(["backup", "kept", "days", "world", "cup", "cups", "football", "the", "how", "数据",
+                          "备份", "世界", "\n", "\n       ", ".", "。", "-p", "file", "size"])
+_text = st.lists(_words, min_size=1, max_size=30).map(" ".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(question=_text, texts=st.lists(_text, min_size=1, max_size=5), pages=st.booleans(),
+       per_source=st.integers(0, 3), total=st.integers(0, 6))
+@example(question="Who won the 1998 football world cup?", texts=["cups cups cups", "world"], pages=False,
+         per_source=2, total=4)
+@example(question="cup", texts=["cups", "cup cup"], pages=True, per_source=1, total=4)
+def test_quotes_are_whole_sentences_within_limits(question: str, texts: list[str], pages: bool, per_source: int,
+                                                  total: int) -> None:
+    """Issue 17.2, INF-4: any material → each quote is a run of whole sentences of its own passage,
+    verbatim, within every limit; a question sharing one term at most is never answered."""
+    passages = tuple(P(source_id=f"s{i % 3}", text=text, page="https://x/p" if pages else None)
+                     for i, text in enumerate(texts) if text.strip())
+    if not passages:
+        return
+    task = ExcerptTask(question=question, passages=passages, max_excerpts=total, max_per_source=per_source)
+    excerpts = choose_excerpts(task)
+    assert len(excerpts) <= total
+    counts: dict[str, int] = {}
+    for excerpt in excerpts:
+        counts[excerpt.source_id] = counts.get(excerpt.source_id, 0) + 1
+        owners = [p.text for p in passages if p.source_id == excerpt.source_id and excerpt.quote in p.text]
+        assert any(text[s.start:].startswith(excerpt.quote) for text in owners for s in split_sentences(text))
+    assert all(count <= per_source for count in counts.values())
+    if pages:
+        assert len(excerpts) <= per_source
+    relevance = passage_relevance(question, [p.text for p in passages])
+    if all(item.matched < min(2, item.terms) for item in relevance):
+        assert excerpts == []
+
+
+def test_the_task_contract_says_when_to_answer_nothing() -> None:
+    """Issue 17.3: the instructions a real model reads say to return an empty list when no passage answers
+    and state the per-source and per-page limit."""
+    system = task_messages(ExcerptTask(question="q", passages=(P(source_id="a", text="t"),)))[0]["content"]
+    assert "when none of the passages answers the question, return an empty excerpt list" in system
+    assert "At most maxPerSource quotes from one sourceId and at most maxPerSource from one page" in system
+
+
+EVIDENCE = (AnswerEvidence(id="e1", quote="Backups are kept for 30 days. The office opens at nine."),
+            AnswerEvidence(id="e2", quote="Each backup is retained for 30 days and then deleted."),
+            AnswerEvidence(id="e3", quote="Backups are kept for 30 days."))
+
+
+def test_answer_task_round_trips_through_the_task_machinery() -> None:
+    """Issue 17.4: AnswerTask travels like the other tasks: messages, response_format with the
+    AnswerChoice schema, and parse_task on the other side."""
+    task = AnswerTask(question="How long are backups kept?", evidence=EVIDENCE)
+    messages = task_messages(task)
+    assert parse_task(messages) == task
+    assert json.loads(messages[1]["content"])["task"] == "answer_question"
+    answer_format = response_format(task)
+    assert answer_format["json_schema"]["name"] == "ditto_research_answer"
+    assert answer_format["json_schema"]["schema"] == dict(ANSWER_CHOICE_SCHEMA)
+
+
+async def test_the_builtin_model_answers_from_the_quotes() -> None:
+    """Issue 17.4: 1-3 sentences copied verbatim from the cited quotes, most relevant first, each citing
+    every evidence item whose quote holds it; the answer satisfies the schema."""
+    client = create_infer_client()
+    task = AnswerTask(question="How long are backups kept before they are deleted?", evidence=EVIDENCE)
+    result = await client.reasoning.sample(model=ModelConfig(), messages=task_messages(task),
+                                           response_format=response_format(task))
+    assert result.parsed == {"sentences": [  # "deleted" is the rarer word: that sentence says more
+        {"text": "Each backup is retained for 30 days and then deleted.", "evidence": ["e2"]},
+        {"text": "Backups are kept for 30 days.", "evidence": ["e1", "e3"]}]}
+    office = answer_question(AnswerTask(question="When does the office open?", evidence=EVIDENCE))
+    assert [(s.text, s.evidence) for s in office] == [("The office opens at nine.", ("e1",))]
+    assert answer_question(AnswerTask(question="How long?", evidence=())) == []
+
+
+@settings(max_examples=150, deadline=None)
+@given(question=_text, quotes=st.lists(_text, min_size=0, max_size=5))
+@example(question="what?", quotes=["。。。", "x"])
+def test_answer_invariants(question: str, quotes: list[str]) -> None:
+    """Issue 17.4: any evidence → at most 3 distinct sentences, each verbatim in every quote it cites,
+    citing only given ids; the JSON satisfies ANSWER_CHOICE_SCHEMA."""
+    evidence = tuple(AnswerEvidence(id=f"e{i}", quote=quote) for i, quote in enumerate(quotes) if quote.strip())
+    answer = answer_question(AnswerTask(question=question, evidence=evidence))
+    assert len(answer) <= 3 and len({s.text for s in answer}) == len(answer)
+    assert bool(answer) == any(split_sentences(item.quote) for item in evidence)
+    by_id = {item.id: item.quote for item in evidence}
+    for sentence in answer:
+        assert sentence.evidence and all(sentence.text in by_id[ident] for ident in sentence.evidence)
+    Draft202012Validator(dict(ANSWER_CHOICE_SCHEMA)).validate(
+        {"sentences": [sentence.to_json_dict() for sentence in answer]})
+
+
+async def test_relevance_threshold_option_is_checked() -> None:
+    """Issue 17.3, INF-3: options.relevanceThreshold is a number in [0, 1]; 0 quotes any passage sharing
+    two terms."""
+    client = create_infer_client()
+    task = ExcerptTask(question="Who won the 1998 football world cup?",
+                       passages=(P(source_id="a", text="The world cup of tea."),))
+    loose = await client.reasoning.sample(model=ModelConfig(options={"relevanceThreshold": 0}),
+                                          messages=task_messages(task), response_format=response_format(task))
+    assert loose.parsed == {"excerpts": [{"sourceId": "a", "quote": "The world cup of tea."}]}
+    strict = await client.reasoning.sample(model=ModelConfig(), messages=task_messages(task),
+                                           response_format=response_format(task))
+    assert strict.parsed == {"excerpts": []}
+    with pytest.raises(InferError) as raised:
+        await client.reasoning.sample(model=ModelConfig(options={"relevanceThreshold": 2}),
+                                      messages=task_messages(task))
+    assert raised.value.code == "INFER_INVALID_INPUT"

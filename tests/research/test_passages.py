@@ -1,0 +1,166 @@
+"""Passages that follow the text, not its line breaks (issue 17, item 1; WF-6, WF-10, WF-12)."""
+
+from __future__ import annotations
+
+import bisect
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from ditto.workflows.research.passages import MAX_PASSAGE_CHARS, PassageSpan, cut_passages
+
+#: A page laid out the way `man` renders one at 100 columns (our own wording).
+MAN_PAGE = """\
+FROB(1)                              User Commands                              FROB(1)
+
+NAME
+       frob - rearrange the lines of a file
+
+DESCRIPTION
+       frob reads each FILE and writes its lines in a new order.  Normally the exit status is 0 if
+       every line was written, 1 if no lines were selected, and 2 if
+       an error occurred.
+
+OPTIONS
+   Ordering Control
+       -r, --reverse
+              Write the lines last to first.  This is the default when the
+              output is a terminal.
+
+       -k, --keep
+              Keep (do not delete) the input file after rearranging it.
+
+FROB 2.1                              2026-01-01                              FROB(1)
+"""
+
+MARKDOWN = """\
+Widget
+======
+
+The widget stores its cache in
+`~/.cache/widget` and clears it weekly.
+
+## Install
+
+- Run `make install` as root;
+  it copies the binary.
+- Run `make check` first.
+
+```sh
+make install
+```
+"""
+
+
+def texts(text: str, spans: list[PassageSpan]) -> list[str]:
+    return [text[span.start:span.end] for span in spans]
+
+
+def test_man_page_blocks_headings_and_sentences_across_line_breaks() -> None:
+    """Issue 17.1: the page header and section titles are headings, never passages; a sentence that runs
+    over a hard line break stays in one passage; an option tag and its indented body are one passage;
+    the footer is dropped."""
+    spans = cut_passages(MAN_PAGE)
+    found = texts(MAN_PAGE, spans)
+    assert found[0] == "frob - rearrange the lines of a file" and spans[0].heading == "FROB(1) › NAME"
+    assert found[1].endswith("1 if no lines were selected, and 2 if\n       an error occurred.")
+    assert (spans[1].line_start, spans[1].line_end) == (7, 9)
+    assert found[2].startswith("-r, --reverse\n              Write the lines last to first.")
+    assert spans[2].heading == "FROB(1) › OPTIONS › Ordering Control" and spans[2].kind == "indented"
+    assert found[3] == "-k, --keep\n              Keep (do not delete) the input file after rearranging it."
+    assert len(spans) == 4
+    assert not any(text.startswith(("NAME", "OPTIONS", "FROB")) for text in found)
+
+
+def test_markdown_headings_lists_and_fenced_code() -> None:
+    """Issue 17.1: setext and ATX headings give context, list items are passages of their own with their
+    continuation lines, a fenced block is one code passage without its fences."""
+    spans = cut_passages(MARKDOWN)
+    found = texts(MARKDOWN, spans)
+    assert found == ["The widget stores its cache in\n`~/.cache/widget` and clears it weekly.",
+                     "- Run `make install` as root;\n  it copies the binary.", "- Run `make check` first.",
+                     "make install"]
+    assert [span.kind for span in spans] == ["paragraph", "list-item", "list-item", "code"]
+    assert [span.heading for span in spans] == ["Widget", "Widget › Install", "Widget › Install",
+                                                "Widget › Install"]
+
+
+def test_long_paragraphs_are_cut_at_sentence_ends() -> None:
+    """Issue 17.1, WF-6: a paragraph over 1000 characters becomes passages of whole sentences, each at most
+    1000 characters; Chinese text is cut after 。 without spaces."""
+    sentence = "The retention of each nightly backup is reviewed by the operations team every quarter."
+    text = "\n".join([sentence] * 40)
+    spans = cut_passages(text)
+    assert len(spans) > 1 and all(span.end - span.start <= MAX_PASSAGE_CHARS for span in spans)
+    assert all(text[span.start:span.end].endswith("quarter.") for span in spans)
+    chinese = "数据备份保留三十天，然后自动删除。" * 120
+    pieces = texts(chinese, cut_passages(chinese))
+    assert len(pieces) > 1 and all(piece.endswith("。") and len(piece) <= MAX_PASSAGE_CHARS for piece in pieces)
+    assert "".join(pieces) == chinese
+
+
+def test_crlf_tabs_and_a_huge_line() -> None:
+    """Issue 17.1: CRLF keeps its \\r inside the text but never ends a passage with it; a line without a
+    space is cut anywhere, within the limit."""
+    text = "First line of a\r\nparagraph.\r\n\r\n\tTabbed block\r\n"
+    spans = cut_passages(text)
+    assert texts(text, spans) == ["First line of a\r\nparagraph.", "Tabbed block"]
+    assert [(s.line_start, s.line_end) for s in spans] == [(1, 2), (4, 4)]
+    huge = "x" * 2500
+    assert [(s.start, s.end) for s in cut_passages(huge)] == [(0, 1000), (1000, 2000), (2000, 2500)]
+
+
+_alphabet = st.sampled_from(["a", "word", " ", "  ", "\t", "\n", "\n\n", "\r\n", ".", ". ", "。", "#", "# ",
+                             "- ", "1. ", "```", "~~~", "===", "---", "•", "中文", "FROB(1)", "   ", "é", "😀",
+                             "-p, --parents", ":", "x" * 300])
+_texts = st.one_of(st.lists(_alphabet, max_size=120).map("".join),
+                   st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=600))
+
+
+def _check(text: str, max_chars: int) -> list[PassageSpan]:
+    spans = cut_passages(text, max_chars=max_chars)
+    line_starts = [0] + [i + 1 for i, char in enumerate(text) if char == "\n"]
+    previous_end = 0
+    for span in spans:
+        piece = text[span.start:span.end]
+        assert previous_end <= span.start < span.end <= len(text)
+        assert piece.strip() and piece == piece.strip() and len(piece) <= max_chars
+        assert span.line_start == bisect.bisect_right(line_starts, span.start)
+        assert span.line_end == bisect.bisect_right(line_starts, span.end - 1)
+        assert span.heading is None or 0 < len(span.heading) <= 300
+        previous_end = span.end
+    return spans
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_texts, max_chars=st.sampled_from([1, 7, 80, MAX_PASSAGE_CHARS]))
+@example(text="\r\n\r\n", max_chars=MAX_PASSAGE_CHARS)
+@example(text="```\nunclosed fence\n\n\nstill code", max_chars=MAX_PASSAGE_CHARS)
+@example(text="a.\n" * 2000, max_chars=MAX_PASSAGE_CHARS)
+@example(text="。" * 3000, max_chars=MAX_PASSAGE_CHARS)
+@example(text="\t\t#\n===\n---\n", max_chars=MAX_PASSAGE_CHARS)
+@example(text="x" * 5000 + "\n" + " y" * 3000, max_chars=MAX_PASSAGE_CHARS)
+@example(text="Title\n   indented\n      deeper\nback", max_chars=7)
+def test_passage_invariants(text: str, max_chars: int) -> None:
+    """Issue 17.1: for any text (NUL and lone surrogates excluded by the caller): spans in order, never
+    overlapping, never empty, trimmed, within the size limit, with the right line numbers."""
+    _check(text, max_chars)
+
+
+@settings(max_examples=200, deadline=None)
+@given(words=st.lists(st.sampled_from(["alpha", "beta.", "gamma", "\n", "\n\n", "  ", "delta!", "中文。"]),
+                      max_size=200))
+def test_plain_text_loses_nothing(words: list[str]) -> None:
+    """Issue 17.1: text without markup loses nothing: every non-blank character is inside some passage,
+    or on a line taken for a title, which then heads the passages after it."""
+    text = " ".join(words)
+    spans = _check(text, MAX_PASSAGE_CHARS)
+    covered = set()
+    for span in spans:
+        covered.update(range(span.start, span.end))
+    offset = 0
+    for line in text.split("\n"):
+        lost = [i for i in range(offset, offset + len(line)) if i not in covered and not text[i].isspace()]
+        if lost:
+            assert any(span.heading and line.strip() in span.heading for span in spans if span.start > offset)
+        offset += len(line) + 1
