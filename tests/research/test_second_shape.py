@@ -473,3 +473,25 @@ async def test_only_files_that_gave_hits_are_snapshotted(tmp_path: Path, base: P
     assert verify_task(task.directory) == []
     coverage = brief(task)["coverage"][0]
     assert any("escape.md" in note and "link" in note for note in coverage["notes"]), coverage
+
+
+async def test_a_key_in_the_environment_signs_every_brief(base: Path, model: ScriptedModel) -> None:
+    """WF-13 (issue 16 item 6): with DITTO_RESEARCH_SIGNING_KEY set the brief is signed as it is written; verify
+    with the key accepts it, with another key refuses it."""
+    from ditto.workflows.research import verify_task
+
+    task, result = await run("document-search", {}, base, model, env={"DITTO_RESEARCH_SIGNING_KEY": "k-one-two"})
+    assert result.status == "completed"
+    assert (task.directory / "artifacts" / "brief.sig").is_file()
+    assert verify_task(task.directory, signing_key="k-one-two") == []
+    assert verify_task(task.directory, signing_key="another-key") != []
+
+
+def test_an_unconfigured_model_is_refused_before_a_task_exists(tmp_path: Path) -> None:
+    """WF-11 (issue 17): `--model openai/x` without a configured server says what to set; no task folder."""
+    done = run_cli(research_args("document-search", "--model", "openai/x", "--json", "--base-dir",
+                                 str(tmp_path / "tasks"), scripted=False))
+    assert done.returncode == 2
+    error = output(done)["result"]["error"]
+    assert error["code"] == "RESEARCH_INVALID_INPUT" and "DITTO_WORKER_INFER_BASE_URL" in error["message"]
+    assert not (tmp_path / "tasks").exists()

@@ -10,6 +10,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import logging
 import os
@@ -20,12 +21,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ...errors import DittoError, describe_validation_error
+from ...errors import DittoError, InvalidArgumentError, describe_validation_error
 from ...runtime import WorkerDefinition
 from .config import ResearchOptions, default_base_dir
 from .entries import entry_spec
 from .errors import ResearchError
 from .sample import SAMPLE_VOCABULARY, default_question
+from .signing import signing_key
 from .task_runtime import open_research_runtime
 from .taskdir import ResearchTask, create_task, open_task
 from .types import ENTRIES, Entry, ResearchRequest, ResearchResult
@@ -96,6 +98,24 @@ def build_request(entry: Entry, fields: Mapping[str, Any] | None = None, env: Ma
         raise ResearchError("RESEARCH_INVALID_INPUT", describe_validation_error(error, root="request")) from None
 
 
+def _check_model_configured(request: ResearchRequest, env: Mapping[str, str]) -> None:
+    """The default INFER worker serves the built-in model, and ``openai`` when the environment configures it."""
+    from ...worker.infer import infer_config_from_env
+
+    provider = request.model.provider
+    if provider == "builtin:extractive":
+        return
+    try:
+        configured = infer_config_from_env(env) is not None
+    except DittoError as error:
+        raise ResearchError("RESEARCH_INVALID_INPUT", f"the model is not configured: {error.message}") from None
+    if provider != "openai" or not configured:
+        raise ResearchError("RESEARCH_INVALID_INPUT",
+                            f"the model provider {provider!r} is not configured: for an OpenAI-compatible server "
+                            "set DITTO_WORKER_INFER_BASE_URL and DITTO_WORKER_INFER_MODEL (in the environment or "
+                            "./.env), or bring your own INFER worker")
+
+
 async def run_research(entry: Entry, request: Mapping[str, Any] | ResearchRequest | None = None, *,
                        directory: Path | str | None = None, base_dir: Path | str | None = None,
                        options: ResearchOptions | Mapping[str, Any] | None = None,
@@ -120,9 +140,22 @@ async def run_research(entry: Entry, request: Mapping[str, Any] | ResearchReques
         built = request if isinstance(request, ResearchRequest) else build_request(entry, request, env)
         if built.entry != entry:
             raise ResearchError("RESEARCH_REQUEST_MISMATCH", f"the request is for {built.entry}, not {entry}")
+        if not any(worker.type == "INFER" for worker in workers):
+            _check_model_configured(built, os.environ if env is None else env)
+        try:
+            ResearchOptions.coerce(options)
+        except InvalidArgumentError as error:  # refused before a task folder exists
+            raise ResearchError("RESEARCH_INVALID_INPUT", error.message) from None
         if base_dir is None and env is not None:
             base_dir = default_base_dir(env)
         task = create_task(built, base_dir=base_dir, directory=directory)
+    try:
+        chosen = ResearchOptions.coerce(options)
+    except InvalidArgumentError as error:
+        raise ResearchError("RESEARCH_INVALID_INPUT", error.message) from None
+    key = signing_key(os.environ if env is None else env)
+    if chosen.signing_key is None and key is not None:  # the environment's key signs every brief written
+        chosen = dataclasses.replace(chosen, signing_key=key)
     async with contextlib.AsyncExitStack() as stack:
         try:
             runtime = await stack.enter_async_context(
@@ -139,5 +172,5 @@ async def run_research(entry: Entry, request: Mapping[str, Any] | ResearchReques
             logger.exception("setting up the task's workers failed")
             raise ResearchError("RESEARCH_INVALID_INPUT", "the task's workers cannot be set up "
                                                           f"({type(error).__name__}; see the log)") from None
-        result = await entry_module(entry).run(runtime, {"directory": str(task.directory)}, options)
+        result = await entry_module(entry).run(runtime, {"directory": str(task.directory)}, chosen)
     return task, result

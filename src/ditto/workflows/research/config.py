@@ -70,13 +70,15 @@ class ResearchOptions:
     executions (1024, the runtime's default); ``signal`` cancels the task: every
     node call receives it, and a fired signal ends the run with
     ``RESEARCH_CANCELLED`` / ``RESEARCH_TIMEOUT`` (nothing of the running stage
-    is archived).
+    is archived); ``signing_key`` signs the brief (``artifacts/brief.sig``, an
+    HMAC-SHA256 over the brief and the snapshots it cites) as soon as it is written.
     """
 
     stop_after: Literal["queries", "evidence"] | None = None
     progress: Callable[[ProgressEvent], None] | None = None
     max_executions: int = 1024
     signal: CancelSignal | None = None
+    signing_key: bytes | None = field(default=None, repr=False)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -89,6 +91,8 @@ class ResearchOptions:
             raise InvalidArgumentError("max_executions must be a positive integer")
         if self.signal is not None and not isinstance(self.signal, CancelSignal):
             raise InvalidArgumentError("signal must be a CancelSignal")
+        if self.signing_key is not None and (not isinstance(self.signing_key, bytes) or not self.signing_key):
+            raise InvalidArgumentError("signing_key must be non-empty bytes")
 
     @classmethod
     def coerce(cls, value: ResearchOptions | Mapping[str, Any] | None) -> ResearchOptions:
@@ -104,7 +108,7 @@ class ResearchOptions:
             return value
         if not isinstance(value, Mapping):
             raise InvalidArgumentError("options must be ResearchOptions, a mapping or None")
-        names = {"stop_after", "progress", "max_executions", "signal", "extra"}
+        names = {"stop_after", "progress", "max_executions", "signal", "signing_key", "extra"}
         fields: dict[str, Any] = {}
         for key, item in value.items():
             name = _snake(key) if isinstance(key, str) else None

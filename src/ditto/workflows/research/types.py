@@ -140,7 +140,9 @@ class ResearchRequest(DittoModel):
 
     ``None`` for ``documents`` / ``kb`` / ``memory`` means "use the task's
     generated sample data of that kind". ``urls`` (direct web reading, at most
-    2 pages) defaults to SQLite's documentation for ``web-read``.
+    2 pages) defaults to SQLite's documentation for ``web-read``. ``wiki_url``
+    points web search at any MediaWiki's API (``https://wiki.example/w/api.php``;
+    Wikipedia's when ``None``): the wiki searched is part of the request.
     """
 
     entry: Entry
@@ -150,6 +152,8 @@ class ResearchRequest(DittoModel):
     knowledge: KnowledgeMode = "external"
     allow_partial: bool = Field(default=False, strict=True)
     search_engine: Literal["wikipedia", "brave"] = "wikipedia"
+    wiki_url: Annotated[str, Field(max_length=4096, pattern=r"^https://[^\s]+$"),
+                        AfterValidator(_clean_text)] | None = None
     documents: tuple[PathText, ...] | None = Field(default=None, max_length=64)
     ignore: tuple[ShortText, ...] = Field(default=(), max_length=64)
     kb: PathText | None = None
@@ -194,9 +198,16 @@ def request_id(request: ResearchRequest) -> str:
     Every field is content (question, sources, tenant, configuration), so the id
     changes when any of them changes, and only then.
     """
-    canonical = json.dumps(request.model_dump(mode="json", by_alias=True), sort_keys=True, ensure_ascii=False,
-                           separators=(",", ":"))
+    content = request.model_dump(mode="json", by_alias=True)
+    for name in _LATER_FIELDS:  # unset, they leave the id of a request made before they existed unchanged
+        if content.get(name) is None:
+            content.pop(name, None)
+    canonical = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return "r-" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:24]
+
+
+#: Request fields added after tasks existed: left out of the id (and request.json's meaning) while unset.
+_LATER_FIELDS: Final = ("wikiUrl",)
 
 
 class QueryRecord(DittoModel):

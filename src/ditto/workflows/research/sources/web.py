@@ -39,7 +39,7 @@ from ..types import QueryRecord, ResearchRequest
 from .base import SourceHits, SourceLimits, SourceSetup, constant_input, failed_source
 from .documents import split_passages
 
-__all__ = ["DEFAULT_PAGES", "WebSource", "allowed_origins", "web_options"]
+__all__ = ["DEFAULT_PAGES", "WebSource", "allowed_origins", "web_options", "wiki_api_url"]
 
 #: web-read's default pages: SQLite's official documentation (seed 004).
 DEFAULT_PAGES: Final = ("https://sqlite.org/wal.html", "https://sqlite.org/lockingv3.html")
@@ -55,33 +55,54 @@ def _origin(url: str) -> str | None:
     return f"https://{parts.hostname.lower()}{port}"
 
 
-def allowed_origins(request: ResearchRequest, wikipedia_url: str = _WIKIPEDIA) -> tuple[str, ...]:
-    """The request's origins, else the read pages' own origins, else the wiki's origin (Wikipedia search)."""
+def wiki_api_url(request: ResearchRequest, env: Mapping[str, str], overrides: Mapping[str, Any]) -> str:
+    """The MediaWiki API the search uses: the request's ``wiki_url``, an override, the environment's
+    ``DITTO_WORKER_INTERACTION_WIKI_URL``, an old-style ``wikipedia_url`` base, or Wikipedia's."""
+    from ....worker.interaction.config import DEFAULT_WIKI_URL, WIKI_URL_ENV
+
+    if request.wiki_url is not None:
+        return request.wiki_url
+    if overrides.get("wiki_url"):
+        return str(overrides["wiki_url"])
+    if env.get(WIKI_URL_ENV):
+        return env[WIKI_URL_ENV]
+    if overrides.get("wikipedia_url"):
+        return f"{str(overrides['wikipedia_url']).rstrip('/')}/w/api.php"
+    return DEFAULT_WIKI_URL
+
+
+def allowed_origins(request: ResearchRequest, wiki_url: str = _WIKIPEDIA) -> tuple[str, ...]:
+    """The request's origins, else the read pages' own origins, else the wiki's own origin (wiki search)."""
     if request.allowed_origins is not None:
         return tuple(request.allowed_origins)
     if request.web_mode == "read":
         pages = request.urls or DEFAULT_PAGES
         return tuple(dict.fromkeys(origin for origin in map(_origin, pages) if origin))
     if request.search_engine == "wikipedia":
-        origin = _origin(wikipedia_url)
+        origin = _origin(wiki_url)
         return (origin,) if origin else ()
     return ()
 
 
 def web_options(request: ResearchRequest, env: Mapping[str, str] | None = None, **overrides: Any) -> Any:
-    """``WebOptions`` for the request: its engine and origins, the Brave key from the environment."""
+    """``WebOptions`` for the request: its engine, wiki and origins, the Brave key from the environment.
+
+    ``overrides`` are WebOptions fields the request does not decide (``ca_file``,
+    ``ssl_context``, ``timeout_s`` …); the request's ``wiki_url`` wins over one given here.
+    """
     import os
 
     from ....worker.interaction import BRAVE_API_KEY_ENV, web_options_from_env
 
     source = os.environ if env is None else env
-    wikipedia_url = overrides.get("wikipedia_url", _WIKIPEDIA)
-    values: dict[str, Any] = {"allowed_origins": allowed_origins(request, wikipedia_url)}
+    wiki = wiki_api_url(request, source, overrides)
+    values: dict[str, Any] = {"allowed_origins": allowed_origins(request, wiki), "wiki_url": wiki}
     if request.search_engine == "wikipedia" or source.get(BRAVE_API_KEY_ENV):
         # Without a key Brave stays unconfigured: each search names its engine, so asking for Brave
         # fails there instead of being answered by Wikipedia.
         values["search_engine"] = request.search_engine
-    return web_options_from_env(None, source, **{**values, **overrides})
+    rest = {key: value for key, value in overrides.items() if key not in ("wiki_url", "wikipedia_url")}
+    return web_options_from_env(None, source, **{**values, **rest})
 
 
 _REFUSED: Final = "INTERACTION_ORIGIN_NOT_ALLOWED"

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..brief import brief_json, brief_markdown, summarize
 from ..records import EvidenceRecord, QueriesRecord
+from ..signing import sign_brief
 from ..taskdir import atomic_write
 from ..types import Brief, ModelRef, ResearchResult
 from .run import StageRun
@@ -48,6 +49,8 @@ def write_artifacts(run: StageRun, brief: Brief) -> ResearchResult:
         artifacts.mkdir(exist_ok=True)
         atomic_write(json_path, brief_json(brief).encode("utf-8"))
         atomic_write(md_path, brief_markdown(brief).encode("utf-8"))
+        if run.options.signing_key is not None:
+            sign_brief(run.task.directory, run.options.signing_key)
     except OSError:
         logger.exception("writing the brief failed")
         raise run.fail("failed", "RESEARCH_BRIEF_WRITE_FAILED",

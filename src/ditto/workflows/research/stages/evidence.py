@@ -86,7 +86,8 @@ async def evidence_stage(run: StageRun, queries: QueriesRecord, request_record: 
                 raise run.fail("blocked", "RESEARCH_SOURCE_FAILED", "a source failed and partial results are not "
                                "allowed", failed_sources=tuple(failures))
             continue
-        run.progress("evidence", "hits", source=source_run.spec.source_type, count=len(source_run.passages))
+        if not source_run.passages:
+            run.progress("evidence", "hits", source=source_run.spec.source_type, count=0)
     evidence = _located(run, runs)
     if not evidence and failures:
         raise run.fail("blocked", "RESEARCH_SOURCE_FAILED", "a source failed and no valid evidence remains",
@@ -119,6 +120,7 @@ async def _read_source(run: StageRun, source_run: _SourceRun, queries: list[Quer
         if not source_run.passages:
             return SKIP
         source_run.task = excerpt_task(run.request.question, source, source_run.passages)
+        run.progress("evidence", "hits", source=source_run.spec.source_type, count=len(source_run.passages))
         run.progress("evidence", "choosing excerpts", source=source_run.spec.source_type,
                      count=len(source_run.passages))
         return run.model_input(source_run.task)
