@@ -19,6 +19,7 @@ from typing import Any
 from ditto.runtime import WorkerDefinition
 from ditto.text import TextAnalyzer
 from ditto.worker.infer import ExcerptTask, QueryTask, parse_task
+from ditto.worker.infer.tasks import AnswerTask
 
 _ANALYZER = TextAnalyzer(cjk="unigram")
 OVERRIDES_ENV = "DITTO_TEST_SCRIPTED_MODEL"
@@ -59,6 +60,14 @@ def choose_excerpts(task: ExcerptTask) -> dict[str, Any]:
 Answer = Mapping[str, Any] | Callable[[Any], Mapping[str, Any]]
 
 
+def answer_from(task: AnswerTask) -> dict[str, Any]:
+    """The answer sentences the built-in model would give (verbatim sentences of the quotes, cited)."""
+    from ditto.worker.infer.extractive import answer_question
+
+    return {"sentences": [{"text": sentence.text, "evidence": list(sentence.evidence)}
+                          for sentence in answer_question(task)]}
+
+
 class ScriptedModel:
     def __init__(self, overrides: Mapping[str, Answer] | None = None) -> None:
         self.overrides = dict(overrides or {})
@@ -74,6 +83,8 @@ class ScriptedModel:
             answer = override(task) if callable(override) else override
         elif isinstance(task, QueryTask):
             answer = choose_queries(task)
+        elif isinstance(task, AnswerTask):
+            answer = answer_from(task)
         else:
             answer = choose_excerpts(task)
         content = json.dumps(answer)

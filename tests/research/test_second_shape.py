@@ -495,3 +495,54 @@ def test_an_unconfigured_model_is_refused_before_a_task_exists(tmp_path: Path) -
     error = output(done)["result"]["error"]
     assert error["code"] == "RESEARCH_INVALID_INPUT" and "DITTO_WORKER_INFER_BASE_URL" in error["message"]
     assert not (tmp_path / "tasks").exists()
+
+
+# -- the answer -----------------------------------------------------------------------------------------------
+async def test_the_built_in_model_answers_with_sentences_from_the_evidence(tmp_path: Path) -> None:
+    """WF-15 (issue 17): a brief with evidence carries an extractive answer whose every sentence is verbatim in a
+    quote it cites; brief.md opens with the question and that answer."""
+    task, result = await run_research("document-search", {}, base_dir=tmp_path, env={})
+    assert result.status == "completed"
+    data = brief(task)
+    answer = data["answer"]
+    assert answer["kind"] == "extractive" and 1 <= len(answer["sentences"]) <= 3
+    quotes = {item["id"]: item["quote"] for item in data["evidence"]}
+    for sentence in answer["sentences"]:
+        assert sentence["evidence"] and any(sentence["text"] in quotes[item] for item in sentence["evidence"])
+    markdown = (task.directory / "artifacts" / "brief.md").read_text(encoding="utf-8")
+    assert markdown.index("Question") < markdown.index("Answer") < markdown.index("Evidence")
+
+
+async def test_no_evidence_means_no_answer(tmp_path: Path) -> None:
+    """WF-7, WF-15: nothing relevant found, nothing answered: the brief's answer is null."""
+    task, result = await run_research("document-search", {"question": "Who won the 1998 football world cup?"},
+                                      base_dir=tmp_path, env={})
+    assert result.status == "no-evidence"
+    assert brief(task).get("answer") is None
+
+
+@pytest.mark.parametrize("bad, code", [
+    ({"sentences": [{"text": "Backups are kept.", "evidence": ["e99"]}]}, "RESEARCH_UNKNOWN_SOURCE"),
+    ({"sentences": [{"text": "Backups are kept.", "evidence": []}]}, "RESEARCH_ANSWER_UNCITED"),
+])
+async def test_a_model_answer_citing_nothing_known_is_retried_then_rejected(base: Path, bad: dict[str, Any],
+                                                                            code: str) -> None:
+    """WF-15 (issue 17): a model's answer must cite the brief's evidence ids, every sentence; a refused answer
+    gets one retry with the reason, then the task is rejected with the documented code."""
+    model = ScriptedModel({"answer_question": bad})
+    task, result = await run("document-search", {"model": {"provider": "openai", "model": "m"}}, base, model)
+    assert result.status == "rejected" and result.error is not None and result.error.code == code
+    assert model.calls["answer_question"] == 2
+    assert not (task.directory / "artifacts" / "brief.json").exists()
+
+
+async def test_a_model_answer_is_marked_as_the_models_wording(base: Path) -> None:
+    """WF-15 (issue 17): a model's own words are kept as its answer (kind "model"), only citations checked."""
+    def answer(task: Any) -> dict[str, Any]:
+        return {"sentences": [{"text": "They are kept for a few weeks.", "evidence": [task.evidence[0].id]}]}
+
+    model = ScriptedModel({"answer_question": answer})
+    task, result = await run("document-search", {"model": {"provider": "openai", "model": "m"}}, base, model)
+    assert result.status == "completed"
+    assert brief(task)["answer"] == {"kind": "model", "sentences": [{"text": "They are kept for a few weeks.",
+                                                                      "evidence": ["e1"]}]}

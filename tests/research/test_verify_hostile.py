@@ -322,8 +322,9 @@ def test_added_verbatim_evidence_is_reported(good: Path, caplog: pytest.LogCaptu
 
     problems = assert_detected(rewrite_brief(good, "inserted", inserted, archive=False),
                                "brief.json differs from the brief the task archived in memory.sqlite", caplog)
-    assert problems == ["brief.json differs from the brief the task archived in memory.sqlite (citations, coverage, "
-                        "evidence)"]
+    # the renumbered ids also leave the answer citing the wrong quotes: that is reported as well
+    assert [problem for problem in problems if not problem.startswith("answer sentence")] == [
+        "brief.json differs from the brief the task archived in memory.sqlite (citations, coverage, evidence)"]
 
 
 def test_removed_last_evidence_and_created_at_need_the_archive(good: Path, caplog: pytest.LogCaptureFixture) -> None:

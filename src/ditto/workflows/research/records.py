@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...contracts import DittoModel
-from .types import Coverage, Evidence, FailedSource, QueryRecord
+from .types import Answer, Coverage, Evidence, FailedSource, QueryRecord
 
 __all__ = ["EvidenceRecord", "Passage", "QueriesRecord", "RequestRecord"]
 
@@ -76,3 +76,5 @@ class EvidenceRecord(DittoModel):
     evidence: tuple[Evidence, ...]
     failed_sources: tuple[FailedSource, ...]
     coverage: tuple[Coverage, ...]
+    #: The answer to the question from this evidence (``None``: no evidence, or archived before answers).
+    answer: Answer | None = None

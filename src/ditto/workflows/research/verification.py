@@ -18,12 +18,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...worker.infer import ExcerptTask, QueryTask
+from ...worker.infer.tasks import MAX_ANSWER_SENTENCES
 from .config import MAX_PASSAGES_PER_PAGE, MAX_QUOTE_CHARS
 from .errors import ResearchError
 from .records import Passage
-from .types import QueryRecord
+from .types import Answer, AnswerSentence, Evidence, QueryRecord
 
-__all__ = ["Passage", "VerifiedExcerpt", "line_range", "locate_quote", "verify_excerpts", "verify_queries"]
+__all__ = ["Passage", "VerifiedExcerpt", "line_range", "locate_quote", "verify_answer", "verify_excerpts",
+           "verify_queries"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,3 +140,37 @@ def line_range(text: str, start: int, end: int) -> tuple[int, int]:
     first = text.count("\n", 0, start) + 1
     last = first + text.count("\n", start, max(start, end - 1))
     return first, last
+
+
+def verify_answer(answer: Any, evidence: Sequence[Evidence], kind: str) -> Answer | None:
+    """The brief's answer, or a rejection: each sentence non-empty, citing only known evidence ids, at least one.
+
+    ``kind`` ``extractive`` (the built-in model) also requires each sentence to be
+    verbatim in one of the quotes it cites; ``model`` answers are the model's own
+    wording, checked only for their citations. An empty list is no answer.
+    """
+    sentences = _field(answer, "sentences")
+    if not isinstance(sentences, (list, tuple)):
+        raise ResearchError("RESEARCH_MODEL_FAILED", "the model's answer holds no list of sentences")
+    if len(sentences) > MAX_ANSWER_SENTENCES:
+        raise ResearchError("RESEARCH_ANSWER_UNCITED", f"the answer has {len(sentences)} sentences; at most "
+                                                       f"{MAX_ANSWER_SENTENCES} are allowed")
+    quotes = {item.id: item.quote for item in evidence}
+    checked: list[AnswerSentence] = []
+    for sentence in sentences:
+        text, cited = _field(sentence, "text"), _field(sentence, "evidence")
+        if not isinstance(text, str) or not text.strip() or len(text) > MAX_QUOTE_CHARS:
+            raise ResearchError("RESEARCH_ANSWER_UNCITED", "an answer sentence is empty or over 1000 characters")
+        if not isinstance(cited, (list, tuple)) or not cited or not all(isinstance(item, str) for item in cited):
+            raise ResearchError("RESEARCH_ANSWER_UNCITED", "every answer sentence must cite evidence ids")
+        unknown = [item for item in cited if item not in quotes]
+        if unknown:
+            raise ResearchError("RESEARCH_UNKNOWN_SOURCE", f"the answer cites evidence {unknown[0]!r}, which the "
+                                                           "brief does not hold")
+        if kind == "extractive" and not any(text in quotes[item] for item in cited):
+            raise ResearchError("RESEARCH_QUOTE_NOT_FOUND", "an extractive answer sentence is not verbatim in the "
+                                                            "evidence it cites")
+        checked.append(AnswerSentence(text=text, evidence=tuple(dict.fromkeys(cited))))
+    if not checked:
+        return None
+    return Answer(kind=kind, sentences=tuple(checked))  # type: ignore[arg-type]

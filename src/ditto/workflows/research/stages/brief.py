@@ -38,7 +38,7 @@ async def brief_stage(run: StageRun, queries: QueriesRecord, evidence: EvidenceR
                  knowledge=request.knowledge if "knowledge" in request.sources else None, model=model,
                  queries=queries.queries, evidence=evidence.evidence,
                  citations=tuple(item.id for item in evidence.evidence), failed_sources=evidence.failed_sources,
-                 coverage=evidence.coverage, created_at=_now())
+                 coverage=evidence.coverage, created_at=_now(), answer=evidence.answer)
 
 
 def write_artifacts(run: StageRun, brief: Brief) -> ResearchResult:

@@ -22,6 +22,7 @@ from typing import Any
 from ....errors import DittoError
 from ....runtime import SKIP, NodeResult
 from ....worker.infer import ExcerptPassage, ExcerptTask
+from ....worker.infer.tasks import AnswerEvidence, AnswerTask
 from ....worker.infer.worker import infer_sample_node
 from ..config import MAX_QUOTE_CHARS
 from ..errors import ResearchError
@@ -30,8 +31,8 @@ from ..sources.base import ResearchSource, SourceHits, SourceSetup
 from ..sources.catalog import sources_for
 from ..sources.registry import SourceSpec
 from ..taskdir import snapshot_text
-from ..types import Coverage, Evidence, FailedSource, QueryRecord
-from ..verification import VerifiedExcerpt, line_range, verify_excerpts
+from ..types import Answer, Coverage, Evidence, FailedSource, QueryRecord
+from ..verification import VerifiedExcerpt, line_range, verify_answer, verify_excerpts
 from .run import StageRun
 
 __all__ = ["evidence_stage", "excerpt_task", "name_passages"]
@@ -92,9 +93,10 @@ async def evidence_stage(run: StageRun, queries: QueriesRecord, request_record: 
     if not evidence and failures:
         raise run.fail("blocked", "RESEARCH_SOURCE_FAILED", "a source failed and no valid evidence remains",
                        failed_sources=tuple(failures))
+    answer = await answer_step(run, evidence)
     return EvidenceRecord(passages=tuple(p for source_run in runs for p in source_run.passages),
                           evidence=tuple(evidence), failed_sources=tuple(failures),
-                          coverage=tuple(_coverage(source_run, evidence) for source_run in runs))
+                          coverage=tuple(_coverage(source_run, evidence) for source_run in runs), answer=answer)
 
 
 async def _read_source(run: StageRun, source_run: _SourceRun, queries: list[QueryRecord]) -> None:
@@ -151,6 +153,26 @@ async def _verified(run: StageRun, source_run: _SourceRun, answer: Any, task: Ex
         return verify_excerpts(retried.parsed, task, source_run.passages)
     except ResearchError as error:
         raise run.fail("rejected", error.code, _named(error.message, source_run.passages)) from None
+
+
+async def answer_step(run: StageRun, evidence: Sequence[Evidence]) -> Answer | None:
+    """The model answers from the verified evidence (no evidence, no answer); a refused answer gets one retry."""
+    if not evidence:
+        return None
+    task = AnswerTask(question=run.request.question,
+                      evidence=tuple(AnswerEvidence(id=item.id, quote=item.quote) for item in evidence))
+    kind = "extractive" if run.request.model.provider == "builtin:extractive" else "model"
+    answer = await run.ask("evidence", "answer", task)
+    try:
+        return verify_answer(answer.parsed, evidence, kind)
+    except ResearchError as first:
+        problem = first.message
+    retried = await run.ask("evidence", "answer-retry", task,
+                            retry=(json.dumps(answer.parsed, ensure_ascii=False)[:20_000], problem))
+    try:
+        return verify_answer(retried.parsed, evidence, kind)
+    except ResearchError as error:
+        raise run.fail("rejected", error.code, f"the answer was refused: {error.message}") from None
 
 
 def _named(message: str, passages: Sequence[Passage]) -> str:
