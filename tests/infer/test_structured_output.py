@@ -80,7 +80,7 @@ _OBJECTS = st.dictionaries(st.text(max_size=4), st.recursive(_SCALARS, lambda in
 _MARK = "__constant__"
 
 
-@settings(max_examples=150)
+@settings.get_profile("security")
 @example(value={}, constant="NaN", depth=0)
 @example(value={"n": 1}, constant="Infinity", depth=2)
 @example(value={"a": [1.5]}, constant="-Infinity", depth=1)
