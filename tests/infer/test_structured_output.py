@@ -2,8 +2,9 @@
 ``json_object`` answer, the exact content of the one retry, and the final ``INFER_INVALID_OUTPUT``.
 
 Issue 15, "Tests that catch the bug" (INFER). Each test here failed against a hand-planted bug before it
-was committed: the ``parse_constant`` hook dropped, the retry turned off or repeated, the model shown
-another text than its validation error, the caller shown the model's answer.
+was committed: the retry turned off or repeated, the model shown another text than its validation error,
+the caller shown the model's answer; and against the code as it was, which took ``1e999`` (parsed to
+infinity, sent on the wire as ``null``) and a lone surrogate escape for valid ``json_object`` answers.
 """
 
 from __future__ import annotations
