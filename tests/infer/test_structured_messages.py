@@ -111,5 +111,5 @@ def test_a_nested_unusable_reference_is_refused_and_logged_with_its_traceback(
         check_answer('{"a": 1}', looping)
     assert (caught.value.code, caught.value.message) == ("INFER_INVALID_INPUT", _UNUSABLE)
     (record,) = [r for r in caplog.records if r.name == "ditto.infer"]
-    assert record.levelno == logging.WARNING and record.exc_info is not None
+    assert record.levelno == logging.WARNING and record.exc_info and record.exc_info[0] is not None
     assert record.getMessage() == "INFER could not check an answer against the requested schema"
