@@ -191,3 +191,33 @@ def test_every_construction_refusal_has_its_message() -> None:
     assert refusal(opaque) == "tool opaque: an argument type has no JSON schema"
     assert refusal(lambda: 0, name="x", description=5) == "a tool description must be a string"
     assert refusal(Unreadable(), name="unreadable") == "tool unreadable: its signature cannot be read"
+
+
+class Scale:
+    """Multiply by a factor (a callable object with an async __call__, and a method)."""
+
+    def __init__(self, factor: int) -> None:
+        self.factor = factor
+
+    async def __call__(self, value: float) -> float:
+        return value * self.factor
+
+    def times(self, value: int) -> int:
+        """Multiply an integer."""
+        return value * self.factor
+
+
+async def test_callable_objects_and_bound_methods() -> None:
+    """INT-1 (issue 15): an object with an async __call__ is an async tool (and needs name=, having no
+    __name__); a bound method keeps its own hints in the schema and is called with its instance."""
+    scale = Scale(3)
+    with pytest.raises(InvalidArgumentError) as caught:
+        tool(scale)
+    assert caught.value.message.startswith("a tool name must match")
+    made = tool(scale, name="scale")
+    assert made.is_async is True
+    assert await run(made, {"value": 1.5}) == 4.5
+    method = tool(scale.times)
+    assert (method.name, method.description) == ("times", "Multiply an integer.")
+    assert method.input_schema["properties"]["value"]["type"] == "integer" and method.is_async is False
+    assert await run(method, {"value": 4}) == 12
