@@ -1,14 +1,15 @@
 """Web read of a 1 MiB local HTTPS page: our tool against trafilatura called directly on the same bytes.
 
 Run: .venv/bin/python bench/web_read.py [--runs 7] [--size-mib 1]
+     .venv/bin/python bench/web_read.py --sqlite-docs [--crash-rounds 5]   (the real SQLite documentation)
 
 A uvicorn HTTPS server on 127.0.0.1 (certificate from a trustme CA the client
 trusts) serves one generated article page (paragraphs, navigation, sidebars,
 footer) of the requested size. Three timings, interleaved run by run, medians:
 
 * ``trafilatura direct``: ``trafilatura.extract(raw, **EXTRACT_OPTIONS)`` on the calling thread;
-* ``tool extraction``: what WEB.READ does after the body arrived (``asyncio.to_thread``
-  of the same extraction, line split);
+* ``tool extraction``: what WEB.READ does after the body arrived (the same extraction in
+  the extraction child process, through ``asyncio.to_thread``, then the line split);
 * ``tool read``: the whole ``WebClient.read`` (TLS GET, 4 MiB cap while streaming,
   SHA-256, extraction, lines, the frozen WebPage).
 
@@ -38,7 +39,11 @@ from rich.console import Console
 from rich.table import Table
 
 from ditto.worker.interaction import WebClient, WebOptions
-from ditto.worker.interaction.extract import EXTRACT_OPTIONS, extract_main_text, text_lines
+from ditto.worker.interaction.config import DEFAULT_EXTRACT_MEMORY_BYTES
+from ditto.worker.interaction.extract import EXTRACT_OPTIONS, text_lines
+from ditto.worker.interaction.extractor import shared_extractor
+
+SQLITE_DOCS = Path("/usr/share/doc/sqlite3")
 
 WORDS = [
     "backup", "retention", "policy", "database", "record", "customer", "region", "restore", "schedule",
@@ -139,7 +144,8 @@ async def run(runs: int, size_mib: float) -> None:
                 timings["trafilatura direct"].append(time.perf_counter() - started)
 
                 started = time.perf_counter()
-                text_lines(await asyncio.to_thread(extract_main_text, body))
+                text_lines(await asyncio.to_thread(shared_extractor(DEFAULT_EXTRACT_MEMORY_BYTES).extract, body,
+                                                   timeout_s=20, max_text_chars=10**7))
                 timings["tool extraction"].append(time.perf_counter() - started)
 
                 started = time.perf_counter()
@@ -164,12 +170,148 @@ async def run(runs: int, size_mib: float) -> None:
     Console(width=120).print(table)
 
 
+#: One extraction pass over the pages in a fresh process: "direct" (one after another on the main thread) or
+#: "threads" (the old reader: two at a time through asyncio.to_thread, sharing trafilatura's parser).
+PASS_CODE = """
+import asyncio, json, resource, sys, time
+import trafilatura
+from ditto.worker.interaction.extract import EXTRACT_OPTIONS
+mode, paths = sys.argv[1], sys.argv[2:]
+pages = [open(path, "rb").read() for path in paths]
+times = []
+def one(raw):
+    started = time.perf_counter()
+    trafilatura.extract(raw, **EXTRACT_OPTIONS)
+    return time.perf_counter() - started
+async def threads():
+    for index in range(0, len(pages), 2):
+        times.extend(await asyncio.gather(*(asyncio.to_thread(one, raw) for raw in pages[index:index + 2])))
+started = time.perf_counter()
+if mode == "direct":
+    times = [one(raw) for raw in pages]
+else:
+    asyncio.run(threads())
+print(json.dumps({"times": times, "total": time.perf_counter() - started,
+                  "peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+
+
+def _pass(mode: str, paths: list[str]) -> dict[str, Any] | int:
+    """The pass's JSON report, or the signal number / exit status it died with."""
+    import json
+    import os
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    done = subprocess.run([sys.executable, "-c", PASS_CODE, mode, *paths], capture_output=True, text=True, env=env,
+                          check=False)
+    if done.returncode != 0:
+        return done.returncode
+    report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return report
+
+
+def _child_peak_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
+
+
+def _doc_pages() -> tuple[list[str], list[bytes]]:
+    paths = sorted(str(path) for path in SQLITE_DOCS.glob("*.html"))
+    if not paths:
+        raise SystemExit(f"no SQLite documentation in {SQLITE_DOCS}: run scripts/services (sqlite3-doc)")
+    return paths, [Path(path).read_bytes() for path in paths]
+
+
+async def run_sqlite_docs(crash_rounds: int) -> None:
+    """Every page of the real SQLite documentation.
+
+    Time: trafilatura direct and ours (the extraction child) alternate page by page in this
+    process, so load from other jobs falls on both alike. Memory and crashes: whole passes in
+    fresh processes — direct, the old reader (two at a time through ``asyncio.to_thread``,
+    ``crash_rounds`` times), and ours two at a time (the child's VmHWM plus this process's peak).
+    """
+    paths, pages = _doc_pages()
+    size = sum(len(page) for page in pages)
+    extractor = shared_extractor(DEFAULT_EXTRACT_MEMORY_BYTES)
+    await asyncio.to_thread(extractor.extract, b"<p>warm</p>", timeout_s=20, max_text_chars=10)  # child start
+
+    async def timed(raw: bytes) -> float:
+        started = time.perf_counter()
+        await asyncio.to_thread(extractor.extract, raw, timeout_s=60, max_text_chars=10**7)
+        return time.perf_counter() - started
+
+    direct_times: list[float] = []
+    ours_times: list[float] = []
+    for raw in pages:
+        started = time.perf_counter()
+        trafilatura.extract(raw, **EXTRACT_OPTIONS)
+        direct_times.append(time.perf_counter() - started)
+        ours_times.append(await timed(raw))
+    table = Table(title=f"time: {len(paths)} real SQLite documentation pages ({size / 1048576:.1f} MiB of HTML), "
+                        "alternating page by page")
+    for column in ("path", "total s", "total / direct", "median ms/page", "p95 ms/page",
+                   "median of per-page ratios"):
+        table.add_column(column, justify="right" if column != "path" else "left")
+    direct_total = sum(direct_times)
+    ratios = [ours / direct for direct, ours in zip(direct_times, ours_times, strict=True)]
+    for label, values, ratio in (("trafilatura direct", direct_times, "1.000×"),
+                                 ("ours (extraction child, via to_thread)", ours_times,
+                                  f"{statistics.median(ratios):.3f}×")):
+        table.add_row(label, f"{sum(values):.2f}", f"{sum(values) / direct_total:.3f}×",
+                      f"{statistics.median(values) * 1000:.1f}",
+                      f"{sorted(values)[int(len(values) * 0.95)] * 1000:.1f}", ratio)
+    Console(width=140).print(table)
+
+    rows: list[tuple[str, float, float, str]] = []
+    direct = _pass("direct", paths)
+    if isinstance(direct, int):
+        raise SystemExit(f"the direct pass died ({direct})")
+    rows.append(("trafilatura direct, one at a time (fresh process)", float(direct["total"]),
+                 direct["peak_kib"] / 1024, "0/1"))
+    crashes, threaded = 0, []
+    for _ in range(crash_rounds):
+        result = _pass("threads", paths)
+        if isinstance(result, int):
+            crashes += 1
+        else:
+            threaded.append(result)
+    rows.append(("before: two at a time in threads (fresh process)",
+                 min((float(report["total"]) for report in threaded), default=float("nan")),
+                 max((report["peak_kib"] for report in threaded), default=0) / 1024, f"{crashes}/{crash_rounds}"))
+    extractor.close()
+    extractor = shared_extractor(DEFAULT_EXTRACT_MEMORY_BYTES)
+    started = time.perf_counter()
+    for index in range(0, len(pages), 2):
+        await asyncio.gather(*(timed(raw) for raw in pages[index:index + 2]))
+    ours_total = time.perf_counter() - started
+    pid = extractor.pid
+    assert pid is not None
+    rows.append(("after: ours, two at a time (the extraction child)", ours_total, _child_peak_kib(pid) / 1024, "0/1"))
+    extractor.close()
+    table = Table(title="whole passes: memory and crashes")
+    for column in ("path", "total s", "peak RSS MiB", "crashed runs"):
+        table.add_column(column, justify="right" if column != "path" else "left")
+    for label, total, peak, crashed in rows:
+        table.add_row(label, f"{total:.2f}", f"{peak:.0f}", crashed)
+    Console(width=140).print(table)
+    print("peak RSS: the pass's own process; for ours the extraction child's VmHWM (the reading process never loads "
+          "trafilatura; here it also ran the direct timings, so its own peak says nothing)")
+
+
 def main(argv: Any = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--size-mib", type=float, default=1.0)
+    parser.add_argument("--sqlite-docs", action="store_true", help="extract every page of the SQLite docs")
+    parser.add_argument("--crash-rounds", type=int, default=5, help="threaded passes, to count crashes")
     args = parser.parse_args(argv)
-    asyncio.run(run(args.runs, args.size_mib))
+    if args.sqlite_docs:
+        asyncio.run(run_sqlite_docs(args.crash_rounds))
+    else:
+        asyncio.run(run(args.runs, args.size_mib))
 
 
 if __name__ == "__main__":

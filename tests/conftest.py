@@ -21,6 +21,9 @@ import os
 
 from hypothesis import HealthCheck, settings
 
+#: The real servers (SQLite docs, MediaWiki over HTTPS on loopback), shared by every suite that asks for them.
+pytest_plugins = ["tests.support.real_servers"]
+
 #: Examples per security-relevant property, whatever the profile.
 SECURITY_EXAMPLES = 150
 

@@ -24,7 +24,7 @@ EXPECTED: dict[str, set[str]] = {
         "bm25_score", "score_documents", "word_terms",
     },
     "ditto.runtime": {
-        "DEFAULT_LOOP_BUDGET", "INPUT_FN_FAILED", "ExecutionContext", "Graph", "GraphNode", "GraphResult",
+        "DEFAULT_LOOP_BUDGET", "INPUT_FN_FAILED", "SKIP", "ExecutionContext", "Graph", "GraphNode", "GraphResult",
         "LoopContext", "NodeDescriptor", "NodeError", "NodeHandler", "NodeResult", "NodeStatus", "Runtime",
         "RuntimeClient", "Transport", "WorkerDefinition", "WorkerInfo", "create_ditto", "current_execution",
         "graph", "node_descriptor",

@@ -37,7 +37,7 @@ async def test_wikipedia_is_the_default_and_speaks_mediawiki(search_servers: Sea
     first = result.candidates[0]
     assert first.url == f"{search_servers.wiki_url}/wiki/Write-ahead_logging"
     assert "<span" not in first.snippet and "write-ahead logging (WAL)" in first.snippet
-    sent = search_servers.wiki_log.requests[-1]
+    sent = search_servers.wiki_log.requests[0]  # the full query first; per-word requests follow
     assert sent["action"] == "query" and sent["list"] == "search" and sent["format"] == "json"
     assert sent["srsearch"] == "write-ahead logging" and sent["srlimit"] == "5"
     assert "x-subscription-token" not in search_servers.wiki_log.headers[-1]

@@ -21,7 +21,7 @@ async def run(entry: str, request: Mapping[str, Any] | None, base: Path, model: 
               env: Mapping[str, str] | None = None, workers: Sequence[WorkerDefinition] = ()
               ) -> tuple[ResearchTask, ResearchResult]:
     return await run_research(entry, request, base_dir=base, directory=directory,  # type: ignore[arg-type]
-                              options=options or ResearchOptions(pause_at=None), env=env or {},
+                              options=options or ResearchOptions(), env=env or {},
                               workers=[model.worker(), *workers])
 
 

@@ -28,7 +28,7 @@ def test_multi_source_prints_only_the_result_when_piped(tmp_path: Path) -> None:
 def test_json_flag_and_exit_status_of_a_blocked_task(tmp_path: Path) -> None:
     """WF-14, WF-7: --json prints one line; a blocked task exits 1 with its failed sources."""
     done = run_cli(research_args("knowledge-base", "--kb", str(tmp_path / "missing.sqlite"), "--json",
-                                 "--base-dir", str(tmp_path)))
+                                 "--question", "Why?", "--base-dir", str(tmp_path)))
     assert done.returncode == 1
     result = output(done)["result"]
     assert result["status"] == "blocked"
@@ -188,7 +188,7 @@ def test_unreachable_page_fails_cleanly_with_one_log_line(tmp_path: Path) -> Non
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     origin = f"https://127.0.0.1:{port}"
-    args = ("--url", f"{origin}/wal.html", "--allowed-origin", origin, "--allow-partial")
+    args = ("--url", f"{origin}/wal.html", "--allowed-origin", origin, "--allow-partial", "--question", "WAL?")
     started = time.monotonic()
     done = run_cli(research_args("web-read", *args, "--base-dir", str(tmp_path / "tasks")))
     assert time.monotonic() - started < 30

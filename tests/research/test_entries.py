@@ -121,7 +121,7 @@ async def test_entry_run_on_a_prepared_task(tmp_path: Path, model: ScriptedModel
                        base_dir=tmp_path)
     async with open_research_runtime(task, env={}, workers=[model.worker()]) as runtime:
         result = await document_search.run(runtime, {"directory": str(task.directory)},
-                                           ResearchOptions(pause_at=None))
+                                           ResearchOptions())
     assert result.status == "completed" and result.brief is not None
     assert len(ENTRIES) == 8
 
@@ -129,7 +129,7 @@ async def test_entry_run_on_a_prepared_task(tmp_path: Path, model: ScriptedModel
 async def test_loop_budget_is_shared(base: Path, model: ScriptedModel) -> None:
     """WF-1, RT-7: every node call of the task is charged to one loop budget; exhausting it fails cleanly."""
     task, result = await run("multi-source", {"sources": ["documents", "knowledge"], "knowledge": "both"}, base,
-                             model, options=ResearchOptions(pause_at=None, max_executions=8))
+                             model, options=ResearchOptions(max_executions=8))
     assert result.status == "failed" and result.error is not None
     assert result.error.code == "RESEARCH_BUDGET_EXHAUSTED"
     assert not (task.directory / "artifacts" / "brief.json").exists()
@@ -161,7 +161,9 @@ def test_public_face_is_exactly_what_a_user_needs() -> None:
         "ENTRIES", "Brief", "Coverage", "Evidence", "FailedSource", "ProgressEvent", "QueryRecord", "ResearchError",
         "ResearchOptions", "ResearchRequest", "ResearchResult", "ResearchTask", "brief_schema", "create_task",
         "import_internal_knowledge", "open_research_runtime", "open_task", "request_id", "run_research",
-        "verify_task"}
+        "verify_task", "ENTRY_SPECS", "EntrySpec", "Answer", "AnswerSentence", "Passage", "ResearchSource",
+        "SourceHits", "SourceLimits", "SourceSetup", "SourceSpec", "register_source", "unregister_source",
+        "run_research_loop"}
     assert len(research.__all__) == len(set(research.__all__))
     assert all(callable(getattr(research, name).run) for name in entries)
     assert not hasattr(research, "checkpoint_key") and callable(checkpoint_key) and TaskLock is not None
@@ -173,7 +175,7 @@ async def test_options_may_be_a_plain_mapping(base: Path, model: ScriptedModel) 
     from ditto.workflows.research import ResearchError, run_research
 
     task, result = await run("document-search", {}, base, model, options={"stopAfter": "queries",  # type: ignore[arg-type]
-                                                                       "pause_at": None})
+                                                                       "max_executions": 1024})
     assert result.status == "stopped" and result.stage == "queries"
     for bad in ({"stopAfter": "brief"}, {"maxExecutions": 0}, {"nope": 1}, {"progress": 3}, "queries"):
         with pytest.raises(ResearchError) as caught:
@@ -181,7 +183,7 @@ async def test_options_may_be_a_plain_mapping(base: Path, model: ScriptedModel) 
                                env={}, workers=[model.worker()])
         assert caught.value.code == "RESEARCH_INVALID_INPUT", bad
     _, result = await run("document-search", None, base, model, directory=task.directory,
-                          options={"stop_after": None, "pauseAt": None})  # type: ignore[arg-type]
+                          options={"stop_after": None, "maxExecutions": 1024})  # type: ignore[arg-type]
     assert result.status == "completed"
 
 
@@ -195,7 +197,7 @@ async def test_create_task_takes_a_plain_mapping(tmp_path: Path, model: Scripted
     assert task.request == ResearchRequest(entry="document-search", question="How long are backups kept?",
                                            allow_partial=True)
     async with open_research_runtime(task, env={}, workers=[model.worker()]) as runtime:
-        result = await document_search.run(runtime, {"directory": str(task.directory)}, ResearchOptions(pause_at=None))
+        result = await document_search.run(runtime, {"directory": str(task.directory)}, ResearchOptions())
     assert result.status == "completed"
     for bad in ({"entry": "document-search"}, {"entry": "nope", "question": "q"}, ["document-search"]):
         with pytest.raises(ResearchError) as caught:

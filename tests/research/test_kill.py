@@ -40,7 +40,9 @@ def _trace(directory: Path) -> list[dict[str, Any]]:
 
 
 def _start_paused(args: list[str], point: str) -> subprocess.Popen[str]:
-    process = subprocess.Popen(args, cwd=ROOT, env=cli_env({"DITTO_RESEARCH_TEST_PAUSE": point}),
+    assert args[1:3] == ["-m", "ditto"]
+    args = [args[0], "-m", "tests.research.paused", point, *args[3:]]
+    process = subprocess.Popen(args, cwd=ROOT, env=cli_env(),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert process.stderr is not None
     while True:

@@ -32,7 +32,7 @@ async def test_internal_knowledge_never_crosses_tenants(tmp_path: Path, model: S
         forged = {"key": "knowledge:acme:forged", "content": {"kind": "knowledge", "tenant": "globex", "key": "forged",
                                                               "text": "database backups retained 777 days"}}
         (await runtime.invoke("MEMORY.WRITE", {"memories": [forged]})).unwrap()
-        result = await knowledge_base.run(runtime, {"directory": str(task.directory)}, ResearchOptions(pause_at=None))
+        result = await knowledge_base.run(runtime, {"directory": str(task.directory)}, ResearchOptions())
     assert result.status == "completed"
     data = brief(task)
     assert data["evidence"]
@@ -47,7 +47,7 @@ async def test_checkpoints_are_never_knowledge(tmp_path: Path, model: ScriptedMo
     assert result.status == "completed"
     memory = first.directory / "memory.sqlite"
     # The request checkpoint holds the question's words verbatim; the second task asks exactly that.
-    second, result = await run("knowledge-base", {"knowledge": "internal", "question": QUESTION,
+    second, result = await run("knowledge-base", {"knowledge": "internal", "question": QUESTION, "tenant": "acme",
                                                   "memory": str(memory)}, base, model)
     assert result.status == "completed"
     data = brief(second)
@@ -81,7 +81,7 @@ async def test_import_only_on_new_tasks_and_never_promotes_answers(base: Path, m
     from ditto.workflows.research import ResearchOptions as Options
 
     task, result = await run("knowledge-base", {"knowledge": "both"}, base, model,
-                             options=Options(pause_at=None, stop_after="queries"))
+                             options=Options(stop_after="queries"))
     assert result.status == "stopped"
     task, result = await run("knowledge-base", None, base, model, directory=task.directory)
     assert result.status == "completed"

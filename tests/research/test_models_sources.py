@@ -29,7 +29,7 @@ from tests.research.helpers import brief, quotes_this_task
 from tests.support.openai_chat_server import ChatServerState, ChatStep, openai_chat_server
 from tests.support.postgres_server import running_postgres
 
-OPTIONS = ResearchOptions(pause_at=None)
+OPTIONS = ResearchOptions()
 
 
 @pytest.mark.parametrize("entry", ["document-search", "knowledge-base", "expand"])
@@ -39,7 +39,7 @@ async def test_builtin_model_by_default(entry: str, tmp_path: Path) -> None:
                                       base_dir=tmp_path, env={}, options=OPTIONS)
     assert result.status == "completed", result
     data = brief(task)
-    assert data["model"] == {"provider": "builtin:extractive"}
+    assert data["model"] == {"provider": "builtin:extractive", "model": "extractive"}
     assert quotes_this_task(data, task)
     assert verify_task(task.directory) == []
 
@@ -67,13 +67,18 @@ async def test_openai_compatible_model_from_the_environment(tmp_path: Path) -> N
 
 async def test_openai_answer_with_an_invented_quote_is_rejected(tmp_path: Path) -> None:
     """WF-11, WF-10: a real model's answer goes through the same verification as the built-in one."""
-    script = [ChatStep(json.dumps({"queries": ["backup retained"]})),
-              ChatStep(json.dumps({"excerpts": [{"sourceId": "doc-1", "quote": "Backups are kept forever."}]}))]
-    async with openai_chat_server(ChatServerState(script=script)) as (url, _state):
+    invented = ChatStep(json.dumps({"excerpts": [{"sourceId": "doc-1", "quote": "Backups are kept forever."}]}))
+    script = [ChatStep(json.dumps({"queries": ["backup retained"]})), invented, invented]
+    async with openai_chat_server(ChatServerState(script=script)) as (url, state):
         env = _openai_env(url)
         task, result = await run_research("document-search", {}, base_dir=tmp_path, env=env, options=OPTIONS)
     assert result.status == "rejected" and result.error is not None
     assert result.error.code == "RESEARCH_QUOTE_NOT_FOUND"
+    # one retry that shows the model why its answer was refused, then the rejection naming the file
+    assert len(state.requests) == 3
+    refusal = state.requests[2]["messages"][-2]["content"]
+    assert "refused" in refusal and "not verbatim" in refusal
+    assert "policy.md" in result.error.message
     assert not (task.directory / "artifacts" / "brief.json").exists()
 
 

@@ -23,7 +23,7 @@ MULTI = {"sources": ["documents", "knowledge"], "knowledge": "both"}
 
 
 def _options(stop_after: Any = None) -> ResearchOptions:
-    return ResearchOptions(pause_at=None, stop_after=stop_after)
+    return ResearchOptions(stop_after=stop_after)
 
 
 def _corrupt(memory: Path) -> None:
@@ -133,7 +133,7 @@ async def test_brief_write_failure_can_be_retried(base: Path, model: ScriptedMod
     assert result.error.code == "RESEARCH_BRIEF_WRITE_FAILED"
     store = create_sqlite_memory_store(str(task.directory / "memory.sqlite"))
     try:
-        archived = await store.get(keys=[checkpoint_key(task.request_id, "brief")])
+        archived = await store.get(keys=[checkpoint_key(task.request_id, "brief", task.task_id)])
     finally:
         await store.close()
     first_created = archived[0].content["data"]["createdAt"]
@@ -206,7 +206,9 @@ async def test_tasks_sharing_a_memory_store_keep_their_own_checkpoints(tmp_path:
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "ops.md").write_text("# Ops\n\nBackups are kept for 9 days.\n", encoding="utf-8")
-    request = {"documents": [str(docs)], "memory": str(tmp_path / "app-memory.sqlite")}
+    (tmp_path / "app-memory.sqlite").touch()  # an empty file is an empty store; a missing one is refused
+    request = {"documents": [str(docs)], "memory": str(tmp_path / "app-memory.sqlite"),
+               "question": "How long are backups kept?"}
     stopped, result = await run("document-search", request, base, model, options=_options("queries"))
     assert result.status == "stopped"
     first, result = await run("document-search", request, base, model)

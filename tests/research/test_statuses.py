@@ -8,10 +8,11 @@ from pathlib import Path
 from ditto.worker.memory import create_sqlite_memory_store
 from ditto.workflows.research import verify_task
 from ditto.workflows.research.checkpoints import checkpoint_key
-from tests.research.helpers import brief, run, write_knowledge_base
+from tests.research.helpers import brief, run, trace, write_knowledge_base
 from tests.research.scripted import ScriptedModel
 
-BOTH = {"sources": ["documents", "knowledge"], "knowledge": "external"}
+BOTH = {"sources": ["documents", "knowledge"], "knowledge": "external",
+        "question": "How long are database backups retained, and how often do backups run?"}
 
 
 async def test_no_evidence_has_no_citations(base: Path, model: ScriptedModel) -> None:
@@ -35,10 +36,13 @@ async def test_source_failure_blocks_without_allow_partial(base: Path, model: Sc
     assert [source.source for source in result.failed_sources] == ["knowledge-external"]
     assert result.failed_sources[0].code == "RETRIEVAL_PROVIDER_UNAVAILABLE"
     assert not (task.directory / "artifacts" / "brief.json").exists()
-    assert model.calls["choose_excerpts"] == 0
+    # documents are read (and their excerpts chosen) before the failing knowledge base; nothing after it
+    assert model.calls["choose_excerpts"] == 1
+    steps = [record.get("step") for record in trace(task) if record["stage"] == "evidence"]
+    assert "excerpts-ext" not in steps and "excerpts-web" not in steps
     store = create_sqlite_memory_store(str(task.directory / "memory.sqlite"))
     try:
-        assert await store.get(keys=[checkpoint_key(task.request_id, "evidence")]) == ()
+        assert await store.get(keys=[checkpoint_key(task.request_id, "evidence", task.task_id)]) == ()
     finally:
         await store.close()
 
@@ -62,8 +66,8 @@ async def test_partial_with_allow_partial_and_valid_evidence(base: Path, model: 
 async def test_allow_partial_without_valid_evidence_is_blocked(base: Path, model: ScriptedModel,
                                                                tmp_path: Path) -> None:
     """WF-7: partial needs some valid evidence; with every source failed the task is blocked."""
-    task, result = await run("knowledge-base", {"kb": str(tmp_path / "missing.sqlite"), "allowPartial": True},
-                             base, model)
+    task, result = await run("knowledge-base", {"kb": str(tmp_path / "missing.sqlite"), "allowPartial": True,
+                                                "question": "Why?"}, base, model)
     assert result.status == "blocked"
     assert not (task.directory / "artifacts" / "brief.json").exists()
 
@@ -72,7 +76,7 @@ async def test_corrupt_knowledge_base_is_a_fault(base: Path, model: ScriptedMode
     """WF-7: a file that is not a database is a source fault, never an empty result."""
     broken = tmp_path / "broken.sqlite"
     broken.write_bytes(b"this is not a database" * 100)
-    _task, result = await run("knowledge-base", {"kb": str(broken)}, base, model)
+    _task, result = await run("knowledge-base", {"kb": str(broken), "question": "Why?"}, base, model)
     assert result.status == "blocked"
     assert result.failed_sources[0].source == "knowledge-external"
 

@@ -19,6 +19,13 @@ from tests.research.scripted import ScriptedModel, choose_excerpts
 
 TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=300)
 
+def _P(id: str, source_type: str, uri: str, sha: str, text: str, start: int, end: int, query: str,
+       found_by: tuple[str, ...], **extra: Any) -> Passage:
+    """A passage built positionally (the tests' short form)."""
+    return Passage(id=id, source_type=source_type, uri=uri, snapshot_sha256=sha, text=text, start=start, end=end,
+                   query=query, found_by=found_by, **extra)
+
+
 
 @given(prefix=st.text(max_size=200), body=TEXT, data=st.data())
 def test_any_verbatim_substring_is_located_exactly(prefix: str, body: str, data: st.DataObject) -> None:
@@ -28,7 +35,7 @@ def test_any_verbatim_substring_is_located_exactly(prefix: str, body: str, data:
     end = data.draw(st.integers(start + 1, min(len(body), start + 1000)))
     quote = body[start:end]
     assume(quote.strip())  # a blank quote is rejected on purpose
-    passage = Passage("doc-1", "document", "file:///x", "0" * 64, body, len(prefix), len(snapshot), "q", ("q",))
+    passage = _P("doc-1", "document", "file:///x", "0" * 64, body, len(prefix), len(snapshot), "q", ("q",))
     task = ExcerptTask(question="q", passages=(ExcerptPassage(source_id="doc-1", text=body),))
     (excerpt,) = verify_excerpts({"excerpts": [{"sourceId": "doc-1", "quote": quote}]}, task, [passage])
     assert snapshot[excerpt.start:excerpt.end] == quote
@@ -41,7 +48,7 @@ def test_any_verbatim_substring_is_located_exactly(prefix: str, body: str, data:
 def test_a_quote_absent_from_the_passage_is_rejected(quote: str) -> None:
     """WF-10: anything not verbatim in the named passage is rejected with a code, never located elsewhere."""
     body = "Backups are retained for 30 days."
-    passage = Passage("doc-1", "document", "file:///x", "0" * 64, body, 0, len(body), "q", ("q",))
+    passage = _P("doc-1", "document", "file:///x", "0" * 64, body, 0, len(body), "q", ("q",))
     task = ExcerptTask(question="q", passages=(ExcerptPassage(source_id="doc-1", text=body),))
     if quote in body and quote.strip():
         return
@@ -84,7 +91,7 @@ async def test_cancelling_a_task_archives_nothing_of_the_running_stage(base: Pat
 
     model = ScriptedModel({"choose_excerpts": cancel_while_choosing})
     task, result = await run("document-search", {}, base, model,
-                             options=ResearchOptions(pause_at=None, signal=controller.signal))
+                             options=ResearchOptions(signal=controller.signal))
     assert result.status == "failed" and result.error is not None
     assert result.error.code == "RESEARCH_CANCELLED"
     assert not (task.directory / "artifacts" / "brief.json").exists()
@@ -97,7 +104,8 @@ async def test_cancelling_a_task_archives_nothing_of_the_running_stage(base: Pat
 
 async def test_missing_document_path_is_a_source_failure(base: Path, tmp_path: Path, model: ScriptedModel) -> None:
     """WF-12, WF-7: a document path that does not exist fails the documents source (blocked), it is not empty."""
-    task, result = await run("document-search", {"documents": [str(tmp_path / "nowhere")]}, base, model)
+    task, result = await run("document-search", {"documents": [str(tmp_path / "nowhere")], "question": "Where?"},
+                             base, model)
     assert result.status == "blocked"
     assert [(s.source, s.code) for s in result.failed_sources] == [("document", "RETRIEVAL_PROVIDER_UNAVAILABLE")]
     assert not (task.directory / "artifacts" / "brief.json").exists()

@@ -13,9 +13,16 @@ from ditto.workflows.research.verification import Passage, line_range, verify_ex
 
 BODY = "alpha beta gamma delta epsilon zeta eta theta " * 30
 
+def _P(id: str, source_type: str, uri: str, sha: str, text: str, start: int, end: int, query: str,
+       found_by: tuple[str, ...], **extra: Any) -> Passage:
+    """A passage built positionally (the tests' short form)."""
+    return Passage(id=id, source_type=source_type, uri=uri, snapshot_sha256=sha, text=text, start=start, end=end,
+                   query=query, found_by=found_by, **extra)
+
+
 
 def _passage(id: str, page: str | None = None, start: int = 100) -> Passage:
-    return Passage(id, "web" if page else "document", f"https://x/{id}", "0" * 64, BODY, start, start + len(BODY),
+    return _P(id, "web" if page else "document", f"https://x/{id}", "0" * 64, BODY, start, start + len(BODY),
                    "q", ("q",), page=page)
 
 
@@ -111,15 +118,15 @@ def test_line_range_counts_lines_of_the_quoted_span() -> None:
 def test_passage_json_round_trip_and_exact_excerpt_limit() -> None:
     """WF-10: a passage survives its JSON form field for field; exactly max_excerpts excerpts are accepted;
     a snapshot starting with a newline puts a quote after it on line 2."""
-    passage = Passage("w1", "web", "https://x/a", "ab" * 32, "text", 5, 9, "query", ("query", "other"),
+    passage = _P("w1", "web", "https://x/a", "ab" * 32, "text", 5, 9, "query", ("query", "other"),
                       locator={"heading": "Intro"}, page="https://x/a")
-    data = passage.to_json()
+    data = passage.to_json_dict()
     assert data == {"id": "w1", "sourceType": "web", "uri": "https://x/a", "snapshotSha256": "ab" * 32,
                     "text": "text", "start": 5, "end": 9, "query": "query", "foundBy": ["query", "other"],
                     "locator": {"heading": "Intro"}, "page": "https://x/a"}
-    assert Passage.from_json(data) == passage
-    bare = Passage("d1", "document", "file:///d", "cd" * 32, "t", 0, 1, "q", ("q",))
-    assert bare.to_json()["locator"] is None and Passage.from_json(bare.to_json()) == bare
+    assert Passage.model_validate(data) == passage
+    bare = _P("d1", "document", "file:///d", "cd" * 32, "t", 0, 1, "q", ("q",))
+    assert "locator" not in bare.to_json_dict() and Passage.model_validate(bare.to_json_dict()) == bare
     passages = [_passage("s1"), _passage("s2")]
     two = {"excerpts": [{"sourceId": "s1", "quote": "beta"}, {"sourceId": "s2", "quote": "beta"}]}
     assert len(verify_excerpts(two, _task(max_excerpts=2), passages)) == 2

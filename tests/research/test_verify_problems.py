@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from ditto.workflows.research import verify_task
+from tests.research.forge import rewrite_brief
 from tests.research.helpers import run
 from tests.research.scripted import ScriptedModel
 
@@ -40,11 +41,9 @@ def _brief(directory: Path) -> dict[str, Any]:
 
 
 def _edited(good: Path, name: str, change: Edit) -> Path:
-    copy = _copy(good, name)
-    data = _brief(copy)
-    change(data)
-    (copy / "artifacts" / "brief.json").write_text(json.dumps(data), encoding="utf-8")
-    return copy
+    """A copy whose brief is edited by ``change`` and rewritten consistently (brief.md, archived checkpoint), so
+    only the edit itself is wrong."""
+    return rewrite_brief(good, name, change)
 
 
 def _text(directory: Path, digest: str) -> str:
@@ -59,17 +58,18 @@ def test_brief_file_problems_are_single_lines(good: Path) -> None:
     assert verify_task(missing) == ["artifacts/brief.json is missing"]
     broken = _copy(good, "broken")
     (broken / "artifacts" / "brief.json").write_text("{not json", encoding="utf-8")
-    assert verify_task(broken) == ["artifacts/brief.json is not readable JSON"]
+    assert verify_task(broken) == ["artifacts/brief.json is not readable JSON: it is not JSON (Expecting property "
+                                   "name enclosed in double quotes at line 1)"]
     undecodable = _copy(good, "undecodable")
     (undecodable / "artifacts" / "brief.json").write_bytes(b"\xff\xfe{}")
-    assert verify_task(undecodable) == ["artifacts/brief.json is not readable JSON"]
+    assert verify_task(undecodable) == ["artifacts/brief.json is not readable JSON: it is not UTF-8"]
     schema = _edited(good, "schema", lambda d: d.update(evidence="none"))
     assert verify_task(schema) == [
-        "brief.json does not match the brief schema: evidence: Input should be a valid tuple"]
+        "brief.json does not match the brief schema: evidence: 'none' is not of type 'array'"]
     listed = _copy(good, "listed")
     (listed / "artifacts" / "brief.json").write_text("[]", encoding="utf-8")
     assert verify_task(listed) == [
-        "brief.json does not match the brief schema: brief: Input should be a valid dictionary or instance of Brief"]
+        "brief.json does not match the brief schema: brief: [] is not of type 'object'"]
 
 
 def test_request_mismatches_are_named(good: Path) -> None:
@@ -84,7 +84,7 @@ def test_request_mismatches_are_named(good: Path) -> None:
     gone = _copy(good, "gone")
     (gone / "request.json").unlink()
     assert verify_task(gone) == ["request.json: the directory holds no research task (request.json)"]
-    other = _edited(good, "other", lambda d: d.update(requestId="0" * len(d["requestId"])))
+    other = _edited(good, "other", lambda d: d.update(requestId="r-" + "0" * 24))
     assert verify_task(other) == ["brief.json belongs to another request than request.json"]
     question = _edited(good, "question", lambda d: d.update(question="A question nobody asked?"))
     assert verify_task(question) == ["brief.json's question or entry differs from its request"]
@@ -165,19 +165,21 @@ def test_the_whole_snapshot_is_a_valid_quote(good: Path) -> None:
     assert whole["lineStart"] == 1
 
 
-def test_extracted_text_digest_is_checked(good: Path) -> None:
-    """WF-13: an evidence item that names an extractedSha256 is checked against the snapshot's extracted.txt: a
-    missing or different file is reported, the matching one verifies."""
+def test_extracted_text_is_vouched_for_by_its_evidence(good: Path) -> None:
+    """WF-13 (issue 16 #6): a document item given a web page's locator is reported as not fitting its source (and
+    its extractedSha256 names no extracted.txt), and an extracted.txt added to a snapshot whose evidence names no
+    extractedSha256 (it would change the text quotes point into) is reported."""
     first = _brief(good)["evidence"][0]
     digest = first["snapshotSha256"]
     text = _text(good, digest)
-    wrong = _edited(good, "wrong", lambda d: d["evidence"][0].update(locator={"extractedSha256": "0" * 64}))
-    assert verify_task(wrong) == [f"e1: the extracted text of snapshot {digest} changed (extractedSha256)"]
     right_digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    right = _edited(good, "right", lambda d: d["evidence"][0].update(locator={"extractedSha256": right_digest}))
-    assert verify_task(right) == [f"e1: the extracted text of snapshot {digest} changed (extractedSha256)"]
-    (right / "snapshots" / digest / "extracted.txt").write_text(text, encoding="utf-8")
-    assert verify_task(right) == []
+    located = _edited(good, "located", lambda d: d["evidence"][0].update(locator={"extractedSha256": right_digest}))
+    assert verify_task(located) == ["e1: uri or locator does not fit a document of this request",
+                                    f"e1: the extracted text of snapshot {digest} changed (extractedSha256)"]
+    added = _copy(good, "added")
+    (added / "snapshots" / digest / "extracted.txt").write_text(text, encoding="utf-8")
+    unvouched = "has an extracted.txt its evidence names no extractedSha256 for"
+    assert verify_task(added) == [f"e1: snapshot {digest} {unvouched}", f"e2: snapshot {digest} {unvouched}"]
 
 
 def test_checking_goes_on_after_a_bad_snapshot(good: Path) -> None:
@@ -197,10 +199,8 @@ def test_checking_goes_on_after_a_bad_snapshot(good: Path) -> None:
     assert verify_task(changed) == [
         f"snapshots: snapshot {first['snapshotSha256']} does not hash to its name (changed bytes)", bad_quote]
 
-    def extracted_and_quote(data: dict[str, Any]) -> None:
-        later_quote(data)
-        data["evidence"][0].update(locator={"extractedSha256": "0" * 64})
-
-    extracted = _edited(good, "extracted", extracted_and_quote)
-    assert verify_task(extracted) == [
-        f"e1: the extracted text of snapshot {first['snapshotSha256']} changed (extractedSha256)", bad_quote]
+    extracted = _edited(good, "extracted", later_quote)
+    (extracted / "snapshots" / first["snapshotSha256"] / "extracted.txt").write_text("other text", encoding="utf-8")
+    unvouched = "has an extracted.txt its evidence names no extractedSha256 for"
+    assert verify_task(extracted) == [f"e1: snapshot {first['snapshotSha256']} {unvouched}",
+                                      f"e2: snapshot {first['snapshotSha256']} {unvouched}", bad_quote]

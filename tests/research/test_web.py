@@ -133,7 +133,8 @@ async def test_web_read_reads_at_most_two_pages(wiki: Wiki, base: Path, model: S
 
 async def test_redirect_is_a_source_failure(wiki: Wiki, base: Path, model: ScriptedModel) -> None:
     """WF-5, WF-7: a redirect is refused, never followed: the web source fails and blocks the brief."""
-    task, result = await run_web("web-read", {"urls": [f"{wiki.origin}/moved"]}, base, model, wiki)
+    task, result = await run_web("web-read", {"urls": [f"{wiki.origin}/moved"],
+                                              "question": "How long are backups retained?"}, base, model, wiki)
     assert result.status == "blocked"
     assert [(s.source, s.code) for s in result.failed_sources] == [("web", "INTERACTION_REDIRECT_REFUSED")]
     assert wiki.reads == ["moved"]
@@ -143,7 +144,9 @@ async def test_redirect_is_a_source_failure(wiki: Wiki, base: Path, model: Scrip
 async def test_multi_source_keeps_working_sources_with_allow_partial(wiki: Wiki, base: Path,
                                                                     model: ScriptedModel) -> None:
     """WF-7: a failed web source with allow_partial: partial, documents and knowledge kept, web listed."""
-    task, result = await run_web("multi-source", {"urls": [f"{wiki.origin}/moved"], "allowPartial": True},
+    task, result = await run_web("multi-source", {"urls": [f"{wiki.origin}/moved"], "allowPartial": True,
+                                                    "sources": ["documents", "knowledge", "web"],
+                                                    "question": "How long are database backups retained?"},
                                  base, model, wiki)
     assert result.status == "partial"
     data = brief(task)
@@ -176,7 +179,7 @@ async def test_brave_without_key_fails_and_never_falls_back(wiki: Wiki, base: Pa
 async def test_resume_does_not_read_pages_again(wiki: Wiki, base: Path, model: ScriptedModel) -> None:
     """WF-8: archived web evidence is reused on resume: no search, no read."""
     task, result = await run_web("web-search", {"question": "How long is each database backup retained?"}, base,
-                                 model, wiki, options=ResearchOptions(pause_at=None, stop_after="evidence"))
+                                 model, wiki, options=ResearchOptions(stop_after="evidence"))
     assert result.status == "stopped"
     searches, reads = list(wiki.searches), list(wiki.reads)
     task, result = await run_web("web-search", None, base, model, wiki, directory=task.directory)
@@ -189,7 +192,7 @@ async def run_web(entry: str, request: dict[str, Any] | None, base: Path, model:
     from ditto.workflows.research import run_research
 
     return await run_research(entry, request, base_dir=base, env={}, workers=[model.worker()],  # type: ignore[arg-type]
-                              web=wiki.options(), options=kwargs.pop("options", ResearchOptions(pause_at=None)),
+                              web=wiki.options(), options=kwargs.pop("options", ResearchOptions()),
                               **kwargs)
 
 

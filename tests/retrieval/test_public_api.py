@@ -30,7 +30,7 @@ EXPECTED: dict[str, set[str]] = {
         "as_retrieval_error", "await_with_signal", "begin_search", "check_signal", "context_limit", "context_signal",
         "pick_number", "query_text", "run_blocking",
     },
-    "ditto.testing": {"MemoryStoreContract", "RetrievalProviderContract"},
+    "ditto.testing": {"MemoryStoreContract", "ResearchSourceContract", "RetrievalProviderContract"},
 }
 
 # Module-level type variables used in signatures are not part of the face (constants have no __module__).

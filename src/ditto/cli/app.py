@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -82,4 +83,17 @@ _register_research()
 
 
 def main() -> None:
-    app()
+    """Run the command; an unexpected exception is printed with its secrets masked, then exit 1.
+
+    Typer would print it (and, with rich, the frames' locals, which hold the
+    environment) as is: a crash must not be the one path that leaks a key.
+    """
+    try:
+        app()
+    except Exception:
+        import traceback
+
+        from ..redaction import installed_secrets, redact
+
+        sys.stderr.write(redact(traceback.format_exc(), installed_secrets()))
+        raise SystemExit(1) from None

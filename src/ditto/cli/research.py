@@ -17,25 +17,21 @@ import os
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 
 from ..config import RuntimeConfig
 from ..errors import DittoError
+from ..redaction import RedactingFilter, install_redaction
+from ..workflows.research.entries import ENTRIES, ENTRY_SPECS, Entry
 
 __all__ = ["register"]
 
 
-class EntryName(StrEnum):
-    document_search = "document-search"
-    knowledge_base = "knowledge-base"
-    web_search = "web-search"
-    web_read = "web-read"
-    multi_source = "multi-source"
-    rewrite = "rewrite"
-    expand = "expand"
-    source_location = "source-location"
+#: The entries, from the workflow's entry table (one home per entry: the stages and the API read it too).
+EntryName = StrEnum("EntryName", {entry.replace("-", "_"): entry for entry in ENTRIES})  # type: ignore[misc]
+_ENTRIES_EPILOG = "Entries:\n\n" + "\n\n".join(f"{spec.entry}: {spec.summary}" for spec in ENTRY_SPECS.values())
 
 
 class KnowledgeName(StrEnum):
@@ -97,11 +93,13 @@ class _BriefLogFormatter(logging.Formatter):
         return f"{line} ({type(error).__name__}; --verbose shows the traceback)" if error is not None else line
 
 
-def _configure_logging(verbose: bool) -> None:
+def _configure_logging(verbose: bool) -> RedactingFilter:
     handler = logging.StreamHandler(sys.stderr)
     formatter = "%(levelname)s:%(name)s:%(message)s"
     handler.setFormatter(logging.Formatter(formatter) if verbose else _BriefLogFormatter(formatter))
+    guard = install_redaction([handler])  # secrets masked and names escaped in every line, verbose or not
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
+    return guard
 
 
 def _environment() -> dict[str, str]:
@@ -153,27 +151,69 @@ class _Progress:
     def __call__(self, event: Any) -> None:
         if self.console is None:
             return
-        parts = [f"[bold]{event.stage}[/bold]"]
-        if event.source:
-            parts.append(f"[cyan]{event.source}[/cyan]")
-        parts.append(event.message)
-        if event.count is not None:
-            parts.append(f"({event.count})")
-        line = " ".join(parts)
+        line = describe_progress(event)
         self.status.update(line)
-        self.console.log(line)
+        self.console.print(line, highlight=False)
+
+
+def describe_progress(event: Any) -> str:
+    """One line for a progress event: the stage, the source, what happened with its count in words."""
+    count = event.count
+    message = event.message
+    if event.stage == "queries" and count is not None:
+        message = f"{count} quer{'y' if count == 1 else 'ies'}: {message}"
+    elif message == "hits" and count is not None:
+        message = f"{count} passage{'' if count == 1 else 's'} found"
+    elif message == "choosing excerpts" and count is not None:
+        message = f"the model is choosing excerpts from {count} passage{'' if count == 1 else 's'}"
+    elif event.stage == "request" and count:
+        message = f"{message} ({count} knowledge record{'' if count == 1 else 's'} imported)"
+    source = f" {event.source}" if event.source else ""
+    return f"[bold]{event.stage}[/bold][cyan]{source}[/cyan]  {escape_markup(message)}"
+
+
+def escape_markup(text: str) -> str:
+    """Text shown verbatim by rich (a query or a file name may hold ``[``)."""
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def closing_summary(result: Any) -> str:
+    """What a person reads last on a terminal: the answer (when there is one), the status, where the brief is."""
+    lines: list[str] = []
+    if result.brief:
+        try:
+            data = json.loads(Path(result.brief).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = {}
+        answer = data.get("answer") if isinstance(data, dict) else None
+        if isinstance(answer, dict) and answer.get("sentences"):
+            lines.append("Answer:")
+            for sentence in answer["sentences"]:
+                cited = ", ".join(sentence.get("evidence", []))
+                lines.append(f"  {sentence.get('text', '')} [{cited}]")
+        for item in data.get("coverage", []) if isinstance(data, dict) else []:
+            for note in item.get("notes", []):
+                lines.append(f"note ({item.get('source')}): {note}")
+    said = result.summary or (f"{result.error.code}: {result.error.message}" if result.error else "")
+    lines.append(said if said.startswith(result.status) else f"{result.status}: {said}")
+    if result.brief_markdown:
+        lines.append(f"brief: {result.brief_markdown}")
+    return "\n".join(lines)
 
 
 def register(app: typer.Typer) -> None:
     """Add ``research`` and ``verify`` to the ``ditto`` command."""
 
-    @app.command()
+    @app.command(epilog=_ENTRIES_EPILOG)
     def research(
-        entry: Annotated[EntryName, typer.Argument(help="Which research entry to run.")],
+        entry: Annotated[EntryName, typer.Argument(help="Which research entry to run (listed below).")],
         more_documents: Annotated[list[Path] | None, typer.Argument(
             help="More document paths after --documents (--documents A B is --documents A --documents B).",
             show_default=False)] = None,
-        question: Annotated[str | None, typer.Option("--question", help="The question (a sample one if omitted).")]
+        question: Annotated[str | None, typer.Option("--question", help="The question (required with your own sources; "
+                                                                    "the entry's sample question otherwise).")]
         = None,
         knowledge: Annotated[KnowledgeName | None, typer.Option("--knowledge", help="Internal, external or both.")]
         = None,
@@ -183,12 +223,20 @@ def register(app: typer.Typer) -> None:
         allow_partial: Annotated[bool | None, typer.Option("--allow-partial/--no-allow-partial",
                                                            help="Keep the sources that worked.")] = None,
         search_engine: Annotated[EngineName | None, typer.Option("--search-engine")] = None,
+        wiki_url: Annotated[str | None, typer.Option(
+            "--wiki-url", help="Search this MediaWiki instead of Wikipedia: its API address, e.g. "
+                               "https://wiki.example/w/api.php (an intranet wiki works).")] = None,
+        ca_file: Annotated[Path | None, typer.Option(
+            "--ca-file", help="A PEM file of certificate authorities to trust for web search and reading "
+                              "(a company CA); also allowed when resuming.")] = None,
         documents: Annotated[list[Path] | None, typer.Option("--documents", help="Files or folders (recursive).")]
         = None,
         ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Glob of documents to skip.")] = None,
         kb: Annotated[str | None, typer.Option("--kb", help="SQLite FTS5 file, PostgreSQL DSN or target:NAME.")]
         = None,
         memory: Annotated[Path | None, typer.Option("--memory", help="An existing MEMORY SQLite store.")] = None,
+        create_memory: Annotated[bool, typer.Option("--create-memory", help="Make the --memory store if it "
+                                                                            "does not exist.")] = False,
         internal_key: Annotated[list[str] | None, typer.Option("--internal-key", help="Allowed knowledge key.")]
         = None,
         vocabulary: Annotated[Path | None, typer.Option("--vocabulary", help="One query per line.")] = None,
@@ -196,7 +244,10 @@ def register(app: typer.Typer) -> None:
                                                                             "(or the option repeated).")]
         = None,
         url: Annotated[list[str] | None, typer.Option("--url", help="Page to read (web-read; at most 2).")] = None,
-        allowed_origin: Annotated[list[str] | None, typer.Option("--allowed-origin")] = None,
+        allowed_origin: Annotated[list[str] | None, typer.Option(
+            "--allowed-origin", help="An https:// origin web pages may be read from (repeatable). Default: the "
+                                     "origins of the --url pages, or the wiki's own origin for web search; "
+                                     "required with --search-engine brave.")] = None,
         tenant: Annotated[str | None, typer.Option("--tenant")] = None,
         model: Annotated[str | None, typer.Option("--model", help="INFER provider or provider/model: "
                                                                   "builtin:extractive (default), openai or "
@@ -212,7 +263,7 @@ def register(app: typer.Typer) -> None:
         from ..workflows.research import ResearchOptions, run_research
         from .factories import load_worker_factory
 
-        _configure_logging(verbose)
+        redaction = _configure_logging(verbose)
         if more_documents:
             if not documents:
                 raise typer.BadParameter(f"unexpected argument(s): {' '.join(map(str, more_documents))}")
@@ -232,22 +283,31 @@ def register(app: typer.Typer) -> None:
             vocabulary=_read_vocabulary(vocabulary) if vocabulary else None,
             sources=[part.strip() for item in sources for part in item.split(",") if part.strip()] or None
             if sources else None,
-            urls=url or None, allowed_origins=allowed_origin or None, tenant=tenant, model=model_ref)
+            urls=url or None, allowed_origins=allowed_origin or None, tenant=tenant, model=model_ref,
+            wiki_url=wiki_url)
         resuming = directory is not None and (directory / "request.json").exists()
+        if memory is not None and create_memory and not resuming and not os.path.lexists(memory):
+            try:  # an empty file is an empty SQLite store; the library refuses a missing one
+                os.close(os.open(memory, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+            except OSError:
+                raise typer.BadParameter(f"cannot create the MEMORY store {memory}") from None
         if resuming and fields:
             typer.echo(f"a task's request is fixed; these options cannot change it: {', '.join(sorted(fields))} "
                        "(start a new task instead)", err=True)
             raise typer.Exit(2)
         environment = _environment()
+        redaction.watch(environment)  # keys kept in ./.env are secrets too
         workers = [d for spec in worker or [] for d in load_worker_factory(spec, RuntimeConfig())]
         terminal = sys.stderr.isatty() and not as_json
         with _Progress(terminal) as progress:
             options = ResearchOptions(stop_after=stop_after.value if stop_after else None,
                                       progress=progress if terminal else None)
             try:
-                task, result = asyncio.run(run_research(
-                    entry.value, None if resuming else fields, directory=directory, base_dir=base_dir,
-                    options=options, workers=workers, env=environment))
+                web = {"ca_file": str(ca_file.resolve())} if ca_file is not None else None
+                task, result = asyncio.run(_run_and_close(
+                    run_research(cast(Entry, entry.value), None if resuming else fields, directory=directory,
+                                 base_dir=base_dir, options=options, workers=workers, env=environment, web=web),
+                    workers))
             except DittoError as error:  # ResearchError included: a refused request, a bad configuration
                 typer.echo(json.dumps({"directory": str(directory) if directory else None,
                                        "result": {"status": "failed",
@@ -257,24 +317,39 @@ def register(app: typer.Typer) -> None:
         output = {"directory": str(task.directory), "result": result.to_json_dict()}
         pretty = sys.stdout.isatty() and not as_json
         typer.echo(json.dumps(output, indent=2 if pretty else None, ensure_ascii=False))
-        if terminal and result.brief:
-            typer.echo(f"brief: {result.brief}\n{result.summary}", err=True)
+        if terminal:
+            typer.echo(closing_summary(result), err=True)
         raise typer.Exit(0 if result.status in _OK_STATUSES else 1)
 
     @app.command()
     def verify(directory: Annotated[Path, typer.Argument(help="A task directory with artifacts/brief.json.")]) -> None:
-        """Re-check a brief offline: snapshot hashes, quotes, offsets, lines and citations."""
-        from ..workflows.research import verify_task
+        """Re-check a brief offline against its task folder (and its signature with DITTO_RESEARCH_SIGNING_KEY)."""
+        from ..workflows.research.signing import signing_key
+        from ..workflows.research.verify import check_task
 
         try:
-            problems = verify_task(directory)
+            report = check_task(directory, signing_key=signing_key(os.environ))
         except DittoError as error:
-            typer.echo(json.dumps({"directory": str(directory), "ok": False, "problems": [error.message]},
+            typer.echo(json.dumps({"directory": str(directory), "ok": False, "problems": [error.message], "notes": []},
                                   ensure_ascii=False))
             raise typer.Exit(2) from None
-        typer.echo(json.dumps({"directory": str(directory), "ok": not problems, "problems": problems},
-                              ensure_ascii=False))
-        raise typer.Exit(1 if problems else 0)
+        typer.echo(json.dumps({"directory": str(directory), "ok": report.ok, "problems": list(report.problems),
+                               "notes": list(report.notes)}, ensure_ascii=False))
+        raise typer.Exit(0 if report.ok else 1)
+
+
+async def _run_and_close(run: Any, workers: list[Any]) -> Any:
+    """Run the task, then close the workers the command made from ``--worker`` (their HTTP sessions)."""
+    try:
+        return await run
+    finally:
+        for definition in workers:
+            close = getattr(definition, "aclose", None)
+            if close is not None:
+                try:
+                    await close()
+                except Exception:
+                    logging.getLogger("ditto.cli").exception("closing a --worker failed")
 
 
 def _kb_value(kb: str | None) -> str | None:

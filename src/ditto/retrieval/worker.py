@@ -31,7 +31,7 @@ RETRIEVAL_WORKER_TYPE = "RETRIEVAL"
 
 #: Identity scaffold for the SEARCH node (``.type == "RETRIEVAL.SEARCH"``).
 retrieval_search_node: NodeDescriptor[RetrievalSearchInput | Mapping[str, Any], RetrievalSearchOutput] = \
-    NodeDescriptor(RETRIEVAL_SEARCH)
+    NodeDescriptor(RETRIEVAL_SEARCH, RetrievalSearchOutput)
 
 _WORKER_OPTIONS = frozenset({"providers", "defaults", "concurrency", "config"})
 

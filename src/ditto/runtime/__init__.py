@@ -1,6 +1,6 @@
 """The runtime layer: workers, routing, graphs and loops."""
 
-from .graph import INPUT_FN_FAILED, Graph, GraphNode, GraphResult, graph
+from .graph import INPUT_FN_FAILED, SKIP, Graph, GraphNode, GraphResult, graph
 from .loop import DEFAULT_LOOP_BUDGET, LoopContext
 from .node import NodeDescriptor, node_descriptor
 from .result import NodeError, NodeResult, NodeStatus
@@ -18,6 +18,7 @@ from .worker import (
 __all__ = [
     "DEFAULT_LOOP_BUDGET",
     "INPUT_FN_FAILED",
+    "SKIP",
     "ExecutionContext",
     "Graph",
     "GraphNode",

@@ -9,7 +9,11 @@ A plan is an immutable value built with :func:`graph`::
 
 ``input_fn(input, deps)`` receives the graph input and the upstream
 ``NodeResult`` objects by id, whatever their status, so the application decides
-how to treat an upstream failure (the seed raises on non-success).
+how to treat an upstream failure (the seed raises on non-success). An
+``input_fn`` that returns :data:`SKIP` says its node has nothing to do (say, no
+search hit to read): the node is not executed, not charged to a loop's budget,
+and appears in ``GraphResult.skipped`` instead of ``results``; a node depending
+on it runs and finds it missing from ``deps``.
 """
 
 from __future__ import annotations
@@ -18,17 +22,35 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Final
 
 from ..errors import GraphError
 from .result import NodeError, NodeResult
 
-__all__ = ["INPUT_FN_FAILED", "Graph", "GraphNode", "GraphResult", "graph"]
+__all__ = ["INPUT_FN_FAILED", "SKIP", "Graph", "GraphNode", "GraphResult", "graph"]
 
 InputFn = Callable[[Any, Mapping[str, NodeResult[Any]]], Any]
 
 #: NodeResult error code when a node's ``input_fn`` raised.
 INPUT_FN_FAILED = "GRAPH_INPUT_FAILED"
+
+
+class _Skip:
+    """The type of :data:`SKIP`."""
+
+    _instance: _Skip | None = None
+
+    def __new__(cls) -> _Skip:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "SKIP"
+
+
+#: Returned by an ``input_fn``: the node has nothing to do and is not executed (nor charged).
+SKIP: Final = _Skip()
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,10 +130,14 @@ def graph(name: str) -> Graph:
 
 @dataclass(frozen=True, slots=True)
 class GraphResult:
-    """Every node's NodeResult by id; ``status`` is ``success`` only if all succeeded."""
+    """Every executed node's NodeResult by id; ``status`` is ``success`` only if all succeeded.
+
+    ``skipped`` names the nodes whose ``input_fn`` returned :data:`SKIP`.
+    """
 
     name: str
     results: Mapping[str, NodeResult[Any]]
+    skipped: frozenset[str] = frozenset()
 
     @property
     def status(self) -> str:
@@ -133,42 +159,55 @@ async def execute_graph(plan: Graph, input: Any, invoke: Invoke, new_execution_i
     """Run ``plan``: each node starts once all its deps finished; independent nodes run concurrently.
 
     ``before_node`` is called right before a node is executed (the loop uses it
-    to charge its budget); if it raises, the run stops and the error propagates.
+    to charge its budget; a node whose ``input_fn`` returned :data:`SKIP` is not
+    executed and not charged); if it raises, the run stops and the error propagates.
     """
     plan.validate()
     results: dict[str, NodeResult[Any]] = {}
+    skipped: set[str] = set()
     waiting = {node.id: node for node in plan.nodes}
-    running: dict[asyncio.Task[NodeResult[Any]], str] = {}
+    running: dict[asyncio.Task[NodeResult[Any] | None], str] = {}
 
-    async def run_one(node: GraphNode) -> NodeResult[Any]:
-        deps = MappingProxyType({dep: results[dep] for dep in node.deps})
+    async def run_one(node: GraphNode) -> NodeResult[Any] | None:
+        deps = MappingProxyType({dep: results[dep] for dep in node.deps if dep in results})
         try:
             node_input = node.input_fn(input, deps) if node.input_fn is not None else input
             if asyncio.iscoroutine(node_input):
                 node_input = await node_input
         except Exception as exc:  # the application's own mapping code failed
+            if before_node is not None:
+                before_node(node)
             return NodeResult(new_execution_id(), node.node_type, "error",
                               error=NodeError(INPUT_FN_FAILED, f"input_fn of {node.id!r} failed: {exc}"))
+        if node_input is SKIP:
+            return None
+        if before_node is not None:
+            before_node(node)
         return await invoke(node.node_type, node_input)
+
+    def finished(dep: str) -> bool:
+        return dep in results or dep in skipped
 
     try:
         while waiting or running:
-            ready = [node for node in waiting.values() if all(dep in results for dep in node.deps)]
+            ready = [node for node in waiting.values() if all(finished(dep) for dep in node.deps)]
             for node in ready:
                 del waiting[node.id]
-                if before_node is not None:
-                    before_node(node)
                 running[asyncio.ensure_future(run_one(node))] = node.id
             if not running:  # pragma: no cover - validate() rules this out
                 raise GraphError("GRAPH_CYCLE", f"graph {plan.name!r} cannot make progress")
             done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
                 node_id = running.pop(task)
-                results[node_id] = task.result()
+                outcome = task.result()
+                if outcome is None:
+                    skipped.add(node_id)
+                else:
+                    results[node_id] = outcome
     finally:
         for task in running:
             task.cancel()
         if running:
             await asyncio.gather(*running, return_exceptions=True)
-    ordered = {node.id: results[node.id] for node in plan.nodes}
-    return GraphResult(plan.name, MappingProxyType(ordered))
+    ordered = {node.id: results[node.id] for node in plan.nodes if node.id in results}
+    return GraphResult(plan.name, MappingProxyType(ordered), frozenset(skipped))

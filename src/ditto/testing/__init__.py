@@ -28,11 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .memory import MemoryStoreContract
+    from .research import ResearchSourceContract
     from .retrieval import RetrievalProviderContract
 
-__all__ = ["MemoryStoreContract", "RetrievalProviderContract"]
+__all__ = ["MemoryStoreContract", "ResearchSourceContract", "RetrievalProviderContract"]
 
-_LAZY = {"MemoryStoreContract": ".memory", "RetrievalProviderContract": ".retrieval"}
+_LAZY = {"MemoryStoreContract": ".memory", "ResearchSourceContract": ".research",
+         "RetrievalProviderContract": ".retrieval"}
 
 
 def __getattr__(name: str) -> Any:

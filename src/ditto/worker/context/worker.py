@@ -38,8 +38,8 @@ __all__ = [
     "create_context_worker",
 ]
 
-context_load_node: Final[NodeDescriptor[Any, Context]] = NodeDescriptor("CONTEXT.LOAD")
-context_update_node: Final[NodeDescriptor[Any, Context]] = NodeDescriptor("CONTEXT.UPDATE")
+context_load_node: Final[NodeDescriptor[Any, Context]] = NodeDescriptor("CONTEXT.LOAD", Context)
+context_update_node: Final[NodeDescriptor[Any, Context]] = NodeDescriptor("CONTEXT.UPDATE", Context)
 context_select_node: Final[NodeDescriptor[Any, ContextSelection]] = NodeDescriptor("CONTEXT.SELECT")
 context_compress_node: Final[NodeDescriptor[Any, Context]] = NodeDescriptor("CONTEXT.COMPRESS")
 

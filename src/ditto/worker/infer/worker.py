@@ -30,7 +30,7 @@ INFER_WORKER_TYPE = "INFER"
 INFER_SAMPLE = "INFER.SAMPLE"
 
 #: Identity of the sampling node (``.type == "INFER.SAMPLE"``).
-infer_sample_node: NodeDescriptor[Any, InferResult] = NodeDescriptor(INFER_SAMPLE)
+infer_sample_node: NodeDescriptor[Any, InferResult] = NodeDescriptor(INFER_SAMPLE, InferResult)
 
 
 class InferWorkerDefinition(WorkerDefinition):

@@ -24,8 +24,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BRAVE_API_KEY_ENV",
+    "CA_FILE_ENV",
+    "DEFAULT_EXTRACT_MEMORY_BYTES",
     "DEFAULT_MAX_RESPONSE_BYTES",
+    "DEFAULT_MAX_TEXT_CHARS",
     "DEFAULT_WEB_TIMEOUT_S",
+    "DEFAULT_WIKI_URL",
+    "WIKI_URL_ENV",
     "McpHttpServer",
     "McpServer",
     "McpStdioServer",
@@ -44,6 +49,15 @@ DEFAULT_WEB_TIMEOUT_S: Final = 20.0
 #: Seed 004: "响应上限 4 MiB".
 DEFAULT_MAX_RESPONSE_BYTES: Final = 4 * 1024 * 1024
 DEFAULT_WIKIPEDIA_URL: Final = "https://en.wikipedia.org"
+#: The MediaWiki API endpoint web search asks by default (English Wikipedia).
+DEFAULT_WIKI_URL: Final = f"{DEFAULT_WIKIPEDIA_URL}/w/api.php"
+WIKI_URL_ENV: Final = "DITTO_WORKER_INTERACTION_WIKI_URL"
+CA_FILE_ENV: Final = "DITTO_WORKER_INTERACTION_CA_FILE"
+#: At most this much extracted text per page (characters). As many as the body cap has bytes: no real page's text
+#: is longer than its HTML (a character is at least one byte), so only a pathological expansion is ever cut.
+DEFAULT_MAX_TEXT_CHARS: Final = DEFAULT_MAX_RESPONSE_BYTES
+#: The extraction child's address-space limit: the densest 4 MiB page measured needs about 450 MiB.
+DEFAULT_EXTRACT_MEMORY_BYTES: Final = 1024 * 1024 * 1024
 DEFAULT_BRAVE_URL: Final = "https://api.search.brave.com/res/v1/web/search"
 DEFAULT_MCP_TIMEOUT_S: Final = 60.0
 _MAX_TIMEOUT_S: Final = 3600.0
@@ -115,11 +129,17 @@ class WebOptions:
 
     ``allowed_origins`` is the only way a page becomes readable (``https://host[:port]``;
     empty: nothing can be read). ``search_engine`` is ``"wikipedia"`` (MediaWiki full-text
-    search, no key) or ``"brave"`` (needs ``brave_api_key``). ``wikipedia_url`` is the wiki's
-    base (``/w/api.php`` and ``/wiki/<title>`` are appended), ``brave_url`` the Brave endpoint:
-    both are configurable so a test or a mirror can stand in. ``ssl_context`` or ``ca_file``
-    replaces the system trust store (certificates are always verified). ``timeout_s`` bounds one
-    request from connect to last byte; ``max_response_bytes`` bounds a body while it streams.
+    search, no key) or ``"brave"`` (needs ``brave_api_key``). ``wiki_url`` is the MediaWiki API
+    endpoint that search asks (``https://wiki.example/w/api.php``; English Wikipedia by default):
+    any MediaWiki works, page links come from the wiki's own site info. ``wikipedia_url`` is
+    the older spelling (a wiki's base, ``/w/api.php`` appended) and is used only when
+    ``wiki_url`` is left at its default. ``brave_url`` is the Brave endpoint. ``ssl_context`` or
+    ``ca_file`` (a PEM file) replaces the system trust store for search and read alike
+    (certificates are always verified). ``timeout_s`` bounds one request from connect to the
+    last byte of extracted text; ``max_response_bytes`` bounds a body while it streams;
+    ``max_text_chars`` bounds the extracted text and ``extract_memory_bytes`` the memory the
+    extraction may use (it runs in a child process; past the budget a read fails with
+    ``INTERACTION_RESPONSE_TOO_LARGE``).
 
     >>> WebOptions(allowed_origins=["https://sqlite.org"]).allowed_origins
     ('https://sqlite.org',)
@@ -129,6 +149,7 @@ class WebOptions:
     search_engine: str = "wikipedia"
     brave_api_key: str | None = field(default=None, repr=False)
     wikipedia_url: str = DEFAULT_WIKIPEDIA_URL
+    wiki_url: str = DEFAULT_WIKI_URL
     brave_url: str = DEFAULT_BRAVE_URL
     timeout_s: float = DEFAULT_WEB_TIMEOUT_S
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
@@ -136,6 +157,8 @@ class WebOptions:
     ca_file: str | None = None
     user_agent: str = f"pyditto/{__version__} (research agent; +https://pypi.org/project/pyditto/)"
     connection_limit: int = 32
+    max_text_chars: int = DEFAULT_MAX_TEXT_CHARS
+    extract_memory_bytes: int = DEFAULT_EXTRACT_MEMORY_BYTES
 
     def __post_init__(self) -> None:
         origins = self.allowed_origins
@@ -153,9 +176,15 @@ class WebOptions:
         if self.search_engine == "brave" and self.brave_api_key is None:
             raise InvalidArgumentError(f"search_engine 'brave' needs a Brave API key ({BRAVE_API_KEY_ENV})")
         _endpoint("wikipedia_url", self.wikipedia_url)
+        _endpoint("wiki_url", self.wiki_url)
+        if self.wiki_url == DEFAULT_WIKI_URL and self.wikipedia_url != DEFAULT_WIKIPEDIA_URL:
+            object.__setattr__(self, "wiki_url", f"{self.wikipedia_url.rstrip('/')}/w/api.php")
         _endpoint("brave_url", self.brave_url)
         object.__setattr__(self, "timeout_s", _positive_seconds("timeout_s", self.timeout_s))
-        for name in ("max_response_bytes", "connection_limit"):
+        if isinstance(self.extract_memory_bytes, int) and not isinstance(self.extract_memory_bytes, bool) \
+                and self.extract_memory_bytes < 64 * 1024 * 1024:
+            raise InvalidArgumentError("extract_memory_bytes must be at least 64 MiB (the extractor itself needs it)")
+        for name in ("max_response_bytes", "connection_limit", "max_text_chars", "extract_memory_bytes"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1 or value > 1 << 40:
                 raise InvalidArgumentError(f"{name} must be a positive integer")
@@ -163,14 +192,29 @@ class WebOptions:
             raise InvalidArgumentError("ssl_context must be an ssl.SSLContext")
         if self.ssl_context is not None and self.ca_file is not None:
             raise InvalidArgumentError("pass ssl_context or ca_file, not both")
-        if self.ca_file is not None and not os.path.isfile(self.ca_file):
+        if self.ca_file is not None and (not isinstance(self.ca_file, str) or not os.path.isfile(self.ca_file)):
             raise InvalidArgumentError("ca_file is not a readable file")
+        if self.ca_file is not None:
+            try:
+                ssl.create_default_context(cafile=self.ca_file)
+            except (ssl.SSLError, OSError, ValueError):
+                raise InvalidArgumentError("ca_file is not a PEM file of CA certificates") from None
         if not isinstance(self.user_agent, str) or not self.user_agent.strip() or "\n" in self.user_agent \
                 or "\r" in self.user_agent:
             raise InvalidArgumentError("user_agent must be one line of text")
 
     def allows(self, origin: str) -> bool:
         return origin in self.allowed_origins
+
+    @property
+    def wiki_name(self) -> str:
+        """How messages name the wiki search asks: "Wikipedia" for wikipedia.org, else "the wiki at HOST"."""
+        import yarl
+
+        host = (yarl.URL(self.wiki_url).host or "").lower()
+        if host == "wikipedia.org" or host.endswith(".wikipedia.org"):
+            return "Wikipedia"
+        return f"the wiki at {host}"
 
     def make_ssl_context(self) -> ssl.SSLContext:
         """The verifying TLS context the web client uses."""
@@ -309,14 +353,17 @@ def web_options_from_config(config: RuntimeConfig | None = None, **overrides: An
 
 def web_options_from_env(config: RuntimeConfig | None = None, env: Mapping[str, str] | None = None,
                          **overrides: Any) -> WebOptions:
-    """WebOptions from YAML plus the Brave key in ``DITTO_WORKER_INTERACTION_BRAVE_SEARCH_API_KEY``.
+    """WebOptions from YAML plus the environment: the Brave key, the wiki and the CA file.
 
-    The application calls this (after loading its ``.env`` if it wants to); the
-    key only makes Brave *available*: the engine stays Wikipedia unless the YAML,
+    ``DITTO_WORKER_INTERACTION_BRAVE_SEARCH_API_KEY``, ``DITTO_WORKER_INTERACTION_WIKI_URL``
+    (``wiki_url``) and ``DITTO_WORKER_INTERACTION_CA_FILE`` (``ca_file``); an explicit override
+    wins over the variable. The application calls this (after loading its ``.env`` if it wants
+    to); the key only makes Brave *available*: the engine stays Wikipedia unless the YAML,
     ``overrides`` or the request ask for Brave.
     """
     source = os.environ if env is None else env
-    key = source.get(BRAVE_API_KEY_ENV) or None
-    if key is not None and "brave_api_key" not in overrides:
-        overrides["brave_api_key"] = key
+    for variable, name in ((BRAVE_API_KEY_ENV, "brave_api_key"), (WIKI_URL_ENV, "wiki_url"), (CA_FILE_ENV, "ca_file")):
+        value = (source.get(variable) or "").strip() or None
+        if value is not None and name not in overrides:
+            overrides[name] = value
     return web_options_from_config(config, **overrides)

@@ -1,8 +1,9 @@
 """Main-text extraction for web pages: trafilatura on the raw bytes, lines numbered from 1.
 
-Pure functions, called through ``asyncio.to_thread`` by the reader so a large page
-never blocks the event loop. No JavaScript runs: trafilatura parses the HTML as
-it arrived.
+Pure functions. The reader never calls :func:`extract_main_text` in its own process: the
+extraction child (:mod:`.extract_worker`, driven by :mod:`.extractor`) does, one page at a
+time, because trafilatura's shared lxml parser is not safe on two threads at once. No
+JavaScript runs: trafilatura parses the HTML as it arrived.
 """
 
 from __future__ import annotations

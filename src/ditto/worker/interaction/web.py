@@ -1,12 +1,13 @@
-"""The web tools: search (Wikipedia or Brave) and a guarded page reader (INT-4, INT-5).
+"""The web tools: search (any MediaWiki, Wikipedia by default, or Brave) and a guarded page reader (INT-4, INT-5).
 
 One :class:`WebClient` owns one aiohttp ``ClientSession`` (connection pooling),
 created on first use and closed by :meth:`WebClient.aclose`. aiohttp was picked on
 measured speed (issue 11: 4,097–4,251 calls/s against httpx's 519–615 on the same box).
 
 Reading is deliberately narrow: https only, an origin the application allowed,
-no redirects followed, one deadline from connect to last byte, a byte cap checked
-while streaming, HTML only, no JavaScript. What a page says is data: nothing here
+no redirects followed, one deadline from connect to the last byte of extracted text, a
+byte cap checked while streaming, HTML only, no JavaScript. Text extraction runs in a child
+process (:mod:`.extractor`), never on a thread of this one. What a page says is data: nothing here
 looks at the text except the extractor, and no option can change after construction.
 """
 
@@ -18,14 +19,17 @@ import html
 import json
 import logging
 import re
+import threading
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar
-from urllib.parse import quote
+from urllib.parse import urlsplit
 
 from ...contracts import InvalidJson, check_json
 from ...signal import CancelSignal, await_with_signal
+from . import mediawiki
 from .config import WebOptions, _origin_text, brave_key_from_environment
-from .extract import extract_main_text, text_lines
+from .extract import text_lines
+from .extractor import shared_extractor
 from .types import (
     InteractionError,
     SearchCandidate,
@@ -54,8 +58,12 @@ _MAX_SNIPPET: Final = 1000
 _TAG = re.compile(r"<[^>]{0,2000}>")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _SPACE = re.compile(r"\s+")
-#: Characters MediaWiki leaves unescaped in page URLs (wfUrlencode).
-_TITLE_SAFE: Final = ";@$!*(),/~:"
+_API_CODE = re.compile(r"[a-z][a-z0-9_-]{0,39}")
+
+
+def _sentence(text: str) -> str:
+    """``text`` with a capital first letter, to start a message ("the wiki at …" → "The wiki at …")."""
+    return text[:1].upper() + text[1:]
 
 
 def _invalid(message: str) -> InteractionError:
@@ -209,49 +217,74 @@ class WebClient:
         try:
             async with self._client().get(url, params=params, headers=headers, allow_redirects=False) as response:
                 if response.status in (401, 403):
-                    raise InteractionError("INTERACTION_TOOL_FAILED", f"{engine} refused the request (HTTP "
+                    raise InteractionError("INTERACTION_TOOL_FAILED", f"{_sentence(engine)} refused the request (HTTP "
                                            f"{response.status}): check the API key")
                 if response.status == 429:
-                    raise InteractionError("INTERACTION_TOOL_FAILED", f"{engine} is rate limiting this client")
+                    raise InteractionError("INTERACTION_TOOL_FAILED",
+                                           f"{_sentence(engine)} is rate limiting this client")
                 if 300 <= response.status < 400:
                     raise InteractionError("INTERACTION_REDIRECT_REFUSED",
-                                           f"{engine} answered with a redirect, which is not followed")
+                                           f"{_sentence(engine)} answered with a redirect, which is not followed")
                 if response.status != 200:
                     raise InteractionError("INTERACTION_TOOL_FAILED",
-                                           f"{engine} answered HTTP {response.status}")
+                                           f"{_sentence(engine)} answered HTTP {response.status}")
                 body = await self._read_body(response)
         except aiohttp.ClientError:
             _log.warning("%s search request failed", engine, exc_info=True)
-            raise InteractionError("INTERACTION_TOOL_FAILED", f"{engine} could not be reached") from None
+            raise InteractionError("INTERACTION_TOOL_FAILED", f"{_sentence(engine)} could not be reached") from None
         try:
             return json.loads(body)
         except ValueError:
             _log.warning("%s answered a body that is not JSON", engine)
-            raise InteractionError("INTERACTION_TOOL_FAILED", f"{engine} answered something that is not JSON") \
-                from None
+            raise InteractionError("INTERACTION_TOOL_FAILED",
+                                   f"{_sentence(engine)} answered something that is not JSON") from None
 
     async def _wikipedia(self, query: str, limit: int) -> list[SearchCandidate]:
-        base = self._options.wikipedia_url.rstrip("/")
-        payload = await self._get_json(f"{base}/w/api.php", {
-            "action": "query", "list": "search", "srsearch": query, "format": "json",
-            "formatversion": "2", "srlimit": str(limit), "srprop": "snippet", "utf8": "1",
-        }, {"Accept": "application/json"}, "Wikipedia")
-        hits = payload.get("query", {}).get("search") if isinstance(payload, dict) else None
-        if not isinstance(hits, list):
-            _log.warning("Wikipedia answered JSON without query.search")
-            raise InteractionError("INTERACTION_TOOL_FAILED", "Wikipedia answered an unexpected shape")
+        """Full-text search on the configured MediaWiki; fewer hits than wanted → one more round per word."""
+        api_url = self._options.wiki_url
+        name = self._options.wiki_name
+        payload = await self._get_json(api_url, mediawiki.search_params(query, limit, site_info=True),
+                                       {"Accept": "application/json"}, name)
+        first = self._wiki_hits(payload, name)
+        query_info = payload.get("query") if isinstance(payload, dict) else None
+        general = query_info.get("general") if isinstance(query_info, dict) else None
+        statistics = query_info.get("statistics") if isinstance(query_info, dict) else None
+        hits = list(first[0])
+        terms = mediawiki.content_terms(query)
+        if len(hits) < limit and len(terms) > 1:
+            answers = await asyncio.gather(*(
+                self._get_json(api_url, mediawiki.search_params(mediawiki.term_query(term), mediawiki.RELAXED_LIMIT,
+                                                                site_info=False),
+                               {"Accept": "application/json"}, name) for term in terms))
+            pages = statistics.get("articles") if isinstance(statistics, dict) else None
+            relaxed = mediawiki.rank_relaxed([self._wiki_hits(answer, name) for answer in answers],
+                                             pages if isinstance(pages, int) and not isinstance(pages, bool) else None)
+            known = {hit.title for hit in hits}
+            hits.extend(hit for hit in relaxed if hit.title not in known)
         candidates: list[SearchCandidate] = []
         for hit in hits:
-            if not isinstance(hit, dict) or not isinstance(hit.get("title"), str) or not hit["title"].strip():
-                continue
-            title = _plain(hit["title"], _MAX_TITLE)
+            title = _plain(hit.title, _MAX_TITLE)
             if not title:
                 continue
-            url = f"{base}/wiki/{quote(hit['title'].replace(' ', '_'), safe=_TITLE_SAFE)}"
-            candidates.append(SearchCandidate(title=title, url=url, snippet=_plain(hit.get("snippet"), _MAX_SNIPPET)))
+            url = mediawiki.page_url(api_url, general if isinstance(general, dict) else None, hit.title)
+            candidates.append(SearchCandidate(title=title, url=url, snippet=_plain(hit.snippet, _MAX_SNIPPET)))
             if len(candidates) >= limit:
                 break
         return candidates
+
+    @staticmethod
+    def _wiki_hits(payload: Any, name: str) -> tuple[list[mediawiki.WikiHit], int]:
+        error = payload.get("error") if isinstance(payload, dict) else None
+        if isinstance(error, dict):
+            code = error.get("code")
+            shown = f" ({code})" if isinstance(code, str) and _API_CODE.fullmatch(code) else ""
+            _log.warning("%s answered an API error: %.300r", name, error)
+            raise InteractionError("INTERACTION_TOOL_FAILED", f"{_sentence(name)} refused the search{shown}")
+        parsed = mediawiki.parse_hits(payload)
+        if parsed is None:
+            _log.warning("%s answered JSON without query.search", name)
+            raise InteractionError("INTERACTION_TOOL_FAILED", f"{_sentence(name)} answered an unexpected shape")
+        return parsed
 
     async def _brave(self, query: str, limit: int, key: str) -> list[SearchCandidate]:
         import yarl
@@ -296,8 +329,8 @@ class WebClient:
             raise InteractionError("INTERACTION_ORIGIN_NOT_ALLOWED", "Only https:// pages can be read")
         if not parsed.host:
             raise _invalid("url has no host")
-        if parsed.user is not None or parsed.password is not None:
-            raise _invalid("url must not carry credentials")
+        if parsed.user is not None or parsed.password is not None or "@" in urlsplit(url).netloc:
+            raise _invalid("url must not carry credentials")  # an empty userinfo ('https://@host') too
         if not self._options.allows(_origin_text(parsed)):
             raise InteractionError("INTERACTION_ORIGIN_NOT_ALLOWED", "The page's origin is not in allowed_origins")
         return parsed.with_fragment(None)
@@ -309,15 +342,40 @@ class WebClient:
         origin not allowed → ``INTERACTION_ORIGIN_NOT_ALLOWED``; a 3xx answer →
         ``INTERACTION_REDIRECT_REFUSED``; more than ``max_response_bytes`` →
         ``INTERACTION_RESPONSE_TOO_LARGE``; not HTML → ``INTERACTION_UNSUPPORTED_CONTENT``;
-        past ``timeout_s`` → ``INTERACTION_TIMEOUT``; TLS, connection and non-2xx
-        failures → ``INTERACTION_TOOL_FAILED``.
+        past ``timeout_s``, text extraction included → ``INTERACTION_TIMEOUT``; extraction
+        needing more than ``extract_memory_bytes`` → ``INTERACTION_RESPONSE_TOO_LARGE``; TLS,
+        connection and non-2xx failures, or an extractor that fails → ``INTERACTION_TOOL_FAILED``.
+        Extraction runs in a child process, one page at a time (see :mod:`.extractor`).
         """
         request = parse_interaction_input(WebReadInput, input)
         target = self.check_url(request.url)
-        status, content_type, raw = await self._guarded(lambda: self._fetch(target), signal)
-        text = await await_with_signal(asyncio.to_thread(extract_main_text, raw), signal, error=_signal_error)
+
+        deadline = asyncio.get_running_loop().time() + self._options.timeout_s
+
+        async def fetch_and_extract() -> tuple[int, str, bytes, str]:
+            status, content_type, raw = await self._fetch(target)
+            return status, content_type, raw, await self._extract(raw, deadline)
+
+        status, content_type, raw, text = await self._guarded(fetch_and_extract, signal)
         return WebPage(url=request.url, final_url=str(target), status=status, content_type=content_type, raw=raw,
                        sha256=hashlib.sha256(raw).hexdigest(), text=text, lines=text_lines(text))
+
+    async def _extract(self, raw: bytes, deadline: float) -> str:
+        """The main text, in the extraction child, inside what is left of the read's deadline.
+
+        ``deadline`` is in event-loop time. Cancelling this (the deadline passed, or the
+        caller's signal) sets the event the extracting thread watches, which kills the
+        child instead of letting it run on; the thread's own limit is the same deadline.
+        """
+        remaining = max(0.001, deadline - asyncio.get_running_loop().time())
+        cancel = threading.Event()
+        extractor = shared_extractor(self._options.extract_memory_bytes)
+        try:
+            return await asyncio.to_thread(extractor.extract, raw, timeout_s=remaining,
+                                           max_text_chars=self._options.max_text_chars, cancel=cancel)
+        except asyncio.CancelledError:
+            cancel.set()
+            raise
 
     async def _fetch(self, target: yarl.URL) -> tuple[int, str, bytes]:
         import aiohttp

@@ -47,8 +47,9 @@ interaction_act_tool_node: NodeDescriptor[Any, ToolResult] = NodeDescriptor("INT
 interaction_act_mcp_node: NodeDescriptor[Any, ToolResult] = NodeDescriptor("INTERACTION.ACT.MCP")
 interaction_list_tools_node: NodeDescriptor[Any, tuple[ToolSpec, ...]] = NodeDescriptor("INTERACTION.LIST_TOOLS")
 interaction_observe_node: NodeDescriptor[Any, Observation] = NodeDescriptor("INTERACTION.OBSERVE")
-interaction_web_search_node: NodeDescriptor[Any, WebSearchResult] = NodeDescriptor("INTERACTION.WEB.SEARCH")
-interaction_web_read_node: NodeDescriptor[Any, WebPage] = NodeDescriptor("INTERACTION.WEB.READ")
+interaction_web_search_node: NodeDescriptor[Any, WebSearchResult] = NodeDescriptor("INTERACTION.WEB.SEARCH",
+                                                                                  WebSearchResult)
+interaction_web_read_node: NodeDescriptor[Any, WebPage] = NodeDescriptor("INTERACTION.WEB.READ", WebPage)
 
 
 class InteractionWorkerDefinition(WorkerDefinition):

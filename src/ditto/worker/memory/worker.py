@@ -38,11 +38,11 @@ __all__ = [
 MEMORY_WORKER_TYPE = "MEMORY"
 
 memory_write_node: NodeDescriptor[MemoryWriteInput | Mapping[str, Any], tuple[MemoryItem, ...]] = \
-    NodeDescriptor("MEMORY.WRITE")
+    NodeDescriptor("MEMORY.WRITE", tuple[MemoryItem, ...])
 memory_get_node: NodeDescriptor[MemoryGetInput | Mapping[str, Any], tuple[MemoryItem, ...]] = \
-    NodeDescriptor("MEMORY.GET")
+    NodeDescriptor("MEMORY.GET", tuple[MemoryItem, ...])
 memory_search_node: NodeDescriptor[MemorySearchInput | Mapping[str, Any], tuple[MemorySearchHit, ...]] = \
-    NodeDescriptor("MEMORY.SEARCH")
+    NodeDescriptor("MEMORY.SEARCH", tuple[MemorySearchHit, ...])
 memory_delete_node: NodeDescriptor[MemoryDeleteInput | Mapping[str, Any], FrozenDict] = \
     NodeDescriptor("MEMORY.DELETE")
 

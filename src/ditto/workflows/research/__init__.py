@@ -5,12 +5,15 @@ Eight entries, each a module with ``async run(runtime, input, options=None)``:
 :mod:`web_read`, :mod:`multi_source`, :mod:`rewrite`, :mod:`expand`,
 :mod:`source_location`. Importing connects nothing and runs nothing.
 
-The package exports what a user needs: the entries, the request / result /
-brief types, task creation and opening, the runtime, ``run_research``,
-``verify_task``, ``import_internal_knowledge`` and ``ResearchError``. The
-building blocks (checkpoint keys, sample data, the brief renderers, the task
-lock …) stay importable from their modules (``.checkpoints``, ``.sample``,
-``.brief``, ``.taskdir``, ``.types``, ``.api``).
+The package exports what a user needs: the entries and their table
+(``ENTRY_SPECS``), the request / result / brief types, task creation and
+opening, the runtime, ``run_research``, the task as a loop body
+(``run_research_loop``), the source port (``ResearchSource``, ``SourceSpec``,
+``register_source`` …), ``verify_task``, ``import_internal_knowledge`` and
+``ResearchError``. The building blocks (checkpoint keys, sample data, the
+brief renderers, the task lock, the stages …) stay importable from their
+modules (``.checkpoints``, ``.sample``, ``.brief``, ``.taskdir``, ``.stages``,
+``.sources``, ``.api``).
 
 Example::
 
@@ -35,12 +38,19 @@ from . import (
 from .api import run_research
 from .brief import brief_schema
 from .config import ProgressEvent, ResearchOptions
+from .entries import ENTRY_SPECS, EntrySpec
 from .errors import ResearchError
+from .loop import run_research_loop
+from .records import Passage
+from .sources.base import ResearchSource, SourceHits, SourceLimits, SourceSetup
 from .sources.knowledge import import_internal_knowledge
+from .sources.registry import SourceSpec, register_source, unregister_source
 from .task_runtime import open_research_runtime
 from .taskdir import ResearchTask, create_task, open_task
 from .types import (
     ENTRIES,
+    Answer,
+    AnswerSentence,
     Brief,
     Coverage,
     Evidence,
@@ -54,17 +64,27 @@ from .verify import verify_task
 
 __all__ = [
     "ENTRIES",
+    "ENTRY_SPECS",
+    "Answer",
+    "AnswerSentence",
     "Brief",
     "Coverage",
+    "EntrySpec",
     "Evidence",
     "FailedSource",
+    "Passage",
     "ProgressEvent",
     "QueryRecord",
     "ResearchError",
     "ResearchOptions",
     "ResearchRequest",
     "ResearchResult",
+    "ResearchSource",
     "ResearchTask",
+    "SourceHits",
+    "SourceLimits",
+    "SourceSetup",
+    "SourceSpec",
     "brief_schema",
     "create_task",
     "document_search",
@@ -74,10 +94,13 @@ __all__ = [
     "multi_source",
     "open_research_runtime",
     "open_task",
+    "register_source",
     "request_id",
     "rewrite",
     "run_research",
+    "run_research_loop",
     "source_location",
+    "unregister_source",
     "verify_task",
     "web_read",
     "web_search",

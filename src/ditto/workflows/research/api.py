@@ -9,24 +9,32 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import importlib
+import logging
 import os
+import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from ...errors import describe_validation_error
+from ...errors import DittoError, InvalidArgumentError, describe_validation_error
 from ...runtime import WorkerDefinition
 from .config import ResearchOptions, default_base_dir
+from .entries import entry_spec
 from .errors import ResearchError
 from .sample import SAMPLE_VOCABULARY, default_question
+from .signing import signing_key
 from .task_runtime import open_research_runtime
 from .taskdir import ResearchTask, create_task, open_task
 from .types import ENTRIES, Entry, ResearchRequest, ResearchResult
 
 __all__ = ["build_request", "default_model", "entry_module", "run_research"]
+
+logger = logging.getLogger("ditto.workflows.research")
 
 
 def entry_module(entry: Entry) -> Any:
@@ -47,10 +55,38 @@ def default_model(env: Mapping[str, str] | None = None) -> dict[str, Any]:
     return {"provider": "builtin:extractive"}
 
 
+#: Request fields that name the caller's own material, and the source kind each one feeds.
+_OWN_SOURCES: dict[str, str] = {"documents": "documents", "kb": "knowledge", "memory": "knowledge", "urls": "web"}
+#: The tenant of a task on the caller's own sources when none is named (``acme`` is the sample's).
+DEFAULT_TENANT = "default"
+
+
 def build_request(entry: Entry, fields: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
                   ) -> ResearchRequest:
-    """A request for ``entry`` with the defaults (sample question and vocabulary, model) filled in."""
-    values = dict(fields or {})
+    """A request for ``entry`` with the defaults filled in.
+
+    On the generated sample data: the entry's sample question, the sample
+    vocabulary, tenant ``acme``. On the caller's own sources (``documents``,
+    ``kb``, ``memory``, ``urls``) nothing of the sample is used: the question is
+    required, ``rewrite``/``expand`` need the caller's vocabulary, the tenant
+    defaults to ``default``, and unless ``sources`` is given the task reads only
+    the kinds the caller named (so no sample knowledge base is cited next to
+    the caller's files).
+    """
+    values = {key: value for key, value in dict(fields or {}).items() if value is not None}
+    own = [name for name in _OWN_SOURCES if values.get(name) is not None]
+    if own:
+        if not values.get("question"):
+            raise ResearchError("RESEARCH_INVALID_INPUT", "name the question (--question) when the task reads your "
+                                                          f"own sources ({', '.join(own)})")
+        if entry in ("rewrite", "expand") and values.get("vocabulary") is None:
+            raise ResearchError("RESEARCH_INVALID_INPUT", f"{entry} on your own sources needs your controlled "
+                                                          "vocabulary (--vocabulary, one query per line)")
+        values.setdefault("tenant", DEFAULT_TENANT)
+        if "sources" not in values:
+            wanted = {_OWN_SOURCES[name] for name in own}
+            chosen = [kind for kind in entry_spec(entry).sources if kind in wanted]
+            values["sources"] = chosen or sorted(wanted)
     values.setdefault("question", default_question(entry))
     if entry in ("rewrite", "expand") and values.get("vocabulary") is None:
         values["vocabulary"] = list(SAMPLE_VOCABULARY)
@@ -60,6 +96,24 @@ def build_request(entry: Entry, fields: Mapping[str, Any] | None = None, env: Ma
         return ResearchRequest.model_validate({**values, "entry": entry})
     except ValidationError as error:
         raise ResearchError("RESEARCH_INVALID_INPUT", describe_validation_error(error, root="request")) from None
+
+
+def _check_model_configured(request: ResearchRequest, env: Mapping[str, str]) -> None:
+    """The default INFER worker serves the built-in model, and ``openai`` when the environment configures it."""
+    from ...worker.infer import infer_config_from_env
+
+    provider = request.model.provider
+    if provider == "builtin:extractive":
+        return
+    try:
+        configured = infer_config_from_env(env) is not None
+    except DittoError as error:
+        raise ResearchError("RESEARCH_INVALID_INPUT", f"the model is not configured: {error.message}") from None
+    if provider != "openai" or not configured:
+        raise ResearchError("RESEARCH_INVALID_INPUT",
+                            f"the model provider {provider!r} is not configured: for an OpenAI-compatible server "
+                            "set DITTO_WORKER_INFER_BASE_URL and DITTO_WORKER_INFER_MODEL (in the environment or "
+                            "./.env), or bring your own INFER worker")
 
 
 async def run_research(entry: Entry, request: Mapping[str, Any] | ResearchRequest | None = None, *,
@@ -86,9 +140,37 @@ async def run_research(entry: Entry, request: Mapping[str, Any] | ResearchReques
         built = request if isinstance(request, ResearchRequest) else build_request(entry, request, env)
         if built.entry != entry:
             raise ResearchError("RESEARCH_REQUEST_MISMATCH", f"the request is for {built.entry}, not {entry}")
+        if not any(worker.type == "INFER" for worker in workers):
+            _check_model_configured(built, os.environ if env is None else env)
+        try:
+            ResearchOptions.coerce(options)
+        except InvalidArgumentError as error:  # refused before a task folder exists
+            raise ResearchError("RESEARCH_INVALID_INPUT", error.message) from None
         if base_dir is None and env is not None:
             base_dir = default_base_dir(env)
         task = create_task(built, base_dir=base_dir, directory=directory)
-    async with open_research_runtime(task, env=env, workers=workers, targets=targets, web=web) as runtime:
-        result = await entry_module(entry).run(runtime, {"directory": str(task.directory)}, options)
+    try:
+        chosen = ResearchOptions.coerce(options)
+    except InvalidArgumentError as error:
+        raise ResearchError("RESEARCH_INVALID_INPUT", error.message) from None
+    key = signing_key(os.environ if env is None else env)
+    if chosen.signing_key is None and key is not None:  # the environment's key signs every brief written
+        chosen = dataclasses.replace(chosen, signing_key=key)
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            runtime = await stack.enter_async_context(
+                open_research_runtime(task, env=env, workers=workers, targets=targets, web=web))
+        except Exception as error:
+            if not existing:  # a refused configuration leaves no half-usable task behind
+                shutil.rmtree(task.directory, ignore_errors=True)
+            if isinstance(error, ResearchError):
+                raise
+            if isinstance(error, DittoError | ValueError):
+                message = error.message if isinstance(error, DittoError) else str(error)
+                raise ResearchError("RESEARCH_INVALID_INPUT", f"the task's workers cannot be set up: {message}"
+                                    ) from None
+            logger.exception("setting up the task's workers failed")
+            raise ResearchError("RESEARCH_INVALID_INPUT", "the task's workers cannot be set up "
+                                                          f"({type(error).__name__}; see the log)") from None
+        result = await entry_module(entry).run(runtime, {"directory": str(task.directory)}, chosen)
     return task, result

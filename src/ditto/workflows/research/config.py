@@ -26,7 +26,6 @@ __all__ = [
     "MAX_RECORDS_PER_QUERY",
     "MAX_SEARCH_CANDIDATES",
     "MAX_WEB_PAGES",
-    "PAUSE_ENV",
     "ProgressEvent",
     "ResearchOptions",
     "default_base_dir",
@@ -37,15 +36,13 @@ MAX_SEARCH_CANDIDATES: Final = 5
 MAX_WEB_PAGES: Final = 2
 MAX_PASSAGES_PER_PAGE: Final = 2
 MAX_QUOTE_CHARS: Final = 1000
-#: Excerpts the model may choose per source group (documents, internal, external, web) in one task.
+#: Excerpts the model may choose per source (documents, internal, external, web) in one task; see
+#: ``SourceLimits.excerpts`` for the reason.
 MAX_EXCERPTS_PER_GROUP: Final = 6
 
 #: Where new task directories go unless a base folder is given: ``./ditto-tasks/``.
 DEFAULT_BASE_DIR: Final = "ditto-tasks"
 BASE_DIR_ENV: Final = "DITTO_RESEARCH_TASKS_DIR"
-#: Test hook: ``after:request|after:queries|after:evidence|after:brief|mid:evidence`` makes the
-#: controller announce ``ditto-research-paused <point>`` on stderr and wait forever (to be killed).
-PAUSE_ENV: Final = "DITTO_RESEARCH_TEST_PAUSE"
 
 
 def default_base_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -69,19 +66,19 @@ class ResearchOptions:
     """How to run a task (none of this changes the request id).
 
     ``stop_after`` ends the run after that stage's checkpoint; ``progress`` is
-    called with each :class:`ProgressEvent`; ``pause_at`` is the kill-test hook
-    (see :data:`PAUSE_ENV`); ``max_executions`` is the loop's budget of node
+    called with each :class:`ProgressEvent`; ``max_executions`` is the loop's budget of node
     executions (1024, the runtime's default); ``signal`` cancels the task: every
     node call receives it, and a fired signal ends the run with
     ``RESEARCH_CANCELLED`` / ``RESEARCH_TIMEOUT`` (nothing of the running stage
-    is archived).
+    is archived); ``signing_key`` signs the brief (``artifacts/brief.sig``, an
+    HMAC-SHA256 over the brief and the snapshots it cites) as soon as it is written.
     """
 
     stop_after: Literal["queries", "evidence"] | None = None
     progress: Callable[[ProgressEvent], None] | None = None
-    pause_at: str | None = field(default_factory=lambda: os.environ.get(PAUSE_ENV) or None)
     max_executions: int = 1024
     signal: CancelSignal | None = None
+    signing_key: bytes | None = field(default=None, repr=False)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -94,6 +91,8 @@ class ResearchOptions:
             raise InvalidArgumentError("max_executions must be a positive integer")
         if self.signal is not None and not isinstance(self.signal, CancelSignal):
             raise InvalidArgumentError("signal must be a CancelSignal")
+        if self.signing_key is not None and (not isinstance(self.signing_key, bytes) or not self.signing_key):
+            raise InvalidArgumentError("signing_key must be non-empty bytes")
 
     @classmethod
     def coerce(cls, value: ResearchOptions | Mapping[str, Any] | None) -> ResearchOptions:
@@ -109,7 +108,7 @@ class ResearchOptions:
             return value
         if not isinstance(value, Mapping):
             raise InvalidArgumentError("options must be ResearchOptions, a mapping or None")
-        names = {"stop_after", "progress", "pause_at", "max_executions", "signal", "extra"}
+        names = {"stop_after", "progress", "max_executions", "signal", "signing_key", "extra"}
         fields: dict[str, Any] = {}
         for key, item in value.items():
             name = _snake(key) if isinstance(key, str) else None

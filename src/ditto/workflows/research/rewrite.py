@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from ...runtime import Runtime
 from .config import ResearchOptions
-from .stages import run_entry
+from .loop import run_entry
 from .types import Entry, ResearchResult
 
 __all__ = ["ENTRY", "run"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from .types import Entry
+from .entries import Entry, entry_spec
 
 __all__ = [
     "KB_CONTENT_COLUMN",
@@ -45,18 +45,9 @@ SAMPLE_VOCABULARY: Final = (
     "incident response",
 )
 
-_QUESTIONS: Final[dict[str, str]] = {
-    "rewrite": "how long do we keep the backups around?",
-    "expand": "what are the rules for our database backups?",
-    "web-search": "How does SQLite write-ahead logging work?",
-    "web-read": "How does SQLite write-ahead logging work?",
-}
-_DEFAULT_QUESTION: Final = "How long are database backups retained, and how often do backups run?"
-
-
 def default_question(entry: Entry) -> str:
-    """The question an entry asks when the caller gives none."""
-    return _QUESTIONS.get(entry, _DEFAULT_QUESTION)
+    """The sample question of an entry (the entry table's row): asked only on the generated sample data."""
+    return entry_spec(entry).sample_question
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from pathlib import Path
 from typing import Any
 
+from ...redaction import printable
 from ...runtime import Runtime, WorkerDefinition, create_ditto
 from .sample import KB_CONTENT_COLUMN, KB_TABLE
 from .sources.documents import DOCUMENTS_TARGET, DocumentSearchProvider
@@ -80,6 +81,9 @@ class _LazySqlProvider:
             self._close = close_sqlite
             return create_sql_search_provider(connection_sqlite, {
                 "dialect": "sqlite", "table": KB_TABLE, "content_column": KB_CONTENT_COLUMN})
+        except _KnowledgeBaseProblem as problem:  # an ordinary mistake: say what it is, no traceback
+            logger.warning("knowledge base %r: %s", kb if "://" not in kb else "(a DSN)", problem.reason)
+            raise RetrievalError("RETRIEVAL_PROVIDER_UNAVAILABLE", f"the knowledge base {problem.reason}") from None
         except Exception:
             logger.exception("opening the knowledge base failed")
             raise RetrievalError("RETRIEVAL_PROVIDER_UNAVAILABLE", "the knowledge base cannot be opened") from None
@@ -96,11 +100,30 @@ class _LazySqlProvider:
             self._close = None
 
 
+class _KnowledgeBaseProblem(Exception):
+    """A knowledge base file that is missing or has not the expected shape (the user's fact to fix)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 def _open_sqlite(path: Path) -> sqlite3.Connection:
+    if not path.exists():
+        raise _KnowledgeBaseProblem(f"file {str(path)!r} does not exist")
     if not path.is_file():
-        raise OSError("missing knowledge base")
+        raise _KnowledgeBaseProblem(f"{str(path)!r} is not a file")
     connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
-    connection.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # fails now on a corrupt file
+    try:
+        tables = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?",
+                                    (KB_TABLE,)).fetchall()  # also fails now on a file that is not SQLite
+    except sqlite3.DatabaseError:
+        connection.close()
+        raise _KnowledgeBaseProblem(f"{str(path)!r} is not an SQLite database") from None
+    if not tables:
+        connection.close()
+        raise _KnowledgeBaseProblem(f"{str(path)!r} has no table {KB_TABLE!r} (an FTS5 table "
+                                    f"{KB_TABLE}(title, {KB_CONTENT_COLUMN}))")
     return connection
 
 
@@ -117,6 +140,11 @@ def research_workers(task: ResearchTask, *, env: Mapping[str, str] | None = None
     closers: list[Callable[[], Awaitable[None]]] = []
     workers: list[WorkerDefinition] = []
     if "MEMORY" not in skip:
+        if request.memory is not None and not task.memory_path.is_file():  # never start an empty store silently
+            from .errors import ResearchError
+
+            raise ResearchError("RESEARCH_INVALID_INPUT", f"the MEMORY store {printable(task.memory_path)} does "
+                                                          "not exist (or is not a file)")
         store = create_sqlite_memory_store(str(task.memory_path))
         closers.append(store.close)
         workers.append(create_memory_worker(store=store))
@@ -136,7 +164,7 @@ def research_workers(task: ResearchTask, *, env: Mapping[str, str] | None = None
         documents = [Path(path) for path in request.documents] if request.documents is not None else [
             task.policy_path]
         bindings[DOCUMENTS_TARGET] = {"default_strategy": "keyword", "providers": {"keyword": DocumentSearchProvider(
-            documents, ignore=request.ignore, save_snapshot=task.save_snapshot)}}
+            documents, ignore=request.ignore, save_snapshot=task.save_snapshot, notes_key=task.directory)}}
         kb = request.kb
         if kb is None or not kb.startswith("target:"):
             provider = _LazySqlProvider(kb if kb is not None else str(task.knowledge_path))

@@ -15,7 +15,20 @@
     <task>/.lock                   held (flock) by the one controller running the task
 
 Every file is written whole (a temporary file renamed into place), so a killed
-process leaves either the old file or the new one.
+process leaves either the old file or the new one; the temporary files a kill
+leaves behind are removed by the next run that holds the lock.
+
+A task is made in a private staging folder next to its final place
+(``.ditto-task-<random>.creating``, held with ``flock`` while it is filled,
+``request.json`` written last) and renamed into place: a kill during creation
+leaves no task folder at all, and the next creation in that folder removes
+the dead staging folder.
+
+Nothing in a task folder is a link: every file is opened without following
+one (``O_NOFOLLOW``, relative to the folder's own descriptor), and a task
+folder holding a symbolic link anywhere (``.lock``, ``trace.jsonl``,
+``artifacts/``, a snapshot, ``memory.sqlite`` …) is refused with
+``RESEARCH_UNSAFE_TASK_DIRECTORY`` before anything in it is opened.
 """
 
 from __future__ import annotations
@@ -29,6 +42,9 @@ import logging
 import os
 import re
 import secrets
+import shutil
+import stat
+import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +53,7 @@ from typing import Any, Final
 from pydantic import ValidationError
 
 from ...errors import describe_validation_error
+from ...redaction import printable
 from .errors import ResearchError
 from .sample import (
     SampleValues,
@@ -51,6 +68,7 @@ __all__ = [
     "ResearchTask",
     "TaskLock",
     "atomic_write",
+    "check_task_directory",
     "create_task",
     "open_task",
     "snapshot_text",
@@ -69,29 +87,195 @@ TRACE_FILE: Final = "trace.jsonl"
 TASK_ID_FILE: Final = ".task-id"
 _TASK_ID: Final = re.compile(r"[0-9a-f]{16}")
 logger = logging.getLogger(__name__)
+#: POSIX flags (``0`` where the platform lacks them, so the package still imports there).
+_O_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
+_O_DIRECTORY: Final = getattr(os, "O_DIRECTORY", 0)
+_O_NONBLOCK: Final = getattr(os, "O_NONBLOCK", 0)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename."""
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+_TMP_FILE: Final = re.compile(r"\..+\.[0-9a-f]{8}\.tmp")
+_STAGING_PREFIX: Final = ".ditto-task-"
+_STAGING_SUFFIX: Final = ".creating"
+_DIR_FLAGS: Final = os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_READ_FLAGS: Final = os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+#: Regular files a task folder may hold at its top level (others are left alone, but never links).
+_TASK_FILES: Final = (REQUEST_FILE, TASK_ID_FILE, POLICY_FILE, INTERNAL_KNOWLEDGE_FILE, KNOWLEDGE_FILE,
+                      MEMORY_FILE, LOCK_FILE, TRACE_FILE)
+#: What a task folder holds besides request.json: with these and no request.json it is half made.
+_TASK_MARKS: Final = (TASK_ID_FILE, SNAPSHOTS_DIR, ARTIFACTS_DIR, POLICY_FILE, KNOWLEDGE_FILE,
+                      INTERNAL_KNOWLEDGE_FILE)
+
+
+def _unsafe(what: str) -> ResearchError:
+    return ResearchError("RESEARCH_UNSAFE_TASK_DIRECTORY",
+                         f"the task folder is unsafe to use: {what}; links are never followed inside a task "
+                         "folder (remove the link, or start a new task)")
+
+
+def _open_dir(path: Path | str, dir_fd: int | None = None) -> int:
+    """A descriptor of the folder ``path`` (its last part must not be a link)."""
     try:
-        with open(temporary, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
+        return os.open(path, _DIR_FLAGS, dir_fd=dir_fd)
+    except OSError as error:
+        if error.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise _unsafe(f"{printable(path)} is a symbolic link or not a folder") from None
         raise
 
 
+@contextlib.contextmanager
+def _folder(root: Path, *parts: str, create: bool = False) -> Iterator[int]:
+    """A descriptor of ``root/parts...`` reached one part at a time, none of them a link."""
+    fd = _open_dir(root)
+    try:
+        for part in parts:
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o755, dir_fd=fd)
+            inner = _open_dir(part, fd)
+            os.close(fd)
+            fd = inner
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _write_at(fd: int, name: str, data: bytes) -> None:
+    """Write ``data`` to ``name`` in the folder ``fd`` whole: a fresh temporary file renamed over it."""
+    temporary = f".{name}.{secrets.token_hex(4)}.tmp"
+    out = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
+                  0o644, dir_fd=fd)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(out, view):]
+            os.fsync(out)
+        finally:
+            os.close(out)
+        os.replace(temporary, name, src_dir_fd=fd, dst_dir_fd=fd)  # rename replaces a link, never follows it
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary, dir_fd=fd)
+        raise
+
+
+def _read_at(fd: int, name: str, limit: int = 1 << 30) -> bytes:
+    """The bytes of the regular file ``name`` in the folder ``fd``; a link or a special file is unsafe."""
+    try:
+        handle = os.open(name, _READ_FLAGS, dir_fd=fd)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise _unsafe(f"{printable(name)} is a symbolic link") from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            raise _unsafe(f"{printable(name)} is not a regular file")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(handle, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(handle)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename, following no link.
+
+    The folder of ``path`` is opened without following a link, the temporary
+    file is created fresh (``O_EXCL | O_NOFOLLOW``) in it, and the rename
+    replaces whatever ``path`` was, a link included, without writing through it.
+    """
+    with _folder(path.parent) as fd:
+        _write_at(fd, path.name, data)
+
+
 def snapshot_text(directory: Path) -> str:
-    """The text quotes point into: ``extracted.txt`` for web pages, else the raw bytes as UTF-8."""
-    extracted = directory / "extracted.txt"
-    if extracted.exists():
-        return extracted.read_text(encoding="utf-8")
-    return (directory / "raw").read_bytes().decode("utf-8")
+    """The text quotes point into: ``extracted.txt`` for web pages, else the raw bytes as UTF-8.
+
+    ``directory`` is ``<task>/snapshots/<sha256>``: it is reached from the task
+    folder one part at a time, so neither ``snapshots`` nor the snapshot may be a link.
+    """
+    parts: tuple[str, ...] = ()
+    if directory.parent.name == SNAPSHOTS_DIR:
+        directory, parts = directory.parent.parent, (SNAPSHOTS_DIR, directory.name)
+    with _folder(directory, *parts) as fd:
+        try:
+            return _read_at(fd, "extracted.txt").decode("utf-8")
+        except FileNotFoundError:
+            return _read_at(fd, "raw").decode("utf-8")
+
+
+def _lstat_at(fd: int, name: str) -> os.stat_result | None:
+    try:
+        return os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+def check_task_directory(directory: Path) -> None:
+    """Refuse (``RESEARCH_UNSAFE_TASK_DIRECTORY``) a task folder with a link or a special file in it.
+
+    Looks at every entry of the folder, of ``artifacts/``, of ``snapshots/``
+    and of each snapshot: none may be a symbolic link (SQLite's own
+    ``memory.sqlite-wal`` and ``-journal`` included, which SQLite would
+    follow); the task's own files must be regular files and its two folders
+    real folders. The folder itself is the caller's path, resolved.
+    """
+    with _folder(directory) as fd:
+        _check_entries(fd, "")
+        for name in _TASK_FILES:
+            info = _lstat_at(fd, name)
+            if info is not None and not stat.S_ISREG(info.st_mode):
+                raise _unsafe(f"{name} is not a regular file")
+        for name in (ARTIFACTS_DIR, SNAPSHOTS_DIR):
+            if _lstat_at(fd, name) is None:
+                continue
+            with _folder(directory, name) as inner:
+                _check_entries(inner, f"{name}/")
+                if name == SNAPSHOTS_DIR:
+                    for entry in os.scandir(inner):
+                        with _folder(directory, name, entry.name) as snapshot:
+                            _check_entries(snapshot, f"{name}/{entry.name}/")
+
+
+def _check_entries(fd: int, prefix: str) -> None:
+    with os.scandir(fd) as listing:
+        for entry in listing:
+            if entry.is_symlink():
+                raise _unsafe(f"{printable(prefix + entry.name)} is a symbolic link")
+
+
+def _remove_temporary_files(directory: Path) -> None:
+    """Remove the temporary files of writes a killed process never finished (only under the task lock)."""
+    folders: list[tuple[str, ...]] = [(), (ARTIFACTS_DIR,), *((SNAPSHOTS_DIR, name) for name in
+                                                               _snapshot_names(directory))]
+    for parts in folders:
+        try:
+            with _folder(directory, *parts) as fd:
+                with os.scandir(fd) as listing:
+                    leftovers = [entry.name for entry in listing
+                                 if _TMP_FILE.fullmatch(entry.name) and entry.is_file(follow_symlinks=False)]
+                for name in leftovers:
+                    os.unlink(name, dir_fd=fd)
+                    logger.warning("removed %s, left behind by a killed write", printable("/".join((*parts, name))))
+        except FileNotFoundError:
+            continue
+        if len(parts) == 2:  # a snapshot folder a kill left empty would read as a missing snapshot
+            with _folder(directory, SNAPSHOTS_DIR) as fd, contextlib.suppress(OSError):
+                os.rmdir(parts[1], dir_fd=fd)  # only succeeds when empty
+
+
+def _snapshot_names(directory: Path) -> list[str]:
+    try:
+        with _folder(directory, SNAPSHOTS_DIR) as fd, os.scandir(fd) as listing:
+            return [entry.name for entry in listing if entry.is_dir(follow_symlinks=False)]
+    except FileNotFoundError:
+        return []
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,22 +318,40 @@ class ResearchTask:
         return self.directory / SNAPSHOTS_DIR
 
     def save_snapshot(self, raw: bytes, extracted: str | None = None) -> str:
-        """Store ``raw`` (and a page's extracted text) under its SHA-256; returns the digest."""
+        """Store ``raw`` (and a page's extracted text) under its SHA-256; returns the digest.
+
+        Reached one folder at a time from the task folder, no part a link.
+        """
         digest = hashlib.sha256(raw).hexdigest()
-        target = self.snapshots / digest
-        if (target / "raw").exists() and (extracted is None or (target / "extracted.txt").exists()):
-            return digest
-        target.mkdir(parents=True, exist_ok=True)
-        atomic_write(target / "raw", raw)
-        if extracted is not None:
-            atomic_write(target / "extracted.txt", extracted.encode("utf-8"))
+        with _folder(self.directory, SNAPSHOTS_DIR, digest, create=True) as fd:
+            have_raw, have_extracted = _lstat_at(fd, "raw"), _lstat_at(fd, "extracted.txt")
+            for info in (have_raw, have_extracted):
+                if info is not None and not stat.S_ISREG(info.st_mode):
+                    raise _unsafe(f"{SNAPSHOTS_DIR}/{digest} holds a link or a special file")
+            if have_raw is not None and (extracted is None or have_extracted is not None):
+                return digest
+            _write_at(fd, "raw", raw)
+            if extracted is not None:
+                _write_at(fd, "extracted.txt", extracted.encode("utf-8"))
         return digest
 
     def trace(self, record: dict[str, Any]) -> None:
-        """Append one JSON line to ``trace.jsonl`` (the audit of every node call)."""
+        """Append one JSON line to ``trace.jsonl`` (the audit of every node call), following no link."""
         line = json.dumps({"pid": os.getpid(), **record}, ensure_ascii=False, separators=(",", ":"))
-        with open(self.directory / TRACE_FILE, "a", encoding="utf-8") as handle:
-            handle.write(line + "\n")
+        with _folder(self.directory) as fd:
+            try:
+                out = os.open(TRACE_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_NOFOLLOW | _O_NONBLOCK
+                              | getattr(os, "O_CLOEXEC", 0), 0o644, dir_fd=fd)
+            except OSError as error:
+                if error.errno == errno.ELOOP:
+                    raise _unsafe(f"{TRACE_FILE} is a symbolic link") from None
+                raise
+            try:
+                if not stat.S_ISREG(os.fstat(out).st_mode):
+                    raise _unsafe(f"{TRACE_FILE} is not a regular file")
+                os.write(out, (line + "\n").encode("utf-8"))
+            finally:
+                os.close(out)
 
 
 def task_path(value: Any, what: str = "task directory") -> Path:
@@ -166,30 +368,33 @@ def task_path(value: Any, what: str = "task directory") -> Path:
     return Path(text)
 
 
-def _new_directory(base: Path) -> Path:
-    base.mkdir(parents=True, exist_ok=True)
+def _new_name(base: Path) -> Path:
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
     for _ in range(100):
         candidate = base / f"task-{stamp}-{secrets.token_hex(3)}"
-        try:
-            candidate.mkdir()
-        except FileExistsError:
-            continue
-        return candidate
+        if not os.path.lexists(candidate):
+            return candidate
     raise ResearchError("RESEARCH_INVALID_INPUT", "could not create a fresh task directory")
 
 
 def create_task(request: ResearchRequest | Mapping[str, Any], *, base_dir: Path | str | None = None,
-                directory: Path | str | None = None, values: SampleValues | None = None) -> ResearchTask:
+                directory: Path | str | None = None, values: SampleValues | None = None,
+                create_memory: bool = False) -> ResearchTask:
     """Make a fresh task directory with ``request.json`` and the sample material the request needs.
 
     ``directory`` (empty or missing) is used as is; otherwise a new
     ``task-<time>-<random>`` folder is made under ``base_dir``
-    (default ``./ditto-tasks``). ``values`` fixes the sample values (tests)::
+    (default ``./ditto-tasks``). ``values`` fixes the sample values (tests).
+    The request's ``memory`` store must exist unless ``create_memory`` is true
+    (a mistyped path would otherwise start an empty store and lose nothing
+    visibly but every checkpoint)::
 
         task = create_task(ResearchRequest(entry="web-read", question="How does SQLite handle WAL?"))
         async with open_research_runtime(task) as runtime:
             result = await web_read.run(runtime, {"directory": str(task.directory)})
+
+    The task appears whole or not at all: it is filled in a private staging
+    folder beside its place and renamed into it.
     """
     if not isinstance(request, ResearchRequest):
         if not isinstance(request, Mapping):
@@ -198,6 +403,7 @@ def create_task(request: ResearchRequest | Mapping[str, Any], *, base_dir: Path 
             request = ResearchRequest.model_validate(request)
         except ValidationError as error:
             raise ResearchError("RESEARCH_INVALID_INPUT", describe_validation_error(error, root="request")) from None
+    _check_memory(request, create_memory)
     try:
         return _create_task(request, base_dir, directory, values)
     except OSError:
@@ -206,41 +412,155 @@ def create_task(request: ResearchRequest | Mapping[str, Any], *, base_dir: Path 
                                                       "path a file, read-only or full?)") from None
 
 
+def _check_memory(request: ResearchRequest, create: bool) -> None:
+    """A caller's MEMORY store must be an existing file, or be made now when asked (an empty file is an empty store)."""
+    if request.memory is None:
+        return
+    path = Path(request.memory)
+    if create and not os.path.lexists(path):
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW, 0o600))
+        except OSError:
+            logger.exception("creating the MEMORY store %s failed", printable(path))
+            raise ResearchError("RESEARCH_INVALID_INPUT",
+                                f"the MEMORY store {printable(path)} cannot be created") from None
+    if not path.is_file():
+        raise ResearchError("RESEARCH_INVALID_INPUT",
+                            f"the MEMORY store {printable(path)} does not exist (or is not a file); give an "
+                            "existing store, or ask for a new one (--create-memory)")
+
+
 def _create_task(request: ResearchRequest, base_dir: Path | str | None, directory: Path | str | None,
                  values: SampleValues | None) -> ResearchTask:
     from .config import default_base_dir
 
     if directory is not None:
-        path = task_path(directory)
-        path.mkdir(parents=True, exist_ok=True)
-        if any(path.iterdir()):
-            raise ResearchError("RESEARCH_INVALID_INPUT", "a new task needs an empty directory")
+        target = task_path(directory)
+        _check_target(target)
     else:
-        path = _new_directory(task_path(base_dir, "base folder") if base_dir is not None else default_base_dir())
-    path = path.resolve()
-    identifier = request_id(request)
-    task_id = secrets.token_hex(8)
+        base = task_path(base_dir, "base folder") if base_dir is not None else default_base_dir()
+        base.mkdir(parents=True, exist_ok=True)
+        target = _new_name(base)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _remove_dead_staging(target.parent)
+    staging = Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, suffix=_STAGING_SUFFIX, dir=target.parent))
+    guard = _open_dir(staging)
+    try:
+        import fcntl
+
+        fcntl.flock(guard, fcntl.LOCK_EX)  # alive while held: a later sweep leaves this staging folder alone
+        identifier = request_id(request)
+        task_id = secrets.token_hex(8)
+        _fill(staging, request, identifier, task_id, values or draw_sample_values())
+        try:
+            os.rename(staging, target)  # replaces an empty folder; refuses a non-empty one or a link
+        except OSError as error:
+            if error.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
+                raise ResearchError("RESEARCH_INVALID_INPUT", "a new task needs an empty directory") from None
+            raise
+        _sync_folder(target.parent)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(staging)
+        raise
+    finally:
+        os.close(guard)
+    return ResearchTask(target.resolve(), request, identifier, task_id)
+
+
+def _fill(path: Path, request: ResearchRequest, identifier: str, task_id: str, drawn: SampleValues) -> None:
+    """Write a task's files into the fresh folder ``path``, ``request.json`` last (a task is one with it)."""
     document = {"requestId": identifier, **request.model_dump(mode="json", by_alias=True)}
-    drawn = values or draw_sample_values()
     if request.documents is None:
         write_policy(path / POLICY_FILE, drawn)
     if request.memory is None:
         write_internal_knowledge(path / INTERNAL_KNOWLEDGE_FILE, drawn, request.tenant)
     if request.kb is None:
         write_knowledge_base(path / KNOWLEDGE_FILE, drawn)
-    (path / SNAPSHOTS_DIR).mkdir(exist_ok=True)
-    (path / ARTIFACTS_DIR).mkdir(exist_ok=True)
+    (path / SNAPSHOTS_DIR).mkdir(mode=0o755)
+    (path / ARTIFACTS_DIR).mkdir(mode=0o755)
     atomic_write(path / TASK_ID_FILE, f"{task_id}\n".encode())
     atomic_write(path / REQUEST_FILE, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
-    return ResearchTask(path, request, identifier, task_id)
+    _sync_folder(path)
+
+
+def _sync_folder(path: Path) -> None:
+    fd = _open_dir(path)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _check_target(target: Path) -> None:
+    """A given task folder must be missing or an empty real folder; a half-made task is named as such."""
+    try:
+        info = target.lstat()
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(info.st_mode):
+        raise _unsafe(f"{printable(target)} is a symbolic link")
+    if not stat.S_ISDIR(info.st_mode):
+        raise ResearchError("RESEARCH_INVALID_INPUT", "the task directory path is a file, not a folder")
+    with os.scandir(target) as listing:
+        entries = list(listing)
+    for entry in entries:
+        if entry.is_symlink():
+            raise _unsafe(f"{printable(entry.name)} is a symbolic link")
+    names = {entry.name for entry in entries}
+    if names & set(_TASK_MARKS) and REQUEST_FILE not in names:
+        raise ResearchError("RESEARCH_INVALID_INPUT",
+                            "the directory holds a half-made task (no request.json): it was never started and "
+                            "cannot be resumed; remove it or choose another directory")
+    if names:
+        raise ResearchError("RESEARCH_INVALID_INPUT", "a new task needs an empty directory")
+
+
+def _remove_dead_staging(parent: Path) -> None:
+    """Remove the staging folders of creations whose process died (their ``flock`` is free)."""
+    import fcntl
+
+    try:
+        names = [name for name in os.listdir(parent)
+                 if name.startswith(_STAGING_PREFIX) and name.endswith(_STAGING_SUFFIX)]
+    except OSError:
+        return
+    for name in names:
+        path = parent / name
+        try:
+            fd = _open_dir(path)
+        except (OSError, ResearchError):
+            continue  # gone meanwhile, or a link: never ours to remove
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # another process is filling it now
+            shutil.rmtree(path)
+            logger.warning("removed %s: a task creation that was killed before it finished", printable(path))
+        except OSError:
+            logger.exception("removing the dead staging folder %s failed", printable(path))
+        finally:
+            os.close(fd)
 
 
 def open_task(directory: Path | str) -> ResearchTask:
-    """Open an existing task directory; its ``request.json`` must match its request id."""
+    """Open an existing task directory; its ``request.json`` must match its request id.
+
+    A folder with a link in it is refused (``RESEARCH_UNSAFE_TASK_DIRECTORY``);
+    one with task files but no ``request.json`` was never finished
+    (``RESEARCH_TASK_NOT_FOUND``, saying so).
+    """
     path = task_path(directory).resolve()
     try:
-        document = json.loads((path / REQUEST_FILE).read_text(encoding="utf-8"))
+        check_task_directory(path)
+        with _folder(path) as fd:
+            text = _read_at(fd, REQUEST_FILE, 1 << 24).decode("utf-8")
+        document = json.loads(text)
     except FileNotFoundError:
+        if any(os.path.lexists(path / name) for name in _TASK_MARKS):
+            raise ResearchError("RESEARCH_TASK_NOT_FOUND", "the directory holds a half-made task (no request.json); "
+                                                           "it cannot be resumed: start a new task") from None
         raise ResearchError("RESEARCH_TASK_NOT_FOUND", "the directory holds no research task (request.json)") from None
     except (OSError, ValueError):
         raise ResearchError("RESEARCH_CHECKPOINT_INVALID", "request.json cannot be read") from None
@@ -262,7 +582,8 @@ def open_task(directory: Path | str) -> ResearchTask:
 def _read_task_id(path: Path) -> str | None:
     """The task's random id, or ``None`` for a task made before ``.task-id`` existed."""
     try:
-        text = (path / TASK_ID_FILE).read_text(encoding="ascii").strip()
+        with _folder(path) as fd:
+            text = _read_at(fd, TASK_ID_FILE, 64).decode("ascii").strip()
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError):
@@ -280,16 +601,37 @@ class TaskLock:
         self._fd: int | None = None
 
     def acquire(self) -> None:
+        """Lock the task, then check it again and remove killed writes' temporary files (safe only now)."""
         import fcntl  # POSIX only; imported here so the package itself imports everywhere
 
-        fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o644)
+        directory = self._path.parent
+        with _folder(directory) as folder:
+            try:
+                fd = os.open(LOCK_FILE, os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | _O_NONBLOCK
+                             | getattr(os, "O_CLOEXEC", 0), 0o644, dir_fd=folder)
+            except OSError as error:
+                if error.errno == errno.ELOOP:
+                    raise _unsafe(f"{LOCK_FILE} is a symbolic link") from None
+                raise
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise _unsafe(f"{LOCK_FILE} is not a regular file")
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as error:
             os.close(fd)
             if error.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
                 raise ResearchError("RESEARCH_TASK_LOCKED",
                                     "another process is running this task; wait for it to finish") from None
+            raise
+        except ResearchError:
+            os.close(fd)
+            raise
+        try:
+            check_task_directory(directory)
+            _remove_temporary_files(directory)
+        except BaseException:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
             raise
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())

@@ -28,6 +28,8 @@ from pydantic import (
 )
 
 from ...contracts import DittoModel
+from .entries import ENTRIES, Entry, entry_spec
+from .sources.registry import registered_kinds
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -50,23 +52,32 @@ __all__ = [
     "SourceType",
     "Stage",
     "check_knowledge_key",
+    "check_source_kind",
     "check_tenant",
     "default_sources",
     "request_id",
 ]
 
-Entry = Literal["document-search", "knowledge-base", "web-search", "web-read", "multi-source", "rewrite", "expand",
-                "source-location"]
-ENTRIES: Final[tuple[Entry, ...]] = ("document-search", "knowledge-base", "web-search", "web-read", "multi-source",
-                                     "rewrite", "expand", "source-location")
-SourceKind = Literal["documents", "knowledge", "web"]
 KnowledgeMode = Literal["internal", "external", "both"]
-SourceType = Literal["document", "knowledge-internal", "knowledge-external", "web"]
+
+
+def check_source_kind(value: str) -> str:
+    """A request source kind some registered source answers to (``documents``, ``knowledge``, ``web``, yours)."""
+    kinds = registered_kinds()
+    if value not in kinds:
+        raise ValueError(f"unknown source kind; registered kinds are {', '.join(kinds)}")
+    return value
+
+
+#: A request's source kind: ``documents``, ``knowledge``, ``web`` or a registered one.
+SourceKind = Annotated[str, AfterValidator(check_source_kind)]
+#: An evidence item's source type: ``document``, ``knowledge-internal``, ``knowledge-external``, ``web``
+#: or a registered source's own.
+SourceType = Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{0,31}$")]
 Stage = Literal["request", "queries", "evidence", "brief"]
 #: Internal knowledge: at most 12 exact keys per request (seed 004).
 MAX_INTERNAL_KEYS: Final = 12
 
-_SOURCE_ORDER: Final[tuple[SourceKind, ...]] = ("documents", "knowledge", "web")
 _TENANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,127}")
 
@@ -119,19 +130,9 @@ class ModelRef(DittoModel):
 DEFAULT_MODEL: Final = ModelRef()
 
 
-def default_sources(entry: Entry) -> tuple[SourceKind, ...]:
-    """The source kinds an entry reads when the caller names none."""
-    table: dict[str, tuple[SourceKind, ...]] = {
-        "document-search": ("documents",),
-        "knowledge-base": ("knowledge",),
-        "web-search": ("web",),
-        "web-read": ("web",),
-        "multi-source": ("documents", "knowledge", "web"),
-        "rewrite": ("knowledge",),
-        "expand": ("knowledge",),
-        "source-location": ("documents", "knowledge"),
-    }
-    return table[entry]
+def default_sources(entry: Entry) -> tuple[str, ...]:
+    """The source kinds an entry reads when the caller names none (the entry table's row)."""
+    return entry_spec(entry).sources
 
 
 class ResearchRequest(DittoModel):
@@ -139,7 +140,9 @@ class ResearchRequest(DittoModel):
 
     ``None`` for ``documents`` / ``kb`` / ``memory`` means "use the task's
     generated sample data of that kind". ``urls`` (direct web reading, at most
-    2 pages) defaults to SQLite's documentation for ``web-read``.
+    2 pages) defaults to SQLite's documentation for ``web-read``. ``wiki_url``
+    points web search at any MediaWiki's API (``https://wiki.example/w/api.php``;
+    Wikipedia's when ``None``): the wiki searched is part of the request.
     """
 
     entry: Entry
@@ -149,6 +152,8 @@ class ResearchRequest(DittoModel):
     knowledge: KnowledgeMode = "external"
     allow_partial: bool = Field(default=False, strict=True)
     search_engine: Literal["wikipedia", "brave"] = "wikipedia"
+    wiki_url: Annotated[str, Field(max_length=4096, pattern=r"^https://[^\s]+$"),
+                        AfterValidator(_clean_text)] | None = None
     documents: tuple[PathText, ...] | None = Field(default=None, max_length=64)
     ignore: tuple[ShortText, ...] = Field(default=(), max_length=64)
     kb: PathText | None = None
@@ -164,11 +169,17 @@ class ResearchRequest(DittoModel):
     @model_validator(mode="after")
     def _normalise(self) -> ResearchRequest:
         sources = self.sources or default_sources(self.entry)
-        ordered = tuple(kind for kind in _SOURCE_ORDER if kind in sources)
+        ordered = tuple(kind for kind in registered_kinds() if kind in sources)
         if ordered != self.sources:
             object.__setattr__(self, "sources", ordered)
         if self.vocabulary is not None and len(set(self.vocabulary)) != len(self.vocabulary):
             raise ValueError("vocabulary entries must be distinct")
+        if len(set(sources)) != len(sources):
+            raise ValueError("a source kind is named twice")
+        if ("web" in sources and self.search_engine == "brave" and self.allowed_origins is None
+                and self.entry != "web-read" and self.urls is None):
+            raise ValueError("Brave searches the whole web: give the origins pages may be read from "
+                             "(allowed_origins / --allowed-origin); the application decides what is trusted")
         if self.entry in ("rewrite", "expand") and self.vocabulary is None:
             raise ValueError(f"{self.entry} needs a controlled vocabulary")
         if self.entry == "expand" and self.vocabulary is not None and len(self.vocabulary) < 2:
@@ -187,9 +198,16 @@ def request_id(request: ResearchRequest) -> str:
     Every field is content (question, sources, tenant, configuration), so the id
     changes when any of them changes, and only then.
     """
-    canonical = json.dumps(request.model_dump(mode="json", by_alias=True), sort_keys=True, ensure_ascii=False,
-                           separators=(",", ":"))
+    content = request.model_dump(mode="json", by_alias=True)
+    for name in _LATER_FIELDS:  # unset, they leave the id of a request made before they existed unchanged
+        if content.get(name) is None:
+            content.pop(name, None)
+    canonical = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return "r-" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:24]
+
+
+#: Request fields added after tasks existed: left out of the id (and request.json's meaning) while unset.
+_LATER_FIELDS: Final = ("wikiUrl",)
 
 
 class QueryRecord(DittoModel):
@@ -282,7 +300,7 @@ class Brief(DittoModel):
     entry: Entry
     question: str
     tenant: str
-    sources: tuple[SourceKind, ...]
+    sources: tuple[SourceType, ...]
     knowledge: KnowledgeMode | None = None
     model: ModelRef
     queries: tuple[QueryRecord, ...]

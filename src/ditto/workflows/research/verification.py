@@ -11,6 +11,7 @@ trimmed, re-quoted or otherwise fixed up.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -19,42 +20,10 @@ from typing import Any
 from ...worker.infer import ExcerptTask, QueryTask
 from .config import MAX_PASSAGES_PER_PAGE, MAX_QUOTE_CHARS
 from .errors import ResearchError
+from .records import Passage
 from .types import QueryRecord
 
-__all__ = ["Passage", "VerifiedExcerpt", "line_range", "verify_excerpts", "verify_queries"]
-
-
-@dataclass(frozen=True, slots=True)
-class Passage:
-    """A piece of a snapshot shown to the model under ``id``.
-
-    ``text == snapshot_text[start:end]``; ``page`` groups a web page's passages.
-    """
-
-    id: str
-    source_type: str
-    uri: str
-    snapshot_sha256: str
-    text: str
-    start: int
-    end: int
-    query: str
-    found_by: tuple[str, ...]
-    locator: Mapping[str, Any] | None = None
-    page: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "sourceType": self.source_type, "uri": self.uri,
-                "snapshotSha256": self.snapshot_sha256, "text": self.text, "start": self.start, "end": self.end,
-                "query": self.query, "foundBy": list(self.found_by),
-                "locator": dict(self.locator) if self.locator is not None else None, "page": self.page}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Passage:
-        return cls(id=data["id"], source_type=data["sourceType"], uri=data["uri"],
-                   snapshot_sha256=data["snapshotSha256"], text=data["text"], start=data["start"], end=data["end"],
-                   query=data["query"], found_by=tuple(data["foundBy"]), locator=data.get("locator"),
-                   page=data.get("page"))
+__all__ = ["Passage", "VerifiedExcerpt", "line_range", "locate_quote", "verify_excerpts", "verify_queries"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,13 +80,13 @@ def verify_excerpts(answer: Any, task: ExcerptTask, passages: Sequence[Passage])
             raise ResearchError("RESEARCH_UNKNOWN_SOURCE", "the model cited a source id the task did not give it")
         if not isinstance(quote, str) or not quote.strip():
             raise ResearchError("RESEARCH_QUOTE_NOT_FOUND", "the model gave an empty quote")
-        if len(quote) > min(task.max_quote_chars, MAX_QUOTE_CHARS):
-            raise ResearchError("RESEARCH_QUOTE_TOO_LONG",
-                                f"a quote has {len(quote)} characters; at most {MAX_QUOTE_CHARS} are allowed")
+        limit = min(task.max_quote_chars, MAX_QUOTE_CHARS)
+        _check_length(quote, limit)
         passage = by_id[source_id]
-        offset = passage.text.find(quote)
+        offset, quote = locate_quote(passage.text, quote)
         if offset < 0:
             raise ResearchError("RESEARCH_QUOTE_NOT_FOUND", f"a quote is not verbatim in source {source_id}")
+        _check_length(quote, limit)  # located with the source's own whitespace, it may have grown
         if (source_id, quote) in seen:
             raise ResearchError("RESEARCH_TOO_MANY_EXCERPTS", "the model chose the same excerpt twice")
         seen.add((source_id, quote))
@@ -133,6 +102,35 @@ def verify_excerpts(answer: Any, task: ExcerptTask, passages: Sequence[Passage])
         start = passage.start + offset
         verified.append(VerifiedExcerpt(passage, quote, start, start + len(quote)))
     return verified
+
+
+def _check_length(quote: str, limit: int) -> None:
+    if len(quote) > limit:
+        raise ResearchError("RESEARCH_QUOTE_TOO_LONG",
+                            f"a quote has {len(quote)} characters; at most {MAX_QUOTE_CHARS} are allowed")
+
+
+def locate_quote(text: str, quote: str) -> tuple[int, str]:
+    """Where ``quote`` is in ``text`` and the text found there: ``(-1, quote)`` when it is not.
+
+    An exact match wins. Otherwise a quote that differs from the text *only in
+    whitespace* (runs of spaces, tabs and line breaks collapsed, changed or
+    trimmed at the ends — what chat models do to hard-wrapped text) is located
+    at the first span of ``text`` whose words and order are the same, and the
+    text's own characters are returned, so the evidence stays verbatim. Nothing
+    else is normalised: a changed letter, quote mark, dash or case is not found.
+    """
+    offset = text.find(quote)
+    if offset >= 0:
+        return offset, quote
+    words = quote.split()
+    if not words:
+        return -1, quote
+    pattern = r"\s+".join(re.escape(word) for word in words)
+    found = re.search(pattern, text)
+    if found is None:
+        return -1, quote
+    return found.start(), found.group(0)
 
 
 def line_range(text: str, start: int, end: int) -> tuple[int, int]:

@@ -17,18 +17,28 @@ knowledge. Model answers and external results are never written back.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
+from urllib.parse import urlsplit
 
-from ....runtime import NodeResult, RuntimeClient
+from ....contracts import thaw_json
+from ....contracts.json import plain_json
+from ....runtime import Graph, NodeResult, RuntimeClient, graph
 from ....signal import CancelSignal
+from ....worker.memory.worker import memory_search_node
 from ..errors import ResearchError
-from ..types import MAX_INTERNAL_KEYS, ResearchRequest, check_knowledge_key, check_tenant
+from ..records import Passage
+from ..types import MAX_INTERNAL_KEYS, QueryRecord, ResearchRequest, check_knowledge_key, check_tenant
+from .base import SourceHits, SourceLimits, SourceSetup, constant_input, failed_source
 
 __all__ = [
     "EXTERNAL_TARGET",
     "MAX_IMPORT_RECORDS",
+    "ExternalKnowledgeSource",
+    "InternalKnowledgeSource",
     "InternalRecord",
     "external_search_input",
     "import_internal_knowledge",
@@ -120,33 +130,148 @@ def internal_search_input(query: str, tenant: str, keys: Sequence[str]) -> dict[
     return {"query": query, "limit": max(1, len(allowed)), "filter": {"key": {"in": allowed}}}
 
 
-def _field(value: Any, name: str) -> Any:
-    if isinstance(value, Mapping):
-        return value.get(name)
-    return getattr(value, name, None)
-
-
 def internal_hits(result: NodeResult[Any], request: ResearchRequest, keys: Sequence[str]) -> list[InternalRecord]:
     """The hits that really are this tenant's allowed knowledge, one per key, in rank order."""
     tenant = request.tenant
     allowed = {internal_memory_key(tenant, key): key for key in keys[:MAX_INTERNAL_KEYS]}
     seen: set[str] = set()
     records = []
-    for hit in result.output or ():
-        memory = _field(hit, "memory")
-        memory_key = _field(memory, "key")
-        content = _field(memory, "content")
-        if memory_key not in allowed or memory_key in seen or not isinstance(content, Mapping):
+    for hit in memory_search_node.output_of(result):
+        memory = hit.memory
+        content = memory.content
+        if memory.key not in allowed or memory.key in seen or not isinstance(content, Mapping):
             continue
         if content.get("kind") != _KIND or content.get("tenant") != tenant:
             continue
         text = content.get("text")
         if not isinstance(text, str) or not text.strip():
             continue
-        seen.add(memory_key)
-        records.append(InternalRecord(allowed[memory_key], text, internal_uri(tenant, allowed[memory_key])))
+        seen.add(memory.key)
+        records.append(InternalRecord(allowed[memory.key], text, internal_uri(tenant, allowed[memory.key])))
     return records
 
 
 def external_search_input(query: str, limit: int, target: str = EXTERNAL_TARGET) -> dict[str, Any]:
     return {"query": {"content": query}, "target": {"name": target}, "limit": limit}
+
+
+#: The most characters of one knowledge record shown to the model as a passage.
+MAX_RECORD_PASSAGE: Final = 20_000
+
+
+def record_passage(setup: SourceSetup, source_type: str, text: str, uri: str, locator: dict[str, Any],
+                   query: str) -> Passage:
+    """A knowledge record as one passage over its own snapshot (the record's text, UTF-8)."""
+    digest = setup.save_snapshot(text.encode("utf-8"))
+    end = min(len(text), MAX_RECORD_PASSAGE)
+    return Passage(id="", source_type=source_type, uri=uri, snapshot_sha256=digest, text=text[:end], start=0,
+                   end=end, query=query, found_by=(query,), locator=locator)
+
+
+class InternalKnowledgeSource:
+    """``knowledge-internal``: ``MEMORY.SEARCH`` restricted to the request's exact keys (≤ 12, one record each).
+
+    The keys are decided in the request stage (the request's own, the sample's,
+    or the first 12 of the tenant's keys in key order) and named in the brief's coverage.
+    """
+
+    source_type = "knowledge-internal"
+    limits = SourceLimits(records_per_query=1)
+
+    def __init__(self, setup: SourceSetup) -> None:
+        self.setup = setup
+        self.keys = list(setup.request_record.internal_keys)
+
+    def plan(self, queries: Sequence[QueryRecord]) -> Graph | None:
+        if not self.keys:
+            return None
+        plan = graph("research-knowledge-internal")
+        for index, query in enumerate(queries):
+            plan = plan.node(f"q{index}", memory_search_node.type, (), constant_input(
+                internal_search_input(query.text, self.setup.request.tenant, self.keys)))
+        return plan
+
+    def _notes(self) -> tuple[str, ...]:
+        available = self.setup.request_record.available_keys
+        if available is None or available <= len(self.keys):
+            return ()
+        return (f"the tenant has {available} knowledge keys; the first {len(self.keys)} in key order were "
+                "searched (name the keys to search with internal_knowledge_keys / --internal-key)",)
+
+    def collect(self, queries: Sequence[QueryRecord], results: Mapping[str, NodeResult[Any]]) -> SourceHits:
+        request = self.setup.request
+        passages: list[Passage] = []
+        searched = tuple(self.keys)
+        notes = self._notes()
+        for index, query in enumerate(queries):
+            result = results.get(f"q{index}")
+            if result is None:
+                continue
+            if result.status != "success":
+                return SourceHits(failure=failed_source(self.source_type, result), searched=searched, notes=notes)
+            for record in internal_hits(result, request, self.keys):
+                passages.append(record_passage(self.setup, self.source_type, record.text, record.uri,
+                                               {"memoryKey": internal_memory_key(request.tenant, record.key)},
+                                               query.text))
+        return SourceHits(passages=passages, hits=len(passages), searched=searched, notes=notes)
+
+
+def external_target(request: ResearchRequest) -> str:
+    """The RETRIEVAL target of the external knowledge: ``kb="target:<name>"`` or the task's own."""
+    kb = request.kb
+    return kb[len("target:"):] if kb is not None and kb.startswith("target:") else EXTERNAL_TARGET
+
+
+def external_base_uri(setup: SourceSetup) -> str:
+    """Where external records live, without credentials: a file URI, a DSN host/db or a target name."""
+    kb = setup.request.kb
+    if kb is None:
+        return setup.task.knowledge_path.as_uri()
+    if kb.startswith("target:"):
+        return f"retrieval:{kb[len('target:'):]}"
+    if kb.startswith(("postgres://", "postgresql://")):
+        parts = urlsplit(kb)
+        host = parts.hostname or "localhost"
+        port = f":{parts.port}" if parts.port else ""
+        return f"postgresql://{host}{port}{parts.path}"
+    return Path(kb).resolve().as_uri()
+
+
+class ExternalKnowledgeSource:
+    """``knowledge-external``: ``RETRIEVAL.SEARCH`` on the external target, at most 3 records per query,
+    each record's locator (target and ``source.ref``) kept."""
+
+    source_type = "knowledge-external"
+    limits = SourceLimits(records_per_query=3)
+
+    def __init__(self, setup: SourceSetup) -> None:
+        self.setup = setup
+        self.target = external_target(setup.request)
+
+    def plan(self, queries: Sequence[QueryRecord]) -> Graph | None:
+        plan = graph("research-knowledge-external")
+        for index, query in enumerate(queries):
+            plan = plan.node(f"q{index}", "RETRIEVAL.SEARCH", (), constant_input(
+                external_search_input(query.text, self.limits.records_per_query or 3, self.target)))
+        return plan
+
+    def collect(self, queries: Sequence[QueryRecord], results: Mapping[str, NodeResult[Any]]) -> SourceHits:
+        from ....retrieval.worker import retrieval_search_node
+
+        base_uri = external_base_uri(self.setup)
+        passages: list[Passage] = []
+        for index, query in enumerate(queries):
+            result = results[f"q{index}"]
+            if result.status != "success":
+                return SourceHits(failure=failed_source(self.source_type, result))
+            output = retrieval_search_node.output_of(result)
+            for candidate in output.candidates[:self.limits.records_per_query]:
+                content = candidate.content
+                text = content if isinstance(content, str) else json.dumps(thaw_json(plain_json(content)),
+                                                                           ensure_ascii=False)
+                source = candidate.source
+                ref = (source.ref if source is not None else None) or candidate.id or ""
+                target = (source.target if source is not None else None) or self.target
+                passages.append(record_passage(self.setup, self.source_type, text, f"{base_uri}#{ref}",
+                                               {"target": target, "ref": ref}, query.text))
+        return SourceHits(passages=passages, hits=len(passages))

@@ -10,31 +10,40 @@ SQLite's documentation by default.
 A page's raw bytes and its extracted text are saved as a snapshot
 (``snapshots/<sha256>/raw`` and ``extracted.txt``); quotes point into the
 extracted text, whose line numbers are the reader's, and whose own SHA-256 is
-kept in the evidence's ``locator.extractedSha256``. At most 4 paragraphs per
-page are shown to the model and at most 2 excerpts per page are accepted.
+kept in the evidence's ``locator.extractedSha256``. The 2 passages of a page
+that best match the queries are shown to the model, one excerpt each, so a
+page never gives more than 2 (seed 004: "正文每页最多选 2 段").
 Page content is data: it never widens the allowed origins.
+
+The graph of one task's web source: in search mode ``s<i>`` (search for
+query *i*) → ``r<i>-<k>`` (read candidate *k* of that search), where
+``r<i>-<k>`` runs only when ``r<i>-<k-1>`` was refused for its origin, and
+query *i*'s reads wait for the earlier queries' (a page found twice is read
+once). Nodes with nothing to do return :data:`~ditto.runtime.SKIP` and cost
+nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from ....runtime import graph
+from ....runtime import SKIP, Graph, NodeResult, graph
 from ....text import TextAnalyzer, score_documents
-from ..config import MAX_SEARCH_CANDIDATES, MAX_WEB_PAGES
-from ..types import FailedSource, QueryRecord, ResearchRequest
-from ..verification import Passage
+from ....worker.interaction.worker import interaction_web_read_node, interaction_web_search_node
+from ..config import MAX_PASSAGES_PER_PAGE, MAX_SEARCH_CANDIDATES, MAX_WEB_PAGES
+from ..records import Passage
+from ..types import QueryRecord, ResearchRequest
+from .base import SourceHits, SourceLimits, SourceSetup, constant_input, failed_source
 from .documents import split_passages
 
-__all__ = ["DEFAULT_PAGES", "web_group", "web_options"]
+__all__ = ["DEFAULT_PAGES", "WebSource", "allowed_origins", "web_options", "wiki_api_url"]
 
 #: web-read's default pages: SQLite's official documentation (seed 004).
 DEFAULT_PAGES: Final = ("https://sqlite.org/wal.html", "https://sqlite.org/lockingv3.html")
 _WIKIPEDIA: Final = "https://en.wikipedia.org"
-_PARAGRAPHS_PER_PAGE: Final = 4
 _ANALYZER = TextAnalyzer(cjk="unigram")
 
 
@@ -46,132 +55,167 @@ def _origin(url: str) -> str | None:
     return f"https://{parts.hostname.lower()}{port}"
 
 
-def allowed_origins(request: ResearchRequest, wikipedia_url: str = _WIKIPEDIA) -> tuple[str, ...]:
-    """The request's origins, else the read pages' own origins, else the wiki's origin (Wikipedia search)."""
+def wiki_api_url(request: ResearchRequest, env: Mapping[str, str], overrides: Mapping[str, Any]) -> str:
+    """The MediaWiki API the search uses: the request's ``wiki_url``, an override, the environment's
+    ``DITTO_WORKER_INTERACTION_WIKI_URL``, an old-style ``wikipedia_url`` base, or Wikipedia's."""
+    from ....worker.interaction.config import DEFAULT_WIKI_URL, WIKI_URL_ENV
+
+    if request.wiki_url is not None:
+        return request.wiki_url
+    if overrides.get("wiki_url"):
+        return str(overrides["wiki_url"])
+    if env.get(WIKI_URL_ENV):
+        return env[WIKI_URL_ENV]
+    if overrides.get("wikipedia_url"):
+        return f"{str(overrides['wikipedia_url']).rstrip('/')}/w/api.php"
+    return DEFAULT_WIKI_URL
+
+
+def allowed_origins(request: ResearchRequest, wiki_url: str = _WIKIPEDIA) -> tuple[str, ...]:
+    """The request's origins, else the read pages' own origins, else the wiki's own origin (wiki search)."""
     if request.allowed_origins is not None:
         return tuple(request.allowed_origins)
     if request.web_mode == "read":
         pages = request.urls or DEFAULT_PAGES
         return tuple(dict.fromkeys(origin for origin in map(_origin, pages) if origin))
     if request.search_engine == "wikipedia":
-        origin = _origin(wikipedia_url)
+        origin = _origin(wiki_url)
         return (origin,) if origin else ()
     return ()
 
 
 def web_options(request: ResearchRequest, env: Mapping[str, str] | None = None, **overrides: Any) -> Any:
-    """``WebOptions`` for the request: its engine and origins, the Brave key from the environment."""
+    """``WebOptions`` for the request: its engine, wiki and origins, the Brave key from the environment.
+
+    ``overrides`` are WebOptions fields the request does not decide (``ca_file``,
+    ``ssl_context``, ``timeout_s`` …); the request's ``wiki_url`` wins over one given here.
+    """
     import os
 
     from ....worker.interaction import BRAVE_API_KEY_ENV, web_options_from_env
 
     source = os.environ if env is None else env
-    wikipedia_url = overrides.get("wikipedia_url", _WIKIPEDIA)
-    values: dict[str, Any] = {"allowed_origins": allowed_origins(request, wikipedia_url)}
+    wiki = wiki_api_url(request, source, overrides)
+    values: dict[str, Any] = {"allowed_origins": allowed_origins(request, wiki), "wiki_url": wiki}
     if request.search_engine == "wikipedia" or source.get(BRAVE_API_KEY_ENV):
         # Without a key Brave stays unconfigured: each search names its engine, so asking for Brave
         # fails there instead of being answered by Wikipedia.
         values["search_engine"] = request.search_engine
-    return web_options_from_env(None, source, **{**values, **overrides})
+    rest = {key: value for key, value in overrides.items() if key not in ("wiki_url", "wikipedia_url")}
+    return web_options_from_env(None, source, **{**values, **rest})
 
 
-def _field(value: Any, name: str) -> Any:
-    return value.get(name) if isinstance(value, Mapping) else getattr(value, name, None)
+_REFUSED: Final = "INTERACTION_ORIGIN_NOT_ALLOWED"
 
 
-def _failure(result: Any) -> FailedSource:
-    error = result.error
-    return FailedSource(source="web", code=error.code if error else "UNKNOWN",
-                        message=error.message if error else "the web source failed")
+def _read_input(url: Any) -> Any:
+    return {"url": url} if isinstance(url, str) and _origin(url) is not None else SKIP
 
 
-async def web_group(controller: Any, queries: list[QueryRecord]) -> tuple[list[Passage], FailedSource | None]:
-    """Read the pages for ``queries`` and cut them into passages (or report the failure)."""
-    request: ResearchRequest = controller.request
-    texts = [query.text for query in queries]
-    pages: dict[str, Any] = {}  # url -> the page read
-    found_by: dict[str, str] = {}  # url -> the query that found it
-    if request.web_mode == "read":
-        urls = list(dict.fromkeys((request.urls or DEFAULT_PAGES)[:MAX_WEB_PAGES]))
-        plan = graph("research-web-read")
-        for index, url in enumerate(urls):
-            plan = plan.node(f"read{index}", "INTERACTION.WEB.READ", (), _constant({"url": url}))
-        read = await controller._run("evidence", plan)
-        for index, url in enumerate(urls):
-            result = read[f"read{index}"]
-            if result.status != "success":
-                return [], _failure(result)
-            pages[url], found_by[url] = result.output, texts[0]
-    else:
+class WebSource:
+    """``web``: pages read through ``INTERACTION.WEB.READ``, found by ``INTERACTION.WEB.SEARCH`` or given."""
+
+    source_type = "web"
+    limits = SourceLimits(excerpts_per_passage=1, passages_per_page=MAX_PASSAGES_PER_PAGE, pages=MAX_WEB_PAGES,
+                          candidates=MAX_SEARCH_CANDIDATES)
+
+    def __init__(self, setup: SourceSetup) -> None:
+        self.setup = setup
+        self.request = setup.request
+
+    # -- the graph ----------------------------------------------------------------
+    def plan(self, queries: Sequence[QueryRecord]) -> Graph | None:
+        if self.request.web_mode == "read":
+            plan = graph("research-web-read")
+            for index, url in enumerate(self._urls()):
+                plan = plan.node(f"read{index}", interaction_web_read_node.type, (), constant_input({"url": url}))
+            return plan
         plan = graph("research-web-search")
-        for index, text in enumerate(texts):
-            plan = plan.node(f"search{index}", "INTERACTION.WEB.SEARCH", (), _constant(
-                {"query": text[:400], "engine": request.search_engine, "limit": MAX_SEARCH_CANDIDATES}))
-        found = await controller._run("evidence", plan)
-        for index, text in enumerate(texts):
-            result = found[f"search{index}"]
-            if result.status != "success":
-                return [], _failure(result)
-            candidates = (_field(result.output, "candidates") or ())[:MAX_SEARCH_CANDIDATES]
-            failure = await _read_first_allowed(controller, candidates, text, pages, found_by)
-            if failure is not None:
-                return [], failure
-    passages: list[Passage] = []
-    for url, page in pages.items():
-        passages.extend(_page_passages(controller, page, found_by[url], texts, len(passages)))
-    return passages, None
+        candidates = self.limits.candidates or MAX_SEARCH_CANDIDATES
+        earlier: list[str] = []
+        for index, query in enumerate(queries):
+            plan = plan.node(f"s{index}", interaction_web_search_node.type, (), constant_input(
+                {"query": query.text[:400], "engine": self.request.search_engine, "limit": candidates}))
+            for attempt in range(candidates):
+                deps = [f"s{index}", *earlier, *([f"r{index}-{attempt - 1}"] if attempt else [])]
+                plan = plan.node(f"r{index}-{attempt}", interaction_web_read_node.type, deps,
+                                 self._choose(index, attempt))
+            earlier.extend(f"r{index}-{attempt}" for attempt in range(candidates))
+        return plan
 
+    def _urls(self) -> list[str]:
+        return list(dict.fromkeys((self.request.urls or DEFAULT_PAGES)[:self.limits.pages or MAX_WEB_PAGES]))
 
-async def _read_first_allowed(controller: Any, candidates: Any, query: str, pages: dict[str, Any],
-                              found_by: dict[str, str]) -> FailedSource | None:
-    """Read the first candidate INTERACTION allows (its origin list is the only authority)."""
-    for attempt, candidate in enumerate(candidates):
-        url = _field(candidate, "url")
-        if not isinstance(url, str) or _origin(url) is None:
-            continue
-        if url in pages:
-            return None
-        plan = graph("research-web-read").node(f"read{attempt}", "INTERACTION.WEB.READ", (), _constant({"url": url}))
-        result = (await controller._run("evidence", plan))[f"read{attempt}"]
-        if result.status == "success":
-            pages[url], found_by[url] = result.output, query
-            return None
-        if result.error is None or result.error.code != "INTERACTION_ORIGIN_NOT_ALLOWED":
-            return _failure(result)
-    return None
+    def _choose(self, index: int, attempt: int) -> Any:
+        """The read of candidate ``attempt`` of search ``index``: only after the previous candidate was refused
+        for its origin, never a page already read for an earlier query."""
+        def input_fn(_input: Any, deps: Mapping[str, NodeResult[Any]]) -> Any:
+            search = deps.get(f"s{index}")
+            if search is None or search.status != "success":
+                return SKIP
+            if attempt:
+                previous = deps.get(f"r{index}-{attempt - 1}")
+                if previous is None or previous.status == "success" or previous.error is None or \
+                        previous.error.code != _REFUSED:
+                    return SKIP
+            found = interaction_web_search_node.output_of(search).candidates
+            if attempt >= len(found):
+                return SKIP
+            url = found[attempt].url
+            read_before = {interaction_web_read_node.output_of(result).url for key, result in deps.items()
+                           if key.startswith("r") and not key.startswith(f"r{index}-") and result.status == "success"}
+            return SKIP if url in read_before else _read_input(url)
 
+        return input_fn
 
-def _page_passages(controller: Any, page: Any, found_by: str, queries: list[str], offset: int) -> list[Passage]:
-    raw = _field(page, "raw")
-    text = _field(page, "text") or ""
-    if isinstance(raw, str):
-        import base64
+    # -- the passages -------------------------------------------------------------
+    def collect(self, queries: Sequence[QueryRecord], results: Mapping[str, NodeResult[Any]]) -> SourceHits:
+        texts = [query.text for query in queries]
+        pages: dict[str, tuple[Any, str]] = {}  # url -> (page, the query that found it)
+        if self.request.web_mode == "read":
+            for index, url in enumerate(self._urls()):
+                result = results[f"read{index}"]
+                if result.status != "success":
+                    return SourceHits(failure=failed_source(self.source_type, result))
+                pages[url] = (interaction_web_read_node.output_of(result), texts[0])
+        else:
+            for index, text in enumerate(texts):
+                search = results[f"s{index}"]
+                if search.status != "success":
+                    return SourceHits(failure=failed_source(self.source_type, search))
+                for attempt in range(self.limits.candidates or MAX_SEARCH_CANDIDATES):
+                    read = results.get(f"r{index}-{attempt}")
+                    if read is None:
+                        continue
+                    if read.status == "success":
+                        page = interaction_web_read_node.output_of(read)
+                        pages.setdefault(page.url, (page, text))
+                    elif read.error is None or read.error.code != _REFUSED:
+                        return SourceHits(failure=failed_source(self.source_type, read))
+        passages: list[Passage] = []
+        for page, found_by in pages.values():
+            passages.extend(self._page_passages(page, found_by, texts))
+        return SourceHits(passages=passages, hits=len(pages))
 
-        raw = base64.b64decode(raw)
-    digest = controller.task.save_snapshot(bytes(raw), extracted=text)
-    # The folder is named by the raw bytes; the extracted text quotes point into gets its own digest so that
-    # `ditto verify` notices a changed extracted.txt anywhere, not only inside a quote.
-    extracted_sha256 = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    spans = split_passages(text)
-    terms = [_ANALYZER.analyze(text[start:end]) for start, end, _, _ in spans]
-    wanted = [term for query in queries for term in _ANALYZER.analyze(query)]
-    scores = score_documents(wanted, terms)
-    ranked = sorted((i for i, score in enumerate(scores) if score > 0), key=lambda i: (-scores[i], i))
-    url = _field(page, "final_url") or _field(page, "finalUrl") or _field(page, "url")
-    chosen = sorted(ranked[:_PARAGRAPHS_PER_PAGE])
-    result = []
-    for number, index in enumerate(chosen, start=1):
-        start, end, _, _ = spans[index]
-        best = max(queries, key=lambda q: score_documents(_ANALYZER.analyze(q), [terms[index]])[0])
-        result.append(Passage(id=f"web-{offset + number}", source_type="web", uri=str(url), snapshot_sha256=digest,
-                              text=text[start:end], start=start, end=end, query=best or found_by,
-                              found_by=(best or found_by,), page=str(url),
-                              locator={"url": str(url), "extractedSha256": extracted_sha256}))
-    return result
-
-
-def _constant(value: Any) -> Any:
-    def input_fn(_input: Any, _deps: Any) -> Any:
-        return value
-
-    return input_fn
+    def _page_passages(self, page: Any, found_by: str, queries: list[str]) -> list[Passage]:
+        text = page.text or ""
+        digest = self.setup.save_snapshot(bytes(page.raw), extracted=text)
+        # The folder is named by the raw bytes; the extracted text quotes point into gets its own digest so that
+        # `ditto verify` notices a changed extracted.txt anywhere, not only inside a quote.
+        extracted_sha256 = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        spans = split_passages(text)
+        terms = [_ANALYZER.analyze(text[start:end]) for start, end, _, _ in spans]
+        wanted = [term for query in queries for term in _ANALYZER.analyze(query)]
+        scores = score_documents(wanted, terms)
+        ranked = sorted((i for i, score in enumerate(scores) if score > 0), key=lambda i: (-scores[i], i))
+        url = page.final_url or page.url
+        chosen = sorted(ranked[:self.limits.passages_per_page or MAX_PASSAGES_PER_PAGE])
+        result = []
+        for index in chosen:
+            start, end, _, _ = spans[index]
+            best = max(queries, key=lambda q: score_documents(_ANALYZER.analyze(q), [terms[index]])[0])
+            query = best or found_by
+            result.append(Passage(id="", source_type=self.source_type, uri=str(url), snapshot_sha256=digest,
+                                  text=text[start:end], start=start, end=end, query=query, found_by=(query,),
+                                  page=str(url), locator={"url": str(url), "extractedSha256": extracted_sha256}))
+        return result
