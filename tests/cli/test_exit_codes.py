@@ -51,7 +51,7 @@ def test_the_readme_sample_task_completes_with_the_builtin_model_and_verifies(tm
     assert result["result"]["status"] == "completed"
     directory = Path(result["directory"])
     brief = json.loads((directory / "artifacts" / "brief.json").read_text(encoding="utf-8"))
-    assert brief["model"] == {"provider": "builtin:extractive"}
+    assert brief["model"]["provider"] == "builtin:extractive"
     knowledge = (directory / "internal-knowledge.json").read_text(encoding="utf-8")
     days = re.search(r"retained for (\d+) days", knowledge)
     assert days is not None
@@ -61,14 +61,16 @@ def test_the_readme_sample_task_completes_with_the_builtin_model_and_verifies(tm
                                                                    "knowledge-external"}
     verified = ditto("verify", str(directory))
     assert verified.returncode == 0, verified.stdout + verified.stderr
-    assert one_json_line(verified.stdout) == {"directory": str(directory), "ok": True, "problems": []}
+    report = one_json_line(verified.stdout)
+    assert (report["directory"], report["ok"], report["problems"]) == (str(directory), True, [])
 
 
 def test_a_partial_result_exits_0(tmp_path: Path) -> None:
     """WF-7, WF-14 (issue 15, partial exits 0): a failed source with --allow-partial and valid evidence from
     the others is "partial", a brief is written, and the exit status is 0 (the brief is usable)."""
     done = ditto("research", "multi-source", "--sources", "documents,knowledge", "--knowledge", "external",
-                 "--kb", str(tmp_path / "missing.sqlite"), "--allow-partial", "--base-dir", str(tmp_path / "tasks"))
+                 "--kb", str(tmp_path / "missing.sqlite"), "--allow-partial", "--question",
+                 "How long are database backups retained?", "--base-dir", str(tmp_path / "tasks"))
     assert done.returncode == 0, done.stderr[-3000:]
     result = one_json_line(done.stdout)["result"]
     assert result["status"] == "partial"
@@ -88,14 +90,16 @@ def test_verify_usage_errors_exit_2(tmp_path: Path) -> None:
     unusable = "x" * 5000
     refused = ditto("verify", unusable, cwd=tmp_path)
     assert refused.returncode == 2, (refused.stdout, refused.stderr)
-    assert one_json_line(refused.stdout) == {"directory": unusable, "ok": False,
-                                             "problems": ["the task directory is not a usable path"]}
+    report = one_json_line(refused.stdout)
+    assert (report["directory"], report["ok"], report["problems"]) == (
+        unusable, False, ["the task directory is not a usable path"])
     empty = tmp_path / "empty"
     empty.mkdir()
     mismatch = ditto("verify", str(empty))
     assert mismatch.returncode == 1
-    assert one_json_line(mismatch.stdout) == {"directory": str(empty), "ok": False,
-                                              "problems": ["artifacts/brief.json is missing"]}
+    report = one_json_line(mismatch.stdout)
+    assert (report["directory"], report["ok"], report["problems"]) == (
+        str(empty), False, ["artifacts/brief.json is missing"])
 
 
 def test_a_refused_request_exits_non_zero_with_the_result_json(tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ MODEL = "reader-model"
 #: The query the server chooses: it finds only the archive notes, while the question matches both files.
 QUERY = "archived snapshots years"
 QUESTION = "How long are database backups retained?"
-OPTIONS = ResearchOptions(pause_at=None)
+OPTIONS = ResearchOptions()
 _SENTENCE = re.compile(r"[^.\n]*\bretained\b[^.\n]*\.")
 
 Excerpts = Callable[[dict[str, Any]], list[dict[str, str]]]

@@ -249,6 +249,7 @@ _tails = st.lists(st.sampled_from([*"/?#@\\:%.a_-=&", "%2F", "%40", " ", "\t"]),
 @example(url="https://docs.example%2F@evil.example/")     # encoded slash in user info
 @example(url="javascript:alert(1)//https://docs.example/")
 @example(url="https://[::1]@")                            # yarl raised IndexError (found by this property)
+@example(url="https://@docs.example/")                    # empty user info
 @given(url=st.one_of(st.builds(lambda s, h, p, t: f"{s}{h}{p}{t}", _schemes, _hosts, _ports, _tails),
                      st.text(max_size=40)))
 def test_only_allowed_https_origins_pass_the_url_check(url: str) -> None:
