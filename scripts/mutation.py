@@ -10,8 +10,14 @@ Usage (after ``scripts/setup``)::
 
     scripts/mutation                    # every module in MODULES
     scripts/mutation memory.filters     # only the named modules
+    scripts/mutation infer.structured   # any module of a package in PACKAGES, by its dotted name
+    scripts/mutation 'interaction.*'    # every module of that package (a shell-style pattern)
     scripts/mutation --list             # names, files and tests
     scripts/mutation --jobs 1 ...       # mutmut worker processes (default 2)
+
+Besides the fixed ``MODULES`` table, ``PACKAGES`` names whole packages (INFER, INTERACTION, the CLI and
+the research workflow): ``infer.providers.openai`` is ``src/ditto/worker/infer/providers/openai.py``
+judged by the package's tests; ``ditto.worker.infer.providers.openai`` means the same.
 
 Killed counts mutants whose tests failed, timed out or crashed; "no tests" mutants (code no selected
 test reaches) count as survivors, since no test would notice them either.
@@ -20,6 +26,7 @@ test reaches) count as survivors, since no test would notice them either.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import os
 import re
 import shutil
@@ -73,6 +80,84 @@ MODULES: dict[str, Module] = {
                                      "--deselect=tests/research/test_models_sources.py::"
                                      "test_cli_reads_the_model_provider_from_dotenv")),
 }
+
+# Tests that start child processes point them at the scratch copy's mutated src, where mutmut's
+# trampolines cannot run: every package below leaves those tests out.
+_RESEARCH_TESTS = ("tests/research", "--ignore=tests/research/test_cli.py", "--ignore=tests/research/test_kill.py",
+                   "--ignore=tests/research/test_example.py",
+                   "--deselect=tests/research/test_entries.py::test_importing_connects_nothing",
+                   "--deselect=tests/research/test_models_sources.py::test_terminal_shows_progress_on_stderr",
+                   "--deselect=tests/research/test_models_sources.py::test_cli_reads_the_model_provider_from_dotenv")
+
+
+@dataclass(frozen=True)
+class Package:
+    """Every module under ``root`` (a folder of ``src``), judged by ``tests``; named ``<prefix>.<module>``."""
+
+    root: str
+    tests: tuple[str, ...]
+    aliases: tuple[str, ...] = ()  # the import path of ``root``: ``ditto.worker.infer`` for ``infer``
+
+
+PACKAGES: dict[str, Package] = {
+    "infer": Package("src/ditto/worker/infer",
+                     ("tests/infer", "--ignore=tests/infer/test_example.py",
+                      "--ignore=tests/infer/test_research_over_openai.py"),
+                     ("ditto.worker.infer",)),
+    # Under mutmut, sys.stderr is closed, and the mcp SDK hands it to every stdio server it starts: the
+    # MCP tests cannot run there (tests/interaction/test_mcp.py mixes stdio and HTTP): mcp_client goes unjudged.
+    "interaction": Package("src/ditto/worker/interaction",
+                           ("tests/interaction", "--ignore=tests/interaction/test_example.py",
+                            "--ignore=tests/interaction/test_docs.py", "--ignore=tests/interaction/test_mcp.py",
+                            "--ignore=tests/interaction/test_mcp_environment.py",
+                            "--deselect=tests/interaction/test_error_codes.py::"
+                            "test_an_mcp_answer_over_the_cap_is_refused_with_its_code"),
+                           ("ditto.worker.interaction",)),
+    # Most CLI tests run the real executable (child processes, which mutmut's per-test selection never
+    # picks for a mutant); the in-process ones (typer's CliRunner, the worker-factory loader) judge it.
+    "cli": Package("src/ditto/cli", ("tests/runtime/test_cli.py", "tests/interaction/test_config_wire.py"),
+                   ("ditto.cli",)),
+    "research": Package("src/ditto/workflows/research", _RESEARCH_TESTS, ("ditto.workflows.research",)),
+}
+
+
+def package_modules(prefix: str, package: Package) -> dict[str, Module]:
+    """Every ``.py`` file of a package (``__init__`` files excepted) as a module named by its dotted path."""
+    root = ROOT / package.root
+    found: dict[str, Module] = {}
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "__init__.py" or "__pycache__" in path.parts:
+            continue
+        dotted = ".".join(path.relative_to(root).with_suffix("").parts)
+        found[f"{prefix}.{dotted}"] = Module((str(path.relative_to(ROOT)),), package.tests)
+    return found
+
+
+def resolve(names: list[str]) -> dict[str, Module]:
+    """The modules ``names`` select: MODULES entries, package modules by name or pattern, in that order.
+
+    Raises ``KeyError`` with the names that match nothing.
+    """
+    known: dict[str, Module] = dict(MODULES)
+    aliases: dict[str, str] = {}
+    for prefix, package in PACKAGES.items():
+        known.update(package_modules(prefix, package))
+        aliases.update({alias: prefix for alias in package.aliases})
+    chosen: dict[str, Module] = {}
+    unknown: list[str] = []
+    for name in names:
+        for alias, prefix in aliases.items():
+            if name == alias or name.startswith(alias + "."):
+                name = prefix + name[len(alias):]
+        matches = [key for key in known if fnmatch.fnmatchcase(key, name)]
+        if not matches:
+            unknown.append(name)
+        for key in matches:
+            chosen.setdefault(key, known[key])
+    if unknown:
+        raise KeyError(", ".join(unknown))
+    return chosen
+
 
 # Passed to every pytest run mutmut starts: a hung mutant fails fast instead of waiting for the
 # project's default 120 s per test, and nothing is written to the source tree's caches.
@@ -169,16 +254,21 @@ def main() -> int:
     if args.list:
         for name, module in MODULES.items():
             print(f"{name}: {' '.join(module.sources)}  <- {' '.join(module.tests)}")
+        for prefix, package in PACKAGES.items():
+            print(f"{prefix}.<module> ({', '.join(package.aliases)}.<module>): {package.root}/<module>.py  "
+                  f"<- {' '.join(package.tests)}")
         return 0
-    unknown = [m for m in args.modules if m not in MODULES]
-    if unknown:
-        parser.error(f"unknown module(s) {', '.join(unknown)}; known: {', '.join(MODULES)}")
+    try:
+        selected = resolve(args.modules) if args.modules else dict(MODULES)
+    except KeyError as error:
+        parser.error(f"unknown module(s) {error.args[0]}; known: {', '.join(MODULES)} and "
+                     f"{', '.join(prefix + '.<module>' for prefix in PACKAGES)} (see --list)")
     scores: list[tuple[str, int, int]] = []
     failed: list[str] = []
-    for name in args.modules or list(MODULES):
+    for name, module in selected.items():
         print(f"== {name}", flush=True)
         try:
-            killed, total, survivors = run_module(name, MODULES[name], args.jobs)
+            killed, total, survivors = run_module(name, module, args.jobs)
         except ModuleFailed as error:
             print(error, flush=True)
             failed.append(name)

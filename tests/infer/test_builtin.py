@@ -6,7 +6,7 @@ import math
 import re
 from collections.abc import Sequence
 
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ditto.worker.infer import (
@@ -223,11 +223,16 @@ _words = st.sampled_from(["backup", "backups", "kept", "days", "log", "office", 
 _text = st.lists(_words, min_size=1, max_size=40).map(" ".join)
 
 
+@settings.get_profile("security")  # tests/conftest.py: at least 150 examples, also in CI
+@example(question="backup kept", texts=["backup kept . backup kept days . backup kept log ."] * 6, max_excerpts=5,
+         per_source=1, quote=120)                          # one source floods every passage
+@example(question="backup", texts=["backup " * 40], max_excerpts=5, per_source=3, quote=1)  # one-character quotes
+@example(question="备份", texts=["数据 备份 。 备份 保留 。", "备份 。"], max_excerpts=5, per_source=0, quote=5)
 @given(question=_text, texts=st.lists(_text, min_size=1, max_size=6),
        max_excerpts=st.integers(0, 5), per_source=st.integers(0, 3), quote=st.integers(1, 120))
 def test_excerpt_invariants(question: str, texts: list[str], max_excerpts: int, per_source: int, quote: int) -> None:
-    """INF-3, INF-4: any material → quotes are verbatim substrings of their own passage, within every limit,
-    and the answer satisfies the excerpt schema."""
+    """INF-3, INF-4 (issue 15: security profile, flooding examples): any material → quotes are verbatim
+    substrings of their own passage, within every limit, and the answer satisfies the excerpt schema."""
     from jsonschema import Draft202012Validator
 
     passages = tuple(P(source_id=f"s{i % 3}", text=text) for i, text in enumerate(texts) if text.strip())

@@ -9,7 +9,7 @@ import time
 
 import pytest
 import trafilatura
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ditto import create_ditto
@@ -235,10 +235,26 @@ _schemes = st.sampled_from(["https://", "http://", "HTTPS://", "https:", "https:
 _tails = st.lists(st.sampled_from([*"/?#@\\:%.a_-=&", "%2F", "%40", " ", "\t"]), max_size=12).map("".join)
 
 
+@settings.get_profile("security")  # tests/conftest.py: at least 150 examples, also in CI
+@example(url="https://docs.example@evil.example/")        # user info that looks like the allowed host
+@example(url="https://docs.example:443@evil.example/x")    # ... with the allowed port
+@example(url="https://evil.example\\@docs.example/")      # backslash parsers disagree on
+@example(url="https://docs.example.evil/")                # allowed host as a prefix
+@example(url="https://docs.example./")                    # trailing dot
+@example(url="http://docs.example/")                      # scheme downgrade
+@example(url="//docs.example/")                           # scheme-relative
+@example(url="https://127.0.0.1:8443.evil.example/")      # allowed origin as a prefix of the host
+@example(url="https://127.0.0.1:443/")                    # allowed host, other port
+@example(url="https://xn--dcs-jna.example/")              # look-alike IDN
+@example(url="https://docs.example%2F@evil.example/")     # encoded slash in user info
+@example(url="javascript:alert(1)//https://docs.example/")
+@example(url="https://[::1]@")                            # yarl raised IndexError (found by this property)
+@example(url="https://@docs.example/")                    # empty user info
 @given(url=st.one_of(st.builds(lambda s, h, p, t: f"{s}{h}{p}{t}", _schemes, _hosts, _ports, _tails),
                      st.text(max_size=40)))
 def test_only_allowed_https_origins_pass_the_url_check(url: str) -> None:
-    """INT-5 (hypothesis): whatever the URL text, a URL that passes is https and its origin is allowed."""
+    """INT-5 (hypothesis, issue 15: security profile and the attacks as examples): whatever the URL text, a
+    URL that passes is https and its origin is allowed."""
     import yarl
 
     client = WebClient(_ALLOWED)

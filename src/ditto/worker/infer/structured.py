@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
-from ...contracts import js_json_dumps
+from ...contracts import InvalidJson, check_json, js_json_dumps
 from .types import INVALID_INPUT, InferError
 
 __all__ = ["AnswerFormat", "check_answer", "parse_response_format", "retry_message"]
@@ -26,6 +26,9 @@ __all__ = ["AnswerFormat", "check_answer", "parse_response_format", "retry_messa
 _MAX_PROBLEM_CHARS: Final = 500
 
 _log = logging.getLogger("ditto.infer")
+
+_NOT_CARRIED: Final = ("The answer holds a value JSON cannot carry (a number out of range, a lone surrogate or "
+                       "nesting too deep).")
 
 _UNUSABLE_SCHEMA: Final = ("responseFormat.json_schema.schema cannot be used: a $ref loops forever or points "
                            "outside the schema (remote references are never fetched)")
@@ -108,6 +111,12 @@ def check_answer(content: str, answer_format: AnswerFormat) -> tuple[Any, str | 
         parsed = json.loads(content, parse_constant=_reject_constant)
     except (ValueError, RecursionError):
         return None, "The answer is not valid JSON.", "the answer is not valid JSON"
+    try:
+        # ``1e999`` parses to infinity and ``"\ud800"`` to a lone surrogate: JSON text, but not values
+        # JSON can carry back out (the wire would turn the number into null).
+        check_json(parsed)
+    except InvalidJson:
+        return None, _NOT_CARRIED, "the answer holds a value JSON cannot carry"
     if answer_format.kind == "json_object":
         if not isinstance(parsed, dict):
             return None, "The answer must be a JSON object.", "the answer is not a JSON object"

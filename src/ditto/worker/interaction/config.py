@@ -84,7 +84,7 @@ def normalise_origin(origin: str) -> str:
 
     try:
         url = yarl.URL(origin.strip())
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, IndexError):  # yarl raises IndexError for "https://[::1]@"
         raise InvalidArgumentError("an allowed origin is not a valid URL") from None
     if url.scheme != "https" or not url.host:
         raise InvalidArgumentError("allowed origins must be https://host[:port]")
@@ -116,7 +116,7 @@ def _endpoint(name: str, value: Any) -> str:
 
     try:
         url = yarl.URL(value)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, IndexError):
         raise InvalidArgumentError(f"{name} is not a valid URL") from None
     if url.scheme not in ("http", "https") or not url.host or url.user is not None:
         raise InvalidArgumentError(f"{name} must be an http(s) URL without credentials")

@@ -303,7 +303,7 @@ class WebClient:
             url = hit["url"].strip()
             try:
                 parsed = yarl.URL(url)
-            except (ValueError, TypeError):
+            except (ValueError, TypeError, IndexError):  # an engine's URL is data: a bad one is skipped
                 continue
             if parsed.scheme not in ("http", "https") or not parsed.host or len(url) > 4096 or _CONTROL.search(url):
                 continue
@@ -323,7 +323,7 @@ class WebClient:
             raise _invalid("url must not contain whitespace")
         try:
             parsed = yarl.URL(url)
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, IndexError):  # yarl: IndexError for "https://[::1]@" (empty host after @)
             raise _invalid("url is not a valid URL") from None
         if parsed.scheme != "https":
             raise InteractionError("INTERACTION_ORIGIN_NOT_ALLOWED", "Only https:// pages can be read")
