@@ -74,6 +74,9 @@ async def reading_server(reader: Reader) -> AsyncIterator[dict[str, str]]:
             answer: dict[str, Any] = {"queries": [QUERY]}
         elif task["task"] == "choose_excerpts":
             answer = {"excerpts": reader.excerpts(task)}
+        elif task["task"] == "answer_question":  # the model's own words, citing the first evidence item
+            answer = {"sentences": [{"text": "Archived snapshots are kept for seven years.",
+                                     "evidence": [task["evidence"][0]["id"]]}]}
         else:
             return JSONResponse({"error": {"message": "unknown task"}}, status_code=400)
         reader.answers.append(answer)
@@ -105,7 +108,7 @@ async def test_document_search_completes_with_the_servers_queries_and_excerpts(t
         task, result = await run_research("document-search", request, base_dir=tmp_path / "tasks", env=env,
                                           options=OPTIONS)
     assert result.status == "completed", result
-    assert [t["task"] for t in reader.tasks] == ["choose_queries", "choose_excerpts"]
+    assert [t["task"] for t in reader.tasks] == ["choose_queries", "choose_excerpts", "answer_question"]
     assert all(body["model"] == MODEL and body["response_format"]["type"] == "json_schema"
                for body in reader.bodies)
     assert set(reader.authorizations) == {f"Bearer {KEY}"}
@@ -118,6 +121,8 @@ async def test_document_search_completes_with_the_servers_queries_and_excerpts(t
                                                "quote": "Archived snapshots are retained for 7 years."}]}
     assert [(item["quote"], item["uri"].rsplit("/", 1)[-1]) for item in brief["evidence"]] == [
         ("Archived snapshots are retained for 7 years.", "archive.md")]
+    assert brief["answer"] == {"kind": "model", "sentences": [
+        {"text": "Archived snapshots are kept for seven years.", "evidence": ["e1"]}]}
     assert verify_task(task.directory) == []
 
 
