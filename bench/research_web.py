@@ -34,7 +34,7 @@ QUESTIONS: tuple[tuple[str, str, str], ...] = (
     ("How is an automatic ROWID chosen for a new row?", "autoinc.html", "largest ROWID"),
     ("What happens when no unused ROWID can be found?", "autoinc.html", "SQLITE_FULL"),
     ("What does the VACUUM command do to the database file?", "lang_vacuum.html", "minimal amount of disk space"),
-    ("How can VACUUM make a backup copy of a live database?", "lang_vacuum.html", "VACUUM INTO"),
+    ("How can VACUUM make a backup copy of a live database?", "lang_vacuum.html", "INTO clause"),
     ("What is the default maximum length of a string or BLOB?", "limits.html", "1,000,000,000"),
     ("What is the default setting for the maximum number of columns?", "limits.html", "2000"),
     ("How does a column with TEXT affinity store numerical data?", "datatype3.html", "TEXT affinity"),
@@ -65,6 +65,7 @@ def run(show: bool) -> dict[str, Any]:
                                "seconds": []}
     with tempfile.TemporaryDirectory(prefix="ditto-bench-web-") as folder:
         base = Path(folder)
+        (base / "ca").mkdir()
         ca = make_test_ca(base / "ca")
         with serve_directory(docs, ca) as origin:
             for question, page, phrase in QUESTIONS:
