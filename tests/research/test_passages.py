@@ -8,20 +8,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ditto.workflows.research.passages import MAX_PASSAGE_CHARS, PassageSpan, cut_passages
+from tests.research.pages import FROB_HEAD
 
 #: A page laid out the way `man` renders one at 100 columns (our own wording).
-MAN_PAGE = """\
-FROB(1)                              User Commands                              FROB(1)
-
-NAME
-       frob - rearrange the lines of a file
-
-DESCRIPTION
-       frob reads each FILE and writes its lines in a new order.  Normally the exit status is 0 if
-       every line was written, 1 if no lines were selected, and 2 if
-       an error occurred.
-
-OPTIONS
+MAN_PAGE = FROB_HEAD + """\
    Ordering Control
        -r, --reverse
               Write the lines last to first.  This is the default when the

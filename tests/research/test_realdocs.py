@@ -8,20 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from ditto.workflows.research import ResearchOptions, run_research, verify_task
+from tests.research.pages import FROB_HEAD
 
 #: Two pages laid out the way `man` renders them at 100 columns (our own wording), and a README.
-FROB = """\
-FROB(1)                              User Commands                              FROB(1)
-
-NAME
-       frob - rearrange the lines of a file
-
-DESCRIPTION
-       frob reads each FILE and writes its lines in a new order.  Normally the exit status is 0 if
-       every line was written, 1 if no lines were selected, and 2 if
-       an error occurred.
-
-OPTIONS
+FROB = FROB_HEAD + """\
        -k, --keep
               Keep (do not delete) the input file after rearranging it.  Without this option the
               input file is removed once the output is complete.

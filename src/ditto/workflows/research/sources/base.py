@@ -48,6 +48,7 @@ __all__ = [
     "SourceSetup",
     "constant_input",
     "failed_source",
+    "retrieval_candidates",
 ]
 
 #: The most excerpts the model may choose from one source in one task. Six keeps the brief readable
@@ -133,3 +134,18 @@ def constant_input(value: Any) -> Callable[[Any, Any], Any]:
         return value
 
     return input_fn
+
+
+def retrieval_candidates(source_type: str, queries: Sequence[QueryRecord], results: Mapping[str, NodeResult[Any]],
+                         limit: int | None) -> tuple[list[tuple[QueryRecord, Any]], FailedSource | None]:
+    """The ``RETRIEVAL.SEARCH`` candidates of nodes ``q0``, ``q1`` … with their queries, at most ``limit`` each,
+    or the first failure (a source behind RETRIEVAL reads its results the same way)."""
+    from ....retrieval.worker import retrieval_search_node
+
+    found: list[tuple[QueryRecord, Any]] = []
+    for index, query in enumerate(queries):
+        result = results[f"q{index}"]
+        if result.status != "success":
+            return [], failed_source(source_type, result)
+        found.extend((query, candidate) for candidate in retrieval_search_node.output_of(result).candidates[:limit])
+    return found, None

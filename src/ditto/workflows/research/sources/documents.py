@@ -31,7 +31,7 @@ from ..files import DEFAULT_LIMITS, WalkLimits, WalkReport
 from ..passages import cut_passages
 from ..records import Passage
 from ..types import QueryRecord
-from .base import SourceHits, SourceLimits, SourceSetup, constant_input, failed_source
+from .base import SourceHits, SourceLimits, SourceSetup, constant_input, retrieval_candidates
 
 __all__ = ["DOCUMENTS_TARGET", "DOCUMENT_SUFFIXES", "DocumentPassage", "DocumentSearchProvider", "DocumentsSource",
            "split_passages"]
@@ -217,19 +217,15 @@ class DocumentsSource:
         return plan
 
     def collect(self, queries: Sequence[QueryRecord], results: Mapping[str, NodeResult[Any]]) -> SourceHits:
-        from ....retrieval.worker import retrieval_search_node
-
+        found, failure = retrieval_candidates(self.source_type, queries, results, self.limits.records_per_query)
+        if failure is not None:
+            return SourceHits(failure=failure)
         passages: list[Passage] = []
-        for index, query in enumerate(queries):
-            result = results[f"q{index}"]
-            if result.status != "success":
-                return SourceHits(failure=failed_source(self.source_type, result))
-            output = retrieval_search_node.output_of(result)
-            for candidate in output.candidates[:self.limits.records_per_query]:
-                meta = candidate.metadata or {}
-                passages.append(Passage(id="", source_type=self.source_type, uri=meta["uri"],
-                                        snapshot_sha256=meta["snapshotSha256"], text=candidate.content,
-                                        start=meta["start"], end=meta["end"], query=query.text,
-                                        found_by=(query.text,), context=meta.get("heading")))
+        for query, candidate in found:
+            meta = candidate.metadata or {}
+            passages.append(Passage(id="", source_type=self.source_type, uri=meta["uri"],
+                                    snapshot_sha256=meta["snapshotSha256"], text=candidate.content,
+                                    start=meta["start"], end=meta["end"], query=query.text,
+                                    found_by=(query.text,), context=meta.get("heading")))
         return SourceHits(passages=passages, hits=len(passages),
                           notes=WALK_NOTES.get(self.setup.task.directory, ()))

@@ -32,7 +32,7 @@ from ....worker.memory.worker import memory_search_node
 from ..errors import ResearchError
 from ..records import Passage
 from ..types import MAX_INTERNAL_KEYS, QueryRecord, ResearchRequest, check_knowledge_key, check_tenant
-from .base import SourceHits, SourceLimits, SourceSetup, constant_input, failed_source
+from .base import SourceHits, SourceLimits, SourceSetup, constant_input, failed_source, retrieval_candidates
 
 __all__ = [
     "EXTERNAL_TARGET",
@@ -256,22 +256,18 @@ class ExternalKnowledgeSource:
         return plan
 
     def collect(self, queries: Sequence[QueryRecord], results: Mapping[str, NodeResult[Any]]) -> SourceHits:
-        from ....retrieval.worker import retrieval_search_node
-
+        found, failure = retrieval_candidates(self.source_type, queries, results, self.limits.records_per_query)
+        if failure is not None:
+            return SourceHits(failure=failure)
         base_uri = external_base_uri(self.setup)
         passages: list[Passage] = []
-        for index, query in enumerate(queries):
-            result = results[f"q{index}"]
-            if result.status != "success":
-                return SourceHits(failure=failed_source(self.source_type, result))
-            output = retrieval_search_node.output_of(result)
-            for candidate in output.candidates[:self.limits.records_per_query]:
-                content = candidate.content
-                text = content if isinstance(content, str) else json.dumps(thaw_json(plain_json(content)),
-                                                                           ensure_ascii=False)
-                source = candidate.source
-                ref = (source.ref if source is not None else None) or candidate.id or ""
-                target = (source.target if source is not None else None) or self.target
-                passages.append(record_passage(self.setup, self.source_type, text, f"{base_uri}#{ref}",
-                                               {"target": target, "ref": ref}, query.text))
+        for query, candidate in found:
+            content = candidate.content
+            text = content if isinstance(content, str) else json.dumps(thaw_json(plain_json(content)),
+                                                                       ensure_ascii=False)
+            source = candidate.source
+            ref = (source.ref if source is not None else None) or candidate.id or ""
+            target = (source.target if source is not None else None) or self.target
+            passages.append(record_passage(self.setup, self.source_type, text, f"{base_uri}#{ref}",
+                                           {"target": target, "ref": ref}, query.text))
         return SourceHits(passages=passages, hits=len(passages))
