@@ -546,3 +546,42 @@ async def test_a_model_answer_is_marked_as_the_models_wording(base: Path) -> Non
     assert result.status == "completed"
     assert brief(task)["answer"] == {"kind": "model", "sentences": [{"text": "They are kept for a few weeks.",
                                                                       "evidence": ["e1"]}]}
+
+
+async def test_an_edited_checkpoint_is_never_published(base: Path, model: ScriptedModel) -> None:
+    """WF-8, WF-13 (issue 16 item 5): a quote edited in the archived evidence checkpoint is caught on resume
+    against the snapshot: RESEARCH_CHECKPOINT_INVALID, no brief."""
+    from ditto.workflows.research.checkpoints import checkpoint_key
+
+    task, result = await run("document-search", {}, base, model, options=ResearchOptions(stop_after="evidence"))
+    assert result.status == "stopped"
+    store = create_sqlite_memory_store(str(task.directory / "memory.sqlite"))
+    key = checkpoint_key(task.request_id, "evidence", task.task_id)
+    try:
+        (item,) = await store.get(keys=[key])
+        from ditto.contracts import thaw_json
+        from ditto.worker.memory import MemoryWriteItem
+
+        content = thaw_json(item.content)
+        first = content["data"]["evidence"][0]
+        first["quote"] = first["quote"].replace(first["quote"][:1], "X", 1)
+        await store.write([MemoryWriteItem(key=key, content=content, metadata={"kind": "research-checkpoint"})])
+    finally:
+        await store.close()
+    _, resumed = await run("document-search", None, base, model, directory=task.directory)
+    assert resumed.status == "failed" and resumed.error is not None
+    assert resumed.error.code == "RESEARCH_CHECKPOINT_INVALID"
+    assert not (task.directory / "artifacts" / "brief.json").exists()
+
+
+async def test_an_empty_documents_folder_says_so(tmp_path: Path, base: Path, model: ScriptedModel,
+                                                caplog: pytest.LogCaptureFixture) -> None:
+    """WF-12 (issue 17): a folder without a readable document is said on the log and in the coverage, not a
+    silent no-evidence."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with caplog.at_level(logging.WARNING):
+        task, result = await run("document-search", {"documents": [str(empty)], "question": QUESTION}, base, model)
+    assert result.status == "no-evidence"
+    assert any("no readable document" in note for note in brief(task)["coverage"][0]["notes"])
+    assert any("no readable document" in record.getMessage() for record in caplog.records)

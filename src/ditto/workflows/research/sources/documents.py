@@ -119,6 +119,11 @@ class DocumentSearchProvider:
                     return corpus
                 corpus.append(DocumentPassage(uri, digest, text[span.start:span.end], span.start, span.end,
                                               span.line_start, span.line_end, span.heading))
+        if self.report.roots_usable and not self._raw:
+            names = ", ".join(printable(path) for path in self._paths[:3])
+            self.report.note(f"no readable document was found in {names} (documents are UTF-8 "
+                             f"{', '.join(sorted(DOCUMENT_SUFFIXES))} files of at most "
+                             f"{self.limits.max_file_bytes} bytes)", cap=True)
         if not self.report.roots_usable:
             from ....retrieval import RetrievalError
 
