@@ -125,7 +125,8 @@ async def test_without_vocabulary_the_content_words_are_the_query() -> None:
     assert await sample_task(QueryTask(question="How long are the nightly Backups kept?")) == {
         "queries": ["long nightly Backups kept"]}
     assert keyword_query("数据备份保留多久？") == "数据备份保留"  # 多久 "how long" is a question word
-    assert keyword_query("rm 的 -f 选项做什么？") == "rm f 选项"
+    assert keyword_query("rm 的 -f 选项做什么？") == "rm -f 选项"  # an option keeps its dash: -f is the question
+    assert keyword_query("What does grep --count print?") == "grep --count print"
     two = choose_queries(QueryTask(question="vitamin D calcium absorption", min_queries=2, max_queries=2))
     assert two == ["vitamin D calcium absorption", "vitamin D"]
 

@@ -585,3 +585,12 @@ async def test_an_empty_documents_folder_says_so(tmp_path: Path, base: Path, mod
     assert result.status == "no-evidence"
     assert any("no readable document" in note for note in brief(task)["coverage"][0]["notes"])
     assert any("no readable document" in record.getMessage() for record in caplog.records)
+
+
+def test_options_are_search_terms() -> None:
+    """WF-12 (issue 17): a command-line option is a search term of the documents source (the word analyzer drops
+    one-letter tokens and dashes), case kept; a hyphenated word or a bullet is not an option."""
+    from ditto.workflows.research.sources.documents import option_terms
+
+    assert option_terms("mkdir 的 -p 选项有什么作用？") == ["-p"]
+    assert option_terms("-p, --parents  make read-only copies - see -P") == ["-p", "--parents", "-P"]

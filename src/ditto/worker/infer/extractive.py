@@ -140,7 +140,10 @@ _GATE_STOPWORDS: Final = frozenset(_ANALYZER.analyze(" ".join(GATE_STOPWORDS))) 
 _CLAUSE = re.compile(r"[,;:，；：、]|\b(?:and|or)\b|以及|还有|并且|和")
 _CJK_SPLIT = re.compile(f"([{CJK_CLASS}]+)")
 _CJK_STOP_SPLIT = re.compile("[" + "".join(sorted(word for word in CJK_STOPWORDS if len(word) == 1)) + r"\s]+")
-_SURFACE = re.compile(f"[{CJK_CLASS}]+|[^\\W_{CJK_CLASS}]+(?:['’][^\\W_{CJK_CLASS}]+)*")
+#: A query's words as written: a command-line option keeps its dashes (``-p``, ``--parents``), so a search
+#: that indexes options can tell ``mkdir -p`` from the rest of the page.
+_SURFACE = re.compile(r"(?<![\w-])--?[A-Za-z][A-Za-z0-9-]*|"
+                      f"[{CJK_CLASS}]+|[^\\W_{CJK_CLASS}]+(?:['’][^\\W_{CJK_CLASS}]+)*")
 
 
 #: Characters after which a sentence may end, and the closers that stay with it.

@@ -19,6 +19,7 @@ import asyncio
 import fnmatch
 import hashlib
 import logging
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +56,19 @@ class DocumentPassage:
     line_start: int
     line_end: int
     heading: str | None = None
+
+
+#: A command-line option as written in man pages and questions: ``-p``, ``--parents``, ``-mtime``.
+_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][A-Za-z0-9-]*")
+
+
+def option_terms(text: str) -> list[str]:
+    """The command-line options in ``text`` as search terms, case kept (``-p`` is not ``-P``).
+
+    The word analyzer drops one-letter tokens and the dash, so without these a question about
+    ``mkdir -p`` could not tell the passage documenting ``-p`` from any other of the page.
+    """
+    return _OPTION.findall(text)
 
 
 def split_passages(text: str) -> list[tuple[int, int, int, int]]:
@@ -165,12 +179,13 @@ class DocumentSearchProvider:
                 except Exception:
                     logger.exception("reading the documents failed")
                     raise RetrievalError("RETRIEVAL_BACKEND_ERROR", "the documents could not be read") from None
-                self._terms = self._analyzer.analyze_many([f"{passage.heading or ''}\n{passage.text}"
-                                                           for passage in self._corpus])
+                texts = [f"{passage.heading or ''}\n{passage.text}" for passage in self._corpus]
+                self._terms = [terms + option_terms(text)
+                               for terms, text in zip(self._analyzer.analyze_many(texts), texts, strict=True)]
                 if self._notes_key is not None:
                     WALK_NOTES[self._notes_key] = tuple(self.report.notes)
         corpus = self._corpus
-        query_terms = self._analyzer.analyze(text)
+        query_terms = self._analyzer.analyze(text) + option_terms(text)
         scores = score_documents(query_terms, self._terms)
         ranked = sorted((index for index, score in enumerate(scores) if score > 0), key=lambda i: (-scores[i], i))
         defaults = getattr(context, "defaults", None)
