@@ -127,6 +127,10 @@ async def run_research(entry: Entry, request: Mapping[str, Any] | ResearchReques
     Resuming uses the stored request: passing ``request`` together with an
     existing task directory is refused unless it is the same request.
     """
+    try:  # refused before a task folder exists
+        chosen = ResearchOptions.coerce(options)
+    except InvalidArgumentError as error:
+        raise ResearchError("RESEARCH_INVALID_INPUT", error.message) from None
     existing = directory is not None and (Path(directory) / "request.json").exists()
     if existing:
         assert directory is not None
@@ -142,17 +146,9 @@ async def run_research(entry: Entry, request: Mapping[str, Any] | ResearchReques
             raise ResearchError("RESEARCH_REQUEST_MISMATCH", f"the request is for {built.entry}, not {entry}")
         if not any(worker.type == "INFER" for worker in workers):
             _check_model_configured(built, os.environ if env is None else env)
-        try:
-            ResearchOptions.coerce(options)
-        except InvalidArgumentError as error:  # refused before a task folder exists
-            raise ResearchError("RESEARCH_INVALID_INPUT", error.message) from None
         if base_dir is None and env is not None:
             base_dir = default_base_dir(env)
         task = create_task(built, base_dir=base_dir, directory=directory)
-    try:
-        chosen = ResearchOptions.coerce(options)
-    except InvalidArgumentError as error:
-        raise ResearchError("RESEARCH_INVALID_INPUT", error.message) from None
     key = signing_key(os.environ if env is None else env)
     if chosen.signing_key is None and key is not None:  # the environment's key signs every brief written
         chosen = dataclasses.replace(chosen, signing_key=key)

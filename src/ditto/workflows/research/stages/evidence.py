@@ -13,7 +13,6 @@ set and valid evidence remains; a source without hits is not a failure.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,7 +24,6 @@ from ....worker.infer import ExcerptPassage, ExcerptTask
 from ....worker.infer.tasks import AnswerEvidence, AnswerTask
 from ....worker.infer.worker import infer_sample_node
 from ..config import MAX_QUOTE_CHARS
-from ..errors import ResearchError
 from ..records import EvidenceRecord, Passage, QueriesRecord, RequestRecord
 from ..sources.base import ResearchSource, SourceHits, SourceSetup
 from ..sources.catalog import sources_for
@@ -137,22 +135,10 @@ async def _read_source(run: StageRun, source_run: _SourceRun, queries: list[Quer
         raise run.fail("failed", "RESEARCH_SOURCE_FAILED", f"the {source_run.spec.source_type} source could not be "
                                                            "read")
     assert source_run.task is not None
-    source_run.excerpts = await _verified(run, source_run, run.answer_of(chosen).parsed, source_run.task)
-
-
-async def _verified(run: StageRun, source_run: _SourceRun, answer: Any, task: ExcerptTask) -> list[VerifiedExcerpt]:
-    """The answer's excerpts, or one retry showing the model why its answer was refused, then rejection."""
-    try:
-        return verify_excerpts(answer, task, source_run.passages)
-    except ResearchError as first:
-        problem = first.message
-    prefix = source_run.spec.prefix
-    retried = await run.ask("evidence", f"excerpts-{prefix}-retry", task,
-                            retry=(json.dumps(answer, ensure_ascii=False)[:20_000], problem))
-    try:
-        return verify_excerpts(retried.parsed, task, source_run.passages)
-    except ResearchError as error:
-        raise run.fail("rejected", error.code, _named(error.message, source_run.passages)) from None
+    task, passages = source_run.task, source_run.passages
+    source_run.excerpts = await run.checked(
+        "evidence", f"excerpts-{source_run.spec.prefix}", task, run.answer_of(chosen).parsed,
+        lambda parsed: verify_excerpts(parsed, task, passages), lambda message: _named(message, passages))
 
 
 async def answer_step(run: StageRun, evidence: Sequence[Evidence]) -> Answer | None:
@@ -163,16 +149,9 @@ async def answer_step(run: StageRun, evidence: Sequence[Evidence]) -> Answer | N
                       evidence=tuple(AnswerEvidence(id=item.id, quote=item.quote) for item in evidence))
     kind = "extractive" if run.request.model.provider == "builtin:extractive" else "model"
     answer = await run.ask("evidence", "answer", task)
-    try:
-        return verify_answer(answer.parsed, evidence, kind)
-    except ResearchError as first:
-        problem = first.message
-    retried = await run.ask("evidence", "answer-retry", task,
-                            retry=(json.dumps(answer.parsed, ensure_ascii=False)[:20_000], problem))
-    try:
-        return verify_answer(retried.parsed, evidence, kind)
-    except ResearchError as error:
-        raise run.fail("rejected", error.code, f"the answer was refused: {error.message}") from None
+    return await run.checked("evidence", "answer", task, answer.parsed,
+                             lambda parsed: verify_answer(parsed, evidence, kind),
+                             lambda message: f"the answer was refused: {message}")
 
 
 def _named(message: str, passages: Sequence[Passage]) -> str:

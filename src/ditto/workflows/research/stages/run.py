@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from ....errors import RoutingError
 from ....runtime import Graph, GraphResult, LoopContext, NodeError, NodeResult, graph
@@ -25,6 +26,7 @@ from ..types import ResearchRequest, ResearchResult, ResultError, Stage
 __all__ = ["ModelAnswer", "StageOutcome", "StageRun"]
 
 logger = logging.getLogger("ditto.workflows.research")
+T = TypeVar("T")
 
 
 class StageOutcome(Exception):
@@ -136,6 +138,21 @@ class StageRun:
         plan = graph(f"research-{step}").node(step, infer_sample_node.type, (), lambda _input, _deps: infer_input)
         result = await self.run(stage, plan)
         return self.answer_of(result.results.get(step))
+
+    async def checked(self, stage: str, step: str, task: Any, answer: Any, check: Callable[[Any], T],
+                      describe: Callable[[str], str] = lambda message: message) -> T:
+        """``check(answer)``; a refused answer is posed once more (step ``<step>-retry``) with the reason, and a
+        second refusal rejects the task with the check's code and ``describe(message)``."""
+        try:
+            return check(answer)
+        except ResearchError as first:
+            problem = first.message
+        retried = await self.ask(stage, f"{step}-retry", task,
+                                 retry=(json.dumps(answer, ensure_ascii=False)[:20_000], problem))
+        try:
+            return check(retried.parsed)
+        except ResearchError as error:
+            raise self.fail("rejected", error.code, describe(error.message)) from None
 
     # -- reporting --------------------------------------------------------------------
     def progress(self, stage: str, message: str, source: str | None = None, count: int | None = None) -> None:
