@@ -164,7 +164,7 @@ def test_escapes_are_readable() -> None:
     assert inline("a\rb\u2028c\x85d\te") == "a\\rb\\u2028c\\x85d\\te"
     assert inline("# <b>*x*</b> [y](z) | ~") == "\\# \\<b\\>\\*x\\*\\</b\\> \\[y\\](z) \\| \\~"
     assert quote_block("first\n  - item\n===\n12. x\n") == [
-        "> first", "> &#32;&#32;\\- item", "> \\===", "> 12\\. x", ">"]
+        "> first", "> \u00a0\u00a0\\- item", "> \\===", "> 12\\. x", ">"]
 
 
 @pytest.fixture(scope="module")

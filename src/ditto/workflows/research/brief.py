@@ -106,7 +106,9 @@ def _answer(brief: Brief) -> list[str]:
     out.append("")
     for sentence in answer.sentences:
         cited = ", ".join(inline(item) for item in sentence.evidence)
-        out.append(f"- {inline(sentence.text)} \\[{cited}\\]")
+        # shown on one line with its white space collapsed (a copied sentence may run over hard line breaks;
+        # the quotes below keep them)
+        out.append(f"- {inline(' '.join(sentence.text.split()))} \\[{cited}\\]")
     return out
 
 

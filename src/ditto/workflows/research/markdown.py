@@ -80,7 +80,9 @@ def inline(text: str) -> str:
 def _line_start(line: str) -> str:
     """Neutralise what a line's start could open: indentation, list items, setext underlines."""
     stripped = line.lstrip(" ")
-    indent = "&#32;" * (len(line) - len(stripped))  # an entity keeps the space but cannot indent a code block
+    # A no-break space shows as a space in plain text and in a viewer, but is not indentation: it can never
+    # open a code block (an "&#32;" entity would do the same, unreadably, in the file a person opens).
+    indent = "\u00a0" * (len(line) - len(stripped))
     if stripped[:1] in _LINE_MARKER:
         return indent + "\\" + stripped
     ordered = _ORDERED.match(stripped)
