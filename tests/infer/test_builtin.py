@@ -131,6 +131,18 @@ async def test_without_vocabulary_the_content_words_are_the_query() -> None:
     assert two == ["vitamin D calcium absorption", "vitamin D"]
 
 
+def test_a_chinese_question_naming_commands_also_searches_those_words_alone() -> None:
+    """Issue 17 (Chinese material): a Chinese question that names a command and an option in Latin script
+    gets a second query of those words alone, when the entry allows two; never for one-query entries,
+    all-Chinese or all-English questions."""
+    question = "mkdir 的 -p 选项有什么作用？"
+    assert choose_queries(QueryTask(question=question, max_queries=2)) == ["mkdir -p 选项 作用", "mkdir -p"]
+    assert choose_queries(QueryTask(question=question, max_queries=1)) == ["mkdir -p 选项 作用"]
+    cup = "世界杯足球赛冠军是哪个国家？"
+    assert choose_queries(QueryTask(question=cup, max_queries=2)) == [keyword_query(cup)]
+    assert choose_queries(QueryTask(question="What does mkdir -p do?", max_queries=2)) == ["mkdir -p"]
+
+
 async def test_plain_chat_answers_from_earlier_messages() -> None:
     """INF-1, INF-3: the seed's "context → INFER" chat: items as user messages, then a question."""
     client = create_infer_client()

@@ -77,6 +77,7 @@ __all__ = [
     "excerpt_candidates",
     "gate_terms",
     "keyword_query",
+    "latin_words",
     "passage_relevance",
     "sentence_texts",
     "split_sentences",
@@ -591,6 +592,14 @@ def keyword_query(question: str) -> str:
     return " ".join(words.values()) or question.strip()
 
 
+def latin_words(query: str) -> str:
+    """The words of a mixed-script query that are not CJK, in order (``"mkdir -p"`` of
+    ``"mkdir -p 选项 作用"``); empty when the query has no CJK or nothing else."""
+    if _CJK_SPLIT.search(query) is None:
+        return ""
+    return " ".join(word for word in query.split() if _CJK_SPLIT.search(word) is None)
+
+
 def choose_queries(task: QueryTask) -> list[str]:
     """``minQueries``–``maxQueries`` distinct queries: vocabulary entries ranked by BM25, or keywords."""
     if task.vocabulary:
@@ -607,6 +616,11 @@ def choose_queries(task: QueryTask) -> list[str]:
     first = keyword_query(task.question)
     queries = [first]
     words = first.split(" ")
+    latin = latin_words(first)
+    if task.max_queries > 1 and latin and latin != first:
+        # A Chinese question names commands, options and products in Latin script ("mkdir 的 -p"):
+        # those words alone find the passage that a character-by-character match of the rest drowns.
+        queries.append(latin)
     # More queries than one are asked for: adjacent pairs of content words, in question order.
     for left, right in itertools.pairwise(words):
         if len(queries) >= task.min_queries:
