@@ -533,7 +533,8 @@ def answer_question(task: AnswerTask) -> list[AnswerSentence]:
     """1–:data:`~ditto.worker.infer.tasks.MAX_ANSWER_SENTENCES` sentences copied verbatim from the
     evidence quotes, most relevant first, each citing every evidence item whose quote holds it.
 
-    Sentences are scored with BM25 against the question; after the first, a sentence must reach
+    Sentences are scored with BM25 against the question, each with its evidence's ``context``; after
+    the first, a sentence must reach
     :data:`FOLLOW_UP_SHARE` of the best. When no sentence shares a term with the question (the
     evidence was chosen for it all the same), the first sentence of the first evidence stands.
     """
@@ -546,8 +547,12 @@ def answer_question(task: AnswerTask) -> list[AnswerSentence]:
     if not sentences:
         return []
     question = analyze(task.question)
-    scores = score_documents(question, [analyze(text) for _, text in sentences]) if question else [0.0] * len(
-        sentences)
+    # A sentence is scored together with where its quote sits: "1 if no lines were selected" is about grep
+    # because it sits under GREP(1), and a sentence of find's page on exit statuses is not.
+    contexts = [task.evidence[number].context or "" for number, _ in sentences]
+    # Coordinated: in a handful of sentences one rare frame word ("does grep *return*") would outweigh the rest.
+    documents = [analyze(f"{context}\n{text}") for context, (_, text) in zip(contexts, sentences, strict=True)]
+    scores = score_documents(question, documents, coordinate=True) if question else [0.0] * len(sentences)
     order = sorted(range(len(sentences)), key=lambda i: (-scores[i], sentences[i][0], i))
     best = scores[order[0]]
     picked: list[str] = []
