@@ -40,6 +40,7 @@ from .sample import KB_CONTENT_COLUMN, KB_TABLE
 from .sources.documents import DOCUMENTS_TARGET, DocumentSearchProvider
 from .sources.knowledge import EXTERNAL_TARGET
 from .taskdir import ResearchTask
+from .types import ModelRef
 
 __all__ = ["open_research_runtime", "research_workers"]
 
@@ -173,7 +174,7 @@ def research_workers(task: ResearchTask, *, env: Mapping[str, str] | None = None
         bindings.update(targets or {})
         workers.append(_lazy_retrieval_worker(bindings))
     if "INFER" not in skip:
-        workers.append(_infer_worker(source))
+        workers.append(_infer_worker(source, request.model))
     if "web" in request.sources and "INTERACTION" not in skip:
         interaction = _interaction_worker(task, source, web or {})
         workers.append(interaction)
@@ -200,11 +201,15 @@ def _lazy_retrieval_worker(bindings: Mapping[str, Any]) -> WorkerDefinition:
     return WorkerDefinition("RETRIEVAL", {"RETRIEVAL.SEARCH": search})
 
 
-def _infer_worker(env: Mapping[str, str]) -> WorkerDefinition:
-    """The built-in model, plus the ``openai`` provider when ``DITTO_WORKER_INFER_*`` configures one."""
+def _infer_worker(env: Mapping[str, str], model: ModelRef) -> WorkerDefinition:
+    """The built-in model, plus the ``openai`` provider when ``DITTO_WORKER_INFER_*`` configures one.
+
+    A request for ``openai/NAME`` names the model itself: the server's address is then all the
+    environment must give (``DITTO_WORKER_INFER_MODEL`` may stay unset).
+    """
     from ...worker.infer import create_infer_worker, create_openai_provider, infer_config_from_env
 
-    config = infer_config_from_env(env)
+    config = infer_config_from_env(env, model=model.model if model.provider == "openai" else None)
     providers = {"openai": create_openai_provider(config)} if config is not None else None
     return create_infer_worker(providers)
 
