@@ -34,6 +34,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from pathlib import Path
 from typing import Any
 
+from ..._extras import require_extra
 from ...redaction import printable
 from ...runtime import Runtime, WorkerDefinition, create_ditto
 from .sample import KB_CONTENT_COLUMN, KB_TABLE
@@ -62,6 +63,7 @@ class _LazySqlProvider:
         kb = self._kb
         try:
             if kb.startswith(("postgres://", "postgresql://")):
+                require_extra("psycopg", "postgres", "a PostgreSQL knowledge base")
                 import psycopg
 
                 connection = await psycopg.AsyncConnection.connect(kb, autocommit=True)
