@@ -4,6 +4,7 @@ CX-9, WF-1)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import os
@@ -65,8 +66,9 @@ async def test_the_tutorial_runs_as_written(tmp_path: Path, monkeypatch: pytest.
                         url, _process = server.enter_context(ditto_serve(workers, token))
                         continue
                     assert words[0] == "ditto", line
-                    done = subprocess.run([sys.executable, "-m", "ditto", *words[1:]], capture_output=True,
-                                          text=True, timeout=120, cwd=tmp_path, env=dict(os.environ))
+                    done = await asyncio.to_thread(
+                        subprocess.run, [sys.executable, "-m", "ditto", *words[1:]], capture_output=True,
+                        text=True, timeout=120, cwd=tmp_path, env=dict(os.environ))
                     assert done.returncode == 0, done.stderr[-2000:]
                     assert '"status": "completed"' in done.stdout or "completed" in done.stdout
                 continue
