@@ -46,7 +46,7 @@ __all__ = [
 
 
 def _web_module(name: str) -> Any:
-    """aiohttp or yarl (the ``web`` extra), imported on first use so ``import ditto`` stays light."""
+    """aiohttp (the ``web`` extra), imported on first use so ``import ditto`` stays light."""
     return require_extra(name, "web", "web search and reading")
 
 BRAVE_API_KEY_ENV: Final = "DITTO_WORKER_INTERACTION_BRAVE_SEARCH_API_KEY"
@@ -86,7 +86,6 @@ def normalise_origin(origin: str) -> str:
     """
     if not isinstance(origin, str) or not origin.strip():
         raise InvalidArgumentError("an allowed origin must be a non-empty string")
-    _web_module("yarl")  # a clear error when the extra is missing
     import yarl  # aiohttp's URL type: origins are parsed exactly as the reader parses page URLs
 
     try:
@@ -119,7 +118,6 @@ def _positive_seconds(name: str, value: Any) -> float:
 def _endpoint(name: str, value: Any) -> str:
     if not isinstance(value, str):
         raise InvalidArgumentError(f"{name} must be a URL string")
-    _web_module("yarl")  # a clear error when the extra is missing
     import yarl
 
     try:
@@ -217,7 +215,6 @@ class WebOptions:
     @property
     def wiki_name(self) -> str:
         """How messages name the wiki search asks: "Wikipedia" for wikipedia.org, else "the wiki at HOST"."""
-        _web_module("yarl")  # a clear error when the extra is missing
         import yarl
 
         host = (yarl.URL(self.wiki_url).host or "").lower()

@@ -289,7 +289,6 @@ class WebClient:
         return parsed
 
     async def _brave(self, query: str, limit: int, key: str) -> list[SearchCandidate]:
-        _web_module("yarl")  # a clear error when the extra is missing
         import yarl
 
         payload = await self._get_json(self._options.brave_url, {"q": query, "count": str(limit)},
@@ -319,7 +318,6 @@ class WebClient:
     # -- read ---------------------------------------------------------------------------------
     def check_url(self, url: str) -> yarl.URL:
         """The URL a read would fetch, or the InteractionError that refuses it (no I/O)."""
-        _web_module("yarl")  # a clear error when the extra is missing
         import yarl
 
         _check_text(url, "url")
