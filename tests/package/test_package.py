@@ -18,6 +18,7 @@ import subprocess
 import sys
 import zipfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,13 +107,30 @@ class Built:
     sdist: Path
 
 
+def _clean_copy(target: Path) -> Path:
+    """The checkout's files as a fresh clone has them (tracked and new, not ignored), copied to ``target``.
+
+    Building from the checkout itself would let leftovers of an editable install (``src/*.egg-info``'s
+    ``SOURCES.txt``) put files into the sdist that the packaging configuration leaves out.
+    """
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, check=True, timeout=60).stdout.decode("utf-8").split("\0")
+    for name in filter(None, listed):
+        path = ROOT / name
+        if path.is_file() and not path.is_symlink():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target / name)
+    return target
+
+
 @pytest.fixture(scope="session")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     """``python -m build``: the sdist, then the wheel built from the unpacked sdist (so both are tested)."""
     work = tmp_path_factory.mktemp("package")
     assert not work.is_relative_to(ROOT)
-    done = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(work / "dist"), str(ROOT)],
-                          capture_output=True, text=True, timeout=300, env=_clean_env())
+    source = _clean_copy(work / "source")
+    done = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(work / "dist"),
+                           str(source)], capture_output=True, text=True, timeout=300, env=_clean_env())
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (wheel,) = (work / "dist").glob("*.whl")
     (sdist,) = (work / "dist").glob("*.tar.gz")
@@ -131,12 +149,32 @@ def bare(built: Built) -> Venv:
 
 
 @pytest.fixture(scope="session")
-def full(bare: Venv, built: Built) -> Venv:
-    """The bare venv plus the extras the examples, the README and the research job use."""
-    venv = bare.copy(built.work / "venv-full")
-    venv.install(f"{built.wheel}[{FULL_EXTRAS}]")
-    venv.install("trustme")  # examples/interaction.py serves its sample page over loopback HTTPS
-    return venv
+def venvs(bare: Venv, built: Built) -> dict[str, Venv]:
+    """Copies of the bare venv, filled at the same time: one per light extra, and ``full``, with the
+    extras the examples, the README and the research job use (pip spends much of its time waiting)."""
+    specs = {extra: [f"{built.wheel}[{extra}]"] for extra in SMOKE}
+    # examples/interaction.py serves its sample page over loopback HTTPS with a trustme certificate.
+    specs["full"] = [f"{built.wheel}[{FULL_EXTRAS}]", "trustme"]
+
+    def make(name: str) -> Venv:
+        venv = bare.copy(built.work / f"venv-{name}")
+        for spec in specs[name]:
+            venv.install(spec)
+        return venv
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        futures = {name: pool.submit(make, name) for name in ("full", *sorted(SMOKE, key=_install_time))}
+        return {name: future.result() for name, future in futures.items()}
+
+
+def _install_time(extra: str) -> int:
+    """Slowest first, so the pool ends together: web and mcp pull the most packages."""
+    return {"web": 0, "mcp": 1, "openai": 2, "postgres": 3, "retrieval": 4}.get(extra, 5)
+
+
+@pytest.fixture(scope="session")
+def full(venvs: dict[str, Venv]) -> Venv:
+    return venvs["full"]
 
 
 @pytest.fixture(scope="module")
@@ -305,12 +343,11 @@ EXPECTED: dict[str, str] = {
 
 
 @pytest.mark.parametrize("extra", sorted(SMOKE))
-def test_each_light_extra_installs_alone_and_works(bare: Venv, built: Built, extra: str, tmp_path: Path,
+def test_each_light_extra_installs_alone_and_works(venvs: dict[str, Venv], extra: str, tmp_path: Path,
                                                    redis_proc: RedisServer) -> None:
     """A copy of the bare venv plus one extra: its feature runs against the real thing (Redis, PostgreSQL,
-    an MCP server over stdio) and the other extras stay missing."""
-    venv = bare.copy(built.work / f"venv-{extra}")
-    venv.install(f"{built.wheel}[{extra}]")
+    an MCP server over stdio)."""
+    venv = venvs[extra]
     env = {**_clean_env(), "DITTO_WORKER_CONTEXT_REDIS_URL": redis_proc.url}
     if extra == "postgres":
         with running_postgres() as server:
