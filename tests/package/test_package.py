@@ -363,15 +363,62 @@ def test_each_light_extra_installs_alone_and_works(venvs: dict[str, Venv], extra
 # -- the full install: what a user runs ----------------------------------------------------------------------
 
 
-def test_the_research_job_and_verify_run_from_the_installed_package(full: Venv, tmp_path: Path) -> None:
-    """The README's main job on the embedded sample data, then ``ditto verify`` on its task folder."""
-    done = full.run("-m", "ditto", "research", "multi-source", "--sources", "documents,knowledge", "--knowledge",
+def test_the_research_job_and_verify_run_with_only_the_retrieval_extra(venvs: dict[str, Venv], tmp_path: Path) -> None:
+    """The README's main job on the embedded sample data, then ``ditto verify`` on its task folder, in the
+    venv that has only ``retrieval``: the one extra ``scripts/research`` installs."""
+    venv = venvs["retrieval"]
+    done = venv.run("-m", "ditto", "research", "multi-source", "--sources", "documents,knowledge", "--knowledge",
                     "both", "--base-dir", str(tmp_path), "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     printed = json.loads(done.stdout)
     assert printed["result"]["status"] == "completed"
-    verified = full.run("-m", "ditto", "verify", printed["directory"], cwd=tmp_path)
+    verified = venv.run("-m", "ditto", "verify", printed["directory"], cwd=tmp_path)
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_a_postgres_knowledge_base_without_its_extra_says_what_to_install(venvs: dict[str, Venv],
+                                                                          tmp_path: Path) -> None:
+    """With ``retrieval`` but not ``postgres``, a PostgreSQL knowledge base fails with the install command."""
+    done = venvs["retrieval"].run("-m", "ditto", "research", "knowledge-base", "--kb", "postgresql://127.0.0.1:1/kb",
+                                  "--question", "When do backups run?", "--base-dir", str(tmp_path), "--json",
+                                  cwd=tmp_path)
+    failed = json.loads(done.stdout)["result"]["failedSources"]
+    assert [source["message"] for source in failed] == [
+        f"a PostgreSQL knowledge base needs the 'postgres' extra (psycopg is not installed): "
+        f"pip install '{DISTRIBUTION}[postgres]'"]
+
+
+def test_scripts_research_installs_only_its_extra_and_runs(built: Built, tmp_path: Path) -> None:
+    """The README's first command from a clean copy: scripts/setup creates .venv with ``retrieval`` (pip's
+    progress on stderr, nothing on stdout but the result), then the job completes."""
+    source = built.work / "source"
+    env = {**_clean_env(), "PYTHON": sys._base_executable}  # type: ignore[attr-defined]
+    done = subprocess.run([str(source / "scripts" / "research"), "--base-dir", str(tmp_path), "--json"],
+                          capture_output=True, text=True, timeout=600, cwd=source, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout)["result"]["status"] == "completed"
+    assert "installing ditto-agents[retrieval]" in done.stderr and "Successfully installed" in done.stderr
+    assert (source / ".venv" / ".installed-retrieval").is_file()
+    listed = subprocess.run([str(source / ".venv" / "bin" / "python"), "-m", "pip", "list", "--format=json"],
+                            capture_output=True, text=True, timeout=120, env=_clean_env())
+    installed = {entry["name"].lower() for entry in json.loads(listed.stdout)}
+    assert {"bm25s", "numpy", "jieba"} <= installed
+    assert installed.isdisjoint({"pytest", "mypy", "ruff", "redis", "openai", "mcp", "aiohttp", "psycopg"})
+
+
+def test_the_readme_install_section_is_what_this_check_installs() -> None:
+    """The README's extras table names exactly pyproject's extras, and each is installed alone here
+    (light ones in CI, heavy ones with --heavy-extras)."""
+    import tomllib
+
+    extras = set(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+                 ["optional-dependencies"]) - {"dev"}
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = set(re.findall(r"^\| `([a-z-]+)` \|", readme.split("## Install", 1)[1].split("\n## ", 1)[0],
+                           flags=re.MULTILINE))
+    assert table == extras
+    assert extras - {"all"} == set(SMOKE) | set(HEAVY)
+    assert f"pip install {DISTRIBUTION}" in readme and f"pip install '{DISTRIBUTION}[retrieval]'" in readme
 
 
 @pytest.mark.parametrize("name", [*sorted(CHECKS), "chat_context.py"])
