@@ -10,6 +10,7 @@
     ├── GraphError             a plan is malformed or a loop ran out of budget
     ├── ConfigError            the runtime YAML is unreadable or invalid
     ├── CancelledBySignal      a CancelSignal fired (ditto.signal)
+    ├── MissingExtraError      an optional feature's library is not installed (also an ImportError)
     └── worker errors          ContextError, DittoMemoryError, RetrievalError, InferError,
                                InteractionError: each declares its closed ``codes`` set and its
                                ``cancelled_code`` / ``timeout_code``
@@ -58,6 +59,7 @@ __all__ = [
     "DittoError",
     "GraphError",
     "InvalidArgumentError",
+    "MissingExtraError",
     "NodeStatus",
     "RegistrationError",
     "RoutingError",
@@ -167,6 +169,22 @@ class ConfigError(DittoError):
     Codes: ``CONFIG_NOT_FOUND``, ``CONFIG_INVALID_YAML``, ``CONFIG_INVALID``,
     ``CONFIG_MISSING_ENV``. The message names the YAML path (``workers.context.policy``).
     """
+
+
+class MissingExtraError(DittoError, ImportError):
+    """An optional feature was used without its extra installed. Code ``MISSING_EXTRA``.
+
+    Also an ``ImportError``, so ``except ImportError`` around an optional import keeps working.
+    The message names the feature and the install command (``pip install 'ditto-agents[web]'``);
+    ``extra`` is the extra's name for programs.
+    """
+
+    def __init__(self, message: str, extra: str = "") -> None:
+        super().__init__("MISSING_EXTRA", message)
+        self.extra = extra
+
+    def __reduce__(self) -> tuple[type[DittoError], tuple[str, str]]:
+        return (type(self), (self.message, self.extra))
 
 
 # Codes the runtime itself writes into NodeResult.error.

@@ -17,6 +17,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from .._extras import missing_extra
+from . import _requires  # noqa: F401  (first: a missing extra is reported before any provider imports numpy)
 from .errors import RetrievalError
 from .providers.embedding import EmbeddingProvider, embed_contents, validate_vector
 from .providers.http_embedding import EmbeddingConfig, create_http_embedding_provider, embedding_config_from_env
@@ -87,7 +89,11 @@ _MOVED: dict[str, str] = {
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is not None:
-        value = getattr(importlib.import_module(module, __name__), name)
+        try:
+            loaded = importlib.import_module(module, __name__)
+        except ModuleNotFoundError as error:  # bm25s/jieba: the rest of the 'retrieval' extra
+            raise missing_extra(error, "retrieval", f"ditto.retrieval.{name}") from None
+        value = getattr(loaded, name)
         globals()[name] = value
         return value
     moved = _MOVED.get(name)

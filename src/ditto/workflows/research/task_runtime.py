@@ -34,6 +34,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from pathlib import Path
 from typing import Any
 
+from ..._extras import require_extra
+from ...errors import MissingExtraError
 from ...redaction import printable
 from ...runtime import Runtime, WorkerDefinition, create_ditto
 from .sample import KB_CONTENT_COLUMN, KB_TABLE
@@ -63,6 +65,7 @@ class _LazySqlProvider:
         kb = self._kb
         try:
             if kb.startswith(("postgres://", "postgresql://")):
+                require_extra("psycopg", "postgres", "a PostgreSQL knowledge base")
                 import psycopg
 
                 connection = await psycopg.AsyncConnection.connect(kb, autocommit=True)
@@ -85,6 +88,9 @@ class _LazySqlProvider:
         except _KnowledgeBaseProblem as problem:  # an ordinary mistake: say what it is, no traceback
             logger.warning("knowledge base %r: %s", kb if "://" not in kb else "(a DSN)", problem.reason)
             raise RetrievalError("RETRIEVAL_PROVIDER_UNAVAILABLE", f"the knowledge base {problem.reason}") from None
+        except MissingExtraError as missing:  # our own message, with the install command: shown as it is
+            logger.warning("knowledge base: %s", missing.message)
+            raise RetrievalError("RETRIEVAL_PROVIDER_UNAVAILABLE", missing.message) from None
         except Exception:
             logger.exception("opening the knowledge base failed")
             raise RetrievalError("RETRIEVAL_PROVIDER_UNAVAILABLE", "the knowledge base cannot be opened") from None
