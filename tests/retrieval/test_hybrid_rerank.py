@@ -26,6 +26,7 @@ from ditto.retrieval import (
     rerank_candidates,
     rrf_fuse,
 )
+from ditto.retrieval.providers.hybrid import convex_fuse
 
 from .providers import FailingProvider, ListProvider, SlowProvider, docs
 from .test_embedding import CountingEmbedding
@@ -124,6 +125,44 @@ async def test_hybrid_provider_fuses_and_sizes_pool() -> None:
         defaults={"hybrid": {"candidateLimit": 20}})
     await fixed.search({**REQUEST, "limit": 2})
     assert vector.calls[-1][0].limit == 7  # constructor beats defaults
+
+
+def test_convex_fuse_hand_computed() -> None:
+    """Issue 18: convex fusion min-max normalises each ranking's scores (best 1, worst 0), weights them and
+    adds 0 for a branch that missed the item; equal scores all map to 1; ties keep first-seen order."""
+    dense = [("a", 0.9), ("b", 0.7), ("c", 0.5)]
+    text = [("c", 12.0), ("d", 4.0), ("a", 2.0)]
+    fused = convex_fuse([dense, text], key=lambda hit: hit[0], score=lambda hit: hit[1], weights=[0.6, 0.4])
+    scores = {hit[0]: value for hit, value in fused}
+    assert scores == pytest.approx({"a": 0.6, "b": 0.3, "c": 0.4, "d": 0.4 * 0.2})
+    assert [hit[0] for hit, _ in fused] == ["a", "c", "b", "d"]
+    flat = convex_fuse([[("x", 3.0), ("y", 3.0)], []], key=lambda hit: hit[0], score=lambda hit: hit[1])
+    assert [(hit[0], value) for hit, value in flat] == [("x", 1.0), ("y", 1.0)]
+    with pytest.raises(RetrievalError) as raised:
+        convex_fuse([dense], key=lambda hit: hit[0], score=lambda hit: hit[1], weights=[1.0, 1.0])
+    assert raised.value.code == "RETRIEVAL_INVALID_INPUT"
+
+
+async def test_hybrid_convex_fusion_uses_scores() -> None:
+    """Issue 18: ``fusion="convex"`` ranks by normalised scores where RRF sees only ranks, needs a score on
+    every candidate, and any other fusion name is refused."""
+    first = [{"id": "a", "content": "a", "score": 1.0}, {"id": "b", "content": "b", "score": 0.9},
+             {"id": "c", "content": "c", "score": 0.0}]
+    second = [{"id": "c", "content": "c", "score": 10.0}, {"id": "b", "content": "b", "score": 2.0},
+              {"id": "a", "content": "a", "score": 0.0}]
+    branches = [ListProvider(first), ListProvider(second)]
+    convex = await create_hybrid_search_provider(branches, fusion="convex").search(REQUEST)
+    rrf = await create_hybrid_search_provider(branches).search(REQUEST)
+    assert [c.id for c in convex.candidates] == ["b", "a", "c"]  # b: 0.9 + 0.2; a: 1 + 0; c: 0 + 1
+    assert convex.candidates[0].score == pytest.approx(1.1)
+    assert [c.id for c in rrf.candidates] == ["a", "c", "b"]  # b's two second places lose to a first place
+    unscored = create_hybrid_search_provider([ListProvider(docs("a"))], fusion="convex")
+    with pytest.raises(RetrievalError) as raised:
+        await unscored.search(REQUEST)
+    assert raised.value.code == "RETRIEVAL_INVALID_BACKEND_OUTPUT"
+    with pytest.raises(RetrievalError) as raised:
+        create_hybrid_search_provider(branches, fusion="sum")  # type: ignore[arg-type]
+    assert raised.value.code == "RETRIEVAL_INVALID_INPUT" and isinstance(raised.value, ValueError)
 
 
 async def test_hybrid_keys() -> None:

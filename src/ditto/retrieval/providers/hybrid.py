@@ -1,10 +1,19 @@
-"""Hybrid search (RET-6): concurrent branches fused by weighted Reciprocal Rank Fusion.
+"""Hybrid search (RET-6): concurrent branches fused by weighted Reciprocal Rank Fusion (the default) or
+a convex combination of min-max normalised scores.
 
-``rrf_fuse`` is the pure algorithm: a record's fused score is
+``rrf_fuse`` is the default algorithm: a record's fused score is
 ``Σ_branch weight / (rrf_k + rank)`` with ``rank`` counted from 1 in each
 branch it appears in. Raw branch scores are never added (they live on
 different scales). Ties keep first-seen order (branch order, then rank), so
 results are deterministic.
+
+``convex_fuse`` (``fusion="convex"``) uses the scores as well as the order: each
+branch's scores are min-max normalised over the pool it returned (best → 1,
+worst → 0), and a record's fused score is ``Σ_branch weight × normalised score``
+(a branch that did not return it adds 0). Rank fusion throws away how far
+apart two scores are; on SciFact that costs about two points of nDCG@10
+(docs/design/retrieval.md, "Hybrid fusion"). Every candidate then needs a
+score (``RETRIEVAL_INVALID_BACKEND_OUTPUT`` otherwise), and ``rrf_k`` plays no part.
 
 ``create_hybrid_search_provider`` queries every branch concurrently with a pool
 of at least ``max(request.limit, candidate_limit)`` candidates, waits for *all*
@@ -23,7 +32,7 @@ import asyncio
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from ..config import DEFAULT_CANDIDATE_LIMIT, DEFAULT_RRF_K, context_limit, pick_number
 from ..errors import (
@@ -46,7 +55,9 @@ from ..validation import coerce_input, parse_search_output
 __all__ = [
     "CandidateKey",
     "HybridBranch",
+    "HybridFusion",
     "HybridSearchProvider",
+    "convex_fuse",
     "create_hybrid_search_provider",
     "default_candidate_key",
     "rrf_fuse",
@@ -54,6 +65,8 @@ __all__ = [
 
 T = TypeVar("T")
 CandidateKey = Callable[[RetrievalCandidate], Hashable]
+HybridFusion = Literal["rrf", "convex"]
+_FUSIONS = ("rrf", "convex")
 
 
 def _positive_int(value: Any, name: str) -> int:
@@ -97,6 +110,46 @@ def rrf_fuse(rankings: Sequence[Sequence[T]], *, key: Callable[[T], Hashable],
     return [(first[k], scores[k]) for k in order]
 
 
+def convex_fuse(rankings: Sequence[Sequence[T]], *, key: Callable[[T], Hashable], score: Callable[[T], float],
+                weights: Sequence[float] | None = None) -> list[tuple[T, float]]:
+    """Weighted sum of per-ranking min-max normalised scores; ``(first-seen item, fused score)`` best first.
+
+    In each ranking the highest score maps to 1 and the lowest to 0 (all equal: all 1);
+    within one ranking only an item's first occurrence counts. Ties keep first-seen order.
+    """
+    if weights is None:
+        weights = [1.0] * len(rankings)
+    if len(weights) != len(rankings):
+        raise RetrievalError(INVALID_INPUT, "convex_fuse needs one weight per ranking")
+    checked = [_positive_weight(w) for w in weights]
+    scores: dict[Hashable, float] = {}
+    first: dict[Hashable, T] = {}
+    for ranking, weight in zip(rankings, checked, strict=True):
+        values = [score(item) for item in ranking]
+        if not values:
+            continue
+        low, high = min(values), max(values)
+        span = high - low
+        seen: set[Hashable] = set()
+        for item, value in zip(ranking, values, strict=True):
+            k = key(item)
+            if k in seen:
+                continue
+            seen.add(k)
+            if k not in first:
+                first[k] = item
+                scores[k] = 0.0
+            scores[k] += weight * ((value - low) / span if span > 0 else 1.0)
+    order = sorted(first, key=lambda k: -scores[k])  # stable: ties keep first-seen order
+    return [(first[k], scores[k]) for k in order]
+
+
+def _candidate_score(candidate: RetrievalCandidate) -> float:
+    if candidate.score is None:
+        raise RetrievalError(INVALID_BACKEND_OUTPUT, "convex fusion needs a score on every branch candidate")
+    return candidate.score
+
+
 def default_candidate_key(candidate: RetrievalCandidate) -> Hashable:
     """``(source.target, id or source.ref)``; refuses candidates with neither id nor ref."""
     source = candidate.source
@@ -134,11 +187,12 @@ class HybridSearchProvider:
     """The provider built by :func:`create_hybrid_search_provider`."""
 
     def __init__(self, branches: Sequence[HybridBranch], candidate_limit: int | None, rrf_k: int | None,
-                 key: CandidateKey | None) -> None:
+                 key: CandidateKey | None, fusion: HybridFusion = "rrf") -> None:
         self.branches = tuple(branches)
         self.candidate_limit = candidate_limit
         self.rrf_k = rrf_k
         self.key = key
+        self.fusion: HybridFusion = fusion
 
     async def _branch(self, branch: HybridBranch, request: RetrievalSearchInput,
                       context: RetrievalExecutionContext | None, pool: int) -> tuple[RetrievalCandidate, ...]:
@@ -169,20 +223,25 @@ class HybridSearchProvider:
                 raise as_retrieval_error(result) from None
         check_signal(signal)
         rankings = [r for r in results if not isinstance(r, BaseException)]
-        fused = rrf_fuse(rankings, key=self.key or default_candidate_key,
-                         weights=[b.weight for b in self.branches], rrf_k=rrf_k)
+        weights = [b.weight for b in self.branches]
+        if self.fusion == "convex":
+            fused = convex_fuse(rankings, key=self.key or default_candidate_key, score=_candidate_score,
+                                weights=weights)
+        else:
+            fused = rrf_fuse(rankings, key=self.key or default_candidate_key, weights=weights, rrf_k=rrf_k)
         candidates = tuple(candidate.model_copy(update={"score": score}) for candidate, score in fused[:limit])
         return RetrievalSearchOutput.model_construct(candidates=candidates, target=input.target,
                                                      strategy=input.strategy, metadata=None)
 
     def __repr__(self) -> str:
-        return f"<HybridSearchProvider branches={len(self.branches)}>"
+        return f"<HybridSearchProvider branches={len(self.branches)} fusion={self.fusion}>"
 
 
 def create_hybrid_search_provider(branches: Sequence[HybridBranch | RetrievalSearchProvider | Mapping[str, Any]],
                                   *, candidate_limit: int | None = None, rrf_k: int | None = None,
-                                  key: CandidateKey | None = None) -> HybridSearchProvider:
-    """Fuse ``branches`` with weighted RRF.
+                                  key: CandidateKey | None = None, fusion: HybridFusion = "rrf"
+                                  ) -> HybridSearchProvider:
+    """Fuse ``branches`` with weighted RRF (``fusion="convex"``: weighted min-max normalised scores).
 
     ``candidate_limit`` (constructor → ``defaults.hybrid.candidate_limit`` → 100)
     is a lower bound for each branch's pool, never a cap below ``limit``.
@@ -203,4 +262,6 @@ def create_hybrid_search_provider(branches: Sequence[HybridBranch | RetrievalSea
         _positive_int(rrf_k, "rrf_k")
     if key is not None and not callable(key):
         raise RetrievalArgumentError(INVALID_INPUT, "key must be a function of a candidate")
-    return HybridSearchProvider(checked, candidate_limit, rrf_k, key)
+    if fusion not in _FUSIONS:
+        raise RetrievalArgumentError(INVALID_INPUT, "fusion must be 'rrf' or 'convex'")
+    return HybridSearchProvider(checked, candidate_limit, rrf_k, key, fusion)
