@@ -71,6 +71,10 @@ def _run(command: list[str], user: str | None) -> subprocess.CompletedProcess[st
     return subprocess.run(command, check=True, capture_output=True, text=True, timeout=120)
 
 
+def _run_status(command: list[str], user: str) -> int:
+    return subprocess.run(["runuser", "-u", user, "--", *command], capture_output=True, timeout=60).returncode
+
+
 @contextlib.contextmanager
 def running_postgres(bin_dir: Path | None = None) -> Iterator[PostgresServer]:
     """Start a fresh cluster (of the build in ``bin_dir``, Debian's by default), yield its coordinates,
@@ -84,6 +88,18 @@ def running_postgres(bin_dir: Path | None = None) -> Iterator[PostgresServer]:
         info = pwd.getpwnam(user)
         for path in (root, socket_dir):
             os.chown(path, info.pw_uid, info.pw_gid)
+    if user is not None and _run_status(["test", "-x", str(binaries / "postgres")], user) != 0:
+        # A wheel's build under a folder the server's user cannot enter (a CI clone in /root): use a copy.
+        # Keep the wheel's layout: its binaries find their libraries at $ORIGIN/../../../<package>.libs.
+        install, package = binaries.parent, binaries.parent.parent
+        copied = root / "site" / package.name / install.name
+        shutil.copytree(install, copied, symlinks=True)
+        libraries = package.parent / f"{package.name}.libs"
+        if libraries.is_dir():
+            shutil.copytree(libraries, root / "site" / libraries.name, symlinks=True)
+        for path in (root / "site", root / "site" / package.name):
+            path.chmod(0o755)
+        binaries = copied / "bin"
     port = free_port()
     started = False
     try:
