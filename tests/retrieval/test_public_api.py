@@ -20,7 +20,8 @@ EXPECTED: dict[str, set[str]] = {
         "create_http_embedding_provider", "create_hybrid_search_provider", "create_local_embedding_provider",
         "create_milvus_search_provider", "create_pgvector_provider", "create_rerank_search_provider",
         "create_retrieval", "create_retrieval_worker", "create_sql_search_provider", "create_text_search_provider",
-        "create_vector_search_provider", "embed_contents", "embedding_config_from_env", "rerank_candidates", "retrieval_search_node", "validate_vector",
+        "create_vector_search_provider", "embed_contents", "embedding_config_from_env", "rerank_candidates",
+        "retrieval_search_node", "validate_vector",
     },
     "ditto.retrieval.adapters.memory": {
         "MapOutput", "MemoryRetrievalProvider", "RemoteRetrievalSearchProvider", "RetrievalMemorySearchProvider",
