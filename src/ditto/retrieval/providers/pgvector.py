@@ -154,17 +154,20 @@ class PgvectorIndex:
 
     # -- connections --------------------------------------------------------------
     async def _open(self) -> psycopg_pool.AsyncConnectionPool[Any]:
+        pool = self._pool
+        if pool is not None and self._ready and not self._closed:
+            return pool
         async with self._lock:
             if self._closed:
                 raise RetrievalError("RETRIEVAL_PROVIDER_UNAVAILABLE", "the pgvector index is closed")
             if self._pool is None:
                 import psycopg_pool
 
-                pool: psycopg_pool.AsyncConnectionPool[Any] = psycopg_pool.AsyncConnectionPool(
+                created: psycopg_pool.AsyncConnectionPool[Any] = psycopg_pool.AsyncConnectionPool(
                     self._dsn, min_size=1, max_size=self._max_connections, open=False, timeout=self._timeout,
                     kwargs={"autocommit": True, "connect_timeout": max(1, round(self._timeout))})
-                await pool.open(wait=False)
-                self._pool = pool
+                await created.open(wait=False)
+                self._pool = created
             if not self._ready:
                 async with self._pool.connection() as connection:
                     await self._ensure_table(connection)

@@ -223,17 +223,20 @@ class PostgresMemoryStore:
 
     # -- connections --------------------------------------------------------------
     async def _open(self) -> psycopg_pool.AsyncConnectionPool[Any]:
+        pool = self._pool
+        if pool is not None and self._ready and not self._closed:
+            return pool
         async with self._lock:
             if self._closed:
                 raise DittoMemoryError("MEMORY_BACKEND_ERROR", "the memory store is closed")
             if self._pool is None:
                 import psycopg_pool
 
-                pool: psycopg_pool.AsyncConnectionPool[Any] = psycopg_pool.AsyncConnectionPool(
+                created: psycopg_pool.AsyncConnectionPool[Any] = psycopg_pool.AsyncConnectionPool(
                     self._dsn, min_size=1, max_size=self._max_connections, open=False, timeout=self._timeout,
                     kwargs={"autocommit": True, "connect_timeout": max(1, round(self._timeout))})
-                await pool.open(wait=False)
-                self._pool = pool
+                await created.open(wait=False)
+                self._pool = created
             if not self._ready:
                 async with self._pool.connection() as connection:
                     await self._ensure_schema(connection)
