@@ -89,7 +89,8 @@ async def run(args: argparse.Namespace, dsn: str) -> None:
         for name, count, unit, operation in plan:
             seconds = [await timed(partial(operation, memory)) for memory in sides]
             lite_value, pg_value = (count / s if unit == "records/s" else s / count * 1e6 for s in seconds)
-            print(f"| {name} | {count:,} | {unit} | {lite_value:,.0f} | {pg_value:,.0f} | {pg_value / lite_value:.2f}× |")
+            ratio = pg_value / lite_value
+            print(f"| {name} | {count:,} | {unit} | {lite_value:,.0f} | {pg_value:,.0f} | {ratio:.2f}× |")
         await lite.close()
         await pg.close()
 
