@@ -96,6 +96,54 @@ def test_ranking_equals_the_sqlite_store(postgres_server: PostgresServer, record
     asyncio.run(body())
 
 
+_ops = st.lists(st.one_of(
+    st.tuples(st.just("write"), st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d", None]),
+                                                   st.sampled_from(["k1", "k2", "k3", None]),
+                                                   st.lists(st.sampled_from(_VOCABULARY), max_size=5)),
+                                         min_size=1, max_size=4)),
+    st.tuples(st.just("delete"), st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=1, max_size=3)),
+), min_size=1, max_size=8)
+
+
+@settings(max_examples=25)
+@given(ops=_ops)
+def test_same_operations_leave_the_same_records_and_exact_totals(postgres_server: PostgresServer,
+                                                                  ops: list[tuple[str, Any]]) -> None:
+    """Issue 18: any mix of batched writes (ids and keys colliding inside and across calls) and deletes leaves
+    PostgreSQL with the same records under the same keys as SQLite, and its BM25 totals equal its rows."""
+
+    async def body() -> None:
+        table = new_table()
+        with tempfile.TemporaryDirectory() as folder:
+            async with create_sqlite_memory_store(Path(folder) / "m.sqlite") as lite, \
+                    create_postgres_memory_store(postgres_server.dsn, table=table) as pg:
+                for op, arg in ops:
+                    if op == "delete":
+                        assert await lite.delete(ids=arg) == await pg.delete(ids=arg)
+                        continue
+                    batch, seen_ids, seen_keys = [], set(), set()
+                    for record_id, key, words in arg:
+                        if (record_id is not None and record_id in seen_ids) or (key is not None and key in seen_keys):
+                            continue  # a call may not repeat an id or a key
+                        seen_ids.add(record_id)
+                        seen_keys.add(key)
+                        batch.append(MemoryWriteItem(id=record_id or f"gen{len(seen_ids)}", key=key,
+                                                     content=" ".join(words)))
+                    await lite.write(batch)
+                    await pg.write(batch)
+                listing = MemorySearchInput(query=None, limit=100)
+                expected = {(hit.memory.id, hit.memory.key, hit.memory.content) for hit in await lite.search(listing)}
+                got = {(hit.memory.id, hit.memory.key, hit.memory.content) for hit in await pg.search(listing)}
+                assert got == expected
+        async with await psycopg.AsyncConnection.connect(postgres_server.dsn) as raw:
+            rows = await (await raw.execute(f"SELECT count(*), coalesce(sum(length), 0) FROM {table}")).fetchone()
+            stats = await (await raw.execute(
+                f"SELECT coalesce(sum(records), 0), coalesce(sum(tokens), 0) FROM {table}_stats")).fetchone()
+        assert rows == stats
+
+    asyncio.run(body())
+
+
 @pytest.mark.slow
 async def test_three_processes_writing_at_once_lose_nothing(postgres_server: PostgresServer) -> None:
     """Issue 18: three OS processes create the tables together and write 150 records each while racing for five
