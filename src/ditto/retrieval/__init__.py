@@ -44,6 +44,7 @@ from .worker import create_retrieval_worker, retrieval_search_node
 if TYPE_CHECKING:
     from .providers.local_embedding import create_local_embedding_provider
     from .providers.milvus import MilvusSearchOptions, create_milvus_search_provider
+    from .providers.pgvector import create_pgvector_provider
     from .providers.sql import SqlSearchOptions, create_sql_search_provider
     from .providers.text import TextSearchOptions, create_text_search_provider
 
@@ -58,6 +59,7 @@ _LAZY: dict[str, str] = {
     "create_sql_search_provider": ".providers.sql",
     "MilvusSearchOptions": ".providers.milvus",
     "create_milvus_search_provider": ".providers.milvus",
+    "create_pgvector_provider": ".providers.pgvector",
 }
 
 #: Names this package exported before its face was narrowed; they still resolve (from their home
@@ -133,6 +135,7 @@ __all__ = [
     "create_hybrid_search_provider",
     "create_local_embedding_provider",
     "create_milvus_search_provider",
+    "create_pgvector_provider",
     "create_rerank_search_provider",
     "create_retrieval",
     "create_retrieval_worker",

@@ -1,6 +1,7 @@
 """A runtime with the default workers for one task (public API).
 
-* MEMORY on the task's ``memory.sqlite`` (or the caller's ``memory`` store);
+* MEMORY on the task's ``memory.sqlite`` (or the caller's ``memory`` store: a
+  SQLite file, or a PostgreSQL DSN that several controllers share);
 * RETRIEVAL with the targets ``research-documents`` (the task's documents)
   and ``research-knowledge`` (the SQLite FTS5 file or PostgreSQL DSN given as
   ``kb``, else the task's ``knowledge.sqlite``), plus any ``targets`` the
@@ -140,19 +141,14 @@ def research_workers(task: ResearchTask, *, env: Mapping[str, str] | None = None
                      ) -> tuple[list[WorkerDefinition], list[Callable[[], Awaitable[None]]]]:
     """The default worker definitions for ``task`` (except the types in ``skip``) and their close functions."""
     from ...worker.context import REDIS_URL_ENV, create_context_redis_client, create_context_worker
-    from ...worker.memory import create_memory_worker, create_sqlite_memory_store
+    from ...worker.memory import create_memory_worker
 
     source = os.environ if env is None else env
     request = task.request
     closers: list[Callable[[], Awaitable[None]]] = []
     workers: list[WorkerDefinition] = []
     if "MEMORY" not in skip:
-        if request.memory is not None and not task.memory_path.is_file():  # never start an empty store silently
-            from .errors import ResearchError
-
-            raise ResearchError("RESEARCH_INVALID_INPUT", f"the MEMORY store {printable(task.memory_path)} does "
-                                                          "not exist (or is not a file)")
-        store = create_sqlite_memory_store(str(task.memory_path))
+        store = _memory_store(task)
         closers.append(store.close)
         workers.append(create_memory_worker(store=store))
     if "CONTEXT" not in skip:
@@ -186,6 +182,24 @@ def research_workers(task: ResearchTask, *, env: Mapping[str, str] | None = None
         workers.append(interaction)
         closers.append(interaction.aclose)
     return workers, closers
+
+
+def _memory_store(task: ResearchTask) -> Any:
+    """The task's MEMORY store: PostgreSQL for a DSN, else the SQLite file (which must exist when the caller named it).
+
+    The PostgreSQL store connects on its first call, so a server that is down fails the task's first stage
+    (``RESEARCH_STORE_UNAVAILABLE``), as a broken SQLite file does.
+    """
+    from ...worker.memory import create_postgres_memory_store, create_sqlite_memory_store
+
+    if task.memory_dsn is not None:
+        return create_postgres_memory_store(task.memory_dsn)
+    if task.request.memory is not None and not task.memory_path.is_file():  # never start an empty store silently
+        from .errors import ResearchError
+
+        raise ResearchError("RESEARCH_INVALID_INPUT", f"the MEMORY store {printable(task.memory_path)} does "
+                                                      "not exist (or is not a file)")
+    return create_sqlite_memory_store(str(task.memory_path))
 
 
 def _lazy_retrieval_worker(bindings: Mapping[str, Any]) -> WorkerDefinition:
