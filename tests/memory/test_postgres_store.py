@@ -125,10 +125,10 @@ def test_same_operations_leave_the_same_records_and_exact_totals(postgres_server
                     for record_id, key, words in arg:
                         if (record_id is not None and record_id in seen_ids) or (key is not None and key in seen_keys):
                             continue  # a call may not repeat an id or a key
-                        seen_ids.add(record_id)
+                        chosen = record_id or f"gen{len(batch)}"  # an id of its own for each unnamed record
+                        seen_ids.add(chosen)
                         seen_keys.add(key)
-                        batch.append(MemoryWriteItem(id=record_id or f"gen{len(seen_ids)}", key=key,
-                                                     content=" ".join(words)))
+                        batch.append(MemoryWriteItem(id=chosen, key=key, content=" ".join(words)))
                     await lite.write(batch)
                     await pg.write(batch)
                 listing = MemorySearchInput(query=None, limit=100)
