@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import math
+import statistics
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,7 +28,12 @@ from ditto.retrieval import (
     rerank_candidates,
     rrf_fuse,
 )
-from ditto.retrieval.providers.hybrid import convex_fuse
+from ditto.retrieval.providers.hybrid import (
+    TEXT_VECTOR_TUNING,
+    HybridTuning,
+    convex_fuse,
+    create_text_vector_hybrid,
+)
 
 from .providers import FailingProvider, ListProvider, SlowProvider, docs
 from .test_embedding import CountingEmbedding
@@ -141,6 +148,28 @@ def test_convex_fuse_hand_computed() -> None:
     with pytest.raises(RetrievalError) as raised:
         convex_fuse([dense], key=lambda hit: hit[0], score=lambda hit: hit[1], weights=[1.0, 1.0])
     assert raised.value.code == "RETRIEVAL_INVALID_INPUT"
+    # z-scores: (score − lowest) / standard deviation, a missing item counting as the lowest.
+    z = dict((hit[0], value) for hit, value in convex_fuse([dense, text], key=lambda hit: hit[0],
+                                                           score=lambda hit: hit[1], normalization="zscore"))
+    sd_dense, sd_text = statistics.pstdev([0.9, 0.7, 0.5]), statistics.pstdev([12.0, 4.0, 2.0])
+    assert z == pytest.approx({"a": 0.4 / sd_dense, "b": 0.2 / sd_dense, "c": 10.0 / sd_text, "d": 2.0 / sd_text})
+    with pytest.raises(RetrievalError):
+        convex_fuse([dense], key=lambda hit: hit[0], score=lambda hit: hit[1], normalization="l2")  # type: ignore[arg-type]
+
+
+@given(st.lists(st.lists(st.tuples(st.sampled_from("abcdef"), st.integers(-1000, 1000).map(float)), max_size=6),
+                min_size=1,
+                max_size=3),
+       st.sampled_from(["minmax", "zscore"]))
+def test_convex_fuse_properties(rankings: list[list[tuple[str, float]]], normalization: Any) -> None:
+    """Issue 18: every item appears once with a finite score; adding a constant to, or scaling by a positive
+    number, every score of a ranking changes nothing (the fusion is scale-free per branch)."""
+    fused = convex_fuse(rankings, key=lambda hit: hit[0], score=lambda hit: hit[1], normalization=normalization)
+    assert sorted(hit[0] for hit, _ in fused) == sorted({hit[0] for ranking in rankings for hit in ranking})
+    assert all(math.isfinite(value) and value >= 0 for _, value in fused)
+    moved = [[(name, 3.0 * value + 7.0) for name, value in ranking] for ranking in rankings]
+    again = convex_fuse(moved, key=lambda hit: hit[0], score=lambda hit: hit[1], normalization=normalization)
+    assert [value for _, value in again] == pytest.approx([value for _, value in fused], rel=1e-6, abs=1e-6)
 
 
 async def test_hybrid_convex_fusion_uses_scores() -> None:
@@ -163,6 +192,26 @@ async def test_hybrid_convex_fusion_uses_scores() -> None:
     with pytest.raises(RetrievalError) as raised:
         create_hybrid_search_provider(branches, fusion="sum")  # type: ignore[arg-type]
     assert raised.value.code == "RETRIEVAL_INVALID_INPUT" and isinstance(raised.value, ValueError)
+    with pytest.raises(RetrievalError) as raised:
+        create_hybrid_search_provider(branches, fusion="convex", normalization="rank")  # type: ignore[arg-type]
+    assert raised.value.code == "RETRIEVAL_INVALID_INPUT" and isinstance(raised.value, ValueError)
+
+
+async def test_text_vector_hybrid_applies_its_tuning() -> None:
+    """Issue 18: ``create_text_vector_hybrid`` asks the vector branch (no strategy) and the text branch
+    (``bm25``) for the tuned pool and fuses with the tuned weights and normalisation."""
+    vector = RecordingBranch([{"id": "a", "content": "a", "score": 0.9}, {"id": "b", "content": "b", "score": 0.1}])
+    text = RecordingBranch([{"id": "b", "content": "b", "score": 8.0}, {"id": "a", "content": "a", "score": 7.0}])
+    hybrid = create_text_vector_hybrid(text, vector)
+    assert (hybrid.fusion, hybrid.normalization) == (TEXT_VECTOR_TUNING.fusion, TEXT_VECTOR_TUNING.normalization)
+    out = await hybrid.search({**REQUEST, "limit": 2})
+    assert [vector.calls[0][0].limit, text.calls[0][0].limit] == [TEXT_VECTOR_TUNING.candidate_limit] * 2
+    assert [vector.calls[0][0].strategy, text.calls[0][0].strategy] == [None, "bm25"]
+    # a: vector 0.8/0.4 = 2 z-units; b: text 1/0.5 = 2 z-units: the heavier branch (text, 0.55) wins.
+    assert [c.id for c in out.candidates] == ["b", "a"]
+    assert out.candidates[0].score == pytest.approx(TEXT_VECTOR_TUNING.text_weight * 2.0)
+    rrf = create_text_vector_hybrid(text, vector, tuning=HybridTuning("rrf", 1.0, 1.0, 5, rrf_k=1))
+    assert (await rrf.search(REQUEST)).candidates[0].score == pytest.approx(1 / 2 + 1 / 3)
 
 
 async def test_hybrid_keys() -> None:
