@@ -119,6 +119,8 @@ class HttpTransportConfig(_Section):
 
 class TransportConfig(_Section):
     http: HttpTransportConfig = Field(default_factory=HttpTransportConfig)
+    #: How long a remote replica whose connection failed is skipped before a re-probe (default 5,000 ms).
+    replica_cooldown_ms: Annotated[StrictInt, Field(ge=1, le=3_600_000)] | None = None
 
 
 class RuntimeConfig(_Section):

@@ -17,12 +17,12 @@ if TYPE_CHECKING:
     from .result import NodeResult
 
 __all__ = [
+    "MAX_TIMEOUT_S",
     "ExecutionContext",
     "NodeHandler",
     "RuntimeClient",
     "WorkerDefinition",
     "WorkerInfo",
-    "MAX_TIMEOUT_S",
     "current_execution",
     "valid_concurrency",
     "valid_timeout",
