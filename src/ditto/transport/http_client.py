@@ -18,7 +18,8 @@ may still finish the call.
 A pooled connection that the server has already closed is never written to:
 it is checked for a pending end-of-stream before reuse (aiohttp alone only
 notices once the event loop has read it), and a connection that carried a 5xx
-answer is not reused at all, since a server that just failed may drop it.
+answer is not reused at all, since a server that just failed may drop it
+(see ``_CheckedHandler``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp.client_proto import ResponseHandler
+from aiohttp.http import RawResponseMessage
+from aiohttp.streams import StreamReader
 from yarl import URL
 
 from ..errors import TIMEOUT, InvalidArgumentError, RoutingError, TransportError
@@ -63,16 +66,27 @@ def _is_same_host(url: str) -> bool:
 
 
 class _CheckedHandler(ResponseHandler):
-    """aiohttp's connection protocol, plus a zero-timeout poll before a pooled connection is reused.
+    """aiohttp's connection protocol, with two rules about reusing a pooled connection.
 
     An idle HTTP/1.1 connection has nothing to read; if its socket is readable the
     server has closed it (or sent garbage), even when the event loop has not yet
     processed that end-of-stream. Reusing it would fail a call that never reached
     the server, so the pool drops it and dials a fresh connection instead.
+
+    A connection that carried a 5xx answer is closed instead of pooled: a server
+    that has just failed may drop it a moment later (Starlette re-raises after its
+    500, and uvicorn then closes the socket), when the next call is already on it.
+    The status is seen here, as the answer is parsed, because aiohttp pools a
+    connection as soon as a small body has arrived, before the caller sees it.
     """
 
+    def feed_data(self, data: tuple[RawResponseMessage, StreamReader], size: int = 0) -> None:
+        if data[0].code >= 500:
+            self.force_close()
+        super().feed_data(data, size)
+
     def is_connected(self) -> bool:
-        if not super().is_connected() or self.transport is None:
+        if not super().is_connected() or self.transport is None or self.should_close:
             return False
         sock = self.transport.get_extra_info("socket")
         if sock is None:
@@ -190,9 +204,6 @@ class HttpTransport:
     async def _exchange(self, body: bytes) -> tuple[int, bytes]:
         try:
             async with self._client().post(self._invoke_url, data=body) as response:
-                if response.status >= 500 and response.connection is not None \
-                        and response.connection.protocol is not None:
-                    response.connection.protocol.force_close()  # a failing server may drop it: never reuse
                 return response.status, await self._body(response)
         except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
             raise self._unavailable(exc) from None
