@@ -5,6 +5,7 @@ with a private CA."""
 from __future__ import annotations
 
 import asyncio
+import json
 import ssl
 import time
 from pathlib import Path
@@ -263,3 +264,17 @@ def test_construction_refusals() -> None:
         arguments: dict[str, Any] = {"id": "x", "url": "http://127.0.0.1:1", "token": TOKEN, **options}
         with pytest.raises(InvalidArgumentError):
             create_http_transport(**arguments)
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=_JSON)
+def test_wire_bytes_round_trip_sendable_json(value: Any) -> None:
+    """Issue 19: every finite, valid-Unicode JSON value within the depth bound is sent as JSON that reads back
+    equal, whichever path (exact types, frozen snapshots, big integers) encodes it."""
+    from ditto.contracts import freeze_json
+    from ditto.transport.wire import loads, to_wire_bytes
+
+    for form in (value, freeze_json(value)):
+        assert loads(to_wire_bytes(form)) == json.loads(json.dumps(form))
+    # Beyond 64 bits orjson cannot write an integer; the bytes still carry it exactly.
+    assert json.loads(to_wire_bytes([value, 2**70])) == [json.loads(json.dumps(value)), 2**70]

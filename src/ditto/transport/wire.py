@@ -41,18 +41,34 @@ def to_wire_value(value: Any) -> Any:
 
 
 def _wire(value: Any, depth: int) -> Any:
-    if value is None or isinstance(value, bool):
+    kind = type(value)
+    # Exact types first (the common case, a dict of plain scalars), then subclasses and conversions.
+    if kind is str:
+        if value.isascii() or valid_text(value):
+            return value
+        raise NotSerializable("a string holds a lone surrogate")
+    if kind is dict and depth < MAX_JSON_DEPTH:
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if type(key) is not str or not (key.isascii() or valid_text(key)):
+                return _wire_object(value, depth)  # let the general path name the problem
+            out[key] = item if type(item) is str and item.isascii() else _wire(item, depth + 1)
+        return out
+    if value is None or kind is bool or (kind is int and -_INT64 <= value < _INT64):
+        return value
+    if kind is float and value - value == 0.0:  # false for NaN and infinities
+        return value
+    if isinstance(value, bool):
         return value
     if isinstance(value, str):
         if not valid_text(value):
             raise NotSerializable("a string holds a lone surrogate")
         return value
     if isinstance(value, int):
-        if not -_INT64 <= value < _INT64:
-            try:
-                float(value)  # an integer that rounds to infinity as a double is not a JSON number
-            except OverflowError:
-                raise NotSerializable("an integer is beyond a double's range") from None
+        try:
+            float(value)  # an integer that rounds to infinity as a double is not a JSON number
+        except OverflowError:
+            raise NotSerializable("an integer is beyond a double's range") from None
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -61,14 +77,7 @@ def _wire(value: Any, depth: int) -> Any:
     if depth >= MAX_JSON_DEPTH:
         raise NotSerializable(f"the value is nested deeper than {MAX_JSON_DEPTH} levels")
     if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise NotSerializable("object keys must be strings")
-            if not valid_text(key):
-                raise NotSerializable("an object key holds a lone surrogate")
-            out[key] = _wire(item, depth + 1)
-        return out
+        return _wire_object(value, depth)
     if isinstance(value, (list, tuple)):
         return [_wire(item, depth + 1) for item in value]
     # Conversions count as a level too, so an object whose to_wire() returns itself ends at the depth bound.
@@ -80,6 +89,19 @@ def _wire(value: Any, depth: int) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return _wire({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, depth + 1)
     raise NotSerializable(f"{type(value).__name__} cannot be sent as JSON")
+
+
+def _wire_object(value: Mapping[Any, Any], depth: int) -> dict[str, Any]:
+    if depth >= MAX_JSON_DEPTH:
+        raise NotSerializable(f"the value is nested deeper than {MAX_JSON_DEPTH} levels")
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        if not isinstance(key, str):
+            raise NotSerializable("object keys must be strings")
+        if not valid_text(key):
+            raise NotSerializable("an object key holds a lone surrogate")
+        out[key] = _wire(item, depth + 1)
+    return out
 
 
 def dumps(value: Any) -> bytes:
