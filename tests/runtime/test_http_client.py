@@ -272,7 +272,10 @@ def test_wire_bytes_round_trip_sendable_json(value: Any) -> None:
     """Issue 19: every finite, valid-Unicode JSON value within the depth bound is sent as JSON that reads back
     equal, whichever path (exact types, frozen snapshots, big integers) encodes it."""
     from ditto.contracts import freeze_json
-    from ditto.transport.wire import loads, to_wire_bytes
+    from ditto.transport.wire import dumps_wire, loads, to_wire_value
+
+    def to_wire_bytes(value: Any) -> bytes:
+        return dumps_wire(to_wire_value(value))
 
     for form in (value, freeze_json(value)):
         assert loads(to_wire_bytes(form)) == json.loads(json.dumps(form))

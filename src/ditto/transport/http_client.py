@@ -44,7 +44,7 @@ from ..errors import TIMEOUT, InvalidArgumentError, RoutingError, TransportError
 from ..runtime import NodeError, NodeResult
 from ..runtime.worker import MAX_TIMEOUT_S, valid_timeout
 from ..signal import CancelledBySignal, CancelSignal, await_with_signal
-from .wire import NotSerializable, loads, to_wire_bytes
+from .wire import NotSerializable, dumps_wire, loads, to_wire_value
 
 __all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "HttpTransport", "create_http_transport"]
 
@@ -181,12 +181,14 @@ class HttpTransport:
         try:
             # The timeout is not sent: a client timeout stops waiting only (seed 000), the
             # server finishes the call. Callers that want a server deadline send timeoutMs.
-            body = to_wire_bytes({"node": node, "input": input, "address": address, "executionId": execution_id})
+            body = dumps_wire(to_wire_value({"node": node, "input": input, "address": address,
+                                             "executionId": execution_id}))
         except NotSerializable as exc:
             raise TransportError("TRANSPORT_INVALID_INPUT", f"input of {_shown(node)} cannot be sent as JSON: {exc}") \
                 from None
         try:
-            status, raw = await await_with_signal(self._post(body, timeout), signal)
+            request = self._exchange(body) if timeout is None else self._exchange_within(body, timeout)
+            status, raw = await (request if signal is None else await_with_signal(request, signal))
         except CancelledBySignal as stop:
             return NodeResult(execution_id, node, stop.status, error=NodeError(stop.code, stop.message))
         except TimeoutError:
@@ -194,14 +196,13 @@ class HttpTransport:
                               error=NodeError(TIMEOUT, f"no answer from {self.id} within {timeout} s"))
         return self._read(status, raw, node)
 
-    async def _post(self, body: bytes, timeout: float | None) -> tuple[int, bytes]:
-        """POST one call; connection failures become TransportError, our own deadline a ``TimeoutError``."""
-        if timeout is None:
-            return await self._exchange(body)
+    async def _exchange_within(self, body: bytes, timeout: float) -> tuple[int, bytes]:
+        """:meth:`_exchange` under the caller's deadline (``TimeoutError`` when it passes)."""
         async with asyncio.timeout(timeout):
             return await self._exchange(body)
 
     async def _exchange(self, body: bytes) -> tuple[int, bytes]:
+        """POST one call; connection failures become TransportError."""
         try:
             async with self._client().post(self._invoke_url, data=body) as response:
                 return response.status, await self._body(response)

@@ -25,7 +25,7 @@ from pydantic import BaseModel
 
 from ..contracts.json import MAX_JSON_DEPTH, valid_text
 
-__all__ = ["NotSerializable", "dumps", "loads", "to_wire_bytes", "to_wire_value"]
+__all__ = ["NotSerializable", "dumps", "dumps_wire", "loads", "to_wire_value"]
 
 #: Integers in this range are written by orjson without a range check.
 _INT64 = 2**63
@@ -109,19 +109,18 @@ def dumps(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
-def to_wire_bytes(value: Any) -> bytes:
-    """``dumps(to_wire_value(value))``, with orjson (about 20× faster than ``json`` on small values).
+def dumps_wire(value: Any) -> bytes:
+    """:func:`dumps` for a value :func:`to_wire_value` produced, with orjson (about 20× faster on small values).
 
     orjson is safe here only because :func:`to_wire_value` already refused NaN
     (which orjson would write as ``null``) and bad strings; it cannot write
     integers beyond 64 bits or nest past 254 levels, and those rare values go
     through :func:`dumps` instead.
     """
-    plain = to_wire_value(value)
     try:
-        return orjson.dumps(plain)
-    except orjson.JSONEncodeError:
-        return dumps(plain)
+        return orjson.dumps(value)
+    except TypeError:  # orjson.JSONEncodeError
+        return dumps(value)
 
 
 def loads(data: bytes) -> Any:
