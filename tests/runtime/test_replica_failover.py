@@ -210,3 +210,33 @@ async def test_sigkill_of_a_replica_under_load_loses_no_reroutable_call_and_runs
     successes = [call_id for call_id, code in outcomes.items() if code == "success"]
     assert all((call_id in ran["a"]) != (call_id in ran["b"]) for call_id in successes)
     assert len(ran["a"]) > 50 and len(ran["b"]) > 100  # both served before the kill, the survivor after it
+
+
+async def test_dns_and_tls_handshake_failures_are_rerouted(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 19: a replica whose host name does not resolve and one whose TLS certificate is not trusted
+    (a trustme CA the caller was not given) never receive the call: every call succeeds on the healthy
+    replica, and each failing one is tried once, then cooled down."""
+    from ..support.loopback_tls import make_test_ca
+
+    ca = make_test_ca(tmp_path)
+    served: list[str] = []
+    healthy = _server("ok", served)
+    untrusted = _server("tls", [])
+    async with serve_port(create_worker_http_app(healthy, token=TOKEN)) as port, \
+            serve_port(create_worker_http_app(untrusted, token=TOKEN), ssl_certfile=str(ca.server_pem),
+                       ssl_keyfile=str(ca.server_pem)) as tls_port:
+        transports = [create_http_transport(id="dns", url="http://ditto-replica.invalid:8080", token=TOKEN),
+                      create_http_transport(id="tls", url=f"https://127.0.0.1:{tls_port}", token=TOKEN),
+                      create_http_transport(id="ok", url=f"http://127.0.0.1:{port}", token=TOKEN)]
+        caller = create_ditto(transports=transports)
+        for transport, address in zip(transports, ["TEST@dns#1", _address(untrusted), _address(healthy)],
+                                      strict=True):
+            caller.register_remote(address=address, transport_id=transport.id, capabilities=["TEST.WHO"],
+                                   same_host=True)
+        with caplog.at_level(logging.WARNING, logger="ditto.runtime"):
+            answers = [(await caller.invoke("TEST.WHO", str(index))).output for index in range(9)]
+        assert answers == ["ok"] * 9 and len(served) == 9
+        skipped = sorted(record.getMessage().split(" (transport ")[1].split(")")[0] for record in caplog.records
+                         if "is skipped for" in record.getMessage())
+        assert skipped == ["dns", "tls"]
+        await _close(caller)
