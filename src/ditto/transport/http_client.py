@@ -281,9 +281,9 @@ class HttpTransport:
         try:
             async with asyncio.timeout(self._connect_timeout):
                 async with self._client().get(self._health_url) as response:
-                    await response.read()
+                    await self._body(response)
                     return response.status == 200
-        except (aiohttp.ClientError, TimeoutError):
+        except (aiohttp.ClientError, TimeoutError, TransportError):
             return False
 
     async def aclose(self) -> None:
