@@ -136,9 +136,10 @@ class InvalidArgumentError(DittoError, ValueError):
 
 
 class RegistrationError(DittoError):
-    """A worker definition or remote replica could not be registered.
+    """A worker definition or remote replica could not be registered (or unregistered).
 
-    Codes: ``INVALID_WORKER``, ``UNKNOWN_TRANSPORT``, ``DUPLICATE_TRANSPORT``, ``RUNTIME_CLOSED``.
+    Codes: ``INVALID_WORKER``, ``UNKNOWN_TRANSPORT``, ``DUPLICATE_TRANSPORT``, ``UNKNOWN_WORKER``
+    (``unregister_remote`` of a replica that is not registered), ``RUNTIME_CLOSED``.
     """
 
 
@@ -149,9 +150,12 @@ class RoutingError(DittoError):
 class TransportError(DittoError):
     """A remote call failed in the transport, not in the worker.
 
-    Codes: ``TRANSPORT_UNAVAILABLE`` (could not connect), ``TRANSPORT_UNAUTHORIZED``
-    (401), ``TRANSPORT_FAILED`` (connection lost mid-call), ``TRANSPORT_PROTOCOL_ERROR``
-    (the peer answered something that is not a NodeResult).
+    Codes: ``TRANSPORT_UNAVAILABLE`` (the call cannot have reached a handler: could not
+    connect, TLS handshake failed, 503; the runtime sends it to the next replica),
+    ``TRANSPORT_UNAUTHORIZED`` (401), ``TRANSPORT_FAILED`` (connection lost after the
+    request was sent: it may have run, so it is never re-sent), ``TRANSPORT_PROTOCOL_ERROR``
+    (the peer answered something that is not a NodeResult), ``TRANSPORT_PAYLOAD_TOO_LARGE``
+    (413), ``TRANSPORT_INVALID_INPUT`` (the input or ``timeout=`` cannot be sent).
     """
 
 

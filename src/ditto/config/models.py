@@ -178,6 +178,8 @@ class TransportConfig(_Section):
 
     http: HttpTransportConfig = Field(default_factory=HttpTransportConfig)
     """The HTTP transport."""
+    replica_cooldown_ms: Annotated[StrictInt, Field(ge=1, le=3_600_000)] | None = None
+    """How long a remote replica whose connection failed is skipped before a re-probe (default 5,000 ms)."""
 
 
 class RuntimeConfig(_Section):
