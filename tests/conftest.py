@@ -51,6 +51,6 @@ def pytest_addoption(parser: Any) -> None:
 
 def pytest_ignore_collect(collection_path: Path, config: Any) -> bool | None:
     """``tests/package`` builds and installs the package (minutes): only ``scripts/package-check`` runs it."""
-    if collection_path == _PACKAGE_TESTS and not config.getoption("--package-check"):
+    if collection_path.is_relative_to(_PACKAGE_TESTS) and not config.getoption("--package-check"):
         return True
     return None
