@@ -327,7 +327,8 @@ class PostgresMemoryStore:
             "freq = excluded.freq, length = excluded.length, updated_at = now()")
         for attempt in range(_WRITE_ATTEMPTS):
             try:
-                async with connection.transaction():
+                # One round trip: BEGIN, both statements and COMMIT go out together (errors surface at the end).
+                async with connection.pipeline(), connection.transaction():
                     await connection.execute(moved, (list(columns[0]), list(columns[1])))
                     await connection.execute(upsert, [list(column) for column in columns])
                 return
