@@ -191,3 +191,30 @@ def test_filters_mean_what_they_mean_in_memory(pgvector_server: PostgresServer, 
         assert got == expected
 
     asyncio.run(body())
+
+
+async def test_a_signal_cancels_a_write_waiting_on_the_server(provider: PgvectorSearchProvider,
+                                                              pgvector_server: PostgresServer) -> None:
+    """Issue 18: a signal fired while ``add`` waits on the server (another transaction holds the row) cancels the
+    statement there: RETRIEVAL_CANCELLED at once, none of the batch stored, the provider still works."""
+    import asyncio
+
+    from ditto.retrieval import RetrievalExecutionContext
+    from ditto.signal import AbortController
+
+    await provider.add([{"id": "held", "vector": _embed("held"), "content": "before"}])
+    async with await psycopg.AsyncConnection.connect(pgvector_server.dsn) as blocker:
+        await blocker.execute(f"UPDATE {provider.index.table} SET content = '\"locked\"' WHERE id = 'held'")
+        controller = AbortController()
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.3, controller.abort)
+        started = loop.time()
+        with pytest.raises(RetrievalError) as raised:
+            await provider.add([{"id": "new", "vector": _embed("new")}, {"id": "held", "vector": _embed("x")}],
+                               RetrievalExecutionContext(signal=controller.signal))
+        assert raised.value.code == "RETRIEVAL_CANCELLED"
+        assert loop.time() - started < 10
+        await blocker.rollback()
+    assert await provider.index.count() == 1
+    output = await provider.search(request(_embed("held"), limit=5))
+    assert [(c.id, c.content) for c in output.candidates] == [("held", "before")]
