@@ -123,12 +123,12 @@ def test_same_operations_leave_the_same_records_and_exact_totals(postgres_server
                         continue
                     batch, seen_ids, seen_keys = [], set(), set()
                     for record_id, key, words in arg:
-                        if (record_id is not None and record_id in seen_ids) or (key is not None and key in seen_keys):
+                        record_id = record_id or f"gen{next(_tables)}"  # the same id in both stores
+                        if record_id in seen_ids or (key is not None and key in seen_keys):
                             continue  # a call may not repeat an id or a key
-                        chosen = record_id or f"gen{len(batch)}"  # an id of its own for each unnamed record
-                        seen_ids.add(chosen)
+                        seen_ids.add(record_id)
                         seen_keys.add(key)
-                        batch.append(MemoryWriteItem(id=chosen, key=key, content=" ".join(words)))
+                        batch.append(MemoryWriteItem(id=record_id, key=key, content=" ".join(words)))
                     await lite.write(batch)
                     await pg.write(batch)
                 listing = MemorySearchInput(query=None, limit=100)

@@ -13,6 +13,7 @@ from ditto.workflows.research import (
     create_task,
     import_internal_knowledge,
     open_research_runtime,
+    verify_task,
 )
 from ditto.workflows.research.checkpoints import checkpoint_key
 from tests.research.cli import output, research_args, run_cli
@@ -31,7 +32,8 @@ async def test_checkpoints_in_postgres_resume_each_task_of_a_shared_store(tmp_pa
                                                                           model: ScriptedModel,
                                                                           postgres_server: PostgresServer) -> None:
     """Issue 18, WF-8: two tasks with one request keep their checkpoints in one PostgreSQL MEMORY; each stops after
-    its evidence, then resumes its own stages from the database with no repeated model or source call."""
+    its evidence, then resumes its own stages from the database with no repeated model or source call, and its
+    brief verifies offline."""
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "ops.md").write_text("# Ops\n\nDatabase backups are retained for 9 days.\n", encoding="utf-8")
@@ -51,6 +53,7 @@ async def test_checkpoints_in_postgres_resume_each_task_of_a_shared_store(tmp_pa
         assert result.status == "completed"
         assert len(source_and_model_calls(trace(task))) == before, "a resumed stage called a source or the model"
         assert "9 days" in " ".join(item["quote"] for item in brief(task)["evidence"])
+        assert verify_task(task.directory) == []  # a brief stays verifiable offline, without the database
 
 
 async def test_internal_knowledge_in_postgres_is_searched(base: Path, model: ScriptedModel,

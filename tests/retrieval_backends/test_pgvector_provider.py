@@ -3,6 +3,7 @@ contract, filters applied before top-k, add/replace/remove, dimensions refused, 
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -14,9 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ditto.retrieval import RetrievalError, RetrievalSearchProvider
+from ditto.retrieval import RetrievalError, RetrievalExecutionContext, RetrievalSearchProvider
 from ditto.retrieval.providers.pgvector import PgvectorSearchProvider, create_pgvector_provider
 from ditto.retrieval.providers.vector import InMemoryVectorIndex
+from ditto.signal import AbortController
 from ditto.testing import RetrievalProviderContract
 from ditto.testing.retrieval import CONTRACT_DOCUMENTS
 from tests.support.postgres_server import PostgresServer
@@ -176,7 +178,6 @@ def test_filters_mean_what_they_mean_in_memory(pgvector_server: PostgresServer, 
                                                filter: dict[str, Any]) -> None:
     """Issue 18: for any metadata and any filter of the shared language, pgvector selects exactly the records the
     in-memory index selects (JSON-typed equality, list fields, missing fields, ranges on numbers only)."""
-    import asyncio
 
     async def body() -> None:
         rng = np.random.default_rng(len(metadata))
@@ -191,3 +192,26 @@ def test_filters_mean_what_they_mean_in_memory(pgvector_server: PostgresServer, 
         assert got == expected
 
     asyncio.run(body())
+
+
+async def test_a_signal_cancels_a_write_waiting_on_the_server(provider: PgvectorSearchProvider,
+                                                              pgvector_server: PostgresServer) -> None:
+    """Issue 18: a signal fired while ``add`` waits on the server (another transaction holds the row) cancels the
+    statement there: RETRIEVAL_CANCELLED at once, none of the batch stored, the provider still works."""
+
+    await provider.add([{"id": "held", "vector": _embed("held"), "content": "before"}])
+    async with await psycopg.AsyncConnection.connect(pgvector_server.dsn) as blocker:
+        await blocker.execute(f"UPDATE {provider.index.table} SET content = '\"locked\"' WHERE id = 'held'")
+        controller = AbortController()
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.3, controller.abort)
+        started = loop.time()
+        with pytest.raises(RetrievalError) as raised:
+            await provider.add([{"id": "new", "vector": _embed("new")}, {"id": "held", "vector": _embed("x")}],
+                               RetrievalExecutionContext(signal=controller.signal))
+        assert raised.value.code == "RETRIEVAL_CANCELLED"
+        assert loop.time() - started < 10
+        await blocker.rollback()
+    assert await provider.index.count() == 1
+    output = await provider.search(request(_embed("held"), limit=5))
+    assert [(c.id, c.content) for c in output.candidates] == [("held", "before")]

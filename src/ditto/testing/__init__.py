@@ -17,6 +17,8 @@ the hooks the contract's docstring lists::
         async def failing_provider(self, secret):
             yield MyProvider(documents=self.documents, url=f"http://{secret}.invalid")
 
+``MemoryStoreContract`` is the same for a MEMORY store (hooks ``store()`` and ``break_writes_of``); the
+SQLite and PostgreSQL stores both run it, so a store of your own is held to exactly what they promise.
 The test methods are plain functions that run their own event loop, so no pytest plugin is needed.
 Importing this package imports nothing optional: each contract loads its worker when first named.
 """

@@ -77,8 +77,8 @@ _log = logging.getLogger("ditto.memory")
 POSTGRES_SCHEMA_VERSION: Final = 1
 _STRATEGIES = frozenset({"keyword"})
 _TABLE = re.compile(r"[a-z_][a-z0-9_]{0,47}")
-#: Candidates scored exactly per search, preselected by ``ts_rank`` (how many query terms a record holds).
-_SCORING_POOL: Final = 10_000
+#: Candidates scored exactly per search (at least ``limit``), preselected by the idf of the terms they hold.
+_SCORING_POOL: Final = 256
 #: PostgreSQL refuses lexemes of 2 KiB and more, and tsvectors of 1 MiB and more.
 _MAX_LEXEME_BYTES: Final = 2046
 _MAX_TSVECTOR_BYTES: Final = 1_000_000
@@ -327,7 +327,8 @@ class PostgresMemoryStore:
             "freq = excluded.freq, length = excluded.length, updated_at = now()")
         for attempt in range(_WRITE_ATTEMPTS):
             try:
-                async with connection.transaction():
+                # One round trip: BEGIN, both statements and COMMIT go out together (errors surface at the end).
+                async with connection.pipeline(), connection.transaction():
                     await connection.execute(moved, (list(columns[0]), list(columns[1])))
                     await connection.execute(upsert, [list(column) for column in columns])
                 return
@@ -408,35 +409,44 @@ class PostgresMemoryStore:
 
     async def _match(self, connection: psycopg.AsyncConnection[Any], terms: list[str], condition: str,
                      params: list[Any], limit: int) -> tuple[list[tuple[float, Any]], list[Any]]:
-        """Candidates, BM25 inputs and the winners' records, read in one snapshot."""
+        """Candidates, BM25 inputs and the winners' records, read in one snapshot.
+
+        The candidates are the ``max(limit, 256)`` matching records whose query terms have the highest
+        idf sum (BM25 without its tf and length factors, which only the few candidates need); they are
+        then scored exactly. SQLite's FTS5 preselects by its own ``bm25()`` the same way.
+        """
         table = self._table
-        query = _tsquery(terms)
-        frequencies_sql = (f"SELECT (SELECT count(*) FROM {table} WHERE terms @@ q.query) FROM "
-                           "unnest(%s::tsquery[]) WITH ORDINALITY AS q(query, n) ORDER BY q.n")
-        candidates_sql = (
-            "SELECT r.seq, r.length, ARRAY(SELECT coalesce((r.freq ->> t.term)::int, 0) FROM "
-            "unnest(%s::text[]) WITH ORDINALITY AS t(term, n) ORDER BY t.n) "
-            f"FROM {table} AS r WHERE r.terms @@ %s::tsquery AND {condition} "
-            "ORDER BY ts_rank(r.terms, %s::tsquery) DESC, r.seq LIMIT %s")
+        term_queries = [_tsquery([term]) for term in terms]
+        matched = " + ".join("(CASE WHEN r.terms @@ %s::tsquery THEN %s ELSE 0 END)" for _ in terms)
+        # One pass over the matching records counts every term's document frequency (the whole store's).
+        frequencies_sql = (f"SELECT {', '.join('count(*) FILTER (WHERE terms @@ %s::tsquery)' for _ in terms)} "
+                           f"FROM {table} WHERE terms @@ %s::tsquery")
+        counts = ", ".join("coalesce((f.freq ->> %s)::int, 0)" for _ in terms)
+        candidates_sql = (  # the inner query sorts (seq, weight) pairs only; term counts are read for the pick
+            f"SELECT f.seq, f.length, {counts} "
+            f"FROM (SELECT r.seq FROM {table} AS r WHERE r.terms @@ %s::tsquery AND {condition} "
+            f"ORDER BY {matched} DESC, r.seq LIMIT %s) AS pick JOIN {table} AS f ON f.seq = pick.seq")
         async with connection.transaction():
             await connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            candidates = await (await connection.execute(
-                candidates_sql, [terms, query, *params, query, max(limit, _SCORING_POOL)])).fetchall()
-            if not candidates:
-                return [], []
             totals = await (await connection.execute(
                 f"SELECT coalesce(sum(records), 0), coalesce(sum(tokens), 0) FROM {table}_stats")).fetchone()
-            frequency_rows = await (await connection.execute(
-                frequencies_sql, ([_tsquery([term]) for term in terms],))).fetchall()
+            counts_row = await (await connection.execute(frequencies_sql, [*term_queries, _tsquery(terms)])).fetchone()
             records, tokens = (int(totals[0]), int(totals[1])) if totals is not None else (0, 0)
-            frequency = {term: int(row[0]) for term, row in zip(terms, frequency_rows, strict=True)}
+            frequency = {term: int(count) for term, count in zip(terms, counts_row or [0] * len(terms), strict=True)}
+            if not any(frequency.values()):
+                return [], []
+            # bm25_score of one occurrence in a document of average length is exactly the term's idf.
+            weighted = [value for term, query in zip(terms, term_queries, strict=True)
+                        for value in (query, bm25_score({term: 1}, 1, frequency, records, 1.0))]
+            candidates = await (await connection.execute(candidates_sql, [
+                *terms, _tsquery(terms), *params, *weighted, max(limit, _SCORING_POOL)])).fetchall()
             average = tokens / records if records else 0.0
-            scored = sorted(((bm25_score(dict(zip(terms, counts, strict=True)), length, frequency, records,
-                                         average), seq) for seq, length, counts in candidates),
+            scored = sorted(((bm25_score(dict(zip(terms, row[2:], strict=True)), row[1], frequency, records,
+                                         average), row[0]) for row in candidates),
                             key=lambda pair: (-pair[0], pair[1]))[:limit]
             rows = await (await connection.execute(
                 f"SELECT seq, id, key, content, metadata FROM {table} WHERE seq = ANY(%s::bigint[])",
-                ([seq for _, seq in scored],))).fetchall()
+                ([seq for _, seq in scored],))).fetchall() if scored else []
         return scored, rows
 
     # -- lifecycle ------------------------------------------------------------------
