@@ -17,36 +17,91 @@ from typing import Any
 
 from pydantic import BaseModel
 
-__all__ = ["NotSerializable", "dumps", "to_wire_value"]
+from ..contracts.json import MAX_JSON_DEPTH
+
+__all__ = ["NotJson", "NotSerializable", "dumps", "loads", "to_wire_value"]
 
 
 class NotSerializable(TypeError):
     """The value has a part JSON cannot carry."""
 
 
-def to_wire_value(value: Any) -> Any:
+class NotJson(ValueError):
+    """The bytes are not standard JSON, or nest too deeply to be read."""
+
+
+def _no_constants(name: str) -> Any:
+    # ``json.loads`` reads NaN/Infinity/-Infinity by default; JSON has no such literals (RFC 8259).
+    raise NotJson(f"{name} is not a JSON value")
+
+
+#: Deepest nesting a message may have: a value the contracts accept (``MAX_JSON_DEPTH``) inside the
+#: request or result envelope. Deeper bodies are refused whole, the same way on every thread and stack.
+MAX_WIRE_DEPTH = MAX_JSON_DEPTH + 2
+
+
+def loads(raw: bytes) -> Any:
+    """Read standard JSON only: :class:`NotJson` for malformed text, the NaN/Infinity literals, invalid
+    UTF-8 and nesting deeper than :data:`MAX_WIRE_DEPTH` (so ``RecursionError`` never escapes, and how deep
+    a body may be does not depend on which stack parsed it)."""
+    try:
+        value = json.loads(raw, parse_constant=_no_constants)
+    except RecursionError:
+        raise NotJson("nested too deeply") from None
+    except (ValueError, UnicodeDecodeError) as error:  # JSONDecodeError, NotJson, 4,300+ digit integers
+        raise NotJson("not valid JSON") from error
+    # Counting brackets is C speed; only a body with enough of them to be too deep is walked.
+    if raw.count(b"[") + raw.count(b"{") > MAX_WIRE_DEPTH and _deeper_than(value, MAX_WIRE_DEPTH):
+        raise NotJson("nested too deeply")
+    return value
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether a parsed JSON value nests more than ``limit`` containers (iterative: no recursion)."""
+    if type(value) is not dict and type(value) is not list:
+        return False
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        current, depth = stack.pop()
+        children = current.values() if type(current) is dict else current
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if type(child) is dict or type(child) is list)
+    return False
+
+
+def to_wire_value(value: Any, _depth: int = 0) -> Any:
+    """``value`` as plain JSON types; :class:`NotSerializable` for anything else, including nesting deeper
+    than ``MAX_JSON_DEPTH`` (the contracts' own bound), so no walk here or in ``json.dumps`` recurses out."""
     if value is None or isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
             raise NotSerializable("non-finite number")
         return value
+    if _depth >= MAX_JSON_DEPTH:
+        raise NotSerializable(f"nested deeper than {MAX_JSON_DEPTH} levels")
     if isinstance(value, BaseModel):
-        return to_wire_value(value.model_dump(by_alias=True, exclude_none=True))
+        try:
+            dumped = value.model_dump(by_alias=True, exclude_none=True)
+        except RecursionError:
+            raise NotSerializable("nested too deeply") from None
+        return to_wire_value(dumped, _depth)
+    depth = _depth + 1
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for key, item in value.items():
             if not isinstance(key, str):
                 raise NotSerializable("object keys must be strings")
-            out[key] = to_wire_value(item)
+            out[key] = to_wire_value(item, depth)
         return out
     if isinstance(value, (list, tuple)):
-        return [to_wire_value(item) for item in value]
+        return [to_wire_value(item, depth) for item in value]
     to_wire = getattr(value, "to_wire", None)
     if callable(to_wire):
-        return to_wire_value(to_wire())
+        return to_wire_value(to_wire(), _depth)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return to_wire_value({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
+        return to_wire_value({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, _depth)
     raise NotSerializable(f"{type(value).__name__} cannot be sent as JSON")
 
 
