@@ -75,6 +75,3 @@ class LogLimiter:
             cut = cut[:MAX_LOGGED_TRACEBACK // 2] + "…\n" + cut[-MAX_LOGGED_TRACEBACK // 2:]
         logger.error(message + suffix + "\n%s", *args, cut.rstrip("\n"))
 
-
-#: The process-wide limiter the runtime and the HTTP app share.
-failures = LogLimiter()

@@ -20,3 +20,12 @@ async def boom(_input: Any) -> Any:
 
 def make() -> list[WorkerDefinition]:
     return [WorkerDefinition("OPS", {"OPS.HOLD": hold, "OPS.BOOM": boom}, concurrency=512)]
+
+
+def memory() -> list[WorkerDefinition]:
+    """A MEMORY worker over SQLite at ``$DITTO_TEST_MEMORY_PATH``."""
+    import os
+
+    from ditto.worker.memory import create_memory_worker, create_sqlite_memory_store
+
+    return [create_memory_worker(store=create_sqlite_memory_store(os.environ["DITTO_TEST_MEMORY_PATH"]))]

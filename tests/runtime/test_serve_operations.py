@@ -38,7 +38,7 @@ async def test_sigterm_drains_every_accepted_call_then_exits_zero() -> None:
         async with httpx.AsyncClient(base_url=url, headers=AUTH, limits=limits, timeout=30) as client:
             assert (await client.get("/readyz")).status_code == 200
             calls = [asyncio.create_task(client.post("/v1/invoke", json={"node": "OPS.HOLD",
-                                                                         "input": {"ms": 1500, "n": n}}))
+                                                                         "input": {"ms": 5000, "n": n}}))
                      for n in range(200)]
             deadline = time.monotonic() + 15
             while time.monotonic() < deadline:  # the server's own gauge says when all 200 are in

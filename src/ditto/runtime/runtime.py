@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .._log_limit import failures
+from .._log_limit import LogLimiter
 from ..errors import HANDLER_ERROR, REJECTED, DittoError, RegistrationError, RoutingError
 from ..signal import CancelSignal, await_with_signal
 from ._replica import LOCAL, LOCATION_NAMES, REMOTE, SAME_HOST, LocalReplica, RemoteReplica, Replica
@@ -90,6 +90,8 @@ class Runtime:
         self._inflight = 0
         self._idle = asyncio.Event()
         self._idle.set()
+        #: Handler tracebacks: once per cause and minute for this runtime.
+        self._failures = LogLimiter()
         self._closed = False
         self._unbound_client = _BoundRuntime(self, None)
         for transport in transports:
@@ -261,7 +263,7 @@ class Runtime:
             # The handler's own exception text may hold secrets: report a fixed message, and log
             # the original with its traceback so the application's developer can see it, once per
             # cause and minute (a node failing on every call must not fill the disk).
-            failures.exception(_log, node, error, "the handler of %s raised", node)
+            self._failures.exception(_log, node, error, "the handler of %s raised", node)
             return NodeResult(execution_id, node, "error",
                               error=NodeError(HANDLER_ERROR, f"the {replica.worker_type} worker failed"))
         finally:

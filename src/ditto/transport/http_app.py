@@ -35,12 +35,12 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from .._log_limit import failures
+from .._log_limit import LogLimiter
 from ..errors import OUTPUT_NOT_SERIALIZABLE, InvalidArgumentError, RoutingError
 from ..runtime import NodeError, NodeResult, Runtime
 from . import _tracing
 from ._metrics import CONTENT_TYPE, ServiceMetrics
-from .wire import NotJson, NotSerializable, dumps, loads, to_wire_value
+from .wire import NotJson, NotSerializable, dumps, dumps_wire, loads, to_wire_value
 
 __all__ = ["DEFAULT_BODY_TIMEOUT", "DEFAULT_MAX_BODY_BYTES", "MAX_TIMEOUT_MS", "WorkerService",
            "create_worker_http_app"]
@@ -163,6 +163,7 @@ def create_worker_http_app(runtime: Runtime, *, token: str, max_body_bytes: int 
     expected_metrics = f"Bearer {metrics_token}".encode() if metrics_token else expected
     counters = ServiceMetrics() if metrics else None
     service = WorkerService(counters)
+    failures = LogLimiter()
     traced = tracing and _tracing.ENABLED
     logged = _access.isEnabledFor  # read per call: the level may be changed at run time
 
@@ -294,7 +295,7 @@ def _result_to_wire(result: NodeResult[Any]) -> dict[str, Any]:
     if result.status == "success":
         try:
             wire = result.to_wire(to_wire_value(result.output))
-            wire["_bytes"] = dumps(wire)
+            wire["_bytes"] = dumps_wire(wire)
             return wire
         except (NotSerializable, ValueError, TypeError, RecursionError):
             result = NodeResult(result.execution_id, result.node, "error", error=NodeError(

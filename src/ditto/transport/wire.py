@@ -19,7 +19,12 @@ from pydantic import BaseModel
 
 from ..contracts.json import MAX_JSON_DEPTH
 
-__all__ = ["NotJson", "NotSerializable", "dumps", "loads", "to_wire_value"]
+try:
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - an optional speed-up
+    _orjson = None  # type: ignore[assignment]
+
+__all__ = ["NotJson", "NotSerializable", "dumps", "dumps_wire", "loads", "to_wire_value"]
 
 
 class NotSerializable(TypeError):
@@ -106,4 +111,21 @@ def to_wire_value(value: Any, _depth: int = 0) -> Any:
 
 
 def dumps(value: Any) -> bytes:
+    """Compact UTF-8 JSON; ``ValueError`` for NaN/infinity or a lone surrogate."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+def dumps_wire(value: Any) -> bytes:
+    """:func:`dumps` for a value :func:`to_wire_value` produced (so every number in it is finite).
+
+    orjson when installed: about 8× faster, so a large answer written in a thread holds the GIL, and
+    with it the event loop, that much less. orjson writes NaN as ``null``, which is why only checked
+    values come here; what it refuses (integers beyond 64 bits, lone surrogates) goes through
+    :func:`dumps`, which writes the big integers and refuses the rest.
+    """
+    if _orjson is not None:
+        try:
+            return _orjson.dumps(value)
+        except TypeError:
+            pass
+    return dumps(value)
