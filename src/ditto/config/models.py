@@ -71,13 +71,17 @@ class RetrievalEmbeddingConfig(_Section):
     dimensions: PositiveInt | None = None
 
 
+#: A candidate pool is a search limit sent on to a branch: at most the largest search limit.
+CandidateLimit = Annotated[StrictInt, Field(ge=1, le=10_000)]
+
+
 class RetrievalHybridConfig(_Section):
-    candidate_limit: PositiveInt | None = None
+    candidate_limit: CandidateLimit | None = None
     rrf_k: PositiveInt | None = None
 
 
 class RetrievalRerankConfig(_Section):
-    candidate_limit: PositiveInt | None = None
+    candidate_limit: CandidateLimit | None = None
 
 
 class RetrievalWorkerConfig(_Section):
