@@ -108,3 +108,30 @@ def test_a_400_digit_number_in_an_embedding_is_invalid_embedding(vector: list[An
         validate_vector(vector)
     assert refused.value.code == "RETRIEVAL_INVALID_EMBEDDING"
     assert validate_vector([1, 2**100]) == (1.0, float(2**100))
+
+
+async def test_a_huge_embedding_answer_is_refused_within_the_deadline() -> None:
+    """Issue 19 finding 5: an embedding server answering a 2,000,000-number vector (22 MB) to a call with
+    timeout_ms=3000 is refused (RETRIEVAL_BACKEND_ERROR, the answer is over the size cap) well within the
+    deadline, where parsing it after the deadline took 5.9–8.2 s; a 400-digit number in an answer is
+    RETRIEVAL_INVALID_EMBEDDING."""
+    import time
+
+    from ditto.retrieval import create_http_embedding_provider
+    from tests.support.openai_embeddings_server import EmbeddingServerState, openai_embeddings_server
+
+    state = EmbeddingServerState()
+    state.huge_answer()  # built before the clock starts
+    async with openai_embeddings_server(state) as (url, _state):
+        async with create_http_embedding_provider(url=url, model="huge", timeout_ms=3000) as embedder:
+            started = time.monotonic()
+            with pytest.raises(RetrievalError) as refused:
+                await embedder.embed(["agent memory"])
+            assert time.monotonic() - started < 3.0
+            assert refused.value.code == "RETRIEVAL_BACKEND_ERROR" and "bytes" in refused.value.message
+        async with create_http_embedding_provider(url=url, model="big-number") as embedder:
+            with pytest.raises(RetrievalError) as big:
+                await embedder.embed(["agent memory"])
+            assert big.value.code == "RETRIEVAL_INVALID_EMBEDDING"
+        async with create_http_embedding_provider(url=url, model="hash-bow") as embedder:
+            assert len((await embedder.embed(["agent memory"]))[0]) == 32
