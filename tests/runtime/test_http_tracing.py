@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import httpx
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -11,6 +14,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 from ditto import create_ditto, create_worker_http_app
 from ditto.transport import _tracing
 
+from ..support.ditto_serve import ditto_serve
 from ..support.uvicorn_thread import serve_app
 from .workers import make
 
@@ -59,3 +63,21 @@ def test_extract_reads_what_inject_wrote() -> None:
         headers = _tracing.inject({})
     carried = trace.get_current_span(_tracing.extract(headers)).get_span_context()
     assert carried.trace_id == span.get_span_context().trace_id and carried.span_id == span.get_span_context().span_id
+
+
+async def test_ditto_serve_with_a_global_sdk_continues_the_callers_trace(tmp_path: Path) -> None:
+    """Issue 19: in a `ditto serve` process whose global provider is an SDK (set up by the worker module, as
+    `opentelemetry-instrument` would), a call carrying ``traceparent`` is a ``ditto.invoke`` span of that
+    trace, child of the caller's span, across the process boundary."""
+    spans = tmp_path / "spans.jsonl"
+    trace_id, parent_id = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+    with ditto_serve(["tests.runtime.service_workers:traced"], TOKEN, env={"DITTO_TEST_SPANS": str(spans)}) \
+            as (url, _process):
+        async with httpx.AsyncClient(base_url=url) as client:
+            answer = await client.post("/v1/invoke", json={"node": "OPS.HOLD", "input": {"ms": 0, "n": 3}},
+                                       headers={"authorization": f"Bearer {TOKEN}",
+                                                "traceparent": f"00-{trace_id}-{parent_id}-01"})
+            assert answer.json()["output"] == {"n": 3}
+    (span,) = [json.loads(line) for line in spans.read_text().splitlines()]
+    assert (span["name"], span["trace"], span["parent"]) == ("ditto.invoke", trace_id, parent_id)
+    assert span["attributes"] == {"ditto.node": "OPS.HOLD", "ditto.status": "success"}

@@ -58,6 +58,8 @@ def serve(
     log_level: Annotated[str, typer.Option(
         "--log-level", help="debug, info (one JSON access line per call), warning or error.")] = "warning",
     metrics: Annotated[bool, typer.Option("--metrics/--no-metrics", help="Serve GET /metrics.")] = True,
+    tracing: Annotated[bool, typer.Option(
+        "--tracing/--no-tracing", help="An OpenTelemetry span per call (when opentelemetry-api is installed).")] = True,
 ) -> None:
     """Serve workers over HTTP with the token from DITTO_TRANSPORT_HTTP_WORKER_TOKEN.
 
@@ -87,6 +89,7 @@ def serve(
     definitions = [d for spec in worker for d in load_worker_factory(spec, runtime_config)]
     runtime = create_ditto(config=runtime_config, workers=definitions)
     http_app = create_worker_http_app(runtime, token=token, body_timeout=body_timeout, metrics=metrics,
+                                      tracing=tracing,
                                       metrics_token=os.environ.get(METRICS_TOKEN_ENV) or None)
     configure_logging(log_level)
     scheme = "https" if certfile else "http"

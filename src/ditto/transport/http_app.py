@@ -164,7 +164,7 @@ def create_worker_http_app(runtime: Runtime, *, token: str, max_body_bytes: int 
     counters = ServiceMetrics() if metrics else None
     service = WorkerService(counters)
     failures = LogLimiter()
-    traced = tracing and _tracing.ENABLED
+    tracer = _tracing.server_tracer(tracer_provider) if tracing else None
     logged = _access.isEnabledFor  # read per call: the level may be changed at run time
 
     def authorised(request: Request, wanted: bytes = expected) -> bool:
@@ -223,7 +223,8 @@ def create_worker_http_app(runtime: Runtime, *, token: str, max_body_bytes: int 
         problem = _timeout_ms_problem(timeout_ms)
         if problem is not None:
             return refuse(400, "INVALID_REQUEST", problem, node, started)
-        span_scope = _tracing.server_span(node, request.headers, tracer_provider) if traced else None
+        span_scope = _tracing.server_span(tracer, node, request.headers, explicit=tracer_provider is not None) \
+            if tracer is not None else None
         span = span_scope.__enter__() if span_scope is not None else None
         try:
             try:
