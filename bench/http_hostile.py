@@ -9,11 +9,13 @@ Rows (issue 19):
     literal, a node that raises, two Authorization headers, a 400-digit number as input, clients
     hanging up mid-body, bodies and headers trickled past the 2 s timeouts). Goals: ≥ 0.9× the clean
     throughput, p99 ≤ 1.2× clean, ≤ 2 kB of server log per hostile request.
-  * metrics + tracing on (an OpenTelemetry SDK recording every span, exported in batches to an exporter
-    that drops them) vs `--no-metrics --no-tracing`. Goal ≥ 0.9×.
+  * metrics + tracing on vs `--no-metrics --no-tracing`: with the OpenTelemetry API only (no SDK), with an
+    SDK keeping 1 trace in 100, and with an SDK recording every span (batched, to an exporter that drops
+    them). Goal ≥ 0.9×.
   * RETRIEVAL.SEARCH (BM25 over SciFact's 5,183 abstracts, the test queries in turn) vs BENCH.NOOP on
     the same replica, driven by one aiohttp process with 8 calls in flight. Goal ≥ 0.8×.
-Scenarios alternate `--rounds` times; the table shows each round and the ratios of the medians.
+Scenarios alternate `--rounds` times (ABBA, or each first in turn); the table shows every round and the
+ratios of the medians.
 """
 
 from __future__ import annotations
@@ -238,15 +240,18 @@ def main(seconds: float, rounds: int) -> None:
     mixed: list[Result] = []
     log_per_hostile: list[float] = []
     try:
-        for _ in range(rounds):
-            clean.append(wrk(server.url, token, seconds, [NOOP_BODY]))
-            before = server.log_bytes()
-            sender = subprocess.Popen([sys.executable, __file__, "--hostile", server.url, str(seconds), "20"],
-                                      cwd=ROOT, stdout=subprocess.PIPE, text=True)
-            mixed.append(wrk(server.url, token, seconds, [NOOP_BODY]))
-            sent = int(sender.communicate(timeout=60)[0].strip())
-            time.sleep(0.5)
-            log_per_hostile.append((server.log_bytes() - before) / sent)
+        for round_ in range(rounds):
+            for hostile_now in (False, True) if round_ % 2 == 0 else (True, False):  # ABBA: drift cancels
+                if not hostile_now:
+                    clean.append(wrk(server.url, token, seconds, [NOOP_BODY]))
+                    continue
+                before = server.log_bytes()
+                sender = subprocess.Popen([sys.executable, __file__, "--hostile", server.url, str(seconds), "20"],
+                                          cwd=ROOT, stdout=subprocess.PIPE, text=True)
+                mixed.append(wrk(server.url, token, seconds, [NOOP_BODY]))
+                sent = int(sender.communicate(timeout=60)[0].strip())
+                time.sleep(0.5)
+                log_per_hostile.append((server.log_bytes() - before) / sent)
     finally:
         server.stop()
     clean_rate, clean_p99 = statistics.median(r[0] for r in clean), statistics.median(r[2] for r in clean)
@@ -256,29 +261,36 @@ def main(seconds: float, rounds: int) -> None:
                       f" {mixed_rate / clean_rate:.2f}× calls/s, {mixed_p99 / clean_p99:.2f}× p99, "
                       f"{max(log_per_hostile):,.0f} log bytes per hostile request |"))
 
-    observed = Server("traced", token)
-    bare = Server("make", token, "--no-metrics", "--no-tracing")
-    on: list[Result] = []
-    off: list[Result] = []
+    variants = {"metrics + tracing hooks, no SDK installed": Server("make", token),
+                "metrics + tracing, SDK keeping 1 % of traces": Server("traced_sampled", token),
+                "metrics + tracing, SDK recording every span": Server("traced", token),
+                "--no-metrics --no-tracing": Server("make", token, "--no-metrics", "--no-tracing")}
+    runs: dict[str, list[Result]] = {name: [] for name in variants}
     try:
-        for _ in range(rounds):
-            on.append(wrk(observed.url, token, seconds, [NOOP_BODY]))
-            off.append(wrk(bare.url, token, seconds, [NOOP_BODY]))
+        names = list(variants)
+        for round_ in range(rounds):
+            for name in names[round_ % len(names):] + names[:round_ % len(names)]:  # each goes first in turn
+                runs[name].append(wrk(variants[name].url, token, seconds, [NOOP_BODY]))
     finally:
-        observed.stop()
-        bare.stop()
-    on_rate, off_rate = statistics.median(r[0] for r in on), statistics.median(r[0] for r in off)
-    lines.append(_row("wrk, metrics + tracing (SDK, batch export)", on, f" {on_rate / off_rate:.2f}× |"))
-    lines.append(_row("wrk, --no-metrics --no-tracing", off, " |"))
+        for variant in variants.values():
+            variant.stop()
+    off_rate = statistics.median(r[0] for r in runs["--no-metrics --no-tracing"])
+    for name, results in runs.items():
+        ratio = statistics.median(r[0] for r in results) / off_rate
+        lines.append(_row(f"wrk, {name}", results, f" {ratio:.2f}× |"))
 
     searches = _scifact_bodies()
     service = Server("scifact", token)
     noop: list[Result] = []
     search: list[Result] = []
     try:
-        for _ in range(rounds):
-            noop.append(asyncio.run(aiohttp_load(service.url, token, seconds, [NOOP_BODY.encode()])))
-            search.append(asyncio.run(aiohttp_load(service.url, token, seconds, [b.encode() for b in searches])))
+        for round_ in range(rounds):
+            for searching in (False, True) if round_ % 2 == 0 else (True, False):
+                if searching:
+                    search.append(asyncio.run(aiohttp_load(service.url, token, seconds,
+                                                           [b.encode() for b in searches])))
+                else:
+                    noop.append(asyncio.run(aiohttp_load(service.url, token, seconds, [NOOP_BODY.encode()])))
         wrk_noop = wrk(service.url, token, seconds, [NOOP_BODY])
         wrk_search = wrk(service.url, token, seconds, searches)
     finally:

@@ -16,6 +16,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ditto import WorkerDefinition, create_ditto, create_worker_http_app
 from ditto.runtime import Runtime
@@ -220,3 +222,38 @@ async def test_a_body_that_trickles_past_the_body_timeout_is_408_and_closed() ->
         assert time.monotonic() - started < 2.5
         assert answer.startswith(b"HTTP/1.1 408") and b"connection: close" in answer.lower()
         assert json.loads(answer.partition(b"\r\n\r\n")[2])["error"]["code"] == "REQUEST_TIMEOUT"
+
+
+hostile_values = st.recursive(
+    st.sampled_from(["NaN", "Infinity", "-Infinity", "1e400", "1" + "0" * 400, '"\\ud800"', "null", "0", '"x"'])
+    | st.integers().map(str),
+    lambda inner: st.lists(inner, max_size=3).map(lambda items: "[" + ",".join(items) + "]")
+    | st.lists(inner, max_size=3).map(lambda items: "{" + ",".join(f'"k{i}":{v}' for i, v in enumerate(items)) + "}")
+    | st.integers(min_value=200, max_value=2000).map(lambda depth: "[" * depth + "]" * depth),
+    max_leaves=6)
+
+
+async def test_hostile_bodies_get_documented_json_answers() -> None:
+    """Issue 19 findings 2, 7: any mix of NaN/Infinity literals, 400-digit numbers, lone surrogates and deep
+    nesting, as input or timeoutMs, gets a documented status and a JSON body; the server keeps serving."""
+    documented = {200: {"success", "error"}, 400: {"INVALID_JSON", "INVALID_REQUEST"}}
+    seen: list[bytes] = []
+
+    @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(value=hostile_values, where=st.sampled_from(["input", "timeoutMs"]))
+    def collect(value: str, where: str) -> None:
+        body = f'{{"node":"TEST.ECHO","input":{value}}}' if where == "input" else \
+            f'{{"node":"TEST.ECHO","input":1,"timeoutMs":{value}}}'
+        seen.append(body.encode())
+
+    collect()
+    server = create_ditto(workers=make())
+    async with serve_app(create_worker_http_app(server, token=TOKEN)) as url, \
+            httpx.AsyncClient(base_url=url, headers=AUTH) as client:
+        for body in seen:
+            answer = await client.post("/v1/invoke", content=body)
+            assert answer.status_code in documented, (answer.status_code, body[:200])
+            parsed = answer.json()
+            label = parsed["status"] if answer.status_code == 200 else parsed["error"]["code"]
+            assert label in documented[answer.status_code], (label, body[:200])
+        assert (await client.post("/v1/invoke", json={"node": "TEST.ECHO", "input": 1})).json()["output"] == 1
