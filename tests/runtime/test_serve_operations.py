@@ -106,9 +106,11 @@ async def test_metrics_count_calls_errors_and_latency_behind_a_token() -> None:
 
 async def test_access_log_is_one_json_line_per_call_and_serve_runs_on_uvloop() -> None:
     """Issue 19 (observability, finding 8): with --log-level info every call writes one JSON access line (node,
-    HTTP status, code, milliseconds) and `ditto serve` reports that it runs on uvloop."""
-    with ditto_serve(WORKERS, TOKEN, args=["--log-level", "info"]) as (url, process):
+    HTTP status, code, milliseconds) and `ditto serve` reports that it runs on uvloop; --no-metrics removes
+    /metrics."""
+    with ditto_serve(WORKERS, TOKEN, args=["--log-level", "info", "--no-metrics"]) as (url, process):
         async with httpx.AsyncClient(base_url=url, headers=AUTH) as client:
+            assert (await client.get("/metrics")).status_code == 404  # --no-metrics: no endpoint at all
             await client.post("/v1/invoke", json={"node": "OPS.HOLD", "input": {"ms": 0, "n": 1}})
             await client.post("/v1/invoke", json={"node": "OPS.BOOM", "input": None})
             await client.post("/v1/invoke", json={"node": "NOPE.X", "input": None})
