@@ -223,10 +223,7 @@ def create_worker_http_app(runtime: Runtime, *, token: str, max_body_bytes: int 
         problem = _timeout_ms_problem(timeout_ms)
         if problem is not None:
             return refuse(400, "INVALID_REQUEST", problem, node, started)
-        span_scope = _tracing.server_span(tracer, node, request.headers, explicit=tracer_provider is not None) \
-            if tracer is not None else None
-        span = span_scope.__enter__() if span_scope is not None else None
-        try:
+        with _tracing.server_span(tracer, node, request.headers, explicit=tracer_provider is not None) as span:
             try:
                 result = await runtime.invoke_local(
                     node, body["input"], address=address, execution_id=execution_id,
@@ -238,9 +235,6 @@ def create_worker_http_app(runtime: Runtime, *, token: str, max_body_bytes: int 
             wire = await asyncio.to_thread(_result_to_wire, result) if large else _result_to_wire(result)
             code = wire["error"]["code"] if "error" in wire else None
             _tracing.set_span_result(span, wire["status"], code)
-        finally:
-            if span_scope is not None:
-                span_scope.__exit__(None, None, None)
         if counters is not None:
             counters.served(node, wire["status"], code, time.perf_counter() - started)
         if logged(logging.INFO):
