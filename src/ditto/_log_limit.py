@@ -25,10 +25,17 @@ MAX_LOGGED_TRACEBACK = 16 * 1024
 
 
 def failure_cause(key: str, error: BaseException) -> tuple[str, str, str]:
-    """``(key, exception type, file:line that raised)``: failures that differ only in their text are one cause."""
-    frames = traceback.extract_tb(error.__traceback__)
-    where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else "?"
-    return key, type(error).__qualname__, where
+    """``(key, exception type, file:line that raised)``: failures that differ only in their text are one cause.
+
+    Walks to the last traceback entry directly (no source lines read): this runs on every failure,
+    including the ones that are then only counted.
+    """
+    tb = error.__traceback__
+    if tb is None:
+        return key, type(error).__qualname__, "?"
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return key, type(error).__qualname__, f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}"
 
 
 class LogLimiter:
