@@ -17,6 +17,8 @@ from ditto.worker.context import CONTEXT_ERROR_CODES, ContextError, create_conte
 EXPORTED = {
     # errors
     "CONTEXT_ERROR_CODES", "ContextError", "ContextArgumentError",
+    # input bounds (issue 19)
+    "MAX_ITEM_ID_LENGTH", "MAX_METADATA_BYTES",
     # SDK, worker and node descriptors
     "ContextClient", "ContextOptions", "create_context", "create_context_worker",
     "context_load_node", "context_update_node", "context_select_node", "context_compress_node",

@@ -335,10 +335,13 @@ SMOKE: dict[str, str] = {
            "r = asyncio.run(i.act_mcp({'server': 's', 'call': {'id': 'c', 'name': 'double', "
            "'arguments': {'value': 21}}}))\n"
            "print(r.status, r.content)",
+    "tracing": "import opentelemetry.trace\nfrom ditto.transport._tracing import inject\n"
+               "print(opentelemetry.trace.__name__, inject({'a': 'b'}))",
 }
 EXPECTED: dict[str, str] = {
     "retrieval": "[['en'], ['zh']]", "redis": "['hi', 'ok']", "postgres": "['a']",
     "web": "True aiohttp", "openai": "INFER_PROVIDER_UNAVAILABLE", "mcp": "success {'result': 42}",
+    "tracing": "opentelemetry.trace {'a': 'b'}",
 }
 
 

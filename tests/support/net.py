@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import ssl
 import time
 
 import httpx
@@ -14,13 +15,13 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_http_ok(url: str, timeout: float = 20.0) -> None:
+def wait_http_ok(url: str, timeout: float = 20.0, *, verify: ssl.SSLContext | bool = True) -> None:
     """Poll ``url`` until it answers 200, or fail after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     last: Exception | None = None
     while time.monotonic() < deadline:
         try:
-            if httpx.get(url, timeout=1.0).status_code == 200:
+            if httpx.get(url, timeout=1.0, verify=verify).status_code == 200:
                 return
         except httpx.HTTPError as exc:
             last = exc

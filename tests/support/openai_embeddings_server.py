@@ -12,6 +12,8 @@ real deployment serves several models:
 * ``shuffled`` — items in reverse order with correct ``index`` values
 * ``slow`` — sleeps ``slow_seconds`` before answering
 * ``error-500`` — HTTP 500 whose body holds a secret-looking text
+* ``huge`` — one vector of 2,000,000 numbers (about 22 MB of JSON, built once per server)
+* ``big-number`` — a 400-digit integer inside the first vector
 """
 
 from __future__ import annotations
@@ -60,6 +62,14 @@ class EmbeddingServerState:
     requests: list[dict[str, Any]] = field(default_factory=list)
     in_flight: int = 0
     max_in_flight: int = 0
+    _huge: bytes | None = None
+
+    def huge_answer(self) -> bytes:
+        if self._huge is None:
+            vector = ",".join(["0.12345678901"] * 2_000_000)
+            self._huge = ('{"object":"list","data":[{"object":"embedding","index":0,"embedding":[' + vector
+                          + ']}],"model":"huge"}').encode()
+        return self._huge
 
 
 def create_embeddings_app(state: EmbeddingServerState) -> Starlette:
@@ -82,6 +92,8 @@ def create_embeddings_app(state: EmbeddingServerState) -> Starlette:
             return Response(f"internal failure: {SERVER_SECRET}", 500)
         if model == "slow":
             await asyncio.sleep(state.slow_seconds)
+        if model == "huge":
+            return Response(state.huge_answer(), 200, media_type="application/json")
         vectors = [hashed_bow(str(text), state.dimensions) for text in inputs]
         items: list[dict[str, Any]] = [{"object": "embedding", "index": i, "embedding": v}
                                        for i, v in enumerate(vectors)]
@@ -96,6 +108,8 @@ def create_embeddings_app(state: EmbeddingServerState) -> Starlette:
                 item["index"] = 0
         elif model == "shuffled":
             items.reverse()
+        elif model == "big-number":
+            items[0]["embedding"] = [10**400, *items[0]["embedding"][1:]]
         payload = {"object": "list", "data": items, "model": model,
                    "usage": {"prompt_tokens": len(inputs), "total_tokens": len(inputs)}}
         return Response(json.dumps(payload, allow_nan=True), 200, media_type="application/json")

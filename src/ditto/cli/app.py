@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sys
@@ -20,6 +19,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="ditto-agents: workers, retrieval and working context for agents.")
 
 TOKEN_ENV = "DITTO_TRANSPORT_HTTP_WORKER_TOKEN"
+#: Tokens come from the environment, never the command line (which every local user can read in ps).
+METRICS_TOKEN_ENV = "DITTO_TRANSPORT_HTTP_METRICS_TOKEN"
+_LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
 def _version(value: bool) -> None:
@@ -40,16 +42,44 @@ def serve(
     config: Annotated[Path | None, typer.Option("--config", help="Root YAML (workers.*).")] = None,
     host: Annotated[str, typer.Option("--host")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port")] = 8080,
+    grace_period: Annotated[float, typer.Option(
+        "--grace-period", min=0, max=86_400,
+        help="Seconds the calls in flight may run on after SIGTERM before they are cancelled.")] = 30.0,
+    header_timeout: Annotated[float, typer.Option(
+        "--header-timeout", min=0.1, max=3600, help="Seconds a request's headers may take to arrive.")] = 10.0,
+    body_timeout: Annotated[float, typer.Option(
+        "--body-timeout", min=0.1, max=3600, help="Seconds a request's body may take to arrive.")] = 30.0,
+    keep_alive: Annotated[int, typer.Option(
+        "--keep-alive", min=1, max=3600, help="Seconds an idle keep-alive connection stays open.")] = 5,
+    certfile: Annotated[Path | None, typer.Option(
+        "--certfile", help="PEM certificate (chain) to serve HTTPS with.")] = None,
+    keyfile: Annotated[Path | None, typer.Option(
+        "--keyfile", help="PEM private key of --certfile (if it is not in the same file).")] = None,
+    log_level: Annotated[str, typer.Option(
+        "--log-level", help="debug, info (one JSON access line per call), warning or error.")] = "warning",
+    metrics: Annotated[bool, typer.Option("--metrics/--no-metrics", help="Serve GET /metrics.")] = True,
+    tracing: Annotated[bool, typer.Option(
+        "--tracing/--no-tracing", help="An OpenTelemetry span per call (when opentelemetry-api is installed).")] = True,
 ) -> None:
-    """Serve workers over HTTP with the token from DITTO_TRANSPORT_HTTP_WORKER_TOKEN."""
-    import uvicorn
+    """Serve workers over HTTP with the token from DITTO_TRANSPORT_HTTP_WORKER_TOKEN.
 
+    /metrics takes DITTO_TRANSPORT_HTTP_METRICS_TOKEN when it is set, else the worker token. SIGTERM
+    drains: /readyz turns 503, new calls are refused 503, calls in flight finish (up to --grace-period),
+    then the process exits 0.
+    """
     from ..runtime import create_ditto
     from ..transport import create_worker_http_app
+    from ..transport._serve import configure_logging, serve_app
 
     token = os.environ.get(TOKEN_ENV, "")
     if not token:
         typer.echo(f"refusing to start: {TOKEN_ENV} is not set", err=True)
+        raise typer.Exit(2)
+    if keyfile is not None and certfile is None:
+        typer.echo("refusing to start: --keyfile needs --certfile", err=True)
+        raise typer.Exit(2)
+    if log_level.lower() not in _LOG_LEVELS:
+        typer.echo(f"refusing to start: --log-level must be one of {', '.join(_LOG_LEVELS)}", err=True)
         raise typer.Exit(2)
     try:
         runtime_config = load_runtime_config_file(config, os.environ) if config else RuntimeConfig()
@@ -58,19 +88,21 @@ def serve(
         raise typer.Exit(2) from None
     definitions = [d for spec in worker for d in load_worker_factory(spec, runtime_config)]
     runtime = create_ditto(config=runtime_config, workers=definitions)
-    http_app = create_worker_http_app(runtime, token=token)
-    typer.echo(json.dumps({"url": f"http://{host}:{port}",
-                           "workers": [info.to_wire() for info in runtime.workers()]}), nl=True)
-    server = uvicorn.Server(uvicorn.Config(http_app, host=host, port=port, log_level="warning",
-                                           access_log=False, lifespan="off"))
+    http_app = create_worker_http_app(runtime, token=token, body_timeout=body_timeout, metrics=metrics,
+                                      tracing=tracing,
+                                      metrics_token=os.environ.get(METRICS_TOKEN_ENV) or None)
+    configure_logging(log_level)
+    scheme = "https" if certfile else "http"
 
-    async def run() -> None:
-        try:
-            await server.serve()
-        finally:
-            await runtime.close()
+    def started(loop: str) -> None:
+        typer.echo(json.dumps({"url": f"{scheme}://{host}:{port}", "loop": loop,
+                               "workers": [info.to_wire() for info in runtime.workers()]}), nl=True)
+        sys.stdout.flush()
 
-    asyncio.run(run())
+    serve_app(http_app, host=host, port=port, grace_period=grace_period, header_timeout=header_timeout,
+              keep_alive=keep_alive, certfile=str(certfile) if certfile else None,
+              keyfile=str(keyfile) if keyfile else None, log_level=log_level, on_start=started,
+              on_stop=runtime.close)
 
 
 def _register_research() -> None:

@@ -93,10 +93,14 @@ class RetrievalEmbeddingConfig(_Section):
     """The vector length every embedding must have (unset: not checked)."""
 
 
+#: A candidate pool is a search limit sent on to a branch: at most the largest search limit.
+CandidateLimit = Annotated[StrictInt, Field(ge=1, le=10_000)]
+
+
 class RetrievalHybridConfig(_Section):
     """``workers.retrieval.hybrid``: reciprocal-rank fusion of several branches."""
 
-    candidate_limit: PositiveInt | None = None
+    candidate_limit: CandidateLimit | None = None
     """Candidates asked of each branch before fusing (built-in 100)."""
     rrf_k: PositiveInt | None = None
     """The `k` in weight / (k + rank) (built-in 60)."""
@@ -105,7 +109,7 @@ class RetrievalHybridConfig(_Section):
 class RetrievalRerankConfig(_Section):
     """``workers.retrieval.rerank``: the pool a reranker reorders."""
 
-    candidate_limit: PositiveInt | None = None
+    candidate_limit: CandidateLimit | None = None
     """Candidates fetched before reranking, at least the request's limit (built-in 100)."""
 
 

@@ -45,6 +45,7 @@ __all__ = [
     "DEFAULT_CANDIDATE_LIMIT",
     "DEFAULT_RRF_K",
     "DEFAULT_SEARCH_LIMIT",
+    "MAX_CANDIDATE_LIMIT",
     "DefaultsLayer",
     "RetrievalOptions",
     "coerce_defaults",
@@ -57,6 +58,9 @@ __all__ = [
 
 DEFAULT_BATCH_SIZE = 64
 DEFAULT_CANDIDATE_LIMIT = 100
+#: The largest candidate pool a hybrid or rerank provider may ask its branches for: the largest search
+#: limit, since a pool is a search limit sent on (10**9 would be a billion-row request).
+MAX_CANDIDATE_LIMIT = 10_000
 DEFAULT_RRF_K = 60
 
 _SECTIONS: dict[str, type[BaseModel]] = {

@@ -14,7 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..contracts import FrozenDict
+from ..contracts import FrozenDict, valid_text
+from ..contracts.json import MAX_JSON_DEPTH
 from ..errors import describe_validation_error
 from .errors import INVALID_BACKEND_OUTPUT, INVALID_INPUT, RetrievalError
 from .types import (
@@ -35,6 +36,8 @@ __all__ = [
     "validate_search_output",
 ]
 
+#: Integers at or beyond this magnitude round to infinity as a double.
+_DOUBLE_LIMIT = 2**1024 - 2**970
 _TARGET_FIELDS = frozenset({"name", "type", "namespace", "metadata"})
 _CANDIDATE_FIELDS = frozenset({"id", "content", "score", "source", "metadata"})
 _SOURCE_FIELDS = frozenset({"target", "ref"})
@@ -116,6 +119,44 @@ def _check_model_input(model: RetrievalSearchInput) -> None:
         raise _fail_input(f"limit must be an integer from 1 to {MAX_SEARCH_LIMIT}")
 
 
+def _unsendable(value: Any, depth: int = 0) -> str | None:
+    """Why a query part cannot be stored, sent or compared (``None`` if it can): a lone surrogate (no UTF-8
+    for it: MEMORY and CONTEXT refuse it too), an integer beyond a double, or nesting past the contracts'
+    bound. Other objects (a numpy vector) are the provider's to judge."""
+    kind = type(value)
+    if kind is float or value is None or kind is bool:
+        return None
+    if isinstance(value, str):
+        return None if valid_text(value) else "strings must be valid Unicode (no lone surrogates)"
+    if isinstance(value, int):
+        return None if -_DOUBLE_LIMIT < value < _DOUBLE_LIMIT else "integers must fit a double"
+    if depth >= MAX_JSON_DEPTH:
+        return f"value is nested deeper than {MAX_JSON_DEPTH} levels"
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            problem = _unsendable(key, depth + 1) or _unsendable(item, depth + 1)
+            if problem:
+                return problem
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            if type(item) is not float:  # vectors: skip the common case without a call
+                problem = _unsendable(item, depth + 1)
+                if problem:
+                    return problem
+    return None
+
+
+def _check_values(model: RetrievalSearchInput) -> None:
+    for where, value in (("query.content", model.query.content), ("query.metadata", model.query.metadata),
+                         ("filter", model.filter), ("options", model.options),
+                         ("target.metadata", model.target.metadata)):
+        if value is None or (type(value) is str and value.isascii()):
+            continue
+        problem = _unsendable(value)
+        if problem:
+            raise _fail_input(f"{where}: {problem}")
+
+
 def parse_search_input(raw: Any) -> RetrievalSearchInput:
     """Check a search request (RET-1) and return it as a frozen model.
 
@@ -127,6 +168,7 @@ def parse_search_input(raw: Any) -> RetrievalSearchInput:
     """
     if isinstance(raw, RetrievalSearchInput):
         _check_model_input(raw)
+        _check_values(raw)
         return raw
     if not isinstance(raw, Mapping):
         raise _fail_input("the search input must be an object")
@@ -136,6 +178,7 @@ def parse_search_input(raw: Any) -> RetrievalSearchInput:
         raise _fail_input(f"invalid search input ({describe_validation_error(error)})") from None
     except (TypeError, ValueError, RecursionError):
         raise _fail_input("invalid search input") from None
+    _check_values(model)
     # Strict mode already checked every type and the limit range; only blank names remain.
     target = model.target
     if target.name.isspace() or (target.type is not None and target.type.isspace()) or (

@@ -28,6 +28,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .._log_limit import LogLimiter
 from ..errors import HANDLER_ERROR, REJECTED, DittoError, RegistrationError, RoutingError, TransportError
 from ..signal import CancelSignal, await_with_signal
 from ._replica import LOCAL, LOCATION_NAMES, REMOTE, SAME_HOST, LocalReplica, RemoteReplica, Replica
@@ -103,6 +104,8 @@ class Runtime:
         self._inflight = 0
         self._idle = asyncio.Event()
         self._idle.set()
+        #: Handler tracebacks: once per cause and minute for this runtime.
+        self._failures = LogLimiter()
         self._closed = False
         self._unbound_client = _BoundRuntime(self, None)
         cooldown_ms = self.config.transport.replica_cooldown_ms
@@ -410,10 +413,11 @@ class Runtime:
                                                  error=functools.partial(_signal_error, replica))
         except DittoError as error:
             return NodeResult(execution_id, node, error.status, error=NodeError(error.code, error.message))
-        except Exception:
+        except Exception as error:
             # The handler's own exception text may hold secrets: report a fixed message, and log
-            # the original once with its traceback so the application's developer can see it.
-            _log.exception("the handler of %s raised", node)
+            # the original with its traceback so the application's developer can see it, once per
+            # cause and minute (a node failing on every call must not fill the disk).
+            self._failures.exception(_log, node, error, "the handler of %s raised", node)
             return NodeResult(execution_id, node, "error",
                               error=NodeError(HANDLER_ERROR, f"the {replica.worker_type} worker failed"))
         finally:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,7 +26,7 @@ from pydantic import BaseModel
 
 from ..contracts.json import MAX_JSON_DEPTH, valid_text
 
-__all__ = ["NotSerializable", "dumps", "dumps_wire", "loads", "to_wire_value"]
+__all__ = ["NotJson", "NotSerializable", "dumps", "dumps_wire", "loads", "to_wire_value"]
 
 #: Integers in this range are written by orjson without a range check.
 _INT64 = 2**63
@@ -33,6 +34,72 @@ _INT64 = 2**63
 
 class NotSerializable(TypeError):
     """The value has a part JSON cannot carry."""
+
+
+class NotJson(ValueError):
+    """The bytes are not standard JSON, or nest too deeply to be read."""
+
+
+def _no_constants(name: str) -> Any:
+    # ``json.loads`` reads NaN/Infinity/-Infinity by default; JSON has no such literals (RFC 8259).
+    raise NotJson(f"{name} is not a JSON value")
+
+
+#: Deepest nesting a message may have: a value the contracts accept (``MAX_JSON_DEPTH``) inside the
+#: request or result envelope. Deeper bodies are refused whole, the same way on every thread and stack.
+MAX_WIRE_DEPTH = MAX_JSON_DEPTH + 2
+
+
+#: 19 digits in a row: text orjson may read differently from json (it turns an integer beyond 64 bits
+#: into a float). Such bodies, and any orjson refuses, are read by the standard library.
+_LONG_DIGITS = re.compile(rb"\d{19,}")
+
+
+def loads(raw: bytes) -> Any:
+    """Read standard JSON only: :class:`NotJson` for malformed text, the NaN/Infinity literals, invalid
+    UTF-8 and nesting deeper than :data:`MAX_WIRE_DEPTH` (so ``RecursionError`` never escapes, and how deep
+    a body may be does not depend on which stack parsed it).
+
+    orjson reads the body when installed and when it reads it exactly as the standard library would
+    (about 4× faster, so a large body parsed in a thread holds the GIL, and the event loop, that much
+    less); the standard library reads the rest and decides every refusal, so both give the same
+    values and the same errors.
+    """
+    if _LONG_DIGITS.search(raw) is None:
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass  # NaN literals, lone surrogates, too deep, bad UTF-8...: the standard library says which
+        else:
+            return _checked_depth(raw, value)
+    try:
+        value = json.loads(raw, parse_constant=_no_constants)
+    except RecursionError:
+        raise NotJson("nested too deeply") from None
+    except (ValueError, UnicodeDecodeError) as error:  # JSONDecodeError, NotJson, 4,300+ digit integers
+        raise NotJson("not valid JSON") from error
+    return _checked_depth(raw, value)
+
+
+def _checked_depth(raw: bytes, value: Any) -> Any:
+    # Counting brackets is C speed; only a body with enough of them to be too deep is walked.
+    if raw.count(b"[") + raw.count(b"{") > MAX_WIRE_DEPTH and _deeper_than(value, MAX_WIRE_DEPTH):
+        raise NotJson("nested too deeply")
+    return value
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether a parsed JSON value nests more than ``limit`` containers (iterative: no recursion)."""
+    if type(value) is not dict and type(value) is not list:
+        return False
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        current, depth = stack.pop()
+        children = current.values() if type(current) is dict else current
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if type(child) is dict or type(child) is list)
+    return False
 
 
 def to_wire_value(value: Any) -> Any:
@@ -82,7 +149,11 @@ def _wire(value: Any, depth: int) -> Any:
         return [_wire(item, depth + 1) for item in value]
     # Conversions count as a level too, so an object whose to_wire() returns itself ends at the depth bound.
     if isinstance(value, BaseModel):
-        return _wire(value.model_dump(by_alias=True, exclude_none=True), depth + 1)
+        try:
+            dumped = value.model_dump(by_alias=True, exclude_none=True)
+        except RecursionError:
+            raise NotSerializable("nested too deeply") from None
+        return _wire(dumped, depth + 1)
     to_wire = getattr(value, "to_wire", None)
     if callable(to_wire):
         return _wire(to_wire(), depth + 1)
@@ -105,7 +176,7 @@ def _wire_object(value: Mapping[Any, Any], depth: int) -> dict[str, Any]:
 
 
 def dumps(value: Any) -> bytes:
-    """Compact UTF-8 JSON; refuses NaN and infinities (``ValueError``)."""
+    """Compact UTF-8 JSON; ``ValueError`` for NaN/infinity or a lone surrogate."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
@@ -121,9 +192,3 @@ def dumps_wire(value: Any) -> bytes:
         return orjson.dumps(value)
     except TypeError:  # orjson.JSONEncodeError
         return dumps(value)
-
-
-def loads(data: bytes) -> Any:
-    """Strict JSON from a peer: ``ValueError`` for NaN/Infinity literals, invalid UTF-8 and nesting past
-    1,024 levels (never a ``RecursionError``). Integers beyond 64 bits arrive as floats, as in JavaScript."""
-    return orjson.loads(data)

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from ...contracts import valid_text
 from ..errors import INVALID_INPUT, RetrievalError
 
 __all__ = ["FILTER_OPERATORS", "FilterCondition", "FilterOperator", "Scalar", "parse_filter"]
@@ -48,17 +49,21 @@ def _invalid(message: str) -> RetrievalError:
 
 
 def _is_scalar(value: object) -> bool:
-    if value is None or isinstance(value, (str, bool, int)):
+    if value is None or isinstance(value, bool):
         return True
-    return isinstance(value, float) and math.isfinite(value)
+    if isinstance(value, str):
+        return valid_text(value)
+    return _is_number(value)
 
 
 def _is_number(value: object) -> bool:
-    if isinstance(value, bool):
+    """A finite double: an integer beyond one (10**400) is not a number any backend can compare."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
-    if isinstance(value, int):
-        return True
-    return isinstance(value, float) and math.isfinite(value)
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
 
 
 def parse_filter(filter: Mapping[str, Any] | None) -> tuple[FilterCondition, ...]:
@@ -69,7 +74,7 @@ def parse_filter(filter: Mapping[str, Any] | None) -> tuple[FilterCondition, ...
         raise _invalid("filter must be an object")
     conditions: list[FilterCondition] = []
     for field, spec in filter.items():
-        if not isinstance(field, str) or not field:
+        if not isinstance(field, str) or not field or not valid_text(field):
             raise _invalid("filter field names must be non-empty strings")
         if isinstance(spec, Mapping):
             if not spec:

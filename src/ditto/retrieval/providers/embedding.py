@@ -57,10 +57,13 @@ def validate_vector(value: Any, *, index: int | None = None, dimensions: int | N
     else:
         if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
             raise RetrievalError(INVALID_EMBEDDING, f"{where} must be a list of numbers")
-        for item in value:
-            if isinstance(item, bool) or not isinstance(item, Real) or not math.isfinite(item):
-                raise RetrievalError(INVALID_EMBEDDING, f"{where} must contain finite numbers only")
-        vector = tuple(float(x) for x in value)
+        try:
+            for item in value:
+                if isinstance(item, bool) or not isinstance(item, Real) or not math.isfinite(item):
+                    raise RetrievalError(INVALID_EMBEDDING, f"{where} must contain finite numbers only")
+            vector = tuple(float(x) for x in value)
+        except OverflowError:  # an integer beyond a double (a 400-digit number in a server's answer)
+            raise RetrievalError(INVALID_EMBEDDING, f"{where} must contain finite numbers only") from None
     if not vector:
         raise RetrievalError(INVALID_EMBEDDING, f"{where} is empty")
     if dimensions is not None and len(vector) != dimensions:

@@ -11,6 +11,11 @@ server's text or the API key:
   errors, malformed JSON → ``RETRIEVAL_BACKEND_ERROR``
 * wrong vector count, bad ``index`` values, NaN/inf, wrong dimension →
   ``RETRIEVAL_INVALID_EMBEDDING``
+* an answer over ``max_response_bytes`` → ``RETRIEVAL_BACKEND_ERROR``, read no further. The default
+  allows 256 KiB of JSON per text in the batch (a 12,000-number vector) plus 64 KiB.
+
+The deadline covers reading *and* parsing the answer (parsing runs in a thread), so a server that
+answers a 2,000,000-number vector cannot make a 3 s call take 8.
 
 ``dimensions`` only *checks* vectors; it is not sent to the server (changing
 the model's output size is a model/index decision, not a request option).
@@ -59,6 +64,32 @@ __all__ = [
 
 EMBEDDING_ENV_PREFIX = "DITTO_WORKER_RETRIEVAL_EMBEDDING_"
 DEFAULT_TIMEOUT_MS = 30_000
+#: Answer bytes allowed per text in the batch when ``max_response_bytes`` is not set: a vector of
+#: 12,000 numbers as JSON. A server answering a 2,000,000-number vector (22 MB) is cut off early.
+RESPONSE_BYTES_PER_TEXT = 256 * 1024
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _read_capped(response: httpx.Response, limit: int, *, cut: bool = False) -> bytes:
+    """The body, or :class:`_TooLarge` past ``limit`` bytes (``cut``: its first ``limit`` bytes instead)."""
+    declared = response.headers.get("content-length")
+    if not cut and declared is not None and declared.isdigit() and int(declared) > limit:
+        raise _TooLarge
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > limit:
+            if cut:
+                return bytes(body[:limit])
+            raise _TooLarge
+    return bytes(body)
+
+
+def _parse_data(payload: bytes) -> Any:
+    return json.loads(payload)["data"]
 
 _log = logging.getLogger(__name__)
 
@@ -73,6 +104,7 @@ class EmbeddingConfig:
     dimensions: int | None = None
     batch_size: int | None = None
     timeout_ms: int = DEFAULT_TIMEOUT_MS
+    max_response_bytes: int | None = None
 
 
 def _env_int(env: Mapping[str, str], name: str) -> int | None:
@@ -128,6 +160,10 @@ class HttpEmbeddingProvider:
             raise RetrievalArgumentError(INVALID_INPUT, "the embedding provider needs a url and a model")
         if config.timeout_ms < 1:
             raise RetrievalArgumentError(INVALID_INPUT, "timeout_ms must be positive")
+        if config.max_response_bytes is not None and (
+                isinstance(config.max_response_bytes, bool) or not isinstance(config.max_response_bytes, int)
+                or config.max_response_bytes < 1):
+            raise RetrievalArgumentError(INVALID_INPUT, "max_response_bytes must be a positive integer")
         if config.batch_size is not None:
             check_batch_size(config.batch_size)
         check_dimensions(config.dimensions)
@@ -170,15 +206,28 @@ class HttpEmbeddingProvider:
         if remaining is not None:
             deadline = min(deadline, remaining)
         body = {"model": self.config.model, "input": batch, "encoding_format": "float"}
+        limit = self.config.max_response_bytes or len(batch) * RESPONSE_BYTES_PER_TEXT + 64 * 1024
         try:
             async with asyncio.timeout(deadline):
-                response = await self._http().post(self._endpoint, content=json.dumps(body).encode(),
-                                                   headers=self._headers)
-                payload = response.content
+                async with self._http().stream("POST", self._endpoint, content=json.dumps(body).encode(),
+                                               headers=self._headers) as response:
+                    # A refusal's body is only logged (its start): never read more of it than that.
+                    ok = 200 <= response.status_code < 300
+                    payload = await _read_capped(response, limit if ok else 4096, cut=not ok)
+                if ok:
+                    try:  # in a thread, within the deadline: megabytes of numbers take a while to read
+                        data = await asyncio.to_thread(_parse_data, payload)
+                    except (ValueError, KeyError, TypeError, RecursionError):
+                        raise RetrievalError(BACKEND_ERROR,
+                                             "The embedding service answered malformed JSON") from None
+                    return _ordered_vectors(data, len(batch))
         except TimeoutError:
             raise RetrievalError(TIMEOUT, "The embedding request timed out") from None
         except httpx.TimeoutException:
             raise RetrievalError(TIMEOUT, "The embedding request timed out") from None
+        except _TooLarge:
+            _log.warning("the embedding service answered more than %d bytes", limit)
+            raise RetrievalError(BACKEND_ERROR, f"The embedding service answered more than {limit} bytes") from None
         except httpx.HTTPError as error:
             _log.warning("the embedding service could not be reached", exc_info=error)
             raise RetrievalError(BACKEND_ERROR, "The embedding service could not be reached") from None
@@ -189,12 +238,7 @@ class HttpEmbeddingProvider:
         if not 200 <= response.status_code < 300:
             # The body may name hosts or keys: operators see its start, callers only the status.
             _log.warning("the embedding service answered HTTP %s: %.300r", response.status_code, payload)
-            raise RetrievalError(BACKEND_ERROR, f"The embedding service answered HTTP {response.status_code}")
-        try:
-            data = json.loads(payload)["data"]
-        except (ValueError, KeyError, TypeError):
-            raise RetrievalError(BACKEND_ERROR, "The embedding service answered malformed JSON") from None
-        return _ordered_vectors(data, len(batch))
+        raise RetrievalError(BACKEND_ERROR, f"The embedding service answered HTTP {response.status_code}")
 
     async def aclose(self) -> None:
         if self._owns_client and self._client is not None:
@@ -233,8 +277,8 @@ def _ordered_vectors(data: Any, expected: int) -> list[Any]:
 def create_http_embedding_provider(config: EmbeddingConfig | None = None, *, url: str | None = None,
                                    model: str | None = None, api_key: str | None = None,
                                    dimensions: int | None = None, batch_size: int | None = None,
-                                   timeout_ms: int | None = None, client: httpx.AsyncClient | None = None
-                                   ) -> HttpEmbeddingProvider:
+                                   timeout_ms: int | None = None, max_response_bytes: int | None = None,
+                                   client: httpx.AsyncClient | None = None) -> HttpEmbeddingProvider:
     """Build the provider from a config (e.g. ``embedding_config_from_env(os.environ)``)
     and/or keyword options; keywords override the config's fields::
 
@@ -246,5 +290,6 @@ def create_http_embedding_provider(config: EmbeddingConfig | None = None, *, url
         url=url or base.url, model=model or base.model, api_key=api_key if api_key is not None else base.api_key,
         dimensions=dimensions if dimensions is not None else base.dimensions,
         batch_size=batch_size if batch_size is not None else base.batch_size,
-        timeout_ms=timeout_ms if timeout_ms is not None else base.timeout_ms)
+        timeout_ms=timeout_ms if timeout_ms is not None else base.timeout_ms,
+        max_response_bytes=max_response_bytes if max_response_bytes is not None else base.max_response_bytes)
     return HttpEmbeddingProvider(merged, client)

@@ -39,7 +39,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeVar
 
-from ..config import DEFAULT_CANDIDATE_LIMIT, DEFAULT_RRF_K, context_limit, pick_number
+from ..config import DEFAULT_CANDIDATE_LIMIT, DEFAULT_RRF_K, MAX_CANDIDATE_LIMIT, context_limit, pick_number
 from ..errors import (
     INVALID_BACKEND_OUTPUT,
     INVALID_INPUT,
@@ -80,16 +80,24 @@ _FUSIONS = ("rrf", "convex")
 _NORMALIZATIONS = ("minmax", "zscore")
 
 
-def _positive_int(value: Any, name: str) -> int:
+def _positive_int(value: Any, name: str, maximum: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise RetrievalError(INVALID_INPUT, f"{name} must be a positive integer")
+    if maximum is not None and value > maximum:
+        raise RetrievalError(INVALID_INPUT, f"{name} must be at most {maximum}")
     return value
 
 
 def _positive_weight(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise RetrievalError(INVALID_INPUT, "branch weights must be positive finite numbers")
-    return float(value)
+    try:
+        weight = float(value)  # an integer beyond a double (10**400) raises OverflowError here
+    except OverflowError:
+        weight = math.inf
+    if not math.isfinite(weight) or weight <= 0:
+        raise RetrievalError(INVALID_INPUT, "branch weights must be positive finite numbers")
+    return weight
 
 
 def rrf_fuse(rankings: Sequence[Sequence[T]], *, key: Callable[[T], Hashable],
@@ -196,7 +204,10 @@ def _as_branch(value: Any) -> HybridBranch:
         branch = HybridBranch(value)
     if not callable(getattr(branch.provider, "search", None)):
         raise RetrievalArgumentError(INVALID_INPUT, "every hybrid branch needs a provider with a search method")
-    _positive_weight(branch.weight)
+    try:
+        _positive_weight(branch.weight)
+    except RetrievalError as error:
+        raise RetrievalArgumentError(INVALID_INPUT, error.message) from None
     return branch
 
 
@@ -226,8 +237,8 @@ class HybridSearchProvider:
         signal = context.signal if context else None
         check_signal(signal)
         limit = context_limit(input, context)
-        pool = max(limit, pick_number(self.candidate_limit, context, "hybrid", "candidate_limit",
-                                      DEFAULT_CANDIDATE_LIMIT))
+        pool = max(limit, _positive_int(pick_number(self.candidate_limit, context, "hybrid", "candidate_limit",
+                                                    DEFAULT_CANDIDATE_LIMIT), "candidate_limit", MAX_CANDIDATE_LIMIT))
         rrf_k = _positive_int(pick_number(self.rrf_k, context, "hybrid", "rrf_k", DEFAULT_RRF_K), "rrf_k")
         requests = [input.model_copy(update={"limit": pool, "strategy": branch.strategy})
                     for branch in self.branches]
@@ -263,7 +274,7 @@ def create_hybrid_search_provider(branches: Sequence[HybridBranch | RetrievalSea
     """Fuse ``branches`` with weighted RRF, or (``fusion="convex"``) a weighted sum of their scores
     normalised per branch (``normalization``: ``"minmax"`` or ``"zscore"``; see :func:`convex_fuse`).
 
-    ``candidate_limit`` (constructor → ``defaults.hybrid.candidate_limit`` → 100)
+    ``candidate_limit`` (constructor → ``defaults.hybrid.candidate_limit`` → 100, at most 10,000)
     is a lower bound for each branch's pool, never a cap below ``limit``.
     ``rrf_k`` (constructor → ``defaults.hybrid.rrf_k`` → 60) must be a positive
     integer. A branch is a :class:`HybridBranch`, a ``{provider, weight?,
@@ -276,10 +287,13 @@ def create_hybrid_search_provider(branches: Sequence[HybridBranch | RetrievalSea
     checked = [_as_branch(branch) for branch in branches]
     if not checked:
         raise RetrievalArgumentError(INVALID_INPUT, "a hybrid provider needs at least one branch")
-    if candidate_limit is not None:
-        _positive_int(candidate_limit, "candidate_limit")
-    if rrf_k is not None:
-        _positive_int(rrf_k, "rrf_k")
+    try:
+        if candidate_limit is not None:
+            _positive_int(candidate_limit, "candidate_limit", MAX_CANDIDATE_LIMIT)
+        if rrf_k is not None:
+            _positive_int(rrf_k, "rrf_k")
+    except RetrievalError as error:
+        raise RetrievalArgumentError(INVALID_INPUT, error.message) from None
     if key is not None and not callable(key):
         raise RetrievalArgumentError(INVALID_INPUT, "key must be a function of a candidate")
     if fusion not in _FUSIONS:

@@ -15,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..config import DEFAULT_CANDIDATE_LIMIT, context_limit, pick_number
+from ..config import DEFAULT_CANDIDATE_LIMIT, MAX_CANDIDATE_LIMIT, context_limit, pick_number
 from ..errors import INVALID_BACKEND_OUTPUT, INVALID_INPUT, RetrievalArgumentError, RetrievalError, check_signal
 from ..types import (
     RetrievalCandidate,
@@ -138,7 +138,7 @@ def create_rerank_search_provider(provider: RetrievalSearchProvider, reranker: R
                                   candidate_limit: int | None = None) -> RerankSearchProvider:
     """Retrieve ``max(limit, candidate_limit)`` candidates from ``provider``, rerank, keep ``limit``.
 
-    ``candidate_limit``: constructor → ``defaults.rerank.candidate_limit`` → 100::
+    ``candidate_limit``: constructor → ``defaults.rerank.candidate_limit`` → 100 (at most 10,000)::
 
         provider = create_rerank_search_provider(text_provider, create_cosine_reranker(embedding),
                                                  candidate_limit=50)
@@ -150,4 +150,6 @@ def create_rerank_search_provider(provider: RetrievalSearchProvider, reranker: R
     if candidate_limit is not None and (isinstance(candidate_limit, bool) or not isinstance(candidate_limit, int)
                                         or candidate_limit < 1):
         raise RetrievalArgumentError(INVALID_INPUT, "candidate_limit must be a positive integer")
+    if candidate_limit is not None and candidate_limit > MAX_CANDIDATE_LIMIT:
+        raise RetrievalArgumentError(INVALID_INPUT, f"candidate_limit must be at most {MAX_CANDIDATE_LIMIT}")
     return RerankSearchProvider(provider, reranker, candidate_limit)

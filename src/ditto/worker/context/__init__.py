@@ -27,7 +27,7 @@ from .config import (
     create_context_redis_client,
 )
 from .flows import run_rag_flow, run_skill_flow
-from .inputs import context_scope_key
+from .inputs import MAX_ITEM_ID_LENGTH, MAX_METADATA_BYTES, context_scope_key
 from .merge import run_load, run_update
 from .queue import InProcessContextQueue, create_context_operation_queue
 from .rag import RagStrategyPipeline, create_rag_strategy
@@ -84,6 +84,8 @@ ContextCompressInput = ContextCompressRequest
 
 __all__ = [
     "CONTEXT_ERROR_CODES",
+    "MAX_ITEM_ID_LENGTH",
+    "MAX_METADATA_BYTES",
     "REDIS_URL_ENV",
     "ContextArgumentError",
     "ContextCallOptions",

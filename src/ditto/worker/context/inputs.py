@@ -23,10 +23,15 @@ from ...contracts.types import MAX_LIMIT, MAX_SAFE_INTEGER
 from .types import ContextError, ContextScope
 
 __all__ = [
+    "MAX_ITEM_ID_LENGTH",
+    "MAX_METADATA_BYTES",
     "MAX_REQUEST_LIMIT",
     "MAX_SAFE_INTEGER",
+    "check_item_id",
+    "check_metadata",
     "construct",
     "context_scope_key",
+    "metadata_fits",
     "optional_bool",
     "optional_str",
     "parse_scope",
@@ -35,6 +40,7 @@ __all__ = [
     "request_limit",
     "scope_tuple",
     "try_read_json",
+    "valid_item_id",
     "valid_text",
 ]
 
@@ -97,6 +103,45 @@ def request_limit(value: Any, name: str) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_REQUEST_LIMIT:
         raise ContextError("INVALID_INPUT", f"{name} must be an integer from 0 to {MAX_REQUEST_LIMIT}")
     return value
+
+
+#: Longest item id, in characters. The seed only asks for non-empty ids; an id is compared, hashed and
+#: stored with every version of a cached context, so a megabyte id would be rewritten on every CAS.
+MAX_ITEM_ID_LENGTH = 1024
+#: Most an item's metadata may take as JSON (UTF-8 bytes, as the inline limit counts content). The seed
+#: bounds content (``maxInlineBytes``) but not metadata; 5 MB or 100,000 keys of it would be rewritten on
+#: every CAS. 100,000 keys are over this size, so no separate key count is needed.
+MAX_METADATA_BYTES = 65536
+
+
+def valid_item_id(value: Any) -> bool:
+    """A non-empty string of valid text, without NUL, at most :data:`MAX_ITEM_ID_LENGTH` characters."""
+    return isinstance(value, str) and 0 < len(value) <= MAX_ITEM_ID_LENGTH and "\x00" not in value \
+        and valid_text(value)
+
+
+def check_item_id(value: Any, name: str, code: str = "INVALID_INPUT") -> str:
+    if not isinstance(value, str) or not value or not valid_text(value):
+        raise ContextError(code, f"{name} must be a non-empty string")
+    if len(value) > MAX_ITEM_ID_LENGTH or "\x00" in value:
+        raise ContextError(code, f"{name} must be at most {MAX_ITEM_ID_LENGTH} characters, without NUL")
+    return value
+
+
+def metadata_fits(metadata: Any) -> bool:
+    """Whether frozen ``metadata`` is at most :data:`MAX_METADATA_BYTES` as compact JSON."""
+    if not metadata:
+        return True
+    text = json.dumps(metadata, ensure_ascii=False, separators=(",", ":"))
+    if len(text) > MAX_METADATA_BYTES:
+        return False
+    return len(text) * 4 <= MAX_METADATA_BYTES or len(text.encode("utf-8")) <= MAX_METADATA_BYTES
+
+
+def check_metadata(metadata: Any, name: str, code: str = "INVALID_INPUT") -> Any:
+    if not metadata_fits(metadata):
+        raise ContextError(code, f"{name} is larger than {MAX_METADATA_BYTES} bytes of JSON")
+    return metadata
 
 
 def optional_str(value: Any, name: str, code: str = "INVALID_INPUT") -> str | None:

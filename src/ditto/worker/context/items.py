@@ -19,9 +19,19 @@ import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
-from ...contracts import NOT_JSON, Context, ContextItem, FrozenDict, Message, Reference, js_json_dumps, valid_text
+from ...contracts import NOT_JSON, Context, ContextItem, FrozenDict, Message, Reference, js_json_dumps
 from ...text import CJK_CLASS, word_terms
-from .inputs import construct, optional_str, read_fields, read_json, try_read_json
+from .inputs import (
+    check_item_id,
+    check_metadata,
+    construct,
+    metadata_fits,
+    optional_str,
+    read_fields,
+    read_json,
+    try_read_json,
+    valid_item_id,
+)
 from .types import ContextError
 
 __all__ = [
@@ -284,7 +294,7 @@ def _plain_item(value: Any) -> ContextItem | None:
     if "content" not in value or not value.keys() <= _ITEM_KEYS or value.get("source") is not None:
         return None
     item_id = value.get("id")
-    if type(item_id) is not str or not item_id or not valid_text(item_id):
+    if type(item_id) is not str or not valid_item_id(item_id):
         return None
     content = value["content"]
     if type(content) is not str or not content.isascii():  # an ASCII str is valid and frozen as it is
@@ -292,7 +302,7 @@ def _plain_item(value: Any) -> ContextItem | None:
     metadata: Any = value.get("metadata")
     if metadata is not None:
         metadata = try_read_json(metadata) if isinstance(metadata, dict) else NOT_JSON
-    if content is NOT_JSON or metadata is NOT_JSON:
+    if content is NOT_JSON or metadata is NOT_JSON or not metadata_fits(metadata):
         return None
     return make_item(item_id, content, None, metadata)
 
@@ -308,9 +318,7 @@ def coerce_item(value: Any, where: str, code: str = "INVALID_INPUT") -> ContextI
         fields = read_fields(value, _ITEM_FIELDS, where, code)
         if "content" not in fields and isinstance(value, Mapping) and "content" not in value:
             raise ContextError(code, f"{where}.content is required")
-    item_id = fields.get("id")
-    if not isinstance(item_id, str) or not item_id or not valid_text(item_id):
-        raise ContextError(code, f"{where}.id must be a non-empty string")
+    item_id = check_item_id(fields.get("id"), f"{where}.id", code)
     content = read_json(fields.get("content"), f"{where}.content", code)
     source = fields.get("source")
     metadata = fields.get("metadata")
@@ -320,7 +328,8 @@ def coerce_item(value: Any, where: str, code: str = "INVALID_INPUT") -> ContextI
         item_id,
         content,
         None if source is None else coerce_reference(source, f"{where}.source", code),
-        None if metadata is None else read_json(metadata, f"{where}.metadata", code),
+        None if metadata is None else check_metadata(read_json(metadata, f"{where}.metadata", code),
+                                                     f"{where}.metadata", code),
     )
 
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from ...contracts import Context, ContextItem, ContextPolicy, FrozenDict, Message, Reference
 from .config import ContextExecution, call_port, port_method
-from .inputs import optional_bool, optional_str, read_fields, read_json
+from .inputs import check_item_id, check_metadata, optional_bool, optional_str, read_fields, read_json
 from .items import (
     coerce_context,
     coerce_item,
@@ -197,10 +197,11 @@ def parse_added(value: Any, where: str) -> ContextItem:
 def parse_ingress(value: Any, where: str) -> ContextItem:
     """A cross-worker item; ``sourceNode`` is written into its metadata."""
     fields = read_fields(value, INGRESS_FIELDS, where)
-    item_id = optional_str(fields.get("id"), f"{where}.id")
+    item_id = fields.get("id")
     source_node = optional_str(fields.get("source_node"), f"{where}.sourceNode")
     if item_id is None or source_node is None:
         raise ContextError("INVALID_INPUT", f"{where} needs id and sourceNode")
+    check_item_id(item_id, f"{where}.id")
     if "content" not in fields and not isinstance(value, BaseModel) and "content" not in value:
         raise ContextError("INVALID_INPUT", f"{where}.content is required")
     content = read_json(fields.get("content"), f"{where}.content")
@@ -209,6 +210,7 @@ def parse_ingress(value: Any, where: str) -> ContextItem:
         raise ContextError("INVALID_INPUT", f"{where}.metadata must be an object")
     merged = dict(read_json(metadata, f"{where}.metadata")) if metadata is not None else {}
     merged["sourceNode"] = source_node
+    check_metadata(merged, f"{where}.metadata")
     reference = fields.get("reference")
     return make_item(item_id, content,
                      None if reference is None else coerce_reference(reference, f"{where}.reference"),
@@ -228,6 +230,7 @@ async def run_update(input: Any, execution: ContextExecution) -> Context:
     for index, item_id in enumerate(remove_ids):
         if not isinstance(item_id, str) or not item_id:
             raise ContextError("INVALID_INPUT", f"removeIds[{index}] must be a non-empty string")
+        check_item_id(item_id, f"removeIds[{index}]")
     added = [parse_added(value, f"add[{index}]") for index, value in enumerate(_array(fields.get("add"), "add"))]
     ingress = [parse_ingress(value, f"ingress[{index}]")
                for index, value in enumerate(_array(fields.get("ingress"), "ingress"))]

@@ -10,6 +10,7 @@ itself, whose code and message pass through unchanged.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
@@ -99,10 +100,12 @@ class Memory:
                     signal: CancelSignal | None = None) -> tuple[MemoryItem, ...]:
         """MEMORY.WRITE ``{memories: [{id?, key?, content, metadata?}]}`` → the stored items, in order."""
         _check_signal(signal)
-        request = parse_write_input(input)
+        # A write may carry megabytes of JSON to check: in a thread, so the event loop (and every other
+        # call, a server's /healthz included) is not held for the whole of it.
+        request = await asyncio.to_thread(parse_write_input, input)
         options = MemoryCallOptions(signal=signal)
         output = await _call_port("write", lambda: self._store.write(request.memories, options))
-        stored = validate_port_items(output)
+        stored = await asyncio.to_thread(validate_port_items, output)
         if len(stored) != len(request.memories) or any(
             (asked.id is not None and asked.id != got.id) or asked.key != got.key
             for asked, got in zip(request.memories, stored, strict=True)

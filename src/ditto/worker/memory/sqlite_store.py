@@ -117,6 +117,15 @@ def _signal_of(options: MemoryCallOptions | None) -> CancelSignal | None:
     return options.signal if options is not None else None
 
 
+def _prepare_write(items: tuple[MemoryWriteItem, ...]) -> tuple[list[_Prepared], tuple[MemoryItem, ...]]:
+    """The rows to insert and the records they become (checked, indexed and frozen)."""
+    prepared: list[_Prepared] = []
+    for item, (content, metadata) in zip(items, check_write_items(items), strict=True):
+        text = index_text(item.content)
+        prepared.append((item.id or uuid.uuid4().hex, item.key, content, metadata, text, token_count(text)))
+    return prepared, tuple(item_from_json(row[:4]) for row in prepared)
+
+
 class _Pool:
     """At most ``size`` connections, each used by one thread at a time."""
 
@@ -318,16 +327,14 @@ class SqliteMemoryStore:
     async def write(self, items: Sequence[MemoryWriteItem], options: MemoryCallOptions | None = None
                     ) -> tuple[MemoryItem, ...]:
         """Store every item or none; ids default to ``uuid4().hex``; a taken key moves to the new record."""
-        items = tuple(items)
-        prepared: list[_Prepared] = []
-        for item, (content, metadata) in zip(items, check_write_items(items), strict=True):
-            text = index_text(item.content)
-            prepared.append((item.id or uuid.uuid4().hex, item.key, content, metadata, text, token_count(text)))
+        # Checking, indexing and freezing a large write takes long enough to stall every other call on
+        # the event loop: it runs in a thread, like the SQL.
+        prepared, stored = await asyncio.to_thread(_prepare_write, tuple(items))
         if not prepared:
             return ()
         signal, busy = _signal_of(options), self._busy_timeout_ms
         await self._run("write", lambda connection: _write(connection, prepared, busy, signal), options)
-        return tuple(item_from_json(row[:4]) for row in prepared)
+        return stored
 
     async def get(self, *, ids: Sequence[str] | None = None, keys: Sequence[str] | None = None,
                   options: MemoryCallOptions | None = None) -> tuple[MemoryItem, ...]:

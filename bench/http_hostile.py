@@ -1,0 +1,317 @@
+"""A `ditto serve` replica under load, with and without hostile traffic, metrics and tracing, and serving
+RETRIEVAL.SEARCH over SciFact: every comparison in one run, as ratios.
+
+Run: .venv/bin/python bench/http_hostile.py [--seconds 10] [--rounds 2]   (needs Debian's `wrk`)
+
+Rows (issue 19):
+  * clean vs hostile: wrk (2 threads, 8 connections) posting BENCH.NOOP, alone and with ~20 hostile
+    requests/s mixed in from another process (JSON nested 600 levels, a 400-digit timeoutMs, a NaN
+    literal, a node that raises, two Authorization headers, a 400-digit number as input, clients
+    hanging up mid-body, bodies and headers trickled past the 2 s timeouts). Goals: ≥ 0.9× the clean
+    throughput, p99 ≤ 1.2× clean, ≤ 2 kB of server log per hostile request.
+  * metrics + tracing on vs `--no-metrics --no-tracing`: with the OpenTelemetry API only (no SDK), with an
+    SDK keeping 1 trace in 100, and with an SDK recording every span (batched, to an exporter that drops
+    them). Goal ≥ 0.9×.
+  * RETRIEVAL.SEARCH (BM25 over SciFact's 5,183 abstracts, the test queries in turn) vs BENCH.NOOP on
+    the same replica, driven by one aiohttp process with 8 calls in flight. Goal ≥ 0.8×.
+Scenarios alternate `--rounds` times (ABBA, or each first in turn); the table shows every round and the
+ratios of the medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import os
+import re
+import secrets
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+NOOP_BODY = '{"node":"BENCH.NOOP","input":{"query":"agent memory","limit":5}}'
+Result = tuple[float, float, float]  # calls/s, p50 ms, p99 ms
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Server:
+    """One `ditto serve` process; its standard error goes to a file so its log can be measured."""
+
+    def __init__(self, factory: str, token: str, *extra: str) -> None:
+        import httpx
+
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = Path(tempfile.mkstemp(prefix="ditto-serve-", suffix=".log")[1])
+        env = {**os.environ, "DITTO_TRANSPORT_HTTP_WORKER_TOKEN": token}
+        with self.log.open("wb") as err:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "ditto", "serve", "--worker", f"bench._service_workers:{factory}",
+                 "--port", str(self.port), "--header-timeout", "2", "--body-timeout", "2", *extra],
+                cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=err)
+        for _ in range(1200):
+            try:
+                if httpx.get(f"{self.url}/healthz").status_code == 200:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.05)
+        self.process.kill()
+        raise SystemExit(f"ditto serve did not start: {self.log.read_text()[-2000:]}")
+
+    def log_bytes(self) -> int:
+        return self.log.stat().st_size
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+        self.log.unlink()
+
+
+def _ms(text: str) -> float:
+    match = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text)
+    if match is None:
+        raise SystemExit(f"wrk printed a latency this script cannot read: {text!r}")
+    number, unit = match.groups()
+    return float(number) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0}[unit]
+
+
+def wrk(url: str, token: str, seconds: float, bodies: Sequence[str]) -> Result:
+    """wrk with 2 threads and 8 connections posting ``bodies`` in turn."""
+    script = Path(tempfile.mkstemp(suffix=".lua")[1])
+    quoted = ",".join("[==[" + body + "]==]" for body in bodies)
+    script.write_text(f"""
+local bodies = {{{quoted}}}
+local i = 0
+local headers = {{["Content-Type"] = "application/json", ["Authorization"] = "Bearer {token}"}}
+request = function()
+  i = i % #bodies + 1
+  return wrk.format("POST", "/v1/invoke", headers, bodies[i])
+end
+""")
+    try:
+        done = subprocess.run(["wrk", "-t2", "-c8", f"-d{int(seconds)}s", "--latency", "-s", str(script), url],
+                              capture_output=True, text=True, check=True)
+    finally:
+        script.unlink()
+    out = done.stdout
+    if "Non-2xx" in out:
+        raise SystemExit(f"wrk saw failed calls:\n{out}")
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    p50 = _ms(re.search(r"^\s+50%\s+(\S+)", out, re.MULTILINE).group(1))  # type: ignore[union-attr]
+    p99 = _ms(re.search(r"^\s+99%\s+(\S+)", out, re.MULTILINE).group(1))  # type: ignore[union-attr]
+    return rate, p50, p99
+
+
+async def aiohttp_load(url: str, token: str, seconds: float, bodies: Sequence[bytes], inflight: int = 8) -> Result:
+    """One process, ``inflight`` calls at a time on pooled keep-alive connections, each answer checked."""
+    import aiohttp
+
+    latencies: list[float] = []
+    turn = itertools.cycle(bodies)
+    headers = {"authorization": f"Bearer {token}", "content-type": "application/json"}
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=inflight)) as session:
+        deadline = time.perf_counter() + seconds
+
+        async def client() -> None:
+            while time.perf_counter() < deadline:
+                started = time.perf_counter()
+                async with session.post(f"{url}/v1/invoke", data=next(turn), headers=headers) as response:
+                    answer = await response.read()
+                if response.status != 200 or b'"status":"success"' not in answer:
+                    raise SystemExit(f"a call failed: {response.status} {answer[:200]!r}")
+                latencies.append(time.perf_counter() - started)
+
+        started = time.perf_counter()
+        await asyncio.gather(*(client() for _ in range(inflight)))
+        elapsed = time.perf_counter() - started
+    latencies.sort()
+    return (len(latencies) / elapsed, latencies[len(latencies) // 2] * 1000,
+            latencies[int(len(latencies) * 0.99)] * 1000)
+
+
+# -- hostile traffic (run in its own process: `http_hostile.py --hostile URL SECONDS RATE`) --------------
+
+def _request(token: str, body: bytes, *, extra: str = "") -> bytes:
+    return (f"POST /v1/invoke HTTP/1.1\r\nhost: bench\r\nauthorization: Bearer {token}\r\n{extra}"
+            f"content-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n").encode() + body
+
+
+async def _exchange(port: int, data: bytes, *, trickle: bytes = b"", hang_up: bool = False) -> None:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(data)
+        await writer.drain()
+        if hang_up:
+            return
+        for byte in trickle:  # one byte every 0.3 s until the server gives up on us
+            if reader.at_eof():
+                break
+            writer.write(bytes([byte]))
+            await writer.drain()
+            try:
+                if await asyncio.wait_for(reader.read(65536), 0.3) == b"":
+                    break
+            except TimeoutError:
+                continue
+        await asyncio.wait_for(reader.read(65536), 5)
+    except (ConnectionError, TimeoutError):
+        pass
+    finally:
+        writer.close()
+
+
+def _hostile_kinds(port: int, token: str) -> list[Any]:
+    deep = b'{"node":"BENCH.NOOP","input":' + b"[" * 600 + b"]" * 600 + b"}"
+    return [
+        lambda: _exchange(port, _request(token, deep)),
+        lambda: _exchange(port, _request(token, b'{"node":"BENCH.NOOP","input":1,"timeoutMs":1' + b"0" * 400
+                                         + b"}")),
+        lambda: _exchange(port, _request(token, b'{"node":"BENCH.NOOP","input":NaN}')),
+        lambda: _exchange(port, _request(token, b'{"node":"BENCH.FAIL","input":{"secret":"hunter2"}}')),
+        lambda: _exchange(port, _request(token, b'{"node":"BENCH.NOOP","input":1}',
+                                         extra=f"authorization: Bearer {token}\r\n")),
+        lambda: _exchange(port, _request(token, b'{"node":"BENCH.NOOP","input":1' + b"0" * 400 + b"}")),
+        lambda: _exchange(port, _request(token, b'{"node":"BENCH.NOOP","input":"' + b"x" * 60_000 + b'"}')[:30_000],
+                          hang_up=True),
+        lambda: _exchange(port, _request(token, b'{"node":"BENCH.NOOP","input":"' + b"x" * 100 + b'"}')[:-60],
+                          trickle=b"x" * 40),
+        lambda: _exchange(port, b"POST /v1/invoke HTTP/1.1\r\nhost: bench\r\n", trickle=b"x-pad: " + b"y" * 40),
+    ]
+
+
+async def hostile(url: str, seconds: float, rate: float) -> int:
+    token = os.environ["DITTO_TRANSPORT_HTTP_WORKER_TOKEN"]
+    kinds = itertools.cycle(_hostile_kinds(int(url.rsplit(":", 1)[1]), token))
+    tasks: list[asyncio.Task[None]] = []
+    started = time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        tasks.append(asyncio.create_task(next(kinds)()))
+        await asyncio.sleep(1 / rate)
+    await asyncio.gather(*tasks)
+    return len(tasks)
+
+
+# -- the run ---------------------------------------------------------------------------------------------
+
+def _scifact_bodies(limit: int = 200) -> list[str]:
+    from _service_workers import SCIFACT  # type: ignore[import-not-found]
+
+    queries = [json.loads(line) for line in (SCIFACT / "queries.jsonl").read_text(encoding="utf-8").splitlines()]
+    with (SCIFACT / "qrels" / "test.tsv").open(encoding="utf-8") as handle:
+        test_ids = {line.split("\t")[0] for line in list(handle)[1:]}
+    chosen = [q["text"] for q in queries if q["_id"] in test_ids][:limit]
+    return [json.dumps({"node": "RETRIEVAL.SEARCH", "input": {"query": {"content": text},
+                                                               "target": {"name": "scifact"}, "limit": 10}})
+            for text in chosen]
+
+
+def _row(name: str, results: list[Result], extra: str = "") -> str:
+    rates = " / ".join(f"{r[0]:,.0f}" for r in results)
+    return (f"| {name} | {rates} | {statistics.median(r[0] for r in results):,.0f} | "
+            f"{statistics.median(r[1] for r in results):.2f} | {statistics.median(r[2] for r in results):.2f} |"
+            f"{extra}")
+
+
+def main(seconds: float, rounds: int) -> None:
+    if shutil.which("wrk") is None:
+        raise SystemExit("needs wrk (apt-get install wrk)")
+    token = secrets.token_hex(16)
+    os.environ["DITTO_TRANSPORT_HTTP_WORKER_TOKEN"] = token
+    lines = ["| scenario | calls/s per round | calls/s (median) | p50 ms | p99 ms | |",
+             "| --- | ---: | ---: | ---: | ---: | --- |"]
+
+    server = Server("make", token)
+    clean: list[Result] = []
+    mixed: list[Result] = []
+    log_per_hostile: list[float] = []
+    try:
+        for round_ in range(rounds):
+            for hostile_now in (False, True) if round_ % 2 == 0 else (True, False):  # ABBA: drift cancels
+                if not hostile_now:
+                    clean.append(wrk(server.url, token, seconds, [NOOP_BODY]))
+                    continue
+                before = server.log_bytes()
+                sender = subprocess.Popen([sys.executable, __file__, "--hostile", server.url, str(seconds), "20"],
+                                          cwd=ROOT, stdout=subprocess.PIPE, text=True)
+                mixed.append(wrk(server.url, token, seconds, [NOOP_BODY]))
+                sent = int(sender.communicate(timeout=60)[0].strip())
+                time.sleep(0.5)
+                log_per_hostile.append((server.log_bytes() - before) / sent)
+    finally:
+        server.stop()
+    clean_rate, clean_p99 = statistics.median(r[0] for r in clean), statistics.median(r[2] for r in clean)
+    mixed_rate, mixed_p99 = statistics.median(r[0] for r in mixed), statistics.median(r[2] for r in mixed)
+    lines.append(_row("wrk, BENCH.NOOP, clean", clean, " |"))
+    lines.append(_row("wrk, BENCH.NOOP, + 20 hostile requests/s", mixed,
+                      f" {mixed_rate / clean_rate:.2f}× calls/s, {mixed_p99 / clean_p99:.2f}× p99, "
+                      f"{max(log_per_hostile):,.0f} log bytes per hostile request |"))
+
+    variants = {"metrics + tracing hooks, no SDK installed": Server("make", token),
+                "metrics + tracing, SDK keeping 1 % of traces": Server("traced_sampled", token),
+                "metrics + tracing, SDK recording every span": Server("traced", token),
+                "--no-metrics --no-tracing": Server("make", token, "--no-metrics", "--no-tracing")}
+    runs: dict[str, list[Result]] = {name: [] for name in variants}
+    try:
+        names = list(variants)
+        for round_ in range(rounds):
+            for name in names[round_ % len(names):] + names[:round_ % len(names)]:  # each goes first in turn
+                runs[name].append(wrk(variants[name].url, token, seconds, [NOOP_BODY]))
+    finally:
+        for variant in variants.values():
+            variant.stop()
+    off_rate = statistics.median(r[0] for r in runs["--no-metrics --no-tracing"])
+    for name, results in runs.items():
+        ratio = statistics.median(r[0] for r in results) / off_rate
+        lines.append(_row(f"wrk, {name}", results, f" {ratio:.2f}× |"))
+
+    searches = _scifact_bodies()
+    service = Server("scifact", token)
+    noop: list[Result] = []
+    search: list[Result] = []
+    try:
+        for round_ in range(rounds):
+            for searching in (False, True) if round_ % 2 == 0 else (True, False):
+                if searching:
+                    search.append(asyncio.run(aiohttp_load(service.url, token, seconds,
+                                                           [b.encode() for b in searches])))
+                else:
+                    noop.append(asyncio.run(aiohttp_load(service.url, token, seconds, [NOOP_BODY.encode()])))
+        wrk_noop = wrk(service.url, token, seconds, [NOOP_BODY])
+        wrk_search = wrk(service.url, token, seconds, searches)
+    finally:
+        service.stop()
+    noop_rate, search_rate = statistics.median(r[0] for r in noop), statistics.median(r[0] for r in search)
+    lines.append(_row("aiohttp 1 × 8, BENCH.NOOP (SciFact replica)", noop, " |"))
+    lines.append(_row("aiohttp 1 × 8, RETRIEVAL.SEARCH BM25 SciFact", search, f" {search_rate / noop_rate:.2f}× |"))
+    lines.append(_row("wrk, BENCH.NOOP (SciFact replica)", [wrk_noop], " |"))
+    lines.append(_row("wrk, RETRIEVAL.SEARCH BM25 SciFact", [wrk_search], f" {wrk_search[0] / wrk_noop[0]:.2f}× |"))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--hostile", nargs=3, metavar=("URL", "SECONDS", "RATE"), help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    if options.hostile:
+        url, secs, per_second = options.hostile
+        print(asyncio.run(hostile(url, float(secs), float(per_second))))
+    else:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        main(options.seconds, options.rounds)

@@ -1,0 +1,106 @@
+"""OpenTelemetry for the HTTP transport, when ``opentelemetry-api`` is installed, and nothing when it is not.
+
+The client calls :func:`inject` on its request headers, the server :func:`extract` on the request's and
+opens one SERVER span per ``invoke`` (:func:`server_span`), so a call's trace crosses the process boundary
+with W3C trace context (``traceparent``/``tracestate``). Without the package every function here is a
+constant-time no-op: the import is tried once, at module load, and nothing else is imported.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping, MutableMapping
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from typing import Any
+
+__all__ = ["ENABLED", "extract", "inject", "server_span", "server_tracer", "set_span_result"]
+
+try:
+    from opentelemetry import propagate as _propagate
+    from opentelemetry import trace as _trace
+except ImportError:  # pragma: no cover - exercised where the package is absent
+    _propagate = None  # type: ignore[assignment]
+    _trace = None  # type: ignore[assignment]
+
+#: Whether ``opentelemetry-api`` could be imported.
+ENABLED = _trace is not None
+#: The global providers that record nothing: the API's placeholder (no SDK installed yet) and its no-op.
+_NO_SDK: tuple[type, ...] = (_trace.ProxyTracerProvider, _trace.NoOpTracerProvider) if _trace is not None else ()
+_TRACER_NAME = "ditto.transport"
+#: Longest node name recorded (the request's text).
+_MAX_NODE = 200
+
+
+def inject(headers: MutableMapping[str, str]) -> MutableMapping[str, str]:
+    """Add the current trace context to ``headers`` (no-op without OpenTelemetry); returns ``headers``."""
+    if _propagate is not None:
+        _propagate.inject(headers)
+    return headers
+
+
+def extract(headers: Mapping[str, str]) -> Any:
+    """The trace context carried by ``headers`` (``None`` without OpenTelemetry)."""
+    if _propagate is None:
+        return None
+    return _propagate.extract(headers)
+
+
+def server_tracer(tracer_provider: Any = None) -> Any:
+    """The tracer an app opens its spans with (``None`` without OpenTelemetry). Looked up once: asking the
+    SDK for a tracer builds a new one each time (17 µs, a third of a span's own cost)."""
+    if _trace is None:
+        return None
+    return _trace.get_tracer(_TRACER_NAME, tracer_provider=tracer_provider)
+
+
+def server_span(tracer: Any, node: str, headers: Mapping[str, str], *,
+                explicit: bool = False) -> AbstractContextManager[Any]:
+    """A SERVER span ``ditto.invoke`` (attribute ``ditto.node``), child of the caller's span when its headers
+    carry one. The node is an attribute, not part of the name, so a caller cannot mint span names.
+
+    While no SDK is installed as the global provider (the API's placeholder is still in place), spans
+    would record nothing: none is opened, which saves the 11 µs a no-op span costs per call. ``explicit``:
+    the tracer comes from a provider the app was given, so it is used as it is.
+    """
+    if tracer is None or (not explicit and not _sdk_installed()):
+        return nullcontext()
+    return _span(tracer, node, headers)
+
+
+_sdk_seen = False
+_next_check = 0.0
+
+
+def _sdk_installed() -> bool:
+    """Whether a recording provider is the global one. Asking the API costs 6 µs (it reads the environment),
+    so the answer is looked up at most once a second until a provider appears (it is then set for good)."""
+    global _sdk_seen, _next_check
+    if _sdk_seen:
+        return True
+    now = time.monotonic()
+    if now < _next_check:
+        return False
+    _next_check = now + 1.0
+    _sdk_seen = _trace is not None and not isinstance(_trace.get_tracer_provider(), _NO_SDK)
+    return _sdk_seen
+
+
+@contextmanager
+def _span(tracer: Any, node: str, headers: Mapping[str, str]) -> Iterator[Any]:
+    assert _trace is not None and _propagate is not None
+    parent = _propagate.extract(headers) if "traceparent" in headers else None
+    with tracer.start_as_current_span("ditto.invoke", context=parent, kind=_trace.SpanKind.SERVER,
+                                      attributes={"ditto.node": node[:_MAX_NODE]}) as span:
+        yield span
+
+
+def set_span_result(span: Any, status: str, code: str | None) -> None:
+    """Record a call's outcome on its span; a failed call marks the span as an error."""
+    if span is None or _trace is None:
+        return
+    if code is None:
+        span.set_attribute("ditto.status", status)
+    else:  # one call: each attribute update takes the SDK span's lock
+        span.set_attributes({"ditto.status": status, "ditto.error_code": code})
+        if status != "success":
+            span.set_status(_trace.Status(_trace.StatusCode.ERROR, code))

@@ -1,0 +1,83 @@
+"""OpenTelemetry spans for calls served over HTTP (issue 19, observability), with the real SDK."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind, StatusCode
+
+from ditto import create_ditto, create_worker_http_app
+from ditto.transport import _tracing
+
+from ..support.ditto_serve import ditto_serve
+from ..support.uvicorn_thread import serve_app
+from .workers import make
+
+TOKEN = "trace-token-0123456789"
+
+
+async def test_each_invoke_is_a_server_span_continuing_the_callers_trace() -> None:
+    """Issue 19: a call carrying W3C ``traceparent`` becomes a SERVER span ``ditto.invoke`` in the caller's trace
+    (same trace id, the caller's span as parent) with the node and outcome as attributes; a failing node's span
+    has status ERROR; ``inject`` writes the current span's context into headers."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("test-client")
+    server = create_ditto(workers=make())
+    app = create_worker_http_app(server, token=TOKEN, tracer_provider=provider)
+    async with serve_app(app) as url, httpx.AsyncClient(base_url=url) as client:
+        with tracer.start_as_current_span("caller") as caller:
+            headers = _tracing.inject({"authorization": f"Bearer {TOKEN}"})
+            assert headers["traceparent"].split("-")[1] == format(caller.get_span_context().trace_id, "032x")
+            ok = await client.post("/v1/invoke", json={"node": "TEST.ECHO", "input": 1}, headers=dict(headers))
+            failed = await client.post("/v1/invoke", json={"node": "TEST.FAIL", "input": 1}, headers=dict(headers))
+        assert ok.json()["output"] == 1 and failed.json()["status"] == "error"
+        untraced = await client.post("/v1/invoke", json={"node": "TEST.ECHO", "input": 2},
+                                     headers={"authorization": f"Bearer {TOKEN}"})
+        assert untraced.json()["output"] == 2
+    spans = [s for s in exporter.get_finished_spans() if s.name == "ditto.invoke"]
+    assert len(spans) == 3
+    echo, fail, root = spans
+    for span in (echo, fail):
+        assert span.kind is SpanKind.SERVER
+        assert span.context.trace_id == caller.get_span_context().trace_id
+        assert span.parent is not None and span.parent.span_id == caller.get_span_context().span_id
+    assert echo.attributes == {"ditto.node": "TEST.ECHO", "ditto.status": "success"}
+    assert fail.attributes is not None and fail.attributes["ditto.error_code"] == "HANDLER_ERROR"
+    assert fail.status.status_code is StatusCode.ERROR
+    assert root.parent is None and root.context.trace_id != caller.get_span_context().trace_id
+
+
+def test_extract_reads_what_inject_wrote() -> None:
+    """Issue 19: ``extract`` turns injected headers back into a context holding the same span."""
+    from opentelemetry import trace
+
+    provider = TracerProvider()
+    with provider.get_tracer("t").start_as_current_span("s") as span:
+        headers = _tracing.inject({})
+    carried = trace.get_current_span(_tracing.extract(headers)).get_span_context()
+    assert carried.trace_id == span.get_span_context().trace_id and carried.span_id == span.get_span_context().span_id
+
+
+async def test_ditto_serve_with_a_global_sdk_continues_the_callers_trace(tmp_path: Path) -> None:
+    """Issue 19: in a `ditto serve` process whose global provider is an SDK (set up by the worker module, as
+    `opentelemetry-instrument` would), a call carrying ``traceparent`` is a ``ditto.invoke`` span of that
+    trace, child of the caller's span, across the process boundary."""
+    spans = tmp_path / "spans.jsonl"
+    trace_id, parent_id = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+    with ditto_serve(["tests.runtime.service_workers:traced"], TOKEN, env={"DITTO_TEST_SPANS": str(spans)}) \
+            as (url, _process):
+        async with httpx.AsyncClient(base_url=url) as client:
+            answer = await client.post("/v1/invoke", json={"node": "OPS.HOLD", "input": {"ms": 0, "n": 3}},
+                                       headers={"authorization": f"Bearer {TOKEN}",
+                                                "traceparent": f"00-{trace_id}-{parent_id}-01"})
+            assert answer.json()["output"] == {"n": 3}
+    (span,) = [json.loads(line) for line in spans.read_text().splitlines()]
+    assert (span["name"], span["trace"], span["parent"]) == ("ditto.invoke", trace_id, parent_id)
+    assert span["attributes"] == {"ditto.node": "OPS.HOLD", "ditto.status": "success"}
