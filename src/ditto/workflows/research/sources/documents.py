@@ -4,7 +4,7 @@ The provider is registered in the task's RETRIEVAL worker (target
 ``research-documents``), so the workflow reaches files through
 ``RETRIEVAL.SEARCH`` like any other source. Each file is read once per run,
 its exact bytes saved as a snapshot, and cut into passages that follow the
-text (:func:`~ditto.workflows.research.passages.cut_passages`: paragraphs whose
+text (:func:`~ditto.text.passages.cut_passages`: paragraphs whose
 sentences run across line breaks, list items, code and man-page blocks, at most
 1000 characters). A query's words score each passage together with its heading
 path (the title and section it sits under); passages without a query word are
@@ -28,8 +28,8 @@ from typing import Any, Final
 from ....redaction import printable
 from ....runtime import Graph, NodeResult, graph
 from ....text import TextAnalyzer, score_documents
-from ..files import DEFAULT_LIMITS, WalkLimits, WalkReport
-from ..passages import cut_passages
+from ....text.files import DEFAULT_LIMITS, WalkLimits, WalkReport
+from ....text.passages import cut_passages
 from ..records import Passage
 from ..types import QueryRecord
 from .base import SourceHits, SourceLimits, SourceSetup, constant_input, retrieval_candidates
@@ -105,13 +105,13 @@ class DocumentSearchProvider:
 
     def _files(self) -> list[Path]:
         """The document files, walked by :mod:`..files` (no links followed, bounded, every skip noted)."""
-        from ..files import walk_documents
+        from ....text.files import walk_documents
 
         return list(walk_documents(self._paths, ignore=self._ignore, suffixes=DOCUMENT_SUFFIXES,
                                    limits=self.limits, report=self.report))
 
     def _load(self) -> list[DocumentPassage]:
-        from ..files import read_documents
+        from ....text.files import read_documents
 
         self.report = WalkReport()
         corpus: list[DocumentPassage] = []

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from ...redaction import printable
+from ..redaction import printable
 
 __all__ = [
     "DEFAULT_LIMITS",
