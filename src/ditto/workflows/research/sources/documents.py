@@ -28,7 +28,7 @@ from typing import Any, Final
 from ....redaction import printable
 from ....runtime import Graph, NodeResult, graph
 from ....text import TextAnalyzer, score_documents
-from ....text.files import DEFAULT_LIMITS, WalkLimits, WalkReport
+from ....text.files import DEFAULT_LIMITS, DOCUMENT_SUFFIXES, WalkLimits, WalkReport
 from ....text.passages import cut_passages
 from ..records import Passage
 from ..types import QueryRecord
@@ -41,7 +41,6 @@ logger = logging.getLogger(__name__)
 
 #: The RETRIEVAL target name the task registers its documents under.
 DOCUMENTS_TARGET: Final = "research-documents"
-DOCUMENT_SUFFIXES: Final = frozenset({".md", ".markdown", ".txt", ".text", ".rst"})
 MAX_FILES: Final = 10_000
 MAX_FILE_BYTES: Final = 4 * 1024 * 1024
 

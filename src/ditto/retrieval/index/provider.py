@@ -1,0 +1,188 @@
+"""A ``RetrievalSearchProvider`` over an opened index: ``bm25``, ``keyword``, ``vector``, ``hybrid``, ``rerank``.
+
+* ``bm25`` — BM25 (Lucene variant) over the passages, any query term; ``keyword``: every term.
+* ``vector`` — the query embedded by the index's model, exact cosine over ``sqlite-vec``.
+* ``hybrid`` — both, fused by :func:`~ditto.retrieval.create_hybrid_search_provider`
+  (weighted RRF; ``weights``, ``rrf_k`` and ``candidate_limit`` below).
+* ``rerank`` — BM25's ``candidate_limit`` best, reordered by the embedding's cosine
+  (:func:`~ditto.retrieval.create_rerank_search_provider` with the cosine reranker).
+
+Without ``strategy`` a request gets ``hybrid`` when the index has vectors and an
+embedding provider was given, ``bm25`` otherwise. The strategies that need vectors
+answer ``RETRIEVAL_STRATEGY_UNSUPPORTED`` on an index without them.
+
+Candidates: ``id`` (the passage id), ``content`` (the passage text), ``score``,
+``source.ref`` (``path#L<first>-L<last>`` for a file's passage, the record id for a
+record), and ``metadata``: the passage's own (a record's metadata, a file's ``path`` and
+``suffix``: what ``filter`` sees) plus ``path``, ``lineStart``, ``lineEnd``, ``start``,
+``end``, ``heading`` and ``sha256`` (the passage text's hash).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from ..config import context_limit
+from ..engines.bm25 import MatchMode
+from ..engines.filters import parse_filter
+from ..errors import INVALID_INPUT, STRATEGY_UNSUPPORTED, RetrievalError, as_retrieval_error, check_signal
+from ..providers.base import begin_search, query_text
+from ..providers.embedding import EmbeddingProvider, embed_contents
+from ..providers.hybrid import HybridBranch, create_hybrid_search_provider
+from ..providers.rerank import create_cosine_reranker, create_rerank_search_provider
+from ..types import (
+    RetrievalCandidate,
+    RetrievalCandidateSource,
+    RetrievalExecutionContext,
+    RetrievalSearchInput,
+    RetrievalSearchOutput,
+)
+from .errors import INDEX_MODEL_MISMATCH, SearchIndexError
+from .reader import SearchIndex
+from .sources import PassageRow
+
+__all__ = ["INDEX_STRATEGIES", "IndexSearchProvider", "create_index_search_provider"]
+
+INDEX_STRATEGIES: Final = ("bm25", "keyword", "vector", "hybrid", "rerank")
+_VECTOR_STRATEGIES: Final = frozenset({"vector", "hybrid", "rerank"})
+#: Indexes at least this large search in a worker thread (a small one costs less than the thread hop).
+_OFFLOAD: Final = 20_000
+
+
+def _candidate(row: PassageRow, score: float, target: str) -> RetrievalCandidate:
+    from_file = row.id == f"{row.path}#{row.ordinal}"  # a record keeps its own id
+    ref = f"{row.path}#L{row.line_start}-L{row.line_end}" if from_file else row.id
+    metadata = {**row.metadata, "path": row.path, "lineStart": row.line_start, "lineEnd": row.line_end,
+                "start": row.start, "end": row.end, "heading": row.heading, "sha256": row.sha256}
+    return RetrievalCandidate.model_construct(
+        id=row.id, content=row.text, score=score,
+        source=RetrievalCandidateSource.model_construct(target=target, ref=ref), metadata=metadata)
+
+
+class IndexSearchProvider:
+    """Searches a :class:`~ditto.retrieval.index.SearchIndex` (see the module docs for the strategies)."""
+
+    strategies: tuple[str, ...] = INDEX_STRATEGIES
+
+    def __init__(self, index: SearchIndex, embedding: EmbeddingProvider | None, *, weights: tuple[float, float],
+                 rrf_k: int, candidate_limit: int) -> None:
+        self.index = index
+        self.embedding = embedding
+        self._hybrid = create_hybrid_search_provider(
+            [HybridBranch(_Branch(self, "bm25"), weight=weights[0], strategy="bm25", name="bm25"),
+             HybridBranch(_Branch(self, "vector"), weight=weights[1], strategy="vector", name="vector")],
+            candidate_limit=candidate_limit, rrf_k=rrf_k)
+        self._rerank = create_rerank_search_provider(_Branch(self, "bm25"), create_cosine_reranker(embedding),
+                                                     candidate_limit=candidate_limit) if embedding else None
+
+    @property
+    def vectors(self) -> bool:
+        """Whether the vector strategies can run (the index has vectors and an embedding provider was given)."""
+        return self.embedding is not None and self.index.embedding is not None
+
+    @property
+    def default_strategy(self) -> str:
+        return "hybrid" if self.vectors else "bm25"
+
+    async def search(self, input: RetrievalSearchInput | Mapping[str, Any],
+                     context: RetrievalExecutionContext | None = None) -> RetrievalSearchOutput:
+        request, signal = begin_search(input, context)
+        strategy = request.strategy or self.default_strategy
+        if strategy not in INDEX_STRATEGIES:
+            raise RetrievalError(STRATEGY_UNSUPPORTED, f"an index supports {', '.join(INDEX_STRATEGIES)}")
+        if strategy in _VECTOR_STRATEGIES and not self.vectors:
+            raise RetrievalError(STRATEGY_UNSUPPORTED, f"{strategy} needs an index built with --embed and its "
+                                                       "embedding model")
+        if strategy in ("bm25", "keyword", "vector"):
+            output = await self._direct(request, strategy, context)
+        elif strategy == "hybrid":
+            output = await self._hybrid.search(request.model_copy(update={"strategy": None}), context)
+        else:
+            assert self._rerank is not None
+            output = await self._rerank.search(request.model_copy(update={"strategy": "bm25"}), context)
+        check_signal(signal)
+        return RetrievalSearchOutput.model_construct(candidates=output.candidates, target=request.target,
+                                                     strategy=request.strategy, metadata=None)
+
+    async def _direct(self, request: RetrievalSearchInput, strategy: str,
+                      context: RetrievalExecutionContext | None) -> RetrievalSearchOutput:
+        text = query_text(request, "An index")
+        conditions = parse_filter(request.filter) if request.filter else ()
+        limit = context_limit(request, context)
+        signal = context.signal if context is not None else None
+        if strategy == "vector":
+            info = self.index.embedding
+            assert self.embedding is not None and info is not None
+            [vector] = await embed_contents(self.embedding, [text], dimensions=info.dimensions, context=context)
+            hits = await self._run(lambda: self.index.search_vectors(vector, limit=limit, conditions=conditions),
+                                   offload=True)
+        else:
+            mode: MatchMode = "all" if strategy == "keyword" else "any"
+
+            def lexical() -> list[tuple[str, float]]:
+                return [(document.id, score) for document, score in
+                        self.index.bm25.search(text, limit=limit, mode=mode, conditions=conditions)]
+
+            hits = await self._run(lexical, offload=len(self.index) >= _OFFLOAD)
+        check_signal(signal)
+        rows = await self._run(lambda: self.index.passages([passage_id for passage_id, _ in hits]),
+                               offload=False)
+        target = request.target.name
+        candidates = tuple(_candidate(rows[passage_id], score, target) for passage_id, score in hits
+                           if passage_id in rows)
+        return RetrievalSearchOutput.model_construct(candidates=candidates, target=request.target,
+                                                     strategy=strategy, metadata=None)
+
+    @staticmethod
+    async def _run(function: Any, *, offload: bool) -> Any:
+        """Run an index read (in a thread when large); a backend failure is logged once and hidden."""
+        try:
+            return await asyncio.to_thread(function) if offload else function()
+        except RetrievalError:
+            raise
+        except Exception as error:
+            raise as_retrieval_error(error) from None
+
+
+class _Branch:
+    """One strategy of the provider as a provider of its own (hybrid and rerank compose these)."""
+
+    def __init__(self, owner: IndexSearchProvider, strategy: str) -> None:
+        self._owner = owner
+        self._strategy = strategy
+
+    async def search(self, input: RetrievalSearchInput | Mapping[str, Any],
+                     context: RetrievalExecutionContext | None = None) -> RetrievalSearchOutput:
+        request, _ = begin_search(input, context)
+        return await self._owner._direct(request, self._strategy, context)
+
+
+def create_index_search_provider(index: SearchIndex, *, embedding: EmbeddingProvider | None = None,
+                                 weights: Sequence[float] = (1.0, 1.0), rrf_k: int = 60,
+                                 candidate_limit: int = 100) -> IndexSearchProvider:
+    """A search provider over ``index``; ``embedding`` (the index's model) enables vector, hybrid and rerank::
+
+        index = open_index("docs.idx")
+        provider = create_index_search_provider(index)
+        output = await provider.search({"query": {"content": "backup retention"}, "target": {"name": "docs"}})
+
+    ``weights`` are the RRF weights of (BM25, vector); ``rrf_k`` and ``candidate_limit``
+    (each branch's pool, and the rerank pool) as in ``create_hybrid_search_provider``.
+    An embedding provider whose ``model_id`` or ``dimensions`` differ from the index's
+    is refused (``INDEX_MODEL_MISMATCH``).
+    """
+    info = index.embedding
+    if embedding is not None and info is not None:
+        model = getattr(embedding, "model_id", None)
+        dimensions = getattr(embedding, "dimensions", None)
+        if (model is not None and model != info.model) or (dimensions is not None and dimensions != info.dimensions):
+            raise SearchIndexError(INDEX_MODEL_MISMATCH, f"the index's vectors are {info.dimensions}-dimensional, "
+                                                         f"from {info.model}; the embedding provider is {model} "
+                                                         f"({dimensions} dimensions)")
+    pair = tuple(weights)
+    if len(pair) != 2:
+        raise RetrievalError(INVALID_INPUT, "weights are two numbers: BM25's and the vectors'")
+    return IndexSearchProvider(index, embedding, weights=(float(pair[0]), float(pair[1])), rrf_k=rrf_k,
+                               candidate_limit=candidate_limit)
