@@ -7,7 +7,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -36,7 +36,12 @@ def _root(version: Annotated[bool, typer.Option("--version", callback=_version, 
 
 @app.command()
 def serve(
-    worker: Annotated[list[str], typer.Option("--worker", help="module:factory returning WorkerDefinition(s).")],
+    worker: Annotated[list[str] | None, typer.Option("--worker", help="module:factory returning "
+                                                                      "WorkerDefinition(s).")] = None,
+    index: Annotated[Path | None, typer.Option("--index", help="Serve this index (ditto index) as a "
+                                                               "RETRIEVAL.SEARCH target.")] = None,
+    target: Annotated[str | None, typer.Option("--target", help="The target name of --index (default: the "
+                                                                "index directory's name).")] = None,
     config: Annotated[Path | None, typer.Option("--config", help="Root YAML (workers.*).")] = None,
     host: Annotated[str, typer.Option("--host")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port")] = 8080,
@@ -56,7 +61,19 @@ def serve(
     except DittoError as error:
         typer.echo(f"configuration error {error.code}: {error.message}", err=True)
         raise typer.Exit(2) from None
-    definitions = [d for spec in worker for d in load_worker_factory(spec, runtime_config)]
+    if not worker and index is None:
+        raise typer.BadParameter("name what to serve: --worker module:factory and/or --index DIR")
+    definitions = [d for spec in worker or [] for d in load_worker_factory(spec, runtime_config)]
+    opened: Any = None
+    if index is not None:
+        from .index import index_worker
+
+        try:
+            opened, definition = index_worker(index, target)
+        except DittoError as error:
+            typer.echo(f"error {error.code}: {error.message}", err=True)
+            raise typer.Exit(1) from None
+        definitions.append(definition)
     runtime = create_ditto(config=runtime_config, workers=definitions)
     http_app = create_worker_http_app(runtime, token=token)
     typer.echo(json.dumps({"url": f"http://{host}:{port}",
@@ -69,14 +86,18 @@ def serve(
             await server.serve()
         finally:
             await runtime.close()
+            if opened is not None:
+                opened.close()
 
     asyncio.run(run())
 
 
 def _register_research() -> None:
+    from .index import register as register_index
     from .research import register
 
     register(app)
+    register_index(app)
 
 
 _register_research()

@@ -289,7 +289,8 @@ def _build(directory: Path, previous: Manifest | None, target: Path, plan: _Plan
         stale_ids = _ids_of(connection, [*gone, *replaced])
         connection.execute("BEGIN")
         try:
-            connection.executemany("INSERT INTO vectors(rowid, embedding) VALUES (?, ?)", backfill)
+            if backfill:
+                connection.executemany("INSERT INTO vectors(rowid, embedding) VALUES (?, ?)", backfill)
             _write(connection, gone, replaced, changed, touched, new_rows, vectors_of)
             connection.execute("COMMIT")
         except BaseException:
