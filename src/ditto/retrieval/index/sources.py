@@ -121,12 +121,16 @@ def _stat(path: Path) -> tuple[int, int] | None:
 
 
 def discover(roots: Sequence[Path], *, ignore: Sequence[str] = (), limits: IndexLimits = INDEX_LIMITS,
-             report: WalkReport) -> Iterator[SourceFile]:
-    """The files under ``roots``, in a stable order; skips and caps are notes in ``report``."""
+             report: WalkReport, records: bool = True) -> Iterator[SourceFile]:
+    """The files under ``roots``, in a stable order; skips and caps are notes in ``report``.
+
+    ``records=False`` reads every root as text (a research task's ``--documents``, where a
+    ``.jsonl`` file named as a root is a document like any other).
+    """
     text_roots: list[Path] = []
     for root in roots:
-        beir = root.is_dir() and (root / "corpus.jsonl").is_file()
-        if beir or (root.suffix.lower() == ".jsonl" and not root.is_dir()):
+        beir = records and root.is_dir() and (root / "corpus.jsonl").is_file()
+        if beir or (records and root.suffix.lower() == ".jsonl" and not root.is_dir()):
             path = root / "corpus.jsonl" if beir else root
             found = _stat(path)
             if found is None:

@@ -114,12 +114,13 @@ async def update_index(directory: str | os.PathLike[str], sources: Sequence[str 
                        remove: Sequence[str | os.PathLike[str]] = (), embedding: EmbeddingProvider | None = None,
                        ignore: Sequence[str] = (), analyzer: TextAnalyzer | None = None,
                        limits: IndexLimits = INDEX_LIMITS, progress: Progress | None = None,
-                       embed_batch_size: int | None = None) -> IndexSummary:
+                       embed_batch_size: int | None = None, records: bool = True) -> IndexSummary:
     """Create or update the index in ``directory`` from ``sources``; see the module docs.
 
     ``analyzer`` applies when the index is created (later runs keep the index's own).
     ``embedding`` adds vectors; an index that has vectors needs it on every run. The
     blocking work runs in a worker thread; embedding runs on the caller's event loop.
+    ``records=False`` reads ``.jsonl`` roots and BEIR folders as text like any file.
     """
     loop = asyncio.get_running_loop()
     embed: Callable[[list[str]], list[Any]] | None = None
@@ -134,7 +135,8 @@ async def update_index(directory: str | os.PathLike[str], sources: Sequence[str 
             return future.result()
 
     return await asyncio.to_thread(_update, Path(directory), [Path(s) for s in sources],
-                                   [Path(r) for r in remove], embed, info, tuple(ignore), analyzer, limits, progress)
+                                   [Path(r) for r in remove], embed, info, tuple(ignore), analyzer, limits, progress,
+                                   records)
 
 
 def update_index_sync(directory: str | os.PathLike[str], sources: Sequence[str | os.PathLike[str]] = (),
@@ -145,7 +147,7 @@ def update_index_sync(directory: str | os.PathLike[str], sources: Sequence[str |
 
 def _update(directory: Path, sources: list[Path], remove: list[Path], embed: Callable[[list[str]], list[Any]] | None,
             info: EmbeddingInfo | None, ignore: tuple[str, ...], analyzer: TextAnalyzer | None,
-            limits: IndexLimits, progress: Progress | None) -> IndexSummary:
+            limits: IndexLimits, progress: Progress | None, records: bool = True) -> IndexSummary:
     started = time.perf_counter()
     directory.mkdir(parents=True, exist_ok=True)
     summary = IndexSummary(str(directory))
@@ -162,7 +164,7 @@ def _update(directory: Path, sources: list[Path], remove: list[Path], embed: Cal
                                                              f"{info.model} makes {info.dimensions}-dimensional ones "
                                                              "(use a new index, or the same model)")
         _clean_stale(directory, previous.generation if previous else None)
-        plan = _scan(directory, previous, sources, remove, ignore, limits, progress, summary)
+        plan = _scan(directory, previous, sources, remove, ignore, limits, progress, summary, records)
         backfilling = info is not None and previous is not None and previous.embedding is None
         if previous is not None and plan.empty and not backfilling:  # nothing changed: nothing to publish
             summary.passages, summary.files, summary.generation = previous.passages, previous.files, previous.generation
@@ -198,7 +200,8 @@ class _Plan:
 
 
 def _scan(directory: Path, previous: Manifest | None, sources: list[Path], remove: list[Path],
-          ignore: tuple[str, ...], limits: IndexLimits, progress: Progress | None, summary: IndexSummary) -> _Plan:
+          ignore: tuple[str, ...], limits: IndexLimits, progress: Progress | None, summary: IndexSummary,
+          records: bool) -> _Plan:
     """Compare the sources with the published generation (read-only): nothing is written here."""
     known: dict[str, tuple[str, str, int, int]] = {}
     since = 0.0
@@ -214,7 +217,7 @@ def _scan(directory: Path, previous: Manifest | None, sources: list[Path], remov
     report = WalkReport(max_notes=1000)
     seen: set[str] = set()
     roots = [str(root.resolve()) for root in sources]
-    found = list(discover(sources, ignore=ignore, limits=limits, report=report))
+    found = list(discover(sources, ignore=ignore, limits=limits, report=report, records=records))
     for number, source in enumerate(found, start=1):
         if progress is not None:
             progress("read", number, len(found))
