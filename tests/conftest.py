@@ -18,7 +18,10 @@ least :data:`SECURITY_EXAMPLES` examples, in CI and locally, next to explicit ``
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 #: The real servers (SQLite docs, MediaWiki over HTTPS on loopback), shared by every suite that asks for them.
@@ -35,3 +38,16 @@ _ACTIVE = "ci" if os.environ.get("CI") else "dev"
 settings.load_profile(_ACTIVE)
 settings.register_profile("security", parent=settings.get_profile(_ACTIVE),
                           max_examples=max(SECURITY_EXAMPLES, settings.get_profile(_ACTIVE).max_examples))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _index_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Research tasks index their --documents folders into a cache: the suite's goes to a temporary folder."""
+    folder = tmp_path_factory.mktemp("index-cache")
+    previous = os.environ.get("DITTO_INDEX_CACHE_DIR")
+    os.environ["DITTO_INDEX_CACHE_DIR"] = str(folder)
+    yield folder
+    if previous is None:
+        os.environ.pop("DITTO_INDEX_CACHE_DIR", None)
+    else:
+        os.environ["DITTO_INDEX_CACHE_DIR"] = previous

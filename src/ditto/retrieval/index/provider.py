@@ -95,13 +95,18 @@ class IndexSearchProvider:
         if strategy in _VECTOR_STRATEGIES and not self.vectors:
             raise RetrievalError(STRATEGY_UNSUPPORTED, f"{strategy} needs an index built with --embed and its "
                                                        "embedding model")
-        if strategy in ("bm25", "keyword", "vector"):
-            output = await self._direct(request, strategy, context)
-        elif strategy == "hybrid":
-            output = await self._hybrid.search(request.model_copy(update={"strategy": None}), context)
-        else:
-            assert self._rerank is not None
-            output = await self._rerank.search(request.model_copy(update={"strategy": "bm25"}), context)
+        try:
+            if strategy in ("bm25", "keyword", "vector"):
+                output = await self._direct(request, strategy, context)
+            elif strategy == "hybrid":
+                output = await self._hybrid.search(request.model_copy(update={"strategy": None}), context)
+            else:
+                assert self._rerank is not None
+                output = await self._rerank.search(request.model_copy(update={"strategy": "bm25"}), context)
+        except RetrievalError:
+            raise
+        except Exception as error:  # a backend failure: logged once here, hidden from the caller
+            raise as_retrieval_error(error) from None
         check_signal(signal)
         return RetrievalSearchOutput.model_construct(candidates=output.candidates, target=request.target,
                                                      strategy=request.strategy, metadata=None)
@@ -137,13 +142,8 @@ class IndexSearchProvider:
 
     @staticmethod
     async def _run(function: Any, *, offload: bool) -> Any:
-        """Run an index read (in a thread when large); a backend failure is logged once and hidden."""
-        try:
-            return await asyncio.to_thread(function) if offload else function()
-        except RetrievalError:
-            raise
-        except Exception as error:
-            raise as_retrieval_error(error) from None
+        """Run an index read, in a worker thread when the index is large (failures reach :meth:`search`)."""
+        return await asyncio.to_thread(function) if offload else function()
 
 
 class _Branch:

@@ -56,8 +56,9 @@ _OPENED_LOCK = threading.Lock()
 
 
 def folder_cache_dir(env: Mapping[str, str]) -> Path:
-    """Where folder caches live: ``$DITTO_INDEX_CACHE_DIR``, else the user cache folder's ``ditto/indexes``."""
-    given = env.get(CACHE_ENV)
+    """Where folder caches live: ``$DITTO_INDEX_CACHE_DIR`` (the task's environment, then the process's),
+    else the user cache folder's ``ditto/indexes``."""
+    given = env.get(CACHE_ENV) or os.environ.get(CACHE_ENV)
     if given:
         return Path(given)
     from platformdirs import user_cache_dir
