@@ -25,7 +25,8 @@ async def test_the_directory_holds_a_manifest_one_generation_and_the_passages_wi
     summary = await update_index(tmp_path / "idx", [docs])
     manifest = json.loads((tmp_path / "idx" / "manifest.json").read_text())
     assert manifest["format"] == "ditto-index" and manifest["format_version"] == FORMAT_VERSION
-    assert manifest["generation"] == summary.generation and (tmp_path / "idx" / summary.generation / "index.sqlite").is_file()
+    assert manifest["generation"] == summary.generation
+    assert (tmp_path / "idx" / summary.generation / "index.sqlite").is_file()
     assert [p.name for p in (tmp_path / "idx").iterdir() if p.name.startswith("g-")] == [summary.generation]
     backups = str((docs / "ops/backups.md").resolve())
     with open_index(tmp_path / "idx") as index:

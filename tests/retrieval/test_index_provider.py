@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -15,11 +17,15 @@ from ditto.testing import RetrievalProviderContract
 from tests.retrieval.index_support import WordHashEmbedder, write_docs
 
 
-async def _index_of(folder: Path, documents: Any, *, embedding: Any = None) -> SearchIndex:
+def _write_records(folder: Path, documents: Any) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    lines = [__import__("json").dumps({"id": d["id"], "content": d["content"], "metadata": d.get("metadata", {})})
+    lines = [json.dumps({"id": d["id"], "content": d["content"], "metadata": d.get("metadata", {})})
              for d in documents]
     (folder / "records.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+async def _index_of(folder: Path, documents: Any, *, embedding: Any = None) -> SearchIndex:
+    await asyncio.to_thread(_write_records, folder, documents)
     await update_index(folder / "idx", [folder / "records.jsonl"], embedding=embedding)
     return open_index(folder / "idx")
 
