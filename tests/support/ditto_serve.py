@@ -16,14 +16,16 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @contextmanager
 def ditto_serve(workers: Sequence[str], token: str, *, config: Path | None = None,
-                env: dict[str, str] | None = None) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """Yield ``(url, process)`` for a running ``ditto serve``; kill it on exit."""
+                env: dict[str, str] | None = None, extra: Sequence[str] = ()
+                ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """Yield ``(url, process)`` for a running ``ditto serve`` (``extra``: more options); kill it on exit."""
     port = free_port()
     args = [sys.executable, "-m", "ditto", "serve", "--host", "127.0.0.1", "--port", str(port)]
     for spec in workers:
         args += ["--worker", spec]
     if config is not None:
         args += ["--config", str(config)]
+    args += list(extra)
     process_env = {**os.environ, "DITTO_TRANSPORT_HTTP_WORKER_TOKEN": token, **(env or {})}
     process = subprocess.Popen(args, cwd=ROOT, env=process_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
