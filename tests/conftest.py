@@ -42,12 +42,15 @@ settings.register_profile("security", parent=settings.get_profile(_ACTIVE),
 
 @pytest.fixture(autouse=True, scope="session")
 def _index_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Research tasks index their --documents folders into a cache: the suite's goes to a temporary folder."""
+    """Research tasks index their --documents folders into a cache: the suite's goes to a temporary folder, and
+    stays BM25 (no embedding model loaded per test); the tests of hybrid research turn embeddings on."""
     folder = tmp_path_factory.mktemp("index-cache")
-    previous = os.environ.get("DITTO_INDEX_CACHE_DIR")
+    saved = {name: os.environ.get(name) for name in ("DITTO_INDEX_CACHE_DIR", "DITTO_RESEARCH_EMBED")}
     os.environ["DITTO_INDEX_CACHE_DIR"] = str(folder)
+    os.environ["DITTO_RESEARCH_EMBED"] = "0"
     yield folder
-    if previous is None:
-        os.environ.pop("DITTO_INDEX_CACHE_DIR", None)
-    else:
-        os.environ["DITTO_INDEX_CACHE_DIR"] = previous
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value

@@ -34,7 +34,8 @@ def test_search_prints_ranked_hits_with_file_line_and_a_snippet(tmp_path: Path) 
     assert done.exit_code == 0, done.output
     lines = done.output.splitlines()
     assert lines[0].startswith(f"  1. {(docs / 'ops/backups.md').resolve()}:3-4  [")
-    assert lines[1].strip() == "Backups" and lines[2].strip() == "Backups are kept for 30 days. They run nightly at 02:00."
+    assert lines[1].strip() == "Backups"
+    assert lines[2].strip() == "Backups are kept for 30 days. They run nightly at 02:00."
 
 
 def test_search_json_and_filters(tmp_path: Path) -> None:

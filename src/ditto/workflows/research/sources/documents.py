@@ -19,7 +19,6 @@ import asyncio
 import fnmatch
 import hashlib
 import logging
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Any, Final
 from ....redaction import printable
 from ....runtime import Graph, NodeResult, graph
 from ....text import TextAnalyzer, score_documents
+from ....text.analysis import option_terms
 from ....text.files import DEFAULT_LIMITS, DOCUMENT_SUFFIXES, WalkLimits, WalkReport
 from ....text.passages import cut_passages
 from ..records import Passage
@@ -55,19 +55,6 @@ class DocumentPassage:
     line_start: int
     line_end: int
     heading: str | None = None
-
-
-#: A command-line option as written in man pages and questions: ``-p``, ``--parents``, ``-mtime``.
-_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][A-Za-z0-9-]*")
-
-
-def option_terms(text: str) -> list[str]:
-    """The command-line options in ``text`` as search terms, case kept (``-p`` is not ``-P``).
-
-    The word analyzer drops one-letter tokens and the dash, so without these a question about
-    ``mkdir -p`` could not tell the passage documenting ``-p`` from any other of the page.
-    """
-    return _OPTION.findall(text)
 
 
 def split_passages(text: str) -> list[tuple[int, int, int, int]]:

@@ -118,7 +118,8 @@ class IndexedDocumentSearchProvider:
     def _use_embeddings(self) -> bool:
         from ....retrieval.index.embedding import embedding_available
 
-        return self._env.get(EMBED_ENV, "1") != "0" and embedding_available()
+        wanted = self._env.get(EMBED_ENV) or os.environ.get(EMBED_ENV, "1")
+        return wanted != "0" and embedding_available()
 
     async def _open(self) -> _State:
         from ....retrieval import RetrievalError
