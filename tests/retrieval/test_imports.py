@@ -19,14 +19,16 @@ def test_core_imports_do_not_load_retrieval(module: str) -> None:
 
 
 def test_retrieval_import_is_light_and_registers_nothing() -> None:
-    """RET-2: importing ditto.retrieval loads no backend engine and no MEMORY implementation."""
+    """RET-2, issue 18: importing ditto.retrieval loads no backend engine, no embedding runtime (torch) and no
+    MEMORY implementation."""
     # `import ditto` itself loads the core workers (MEMORY included, as the seed's root entry
     # exports createMemoryWorker); what matters is what ditto.retrieval adds on top of that.
     code = ("import json, sys, ditto\n"
             "before = set(sys.modules)\n"
             "import ditto.retrieval\n"
             "added = set(sys.modules) - before\n"
-            "print(json.dumps([m for m in ('bm25s', 'jieba', 'pymilvus', 'psycopg', 'ditto.worker.memory.sqlite_store')"
+            "print(json.dumps([m for m in ('bm25s', 'jieba', 'pymilvus', 'psycopg', 'torch', 'sentence_transformers',"
+            " 'ditto.worker.memory.sqlite_store')"
             " if m in added or (m != 'ditto.worker.memory.sqlite_store' and m in sys.modules)]))")
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(completed.stdout) == []

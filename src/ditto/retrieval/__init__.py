@@ -5,7 +5,7 @@ package registers nothing. Build a :class:`RetrievalTargetRegistry`, then use
 :func:`create_retrieval` (direct SDK) or :func:`create_retrieval_worker`.
 
 Names whose modules pull heavy or optional dependencies (the BM25/SQL/Milvus
-backends) are resolved lazily on first attribute access, so ``import
+backends, local embeddings) are resolved lazily on first attribute access, so ``import
 ditto.retrieval`` stays cheap. The MEMORY adapters live in
 ``ditto.retrieval.adapters.memory``, as in the seed; the pieces a new provider is
 built from in ``ditto.retrieval.providers.base``; output and input checks in
@@ -40,13 +40,16 @@ from .types import (
 from .worker import create_retrieval_worker, retrieval_search_node
 
 if TYPE_CHECKING:
+    from .providers.local_embedding import create_local_embedding_provider
     from .providers.milvus import MilvusSearchOptions, create_milvus_search_provider
     from .providers.sql import SqlSearchOptions, create_sql_search_provider
     from .providers.text import TextSearchOptions, create_text_search_provider
 
-#: Public names whose modules pull optional dependencies (bm25s, sqlite/psycopg/pymilvus glue):
+#: Public names whose modules pull optional dependencies (bm25s, sqlite/psycopg/pymilvus glue, and
+#: sentence-transformers/torch once a local model is built):
 #: loaded on first access.
 _LAZY: dict[str, str] = {
+    "create_local_embedding_provider": ".providers.local_embedding",
     "TextSearchOptions": ".providers.text",
     "create_text_search_provider": ".providers.text",
     "SqlSearchOptions": ".providers.sql",
@@ -122,6 +125,7 @@ __all__ = [
     "create_cosine_reranker",
     "create_http_embedding_provider",
     "create_hybrid_search_provider",
+    "create_local_embedding_provider",
     "create_milvus_search_provider",
     "create_rerank_search_provider",
     "create_retrieval",

@@ -15,11 +15,12 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ...contracts import js_json_dumps, valid_text
 from ..config import DEFAULT_BATCH_SIZE, pick_number
 from ..errors import INVALID_EMBEDDING, INVALID_INPUT, RetrievalError, check_signal
 from ..types import RetrievalExecutionContext
 
-__all__ = ["MAX_BATCH_SIZE", "EmbeddingProvider", "Vector", "embed_contents", "validate_vector"]
+__all__ = ["MAX_BATCH_SIZE", "EmbeddingProvider", "Vector", "embed_contents", "embedding_text", "validate_vector"]
 
 MAX_BATCH_SIZE = 2048
 
@@ -65,6 +66,25 @@ def validate_vector(value: Any, *, index: int | None = None, dimensions: int | N
     if dimensions is not None and len(vector) != dimensions:
         raise RetrievalError(INVALID_EMBEDDING, f"{where} has {len(vector)} dimensions, expected {dimensions}")
     return vector
+
+
+def embedding_text(content: Any, *, index: int | None = None) -> str:
+    """The text a content is embedded as: a string itself, anything else its JSON text.
+
+    Refuses (``RETRIEVAL_INVALID_INPUT``) strings that are not valid Unicode (lone
+    surrogates cannot be encoded, hashed or tokenised) and values JSON cannot carry.
+    """
+    where = "content" if index is None else f"content {index}"
+    if isinstance(content, str):
+        text = content
+    else:
+        try:
+            text = js_json_dumps(content)
+        except (TypeError, ValueError, RecursionError):
+            raise RetrievalError(INVALID_INPUT, f"{where} is neither text nor a JSON value") from None
+    if not valid_text(text):
+        raise RetrievalError(INVALID_INPUT, f"{where} is not valid Unicode (it holds a lone surrogate)")
+    return text
 
 
 def check_batch_size(batch_size: int) -> int:

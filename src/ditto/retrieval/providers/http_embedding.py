@@ -27,7 +27,6 @@ from typing import Any
 
 import httpx
 
-from ...contracts import js_json_dumps
 from ..config import DEFAULT_BATCH_SIZE, pick_number
 from ..errors import (
     BACKEND_ERROR,
@@ -41,7 +40,14 @@ from ..errors import (
     check_signal,
 )
 from ..types import RetrievalExecutionContext
-from .embedding import Vector, check_batch_size, check_dimensions, effective_dimensions, validate_vector
+from .embedding import (
+    Vector,
+    check_batch_size,
+    check_dimensions,
+    effective_dimensions,
+    embedding_text,
+    validate_vector,
+)
 
 __all__ = [
     "EMBEDDING_ENV_PREFIX",
@@ -110,10 +116,6 @@ def _endpoint(url: str) -> str:
     return url + "/v1/embeddings"
 
 
-def _as_text(content: Any) -> str:
-    return content if isinstance(content, str) else js_json_dumps(content)
-
-
 class HttpEmbeddingProvider:
     """An :class:`~ditto.retrieval.providers.embedding.EmbeddingProvider` over HTTP.
 
@@ -153,7 +155,8 @@ class HttpEmbeddingProvider:
         vectors: list[Vector] = []
         for start in range(0, len(contents), size):
             check_signal(signal)
-            batch = [_as_text(item) for item in contents[start:start + size]]
+            batch = [embedding_text(item, index=start + offset)
+                     for offset, item in enumerate(contents[start:start + size])]
             answer = await await_with_signal(self._request(batch, signal.remaining() if signal else None), signal)
             for offset, raw in enumerate(answer):
                 vector = validate_vector(raw, index=start + offset, dimensions=dimensions)

