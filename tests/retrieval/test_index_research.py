@@ -86,3 +86,24 @@ async def test_a_missing_index_fails_the_source_with_its_reason(tmp_path: Path) 
     assert result.status == "blocked" and result.error is not None and result.error.code == "RESEARCH_SOURCE_FAILED"
     [failed] = result.failed_sources
     assert failed.code == "RETRIEVAL_PROVIDER_UNAVAILABLE" and "holds no index" in failed.message
+
+
+async def test_with_the_embed_extra_the_folder_cache_is_hybrid_and_says_so(tmp_path: Path) -> None:
+    """Issue 18 (real weights): with the embed extra installed, the documents source's folder cache holds
+    vectors of the local model, the search is hybrid, the coverage says so, and the brief verifies."""
+    from ditto.retrieval.index.embedding import embedding_available
+
+    assert embedding_available(), "the embed extra is part of the dev install"
+    docs = write_docs(tmp_path / "docs")
+    env = {"DITTO_INDEX_CACHE_DIR": str(tmp_path / "cache"), "DITTO_RESEARCH_EMBED": "1"}
+    task, result = await run_research("document-search", {"question": QUESTION, "documents": [str(docs)]},
+                                      base_dir=tmp_path / "tasks", env=env)
+    brief = _brief(result)
+    [coverage] = [c for c in brief["coverage"] if c["source"] == "document"]
+    assert any(note.startswith("retrieval: hybrid (BM25 + sentence-transformers/all-MiniLM-L6-v2")
+               for note in coverage["notes"]), coverage["notes"]
+    assert "30 days" in json.dumps(brief)
+    [manifest] = (tmp_path / "cache").glob("*/manifest.json")
+    assert json.loads(manifest.read_text())["embedding"]["dimensions"] == 384
+    report = check_task(task.directory, signing_key=None)
+    assert report.ok, report.problems
