@@ -136,6 +136,8 @@ class IndexedDocumentSearchProvider:
                 index, skipped = await self._folder_cache()
                 notes.extend(skipped)
                 where = "the folder cache"
+                if isinstance(index, _EmptyIndex):
+                    return _State(index, None, tuple(notes))
             embedding = None
             if index.embedding is not None and self._use_embeddings():
                 embedding = await asyncio.to_thread(local_embedding, index.embedding.model)
@@ -152,7 +154,7 @@ class IndexedDocumentSearchProvider:
         from ....retrieval import RetrievalError
         from ....retrieval.index import IndexLimits, SearchIndexError, update_index
         from ....retrieval.index.embedding import local_embedding
-        from ....text.files import DEFAULT_LIMITS
+        from ....text.files import DEFAULT_LIMITS, DOCUMENT_SUFFIXES
 
         if not await asyncio.to_thread(lambda: any(os.path.lexists(path) for path in self._documents)):
             named = printable(self._documents[0]) if self._documents else "(none)"
@@ -177,7 +179,12 @@ class IndexedDocumentSearchProvider:
                     delay = min(delay * 2, 1.0)
                     continue
                 if error.code == "INDEX_INVALID_INPUT":  # nothing readable: no hits, said in the coverage
-                    return _EmptyIndex(), [error.message]
+                    names = ", ".join(printable(path) for path in self._documents[:3])
+                    note = (f"no readable document was found in {names} (documents are UTF-8 "
+                            f"{', '.join(sorted(DOCUMENT_SUFFIXES))} files of at most {limits.max_file_bytes} "
+                            "bytes)")
+                    logger.warning("documents: %s", note)
+                    return _EmptyIndex(), [*error.message.split("; ", 1)[1:], note]
                 raise
         index = await asyncio.to_thread(_open_cached, directory)
         return index, list(summary.skipped)
