@@ -31,7 +31,7 @@ async def _index_of(folder: Path, documents: Any, *, embedding: Any = None) -> S
 
 
 class _Failing:
-    """The index whose passage table read fails with a backend error carrying ``secret``."""
+    """The index whose BM25 arrays and vector table fail with a backend error carrying ``secret``."""
 
     def __init__(self, index: SearchIndex, secret: str) -> None:
         self._index = index
@@ -43,8 +43,14 @@ class _Failing:
     def __len__(self) -> int:
         return len(self._index)
 
-    def passages(self, ids: Any) -> Any:
+    def _fail(self, *args: Any, **kwargs: Any) -> Any:
         raise OSError(f"disk I/O error reading /srv/{self._secret}/index.sqlite")
+
+    @property
+    def bm25(self) -> Any:
+        return type("BrokenArrays", (), {"search": self._fail, "get": self._fail})()
+
+    search_vectors = _fail
 
 
 class TestIndexBm25Contract(RetrievalProviderContract):

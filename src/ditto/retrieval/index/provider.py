@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ..config import context_limit
-from ..engines.bm25 import MatchMode
+from ..engines.bm25 import IndexedDocument, MatchMode
 from ..engines.filters import parse_filter
 from ..errors import INVALID_INPUT, STRATEGY_UNSUPPORTED, RetrievalError, as_retrieval_error, check_signal
 from ..providers.base import begin_search, query_text
@@ -41,7 +41,6 @@ from ..types import (
 )
 from .errors import INDEX_MODEL_MISMATCH, SearchIndexError
 from .reader import SearchIndex
-from .sources import PassageRow
 
 __all__ = ["INDEX_STRATEGIES", "IndexSearchProvider", "create_index_search_provider"]
 
@@ -51,14 +50,18 @@ _VECTOR_STRATEGIES: Final = frozenset({"vector", "hybrid", "rerank"})
 _OFFLOAD: Final = 20_000
 
 
-def _candidate(row: PassageRow, score: float, target: str) -> RetrievalCandidate:
-    from_file = row.id == f"{row.path}#{row.ordinal}"  # a record keeps its own id
-    ref = f"{row.path}#L{row.line_start}-L{row.line_end}" if from_file else row.id
-    metadata = {**row.metadata, "path": row.path, "lineStart": row.line_start, "lineEnd": row.line_end,
-                "start": row.start, "end": row.end, "heading": row.heading, "sha256": row.sha256}
+def _candidate(document: IndexedDocument, score: float, target: str) -> RetrievalCandidate:
+    """A candidate from the BM25 engine's copy of the passage (search text = heading path + newline + text)."""
+    meta = document.metadata
+    assert meta is not None
+    heading = meta.get("heading")
+    text = document.content[len(heading) + 1:] if heading else document.content
+    path = meta["path"]
+    from_file = document.id.startswith(f"{path}#") and document.id[len(path) + 1:].isdigit()
+    ref = f"{path}#L{meta['lineStart']}-L{meta['lineEnd']}" if from_file else document.id  # a record: its id
     return RetrievalCandidate.model_construct(
-        id=row.id, content=row.text, score=score,
-        source=RetrievalCandidateSource.model_construct(target=target, ref=ref), metadata=metadata)
+        id=document.id, content=text, score=score,
+        source=RetrievalCandidateSource.model_construct(target=target, ref=ref), metadata=meta)
 
 
 class IndexSearchProvider:
@@ -121,22 +124,19 @@ class IndexSearchProvider:
             info = self.index.embedding
             assert self.embedding is not None and info is not None
             [vector] = await embed_contents(self.embedding, [text], dimensions=info.dimensions, context=context)
-            hits = await self._run(lambda: self.index.search_vectors(vector, limit=limit, conditions=conditions),
-                                   offload=True)
+            nearest = await self._run(
+                lambda: self.index.search_vectors(vector, limit=limit, conditions=conditions), offload=True)
+            found = (self.index.bm25.get(passage_id) for passage_id, _ in nearest)
+            hits = [(document, score) for document, (_, score) in zip(found, nearest, strict=True)
+                    if document is not None]
         else:
             mode: MatchMode = "all" if strategy == "keyword" else "any"
-
-            def lexical() -> list[tuple[str, float]]:
-                return [(document.id, score) for document, score in
-                        self.index.bm25.search(text, limit=limit, mode=mode, conditions=conditions)]
-
-            hits = await self._run(lexical, offload=len(self.index) >= _OFFLOAD)
+            hits = await self._run(lambda: self.index.bm25.search(text, limit=limit, mode=mode,
+                                                                  conditions=conditions),
+                                   offload=len(self.index) >= _OFFLOAD)
         check_signal(signal)
-        rows = await self._run(lambda: self.index.passages([passage_id for passage_id, _ in hits]),
-                               offload=False)
         target = request.target.name
-        candidates = tuple(_candidate(rows[passage_id], score, target) for passage_id, score in hits
-                           if passage_id in rows)
+        candidates = tuple(_candidate(document, score, target) for document, score in hits)
         return RetrievalSearchOutput.model_construct(candidates=candidates, target=request.target,
                                                      strategy=strategy, metadata=None)
 

@@ -101,6 +101,14 @@ class PassageRow:
         """What BM25 and the embedding model see: the heading path over the passage (as research scores it)."""
         return f"{self.heading}\n{self.text}" if self.heading else self.text
 
+    def search_metadata(self) -> dict[str, Any]:
+        """The metadata searches return and filter on: the passage's own plus where it lies.
+
+        Kept with the BM25 document, so a search builds its candidates from memory, not SQLite.
+        """
+        return {**self.metadata, "path": self.path, "lineStart": self.line_start, "lineEnd": self.line_end,
+                "start": self.start, "end": self.end, "heading": self.heading, "sha256": self.sha256}
+
 
 @dataclass(slots=True)
 class LoadedFile:
@@ -141,13 +149,16 @@ def discover(roots: Sequence[Path], *, ignore: Sequence[str] = (), limits: Index
         else:
             text_roots.append(root)
     if text_roots:
+        # Resolved once here, so the paths walked below them are canonical already (the walk follows no
+        # link below a root): no per-file resolve(), which costs a system call per path component.
+        text_roots = [Path(os.path.realpath(root)) if os.path.lexists(root) else root for root in text_roots]
         for path in walk_documents(text_roots, ignore=ignore, suffixes=DOCUMENT_SUFFIXES, limits=limits.walk(),
                                    report=report):
             found = _stat(path)
             if found is None:
                 report.note(f"{printable(path)} skipped: it vanished or is not a regular file")
                 continue
-            yield SourceFile(str(path.resolve()), "text", found[0], found[1])
+            yield SourceFile(str(path), "text", found[0], found[1])
 
 
 def load_file(source: SourceFile, *, limits: IndexLimits = INDEX_LIMITS, report: WalkReport) -> LoadedFile | None:

@@ -302,7 +302,7 @@ def _build(directory: Path, previous: Manifest | None, target: Path, plan: _Plan
         if progress is not None:
             progress("bm25", 0, 1)
         bm25.remove(stale_ids)
-        bm25.add({"id": row.id, "content": row.search_text, "metadata": row.metadata} for row in new_rows)
+        bm25.add({"id": row.id, "content": row.search_text, "metadata": row.search_metadata()} for row in new_rows)
         bm25.save(target / BM25_FOLDER)
         _sync_tree(target)
         passages = connection.execute("SELECT count(*) FROM passages").fetchone()[0]
