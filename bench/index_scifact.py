@@ -157,6 +157,50 @@ async def _research(data_root: Path, base: Path, tasks: int) -> dict[str, Any]:
     return results
 
 
+def _cited(brief_path: str) -> set[str]:
+    """The abstract ids a brief cites (its document evidence is ``file:///…/<id>.txt``)."""
+    brief = json.loads(Path(brief_path).read_text(encoding="utf-8"))
+    return {Path(item["uri"]).stem for item in brief["evidence"] if item["sourceType"] == "document"}
+
+
+async def _claims(data_root: Path, base: Path, claims: int, embed: bool) -> dict[str, Any]:
+    """Test claims as ``document-search`` tasks over a prepared index of the abstracts (one file each): the
+    share whose brief cites an abstract ``qrels/test.tsv`` marks relevant."""
+    import os
+
+    from ditto.retrieval.evaluation import read_beir_qrels, read_beir_queries
+    from ditto.retrieval.index import update_index
+    from ditto.retrieval.index.embedding import local_embedding
+    from ditto.workflows.research import run_research
+
+    folder = base / "claims-abstracts"
+    folder.mkdir()
+    for document in iter_corpus(data_root):
+        (folder / f"{document['_id']}.txt").write_text(f"{document['title']}\n\n{document['text']}\n",
+                                                       encoding="utf-8")
+    os.environ["DITTO_RESEARCH_EMBED"] = "1" if embed else "0"
+    started = time.perf_counter()
+    await update_index(base / "claims-index", [folder], embedding=local_embedding() if embed else None)
+    build_s = time.perf_counter() - started
+    qrels = read_beir_qrels(data_root, "test")
+    queries = read_beir_queries(data_root)
+    selected = [(query_id, queries[query_id]) for query_id in qrels if query_id in queries][:claims]
+    hits = no_evidence = 0
+    started = time.perf_counter()
+    for number, (query_id, text) in enumerate(selected):
+        _, result = await run_research("document-search", {"question": text, "tenant": f"c{number}",
+                                                           "index": str(base / "claims-index")},
+                                       base_dir=base / "claim-tasks", env={})
+        if result.status == "no-evidence":
+            no_evidence += 1
+        if result.brief:
+            hits += bool(_cited(result.brief) & qrels[query_id])
+    count = len(selected)
+    return {"claims": count, "hit_rate": hits / count, "no_evidence": no_evidence / count,
+            "s_per_task": (time.perf_counter() - started) / count, "build_s": build_s,
+            "mode": "hybrid" if embed else "BM25"}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA if DEFAULT_DATA.exists()
@@ -165,10 +209,20 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=6)
     parser.add_argument("--embed", action="store_true", help="also the dense rows (loads the local model)")
     parser.add_argument("--skip-research", action="store_true")
+    parser.add_argument("--claims", type=int, default=0, help="also N test claims as research tasks (hit rate)")
+    parser.add_argument("--only-claims", action="store_true", help="run only the claims row")
     args = parser.parse_args()
     data = load_dataset(args.data)
     with tempfile.TemporaryDirectory(prefix="ditto-bench-index-") as folder:
         base = Path(folder)
+        if args.claims:
+            row = asyncio.run(_claims(args.data, base, args.claims, args.embed))
+            print(f"| research document-search, SciFact test claims, {row['mode']} over a prepared index | "
+                  f"cites a relevant abstract | no-evidence | s per task |\n| --- | ---: | ---: | ---: |")
+            print(f"| {row['claims']} claims (index built in {row['build_s']:.0f} s) | {row['hit_rate']:.3f} | "
+                  f"{row['no_evidence']:.3f} | {row['s_per_task']:.2f} |")
+            if args.only_claims:
+                return
         indexing = _indexing(args.data, base, args.repeats)
         print("| indexing SciFact (5,183 documents), BM25 only | s | ratio |\n| --- | ---: | ---: |")
         print(f"| bm25s tokenize + index | {indexing['bm25s']:.2f} | 1.00 |")
