@@ -50,18 +50,23 @@ _VECTOR_STRATEGIES: Final = frozenset({"vector", "hybrid", "rerank"})
 _OFFLOAD: Final = 20_000
 
 
-def _candidate(document: IndexedDocument, score: float, target: str) -> RetrievalCandidate:
-    """A candidate from the BM25 engine's copy of the passage (search text = heading path + newline + text)."""
+#: Candidate sources kept per (target, passage id): immutable, shared by every result (bounded).
+_SOURCE_CACHE_LIMIT: Final = 200_000
+
+
+def _source(document: IndexedDocument, target: str) -> RetrievalCandidateSource:
     meta = document.metadata
     assert meta is not None
-    heading = meta.get("heading")
-    text = document.content[len(heading) + 1:] if heading else document.content
     path = meta["path"]
     from_file = document.id.startswith(f"{path}#") and document.id[len(path) + 1:].isdigit()
     ref = f"{path}#L{meta['lineStart']}-L{meta['lineEnd']}" if from_file else document.id  # a record: its id
-    return RetrievalCandidate.model_construct(
-        id=document.id, content=text, score=score,
-        source=RetrievalCandidateSource.model_construct(target=target, ref=ref), metadata=meta)
+    return RetrievalCandidateSource.model_construct(target=target, ref=ref)
+
+
+def _text(document: IndexedDocument) -> str:
+    """The passage text from the engine's search text (the heading path, a newline, then the passage)."""
+    heading = document.metadata.get("heading") if document.metadata is not None else None
+    return document.content[len(heading) + 1:] if heading else document.content
 
 
 class IndexSearchProvider:
@@ -73,6 +78,7 @@ class IndexSearchProvider:
                  rrf_k: int, candidate_limit: int) -> None:
         self.index = index
         self.embedding = embedding
+        self._sources: dict[tuple[str, str], RetrievalCandidateSource] = {}
         self._hybrid = create_hybrid_search_provider(
             [HybridBranch(_Branch(self, "bm25"), weight=weights[0], strategy="bm25", name="bm25"),
              HybridBranch(_Branch(self, "vector"), weight=weights[1], strategy="vector", name="vector")],
@@ -136,8 +142,19 @@ class IndexSearchProvider:
                                    offload=len(self.index) >= _OFFLOAD)
         check_signal(signal)
         target = request.target.name
-        candidates = tuple(_candidate(document, score, target) for document, score in hits)
-        return RetrievalSearchOutput.model_construct(candidates=candidates, target=request.target,
+        sources = self._sources
+        if len(sources) > _SOURCE_CACHE_LIMIT:
+            sources.clear()
+        candidates = []
+        for document, score in hits:
+            key = (target, document.id)
+            source = sources.get(key)
+            if source is None:
+                source = sources[key] = _source(document, target)
+            candidates.append(RetrievalCandidate.model_construct(id=document.id, content=_text(document),
+                                                                 score=score, source=source,
+                                                                 metadata=document.metadata))
+        return RetrievalSearchOutput.model_construct(candidates=tuple(candidates), target=request.target,
                                                      strategy=strategy, metadata=None)
 
     @staticmethod
