@@ -9,10 +9,12 @@ Rows, each against its peer in the same run (one process, single-threaded search
 1. **Indexing** — ``update_index`` of the BEIR folder (what ``ditto index DIR`` does: read, hash and store
    every record in SQLite, BM25 arrays saved) against bm25s tokenising and indexing the same texts directly.
 2. **BM25 queries** — the 300 test queries through the index provider (``provider.search``, limit 10,
-   passage rows read back from SQLite) against tantivy with the same stop words and stemmer; nDCG@10.
-3. **Dense** (``--embed``: the local embedding model) — sqlite-vec's exact scan (``search_vectors``) against a
-   numpy brute force over the same vectors, the query vectors computed once beforehand; nDCG@10 of both,
-   and of the provider's ``vector`` and ``hybrid`` strategies.
+   candidates built from the engine's copy of the passages) against tantivy with the same stop words and
+   stemmer; nDCG@10.
+3. **Dense** (``--dense``; with ``--embed`` the local embedding model, otherwise random unit vectors of
+   the same dimension, which time the vector table but say nothing of quality) — sqlite-vec's exact scan
+   (``search_vectors``) against a numpy brute force over the same vectors, the query vectors computed once
+   beforehand; nDCG@10 of both, and (``--embed``) of the provider's ``vector`` and ``hybrid`` strategies.
 4. **Research** — the 5,183 abstracts as one text file each; ``document-search`` tasks (built-in model) over
    ``--documents`` (the folder cache) and over a prepared ``--index``: CPU seconds (process time, all
    threads) of the first task and the mean of the later ones.
@@ -74,13 +76,32 @@ async def _bm25_queries(index_dir: Path, data: Any, repeats: int) -> tuple[float
     return mean_ndcg(data, rankings, data.query_ids), len(inputs) / best
 
 
-async def _dense(data_root: Path, base: Path, data: Any) -> dict[str, Any]:
+class _RandomEmbedder:
+    """Unit vectors drawn from a seed per text (384 dimensions, MiniLM's): for timing the vector table only."""
+
+    model_id = "random-384"
+    dimensions = 384
+
+    async def embed(self, contents: list[Any], context: Any = None) -> list[list[float]]:
+        import hashlib
+
+        import numpy as np
+
+        out = []
+        for content in contents:
+            seed = int.from_bytes(hashlib.sha256(str(content).encode()).digest()[:8], "little")
+            vector = np.random.default_rng(seed).standard_normal(self.dimensions)
+            out.append((vector / np.linalg.norm(vector)).tolist())
+        return out
+
+
+async def _dense(data_root: Path, base: Path, data: Any, real: bool) -> dict[str, Any]:
     import numpy as np
 
     from ditto.retrieval.index import create_index_search_provider, open_index, update_index
     from ditto.retrieval.index.embedding import local_embedding
 
-    embedding = local_embedding()
+    embedding: Any = local_embedding() if real else _RandomEmbedder()
     started = time.perf_counter()
     await update_index(base / "dense", [data_root], embedding=embedding)
     build_s = time.perf_counter() - started
@@ -111,8 +132,8 @@ async def _dense(data_root: Path, base: Path, data: Any) -> dict[str, Any]:
                 rankings[name] = function()
                 timings[name] = min(timings[name], time.perf_counter() - started)
         provider = create_index_search_provider(index, embedding=embedding)
-        strategies = {}
-        for strategy in ("vector", "hybrid"):
+        strategies: dict[str, Any] = {"vector": None, "hybrid": None}
+        for strategy in ("vector", "hybrid") if real else ():
             ranked = []
             for text in data.queries:
                 output = await provider.search({"query": {"content": text}, "target": {"name": "s"}, "limit": 10,
@@ -207,7 +228,9 @@ def main() -> None:
                         else Path("/work/shared/datasets/scifact"))
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--tasks", type=int, default=6)
-    parser.add_argument("--embed", action="store_true", help="also the dense rows (loads the local model)")
+    parser.add_argument("--embed", action="store_true", help="the local model for the dense and claims rows")
+    parser.add_argument("--dense", action="store_true", help="the dense rows (random vectors without --embed: "
+                                                             "timing only)")
     parser.add_argument("--skip-research", action="store_true")
     parser.add_argument("--claims", type=int, default=0, help="also N test claims as research tasks (hit rate)")
     parser.add_argument("--only-claims", action="store_true", help="run only the claims row")
@@ -233,15 +256,16 @@ def main() -> None:
         print("\n| BM25, 300 test queries | nDCG@10 | q/s | ratio |\n| --- | ---: | ---: | ---: |")
         print(f"| tantivy | {tantivy.ndcg:.4f} | {tantivy.qps:.0f} | 1.00 |")
         print(f"| ditto index provider (bm25) | {ndcg:.4f} | {qps:.0f} | {qps / tantivy.qps:.2f} |")
-        if args.embed:
-            dense = asyncio.run(_dense(args.data, base, data))
+        if args.dense:
+            dense = asyncio.run(_dense(args.data, base, data, args.embed))
             print(f"\n| dense ({dense['model']}), 300 test queries | nDCG@10 | q/s | ratio |\n"
                   "| --- | ---: | ---: | ---: |")
             print(f"| numpy brute force | {dense['numpy_ndcg']:.4f} | {dense['numpy_qps']:.0f} | 1.00 |")
             print(f"| sqlite-vec (search_vectors) | {dense['sqlite_vec_ndcg']:.4f} | {dense['sqlite_vec_qps']:.0f} | "
                   f"{dense['sqlite_vec_qps'] / dense['numpy_qps']:.2f} |")
-            print(f"| provider vector / hybrid (RRF k=60) | {dense['vector']:.4f} / {dense['hybrid']:.4f} | | |")
-            print(f"(index with embeddings built in {dense['build_s']:.0f} s)")
+            if args.embed:
+                print(f"| provider vector / hybrid (RRF k=60) | {dense['vector']:.4f} / {dense['hybrid']:.4f} | | |")
+            print(f"(index with vectors built in {dense['build_s']:.0f} s)")
         if not args.skip_research:
             research = asyncio.run(_research(args.data, base, args.tasks))
             print("\n| research document-search over the 5,183 abstracts | CPU s, first task | "
