@@ -105,3 +105,15 @@ async def test_an_embedder_returning_vectors_of_the_wrong_length_fails_and_chang
     assert error.value.code == "RETRIEVAL_INVALID_EMBEDDING"
     with open_index(tmp_path / "idx") as index:
         assert index.generation == first.generation and len(index) == first.passages
+
+
+def test_the_option_terms_analysis_round_trips_with_a_saved_index() -> None:
+    """Issue 18: the folder cache's analysis (CJK one character a term, command-line options kept as terms, case
+    kept) is saved with the index and rebuilt identically; without the flag the saved config is as before."""
+    from ditto.text.analysis import TextAnalyzer
+
+    analyzer = TextAnalyzer(cjk="unigram", options=True)
+    assert analyzer.analyze("use mkdir -p, not -P") == ["use", "mkdir", "-p", "-P"]
+    again = TextAnalyzer.from_config(analyzer.config())
+    assert again.config() == analyzer.config() and again.analyze("mkdir -p") == ["mkdir", "-p"]
+    assert "options" not in TextAnalyzer().config() and TextAnalyzer().analyze("mkdir -p") == ["mkdir"]
