@@ -214,3 +214,35 @@ async def test_a_paraphrase_without_shared_words_is_found_by_the_real_model(tmp_
         for strategy in ("vector", "hybrid"):
             output = await provider.search(_request(question, strategy, limit=3))
             assert output.candidates[0].id.endswith("ops/backups.md#1"), (strategy, output.candidates)
+
+
+@pytest.mark.parametrize("condition", [None, {"team": "ops"}, {"rank": {"lt": 7}}, {"team": "nobody"}])
+async def test_the_in_memory_scan_and_sqlite_vec_agree_with_and_without_filters(tmp_path: Path,
+                                                                               condition: Any) -> None:
+    """Issue 18: the two exact vector scans (the matrix read from the vec0 table, and vec0's own scan) return
+    the same passages in the same order with the same cosines, filters applied before the top k in both."""
+    from ditto.retrieval.engines.filters import parse_filter
+
+    documents = [{"id": f"d{i}", "content": f"note {i} about " + " ".join(f"w{(i * j) % 23}" for j in range(6)),
+                  "metadata": {"team": "ops" if i % 3 == 0 else "dev", "rank": i}} for i in range(40)]
+    embedder = WordHashEmbedder(24)
+    index = await _index_of(tmp_path, documents, embedding=embedder)
+    try:
+        conditions = parse_filter(condition) if condition else ()
+        for text in ("w1 w2 w3", "note about w7", "w22"):
+            [vector] = await embedder.embed([text])
+            memory = index.search_vectors(vector, limit=5, conditions=conditions)
+            scanned = index.scan_vectors(vector, limit=5, conditions=conditions)
+            assert len(memory) == len(scanned)
+            assert all(abs(a - b) < 1e-5 for (_, a), (_, b) in zip(memory, scanned, strict=True))
+            # the whole ranking: the same passages score the same (tied ones may come in either order)
+            every = [dict(found(vector, limit=40, conditions=conditions))
+                     for found in (index.search_vectors, index.scan_vectors)]
+            assert every[0].keys() == every[1].keys()
+            assert all(abs(every[0][i] - every[1][i]) < 1e-5 for i in every[0])
+            if condition == {"team": "ops"}:
+                assert memory and all(int(i[1:]) % 3 == 0 for i, _ in memory)
+            if condition == {"team": "nobody"}:
+                assert memory == []
+    finally:
+        index.close()

@@ -6,9 +6,12 @@ opened index sees (the old generation's files stay readable until closed). Searc
 thread-safe: BM25 works on immutable arrays, and SQLite reads share one connection
 under a lock.
 
-Vector search is exact (``sqlite-vec``'s ``vec0`` scans every vector, cosine distance),
-with metadata filters applied *before* the top-k: the filter selects the passages that
-pass (the BM25 engine's metadata columns), and the scan considers only their rowids.
+Vector search is exact cosine with metadata filters applied *before* the top-k: the
+filter selects the passages that pass (the BM25 engine's metadata columns) and only those
+are scored. The vectors live in ``sqlite-vec``'s ``vec0`` table; a table of at most
+:data:`MATRIX_BYTES` is read once into a normalised matrix and scored with one matrix
+product per query (several times faster than ``vec0`` re-reading the file each query),
+larger ones are scanned by ``vec0``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
+import numpy.typing as npt
 
 from ..engines.bm25 import BM25Index
 from ..engines.filters import FilterCondition
@@ -34,6 +38,9 @@ __all__ = ["SearchIndex", "open_index"]
 
 #: ``vec0``'s k-nearest-neighbour query takes at most this ``k``; larger limits scan with ``ORDER BY``.
 _KNN_MAX: Final = 4096
+#: Vector tables up to this size are searched in memory (read once per opened index); sqlite-vec's
+#: per-query scan of the file costs several times a matrix product (docs/benchmarks.md).
+MATRIX_BYTES: Final = 1 << 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +59,7 @@ class SearchIndex:
         self._connection = connection
         self._lock = threading.Lock()
         self._vectors = manifest.embedding is not None and has_vector_table(connection)
+        self._loaded: tuple[list[str], dict[str, int], npt.NDArray[np.float32]] | None = None
 
     @property
     def embedding(self) -> EmbeddingInfo | None:
@@ -108,11 +116,63 @@ class SearchIndex:
     # -- vectors --------------------------------------------------------------------
     def search_vectors(self, vector: Sequence[float], *, limit: int,
                        conditions: Sequence[FilterCondition] = ()) -> list[tuple[str, float]]:
-        """The ``limit`` passages nearest to ``vector`` among those passing ``conditions``: ``(id, cosine)``."""
+        """The ``limit`` passages nearest to ``vector`` among those passing ``conditions``: ``(id, cosine)``.
+
+        Vectors that fit in :data:`MATRIX_BYTES` are read from the vector table once and scanned in memory
+        (one matrix product); larger tables are scanned by sqlite-vec on each query.
+        """
         if not self._vectors:
             from .errors import INDEX_UNAVAILABLE
 
             raise SearchIndexError(INDEX_UNAVAILABLE, "this index has no vectors (build it with --embed)")
+        info = self.manifest.embedding
+        if info is not None and self.manifest.passages * info.dimensions * 4 <= MATRIX_BYTES:
+            return self._search_matrix(np.asarray(vector, dtype=np.float32), limit, conditions)
+        return self.scan_vectors(vector, limit=limit, conditions=conditions)
+
+    def _matrix(self) -> tuple[list[str], dict[str, int], npt.NDArray[np.float32]]:
+        loaded = self._loaded
+        if loaded is None:
+            with self._lock:
+                if self._loaded is None:
+                    rows = self._connection.execute("SELECT p.id, v.embedding FROM vectors v JOIN passages p "
+                                                    "ON p.rowid = v.rowid ORDER BY v.rowid").fetchall()
+                    info = self.manifest.embedding
+                    assert info is not None
+                    matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32).reshape(
+                        len(rows), info.dimensions).copy()
+                    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+                    norms[norms == 0.0] = 1.0
+                    matrix /= norms
+                    ids = [row[0] for row in rows]
+                    self._loaded = (ids, {passage_id: position for position, passage_id in enumerate(ids)}, matrix)
+                loaded = self._loaded
+        return loaded
+
+    def _search_matrix(self, query: npt.NDArray[np.float32], limit: int,
+                       conditions: Sequence[FilterCondition]) -> list[tuple[str, float]]:
+        ids, positions, matrix = self._matrix()
+        norm = float(np.linalg.norm(query))
+        if norm == 0.0 or not ids:
+            return []
+        if conditions:
+            allowed = np.fromiter((positions[i] for i in self.bm25.matching_ids(conditions) if i in positions),
+                                  dtype=np.intp)
+            if not len(allowed):
+                return []
+            scores = matrix[allowed] @ (query / norm)
+        else:
+            allowed = None
+            scores = matrix @ (query / norm)
+        best = np.argpartition(-scores, limit - 1)[:limit] if len(scores) > limit else np.arange(len(scores))
+        best = best[np.lexsort((best, -scores[best]))]
+        rows = allowed[best] if allowed is not None else best
+        return [(ids[row], float(scores[position])) for row, position in zip(rows.tolist(), best.tolist(),
+                                                                              strict=True)]
+
+    def scan_vectors(self, vector: Sequence[float], *, limit: int,
+                     conditions: Sequence[FilterCondition] = ()) -> list[tuple[str, float]]:
+        """:meth:`search_vectors` through sqlite-vec's ``vec0`` scan, whatever the table's size."""
         query = np.asarray(vector, dtype=np.float32).tobytes()
         allowed: str | None = None
         if conditions:
@@ -121,24 +181,30 @@ class SearchIndex:
                 return []
             allowed = json.dumps(ids)
         with self._lock:
+            # The nearest rowids first, from the vector table alone (a join in the same statement makes
+            # sqlite-vec's planner scan far more), then their passage ids by primary key.
             if limit <= _KNN_MAX:
-                sql = ("SELECT p.id, v.distance FROM vectors v JOIN passages p ON p.rowid = v.rowid "
-                       "WHERE v.embedding MATCH ? AND k = ?")
+                sql = "SELECT rowid, distance FROM vectors WHERE embedding MATCH ? AND k = ?"
                 parameters: list[Any] = [query, limit]
                 if allowed is not None:
-                    sql += " AND v.rowid IN (SELECT rowid FROM passages WHERE id IN (SELECT value FROM json_each(?)))"
+                    sql += " AND rowid IN (SELECT rowid FROM passages WHERE id IN (SELECT value FROM json_each(?)))"
                     parameters.append(allowed)
-                sql += " ORDER BY v.distance"
             else:
-                sql = ("SELECT p.id, vec_distance_cosine(v.embedding, ?) AS d FROM vectors v "
-                       "JOIN passages p ON p.rowid = v.rowid")
+                sql = "SELECT rowid, vec_distance_cosine(embedding, ?) AS distance FROM vectors"
                 parameters = [query]
                 if allowed is not None:
-                    sql += " WHERE p.id IN (SELECT value FROM json_each(?))"
+                    sql += " WHERE rowid IN (SELECT rowid FROM passages WHERE id IN (SELECT value FROM json_each(?)))"
                     parameters.append(allowed)
-                sql += " ORDER BY d LIMIT ?"
+                sql += " ORDER BY distance LIMIT ?"
                 parameters.append(limit)
-            rows = self._connection.execute(sql, parameters).fetchall()
+            nearest = self._connection.execute(sql, parameters).fetchall()
+            if not nearest:
+                return []
+            rowids = [rowid for rowid, _ in nearest]
+            names = dict(self._connection.execute(
+                f"SELECT rowid, id FROM passages WHERE rowid IN ({','.join('?' * len(rowids))})", rowids).fetchall())
+        rows = sorted(((names[rowid], distance) for rowid, distance in nearest if rowid in names),
+                      key=lambda r: r[1])
         return [(passage_id, 1.0 - float(distance)) for passage_id, distance in rows]
 
 
