@@ -255,11 +255,16 @@ def main() -> None:
         print(f"| bm25s tokenize + index | {indexing['bm25s']:.2f} | 1.00 |")
         print(f"| ditto update_index (ditto index DIR) | {indexing['ours']:.2f} | "
               f"{indexing['ours'] / indexing['bm25s']:.2f} |")
-        ndcg, qps = asyncio.run(_bm25_queries(base / "bm25-0", data, args.repeats))
-        tantivy = bench_tantivy(data, args.repeats)
+        # in turns (tantivy, ours, tantivy, ours...), best of each: a burst of load hits both
+        qps, tantivy_qps = 0.0, 0.0
+        for _ in range(args.repeats):
+            tantivy = bench_tantivy(data, 2)
+            tantivy_qps = max(tantivy_qps, tantivy.qps)
+            ndcg, ours = asyncio.run(_bm25_queries(base / "bm25-0", data, 2))
+            qps = max(qps, ours)
         print("\n| BM25, 300 test queries | nDCG@10 | q/s | ratio |\n| --- | ---: | ---: | ---: |")
-        print(f"| tantivy | {tantivy.ndcg:.4f} | {tantivy.qps:.0f} | 1.00 |")
-        print(f"| ditto index provider (bm25) | {ndcg:.4f} | {qps:.0f} | {qps / tantivy.qps:.2f} |")
+        print(f"| tantivy | {tantivy.ndcg:.4f} | {tantivy_qps:.0f} | 1.00 |")
+        print(f"| ditto index provider (bm25) | {ndcg:.4f} | {qps:.0f} | {qps / tantivy_qps:.2f} |")
         if args.dense:
             dense = asyncio.run(_dense(args.data, base, data, args.embed))
             print(f"\n| dense ({dense['model']}), 300 test queries | nDCG@10 | q/s | ratio |\n"
