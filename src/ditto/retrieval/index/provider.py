@@ -1,7 +1,7 @@
 """A ``RetrievalSearchProvider`` over an opened index: ``bm25``, ``keyword``, ``vector``, ``hybrid``, ``rerank``.
 
 * ``bm25`` — BM25 (Lucene variant) over the passages, any query term; ``keyword``: every term.
-* ``vector`` — the query embedded by the index's model, exact cosine over ``sqlite-vec``.
+* ``vector`` — the query embedded by the index's model, exact cosine (:meth:`SearchIndex.search_vectors`).
 * ``hybrid`` — both, fused by :func:`~ditto.retrieval.create_hybrid_search_provider`
   (weighted RRF; ``weights``, ``rrf_k`` and ``candidate_limit`` below).
 * ``rerank`` — BM25's ``candidate_limit`` best, reordered by the embedding's cosine
