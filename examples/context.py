@@ -1,5 +1,9 @@
 """The seed's ``examples/context.ts``, one async function per example (nothing runs at import).
 
+``python examples/context.py`` runs the examples that need no server (LOAD, SELECT, UPDATE, COMPRESS,
+execute, an in-memory cache, the error branch and the built-in strategies) and prints what each
+returned; ``examples/chat_context.py`` is the Redis walk-through.
+
 ``tests/context/test_examples.py`` runs every function against a real
 ``redis-server``. Applications own their clients: each function that receives
 a Redis client or a runtime leaves closing it to the caller unless it created
@@ -363,6 +367,45 @@ async def local_cache_and_queue(config_path: str | Path, env: Mapping[str, str] 
 
 async def _application_operation() -> str:
     return "application operation"
+
+
+# -- python examples/context.py ---------------------------------------------------------------------------------
+
+
+def _items(context: Context) -> list[str]:
+    """``id-prefix: content`` per item: message and reference ids are long hashes, so only their kind is shown."""
+    shown = []
+    for item in context.items:
+        name = item.id.split(":")[0] if ":" in item.id else item.id
+        content = item.content if isinstance(item.content, str) else json.dumps(item.content, ensure_ascii=False)
+        shown.append(f"{name}: {content[:50]}")
+    return shown
+
+
+async def main() -> dict[str, Any]:
+    loaded = await load_context()
+    selected = await select_context(loaded)
+    updated = await update_context(loaded)
+    cached = await cached_context(create_in_memory_context_store())
+    direct = await direct_strategies(await create_context().load({"sources": [
+        {"role": "system", "content": "rules"}, *({"id": f"note-{n}", "content": f"note {n}"} for n in range(10)),
+    ]}))
+    return {
+        "LOAD (a message, an item, a reference)": _items(loaded),
+        "SELECT purpose=infer": _items(selected["infer"].context),
+        "SELECT purpose=memory, limit 4": _items(selected["memory"].context),
+        "UPDATE (replace goal, add an observation)": _items(updated),
+        "COMPRESS maxItems=32 (nothing to drop)": _items(await compress_context(updated)),
+        "execute('CONTEXT.LOAD')": _items(await execute_context()),
+        "cached scope: SELECT limit 1": _items(cached["selected"].context),
+        "cached scope: stored after COMPRESS": _items(cached["full"]),
+        "scope without a store": await context_errors(),
+        "deterministic_compress of 11 items to 8": _items(direct["compressed"]),
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(asyncio.run(main()), indent=2, ensure_ascii=False))
 
 
 __all__ = [

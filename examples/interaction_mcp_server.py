@@ -1,7 +1,7 @@
 """A tiny MCP server (stdio) that examples/interaction.py starts as a subprocess.
 
 Written with the official ``mcp`` SDK's server side; it only needs ``mcp``
-installed, not pyditto. Run it alone with ``python examples/interaction_mcp_server.py``.
+installed, not ditto-agents. Run it alone with ``python examples/interaction_mcp_server.py``.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """The seed's ``examples/retrieval.ts`` in Python: one function per API (nothing runs at import).
 
+``python examples/retrieval.py`` runs the ones that need no service (BM25, SQLite FTS5 (its ids
+are row numbers), the registry, a routed call and an error) on five sample documents and prints what each found.
+
 ``request`` is shared: ``query.content = "agent memory"``, ``target.name = "kb"``,
 ``limit = 5``; a ``provider`` argument must understand that target's queries.
 Databases, models and services are injected by the application; the
@@ -11,6 +14,7 @@ the CONTEXT/MEMORY workers).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sqlite3
@@ -354,6 +358,54 @@ def connect_retrieval_service(url: str, address: str, token: str) -> Runtime:
     runtime = create_ditto(transports=[transport])
     runtime.register_remote(address=address, transport_id=transport.id, capabilities=["RETRIEVAL.SEARCH"])
     return runtime
+
+
+# -- python examples/retrieval.py -----------------------------------------------------------------
+
+SAMPLE = {
+    "d1": "agent memory migration guide for 2024",
+    "d2": "vector database index tuning",
+    "d3": "hybrid retrieval fuses agent memory and keyword search",
+    "d4": "cooking pasta at home",
+    "d5": "智能体记忆迁移指南",
+}
+
+
+def _ranked(output: Any) -> list[str]:
+    return [f"{candidate.id or candidate.content[:24]} ({candidate.score:.3f})" if candidate.score is not None
+            else str(candidate.id) for candidate in parse_search_output(output).candidates]
+
+
+async def main() -> dict[str, Any]:
+    """The runnable part: every search below uses the five SAMPLE documents."""
+    text = text_search(SAMPLE)
+    one_line = create_retrieval(RetrievalTargetRegistry.single(text))
+    found: dict[str, Any] = {"one line: search('agent memory')": _ranked(_output_or_raise(
+        await one_line.search("agent memory")))}
+    found["chinese: search('记忆迁移')"] = _ranked(_output_or_raise(await one_line.search("记忆迁移")))
+    runtime = create_ditto(workers=[create_retrieval_worker(RetrievalTargetRegistry.single(text, target="kb"))])
+    try:
+        found["routed RETRIEVAL.SEARCH (target kb, limit 5)"] = _ranked(_output_or_raise(
+            await runtime.invoke("RETRIEVAL.SEARCH", request)))
+        missing = await runtime.invoke("RETRIEVAL.SEARCH", {**request, "target": {"name": "nowhere"}})
+        found["unknown target"] = missing.error.code if missing.error else missing.status
+    finally:
+        await runtime.close()
+    found["registry.resolve (strategy keyword)"] = _ranked(await registry_resolve(text))
+    connection = sqlite3.connect(":memory:", check_same_thread=False)
+    try:
+        connection.execute("CREATE VIRTUAL TABLE docs USING fts5(body)")
+        connection.executemany("INSERT INTO docs(body) VALUES (?)", [(body,) for body in SAMPLE.values()])
+        fts = sql_search(connection)
+        found["SQLite FTS5: 'pasta'"] = _ranked(await fts.search({"query": {"content": "pasta"},
+                                                                 "target": {"name": "kb"}, "limit": 3}))
+    finally:
+        connection.close()
+    return found
+
+
+if __name__ == "__main__":
+    print(json.dumps(asyncio.run(main()), indent=2, ensure_ascii=False))
 
 
 __all__ = [

@@ -20,12 +20,16 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 #: The real servers (SQLite docs, MediaWiki over HTTPS on loopback), shared by every suite that asks for them.
 pytest_plugins = ["tests.support.real_servers"]
+
+#: Built and installed by scripts/package-check only.
+_PACKAGE_TESTS = Path(__file__).resolve().parent / "package"
 
 #: Examples per security-relevant property, whatever the profile.
 SECURITY_EXAMPLES = 150
@@ -38,6 +42,20 @@ _ACTIVE = "ci" if os.environ.get("CI") else "dev"
 settings.load_profile(_ACTIVE)
 settings.register_profile("security", parent=settings.get_profile(_ACTIVE),
                           max_examples=max(SECURITY_EXAMPLES, settings.get_profile(_ACTIVE).max_examples))
+
+
+def pytest_addoption(parser: Any) -> None:
+    """``--package-check``: run ``tests/package`` (the built wheel in fresh venvs; ``scripts/package-check``).
+    ``--heavy-extras`` adds the extras too heavy for CI (embed, milvus), each installed alone."""
+    parser.addoption("--package-check", action="store_true", help="run tests/package (scripts/package-check)")
+    parser.addoption("--heavy-extras", action="store_true", help="with --package-check: the heavy extras too")
+
+
+def pytest_ignore_collect(collection_path: Path, config: Any) -> bool | None:
+    """``tests/package`` builds and installs the package (minutes): only ``scripts/package-check`` runs it."""
+    if collection_path.is_relative_to(_PACKAGE_TESTS) and not config.getoption("--package-check"):
+        return True
+    return None
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -1,4 +1,4 @@
-"""pyditto: a runtime for agents that find things and keep their working context honest.
+"""ditto-agents: a runtime for agents that find things and keep their working context honest.
 
 ``import ditto`` loads the runtime, contracts, config and core workers only;
 the optional RETRIEVAL package (``ditto.retrieval``) and the research workflow are never
@@ -15,6 +15,7 @@ from .errors import (
     DittoError,
     GraphError,
     InvalidArgumentError,
+    MissingExtraError,
     RegistrationError,
     RoutingError,
     TransportError,
@@ -122,6 +123,7 @@ __all__ = [
     "InvalidArgumentError",
     "LoopContext",
     "MemoryItem",
+    "MissingExtraError",
     "ModelConfig",
     "NodeDescriptor",
     "NodeError",

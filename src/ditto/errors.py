@@ -10,6 +10,7 @@
     ├── GraphError             a plan is malformed or a loop ran out of budget
     ├── ConfigError            the runtime YAML is unreadable or invalid
     ├── CancelledBySignal      a CancelSignal fired (ditto.signal)
+    ├── MissingExtraError      an optional feature's library is not installed (also an ImportError)
     └── worker errors          ContextError, DittoMemoryError, RetrievalError, InferError,
                                InteractionError: each declares its closed ``codes`` set and its
                                ``cancelled_code`` / ``timeout_code``
@@ -58,6 +59,7 @@ __all__ = [
     "DittoError",
     "GraphError",
     "InvalidArgumentError",
+    "MissingExtraError",
     "NodeStatus",
     "RegistrationError",
     "RoutingError",
@@ -134,9 +136,10 @@ class InvalidArgumentError(DittoError, ValueError):
 
 
 class RegistrationError(DittoError):
-    """A worker definition or remote replica could not be registered.
+    """A worker definition or remote replica could not be registered (or unregistered).
 
-    Codes: ``INVALID_WORKER``, ``UNKNOWN_TRANSPORT``, ``DUPLICATE_TRANSPORT``, ``RUNTIME_CLOSED``.
+    Codes: ``INVALID_WORKER``, ``UNKNOWN_TRANSPORT``, ``DUPLICATE_TRANSPORT``, ``UNKNOWN_WORKER``
+    (``unregister_remote`` of a replica that is not registered), ``RUNTIME_CLOSED``.
     """
 
 
@@ -147,9 +150,12 @@ class RoutingError(DittoError):
 class TransportError(DittoError):
     """A remote call failed in the transport, not in the worker.
 
-    Codes: ``TRANSPORT_UNAVAILABLE`` (could not connect), ``TRANSPORT_UNAUTHORIZED``
-    (401), ``TRANSPORT_FAILED`` (connection lost mid-call), ``TRANSPORT_PROTOCOL_ERROR``
-    (the peer answered something that is not a NodeResult).
+    Codes: ``TRANSPORT_UNAVAILABLE`` (the call cannot have reached a handler: could not
+    connect, TLS handshake failed, 503; the runtime sends it to the next replica),
+    ``TRANSPORT_UNAUTHORIZED`` (401), ``TRANSPORT_FAILED`` (connection lost after the
+    request was sent: it may have run, so it is never re-sent), ``TRANSPORT_PROTOCOL_ERROR``
+    (the peer answered something that is not a NodeResult), ``TRANSPORT_PAYLOAD_TOO_LARGE``
+    (413), ``TRANSPORT_INVALID_INPUT`` (the input or ``timeout=`` cannot be sent).
     """
 
 
@@ -167,6 +173,22 @@ class ConfigError(DittoError):
     Codes: ``CONFIG_NOT_FOUND``, ``CONFIG_INVALID_YAML``, ``CONFIG_INVALID``,
     ``CONFIG_MISSING_ENV``. The message names the YAML path (``workers.context.policy``).
     """
+
+
+class MissingExtraError(DittoError, ImportError):
+    """An optional feature was used without its extra installed. Code ``MISSING_EXTRA``.
+
+    Also an ``ImportError``, so ``except ImportError`` around an optional import keeps working.
+    The message names the feature and the install command (``pip install 'ditto-agents[web]'``);
+    ``extra`` is the extra's name for programs.
+    """
+
+    def __init__(self, message: str, extra: str = "") -> None:
+        super().__init__("MISSING_EXTRA", message)
+        self.extra = extra
+
+    def __reduce__(self) -> tuple[type[DittoError], tuple[str, str]]:
+        return (type(self), (self.message, self.extra))
 
 
 # Codes the runtime itself writes into NodeResult.error.

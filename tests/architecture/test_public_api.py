@@ -15,8 +15,8 @@ import pytest
 EXPECTED: dict[str, set[str]] = {
     "ditto.errors": {
         "CANCELLED", "HANDLER_ERROR", "OUTPUT_NOT_SERIALIZABLE", "REJECTED", "TIMEOUT", "ConfigError",
-        "DittoError", "GraphError", "InvalidArgumentError", "NodeStatus", "RegistrationError", "RoutingError",
-        "TransportError", "describe_validation_error",
+        "DittoError", "GraphError", "InvalidArgumentError", "MissingExtraError", "NodeStatus", "RegistrationError",
+        "RoutingError", "TransportError", "describe_validation_error",
     },
     "ditto.signal": {"AbortController", "CancelSignal", "CancelledBySignal", "await_with_signal"},
     "ditto.text": {
@@ -34,7 +34,8 @@ EXPECTED: dict[str, set[str]] = {
         "AbortController", "CancelSignal", "CancelledBySignal", "ConfigError", "ContextError", "ContextScope",
         "ContextStateStore", "DittoError", "DittoMemoryError", "ExecutionContext", "Graph", "GraphError",
         "GraphResult", "HttpTransport", "InferClient", "InferCounters", "InferError", "InferResult",
-        "InteractionError", "InvalidArgumentError", "LoopContext", "MemoryItem", "ModelConfig", "NodeDescriptor",
+        "InteractionError", "InvalidArgumentError", "LoopContext", "MemoryItem", "MissingExtraError", "ModelConfig",
+        "NodeDescriptor",
         "NodeError", "NodeResult", "Observation", "RegistrationError", "RoutingError", "Runtime", "RuntimeClient",
         "RuntimeConfig", "ToolCall", "ToolError", "ToolResult", "TransportError", "WorkerDefinition", "WorkerInfo",
         "__version__", "context_compress_node", "context_load_node", "context_scope_key", "context_select_node",

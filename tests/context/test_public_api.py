@@ -33,7 +33,7 @@ EXPORTED = {
     # RAG, stores, queue
     "create_rag_strategy", "RagStrategyPipeline", "create_redis_context_store", "RedisContextStore",
     "context_scope_key", "create_in_memory_context_store", "InMemoryContextStore",
-    "create_context_operation_queue", "InProcessContextQueue",
+    "create_context_operation_queue", "InProcessContextQueue", "update_with_retry",
     # runtime helpers and configuration
     "run_rag_flow", "run_skill_flow", "context_options_from_config", "REDIS_URL_ENV",
     "create_context_redis_client", "context_worker_from_env",

@@ -131,6 +131,18 @@ async def test_without_vocabulary_the_content_words_are_the_query() -> None:
     assert two == ["vitamin D calcium absorption", "vitamin D"]
 
 
+def test_a_chinese_question_naming_commands_also_searches_those_words_alone() -> None:
+    """Issue 17 (Chinese material): a Chinese question that names a command and an option in Latin script
+    gets a second query of those words alone, when the entry allows two; never for one-query entries,
+    all-Chinese or all-English questions."""
+    question = "mkdir 的 -p 选项有什么作用？"
+    assert choose_queries(QueryTask(question=question, max_queries=2)) == ["mkdir -p 选项 作用", "mkdir -p"]
+    assert choose_queries(QueryTask(question=question, max_queries=1)) == ["mkdir -p 选项 作用"]
+    cup = "世界杯足球赛冠军是哪个国家？"
+    assert choose_queries(QueryTask(question=cup, max_queries=2)) == [keyword_query(cup)]
+    assert choose_queries(QueryTask(question="What does mkdir -p do?", max_queries=2)) == ["mkdir -p"]
+
+
 async def test_plain_chat_answers_from_earlier_messages() -> None:
     """INF-1, INF-3: the seed's "context → INFER" chat: items as user messages, then a question."""
     client = create_infer_client()
@@ -276,3 +288,24 @@ async def test_order_counts_only_as_weak_evidence() -> None:
     answer = await sample_task(ExcerptTask(question="How often must account passwords be rotated?",
                                            passages=passages, max_excerpts=1))
     assert answer == {"excerpts": [{"sourceId": "p4", "quote": passages[3].text}]}
+
+
+def test_the_answer_weighs_where_each_quote_sits() -> None:
+    """Issue 17 (an answer people can read): answer sentences are scored with their evidence's context, so
+    the sentences under GREP(1) answer a grep question before a sentence of find's page that repeats the
+    rarer word "returns"."""
+    from ditto.worker.infer.extractive import answer_question
+    from ditto.worker.infer.tasks import AnswerEvidence, AnswerTask
+
+    question = "What exit status does grep return when no lines were selected?"
+    quotes = [("e1", "Normally the exit status is 0 if a line is selected, 1 if no lines were selected, and 2 if\n"
+                     "       an error occurred.", "GREP(1) › EXIT STATUS"),
+              ("e2", "However, if the -q or --quiet or  --silent  is  used  and  a  line  is\n"
+                     "       selected, the exit status is 0 even if an error occurred.", "GREP(1) › EXIT STATUS"),
+              ("e3", "If any invocation with the  `+'  form  returns  a\n              non-zero  value  as exit "
+                     "status, then find returns a non-zero exit status.", "FIND(1) › EXPRESSION › ACTIONS")]
+    with_context = answer_question(AnswerTask(question=question, evidence=tuple(
+        AnswerEvidence(id=i, quote=q, context=c) for i, q, c in quotes)))
+    assert [s.evidence for s in with_context][:2] == [("e1",), ("e2",)]
+    by_id = {i: q for i, q, _ in quotes}
+    assert all(s.text in by_id[e] for s in with_context for e in s.evidence)

@@ -112,3 +112,17 @@ def test_a_weak_follow_up_query_is_not_added_by_expand() -> None:
     four = QueryTask(question=QUESTION, vocabulary=VOCABULARY, min_queries=4, max_queries=5)
     assert choose_queries(four) == ["nightly backup retention period", "database snapshots retention", "snapshots",
                                     "backup"]
+
+
+def test_coordination_ranks_the_passage_holding_every_query_word_first() -> None:
+    """Issue 17 (documents search): with ``coordinate``, a short passage repeating one query word
+    ("mkdir(2)") no longer outranks the passage holding both ("mkdir … -p"); without it, it does; a
+    passage with none stays at 0."""
+    documents = [["mkdir", "mkdir"], ["mkdir", "-p", "parent", "directori", "need", "exist", "error", "mode"],
+                 ["tar", "-p", "permiss"], ["grep", "count"]]
+    plain = score_documents(["mkdir", "-p"], documents)
+    coordinated = score_documents(["mkdir", "-p"], documents, coordinate=True)
+    assert plain[0] > plain[1]
+    assert coordinated[1] > coordinated[0] and coordinated[1] > coordinated[2]
+    assert coordinated[3] == plain[3] == 0.0
+    assert all(c <= p for c, p in zip(coordinated, plain, strict=True))

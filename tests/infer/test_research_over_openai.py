@@ -162,3 +162,33 @@ async def test_an_excerpt_under_a_source_id_the_task_never_gave_is_rejected(tmp_
     assert result.status == "rejected" and result.error is not None
     assert result.error.code == "RESEARCH_UNKNOWN_SOURCE"
     assert not (task.directory / "artifacts" / "brief.json").exists()
+
+
+async def test_openai_slash_name_needs_only_the_server_address(tmp_path: Path) -> None:
+    """Issue 17 (errors that name the fact): `--model openai/NAME` names the model, so the environment only
+    has to give the server's address; every call goes to NAME, and the answer step is shown each quote's
+    context (the file name of a document without headings, the heading path otherwise)."""
+    reader = Reader()
+    request = {"question": QUESTION, "documents": [str(notes(tmp_path / "notes"))],
+               "model": {"provider": "openai", "model": "named-on-the-command-line"}}
+    async with reading_server(reader) as env:
+        env = {key: value for key, value in env.items() if key != "DITTO_WORKER_INFER_MODEL"}
+        _, result = await run_research("document-search", request, base_dir=tmp_path / "tasks", env=env,
+                                          options=OPTIONS)
+    assert result.status == "completed", result
+    assert {body["model"] for body in reader.bodies} == {"named-on-the-command-line"}
+    answer_task = reader.tasks[-1]
+    assert answer_task["task"] == "answer_question"
+    assert answer_task["evidence"][0]["context"] == "Archive"
+
+
+async def test_an_unreachable_server_is_named_as_the_cause(tmp_path: Path) -> None:
+    """Issue 17 (errors that name the fact): a model server nobody listens on fails the task with
+    RESEARCH_MODEL_FAILED whose message says the server could not be reached, not only a code."""
+    request = {"question": QUESTION, "documents": [str(notes(tmp_path / "notes"))],
+               "model": {"provider": "openai", "model": "m"}}
+    env = {"DITTO_WORKER_INFER_BASE_URL": "http://127.0.0.1:9/v1", "DITTO_WORKER_INFER_MAX_RETRIES": "0"}
+    _, result = await run_research("document-search", request, base_dir=tmp_path / "tasks", env=env, options=OPTIONS)
+    assert result.status == "failed" and result.error is not None
+    assert result.error.code == "RESEARCH_MODEL_FAILED"
+    assert "could not be reached" in result.error.message and "INFER_PROVIDER_UNAVAILABLE" in result.error.message

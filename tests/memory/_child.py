@@ -13,7 +13,13 @@ import sys
 import time
 from pathlib import Path
 
-from ditto.worker.memory import DittoMemoryError, create_memory, create_sqlite_memory_store
+from ditto.worker.memory import (
+    DittoMemoryError,
+    MemoryStore,
+    create_memory,
+    create_postgres_memory_store,
+    create_sqlite_memory_store,
+)
 
 NOBODY = 65534
 
@@ -26,14 +32,25 @@ def _wait_for_start(start_flag: str) -> None:
         time.sleep(0.005)
 
 
+def _open(path: str) -> MemoryStore:
+    """A SQLite file, or ``postgres:<table>:<conninfo>`` for the PostgreSQL store."""
+    if path.startswith("postgres:"):
+        _, table, dsn = path.split(":", 2)
+        return create_postgres_memory_store(dsn, table=table)
+    return create_sqlite_memory_store(path, busy_timeout_ms=30_000)
+
+
 async def _write_many(path: str, prefix: str, count: int) -> None:
-    """Write ``count`` records, one transaction each."""
-    store = create_sqlite_memory_store(path, busy_timeout_ms=30_000)
+    """Write ``count`` records, one transaction each; every tenth also races for a key all writers share."""
+    store = _open(path)
     memory = create_memory(store=store)
     for index in range(count):
-        await memory.write({"memories": [{"key": f"{prefix}:{index}",
-                                          "content": f"record {prefix} number {index}"}]})
-    await store.close()
+        records = [{"key": f"{prefix}:{index}", "content": f"record {prefix} number {index}"}]
+        if path.startswith("postgres:") and index % 10 == 0:
+            records.append({"id": f"{prefix}-shared-{index}", "key": f"shared:{index // 10 % 5}",
+                            "content": f"shared by {prefix}"})
+        await memory.write({"memories": records})
+    await store.close()  # type: ignore[attr-defined]
     print(json.dumps({"written": count}), flush=True)
 
 

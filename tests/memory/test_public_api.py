@@ -9,8 +9,9 @@ import ditto.worker.memory as memory
 EXPECTED = {
     "MEMORY_WORKER_TYPE", "DittoMemoryError", "Memory", "MemoryCallOptions", "MemoryDeleteInput", "MemoryGetInput",
     "MemoryItem", "MemoryResources", "MemorySearchHit", "MemorySearchInput", "MemorySearchProvider", "MemoryStore",
-    "MemoryWriteInput", "MemoryWriteItem", "SqliteMemoryStore", "create_memory", "create_memory_worker",
-    "create_sqlite_memory_store", "memory_delete_node", "memory_get_node", "memory_search_node", "memory_write_node",
+    "MemoryWriteInput", "MemoryWriteItem", "PostgresMemoryStore", "SqliteMemoryStore", "create_memory",
+    "create_memory_worker", "create_postgres_memory_store", "create_sqlite_memory_store", "memory_delete_node",
+    "memory_get_node", "memory_search_node", "memory_write_node",
 }
 
 

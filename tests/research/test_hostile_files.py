@@ -189,12 +189,13 @@ def test_too_deep_folders_are_named_and_the_rest_is_read(tmp_path: Path) -> None
 
 
 def test_a_missing_root_is_named_and_the_other_roots_are_read(tmp_path: Path) -> None:
-    """WF-12, issue 16 item 9: of two roots, the missing one is a note; the other is searched."""
+    """WF-12, issue 16 item 9, issue 17 (errors that name the fact): of two roots, the missing one is a note
+    saying it does not exist; the other is searched."""
     docs = _folder(tmp_path)
     _, save = _snapshots()
     provider = DocumentSearchProvider([tmp_path / "nowhere", docs], save_snapshot=save)  # type: ignore[arg-type]
     assert _search(provider, "backups") == ["Backups are kept for 9 days."]
-    assert provider.report.notes == [f"{tmp_path / 'nowhere'} skipped: it vanished before it could be read"]
+    assert provider.report.notes == [f"{tmp_path / 'nowhere'} skipped: it does not exist"]
 
 
 def test_every_cap_is_reported(tmp_path: Path) -> None:

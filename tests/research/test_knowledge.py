@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,7 +18,7 @@ from ditto.workflows.research import (
     open_research_runtime,
 )
 from tests.research.helpers import brief, run, trace
-from tests.research.scripted import ScriptedModel
+from tests.research.scripted import ScriptedModel, choose_excerpts
 
 QUESTION = "How long are database backups retained?"
 
@@ -126,3 +127,38 @@ async def test_explicit_internal_keys_limit_the_search(base: Path, model: Script
     with pytest.raises(ResearchError):
         await run("knowledge-base", {"knowledge": "internal", "internalKnowledgeKeys": [f"k{i}" for i in range(13)]},
                   base, model)
+
+
+async def test_a_long_record_is_read_as_passages_and_quoted_where_it_answers(tmp_path: Path) -> None:
+    """Issue 17 (passages): a long knowledge record is cut like a document; the built-in model is shown the
+    passages that match the query and quotes the paragraph that answers, at its offsets in the record's
+    snapshot, which `ditto verify` accepts; a short record stays one passage, shown whole."""
+    from ditto.workflows.research import verify_task
+
+    filler = [f"Section {n}. The office kitchen is cleaned on weekday {n} by the facilities team." for n in range(1, 9)]
+    answer = "Database backups are retained for 35 days and then deleted by the retention job."
+    long_text = "\n\n".join([*filler[:5], answer, *filler[5:]])
+    task = create_task(ResearchRequest(entry="knowledge-base", question=QUESTION, knowledge="internal",
+                                       tenant="initech", internal_knowledge_keys=["handbook", "note"]),
+                       base_dir=tmp_path)
+    shown: list[str] = []
+
+    def excerpts(excerpt_task: Any) -> dict[str, Any]:
+        shown.extend(passage.text for passage in excerpt_task.passages)
+        return choose_excerpts(excerpt_task)
+
+    model = ScriptedModel({"choose_excerpts": excerpts})
+    async with open_research_runtime(task, env={}, workers=[model.worker()]) as runtime:
+        await import_internal_knowledge(runtime, tenant="initech", records=[
+            {"key": "handbook", "text": long_text},
+            {"key": "note", "text": "Backups of the database run nightly."}])
+        result = await knowledge_base.run(runtime, {"directory": str(task.directory)}, ResearchOptions())
+    assert result.status == "completed"
+    data = brief(task)
+    handbook = [item for item in data["evidence"] if item["uri"].endswith(":handbook")]
+    assert handbook and handbook[0]["quote"] == answer
+    assert handbook[0]["start"] == long_text.index(answer) > 0
+    assert answer in shown and long_text not in shown  # the record's passages, not the whole record
+    assert len([text for text in shown if text in long_text]) <= 2  # at most 2 of its passages, like a web page
+    assert "Backups of the database run nightly." in shown  # a short record is one passage, whole
+    assert verify_task(task.directory) == []

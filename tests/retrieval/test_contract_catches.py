@@ -107,3 +107,30 @@ def test_memory_contract_catches_an_inexact_key_prefix(tmp_path: Path) -> None:
 
     with pytest.raises(AssertionError):
         Contract().test_contract_key_prefix_is_exact()
+
+
+class ReversedRankingStore:
+    """A real SQLite store whose search answers its hits worst first (a ranking that drifted)."""
+
+    def __init__(self, inner: MemoryStore) -> None:
+        self.inner = inner
+        self.write, self.get, self.delete = inner.write, inner.get, inner.delete
+
+    async def search(self, input: Any, options: MemoryCallOptions | None = None) -> Any:
+        return tuple(reversed(await self.inner.search(input, options)))
+
+
+def test_memory_contract_catches_a_drifted_ranking(tmp_path: Path) -> None:
+    """Issue 18: a store whose keyword ranking is not BM25's order fails the ranking contract tests, so the
+    SQLite and PostgreSQL stores cannot drift apart and both still pass."""
+
+    class Contract(MemoryStoreContract):
+        @asynccontextmanager
+        async def store(self) -> AsyncIterator[MemoryStore]:
+            async with create_sqlite_memory_store(tmp_path / "ranked.sqlite") as store:
+                yield ReversedRankingStore(store)  # type: ignore[misc]
+
+    for test in (Contract().test_contract_ranks_with_bm25, Contract().test_contract_searches_cjk_by_character):
+        with pytest.raises(AssertionError):
+            test()
+        (tmp_path / "ranked.sqlite").unlink()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import math
+import statistics
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +27,12 @@ from ditto.retrieval import (
     create_retrieval,
     rerank_candidates,
     rrf_fuse,
+)
+from ditto.retrieval.providers.hybrid import (
+    TEXT_VECTOR_TUNING,
+    HybridTuning,
+    convex_fuse,
+    create_text_vector_hybrid,
 )
 
 from .providers import FailingProvider, ListProvider, SlowProvider, docs
@@ -124,6 +132,86 @@ async def test_hybrid_provider_fuses_and_sizes_pool() -> None:
         defaults={"hybrid": {"candidateLimit": 20}})
     await fixed.search({**REQUEST, "limit": 2})
     assert vector.calls[-1][0].limit == 7  # constructor beats defaults
+
+
+def test_convex_fuse_hand_computed() -> None:
+    """Issue 18: convex fusion min-max normalises each ranking's scores (best 1, worst 0), weights them and
+    adds 0 for a branch that missed the item; equal scores all map to 1; ties keep first-seen order."""
+    dense = [("a", 0.9), ("b", 0.7), ("c", 0.5)]
+    text = [("c", 12.0), ("d", 4.0), ("a", 2.0)]
+    fused = convex_fuse([dense, text], key=lambda hit: hit[0], score=lambda hit: hit[1], weights=[0.6, 0.4])
+    scores = {hit[0]: value for hit, value in fused}
+    assert scores == pytest.approx({"a": 0.6, "b": 0.3, "c": 0.4, "d": 0.4 * 0.2})
+    assert [hit[0] for hit, _ in fused] == ["a", "c", "b", "d"]
+    flat = convex_fuse([[("x", 3.0), ("y", 3.0)], []], key=lambda hit: hit[0], score=lambda hit: hit[1])
+    assert [(hit[0], value) for hit, value in flat] == [("x", 1.0), ("y", 1.0)]
+    with pytest.raises(RetrievalError) as raised:
+        convex_fuse([dense], key=lambda hit: hit[0], score=lambda hit: hit[1], weights=[1.0, 1.0])
+    assert raised.value.code == "RETRIEVAL_INVALID_INPUT"
+    # z-scores: (score − lowest) / standard deviation, a missing item counting as the lowest.
+    z = dict((hit[0], value) for hit, value in convex_fuse([dense, text], key=lambda hit: hit[0],
+                                                           score=lambda hit: hit[1], normalization="zscore"))
+    sd_dense, sd_text = statistics.pstdev([0.9, 0.7, 0.5]), statistics.pstdev([12.0, 4.0, 2.0])
+    assert z == pytest.approx({"a": 0.4 / sd_dense, "b": 0.2 / sd_dense, "c": 10.0 / sd_text, "d": 2.0 / sd_text})
+    with pytest.raises(RetrievalError):
+        convex_fuse([dense], key=lambda hit: hit[0], score=lambda hit: hit[1], normalization="l2")  # type: ignore[arg-type]
+
+
+@given(st.lists(st.lists(st.tuples(st.sampled_from("abcdef"), st.integers(-1000, 1000).map(float)), max_size=6),
+                min_size=1,
+                max_size=3),
+       st.sampled_from(["minmax", "zscore"]))
+def test_convex_fuse_properties(rankings: list[list[tuple[str, float]]], normalization: Any) -> None:
+    """Issue 18: every item appears once with a finite score; adding a constant to, or scaling by a positive
+    number, every score of a ranking changes nothing (the fusion is scale-free per branch)."""
+    fused = convex_fuse(rankings, key=lambda hit: hit[0], score=lambda hit: hit[1], normalization=normalization)
+    assert sorted(hit[0] for hit, _ in fused) == sorted({hit[0] for ranking in rankings for hit in ranking})
+    assert all(math.isfinite(value) and value >= 0 for _, value in fused)
+    moved = [[(name, 3.0 * value + 7.0) for name, value in ranking] for ranking in rankings]
+    again = convex_fuse(moved, key=lambda hit: hit[0], score=lambda hit: hit[1], normalization=normalization)
+    assert [value for _, value in again] == pytest.approx([value for _, value in fused], rel=1e-6, abs=1e-6)
+
+
+async def test_hybrid_convex_fusion_uses_scores() -> None:
+    """Issue 18: ``fusion="convex"`` ranks by normalised scores where RRF sees only ranks, needs a score on
+    every candidate, and any other fusion name is refused."""
+    first = [{"id": "a", "content": "a", "score": 1.0}, {"id": "b", "content": "b", "score": 0.9},
+             {"id": "c", "content": "c", "score": 0.0}]
+    second = [{"id": "c", "content": "c", "score": 10.0}, {"id": "b", "content": "b", "score": 2.0},
+              {"id": "a", "content": "a", "score": 0.0}]
+    branches = [ListProvider(first), ListProvider(second)]
+    convex = await create_hybrid_search_provider(branches, fusion="convex").search(REQUEST)
+    rrf = await create_hybrid_search_provider(branches).search(REQUEST)
+    assert [c.id for c in convex.candidates] == ["b", "a", "c"]  # b: 0.9 + 0.2; a: 1 + 0; c: 0 + 1
+    assert convex.candidates[0].score == pytest.approx(1.1)
+    assert [c.id for c in rrf.candidates] == ["a", "c", "b"]  # b's two second places lose to a first place
+    unscored = create_hybrid_search_provider([ListProvider(docs("a"))], fusion="convex")
+    with pytest.raises(RetrievalError) as raised:
+        await unscored.search(REQUEST)
+    assert raised.value.code == "RETRIEVAL_INVALID_BACKEND_OUTPUT"
+    with pytest.raises(RetrievalError) as raised:
+        create_hybrid_search_provider(branches, fusion="sum")  # type: ignore[arg-type]
+    assert raised.value.code == "RETRIEVAL_INVALID_INPUT" and isinstance(raised.value, ValueError)
+    with pytest.raises(RetrievalError) as raised:
+        create_hybrid_search_provider(branches, fusion="convex", normalization="rank")  # type: ignore[arg-type]
+    assert raised.value.code == "RETRIEVAL_INVALID_INPUT" and isinstance(raised.value, ValueError)
+
+
+async def test_text_vector_hybrid_applies_its_tuning() -> None:
+    """Issue 18: ``create_text_vector_hybrid`` asks the vector branch (no strategy) and the text branch
+    (``bm25``) for the tuned pool and fuses with the tuned weights and normalisation."""
+    vector = RecordingBranch([{"id": "a", "content": "a", "score": 0.9}, {"id": "b", "content": "b", "score": 0.1}])
+    text = RecordingBranch([{"id": "b", "content": "b", "score": 8.0}, {"id": "a", "content": "a", "score": 7.0}])
+    hybrid = create_text_vector_hybrid(text, vector)
+    assert (hybrid.fusion, hybrid.normalization) == (TEXT_VECTOR_TUNING.fusion, TEXT_VECTOR_TUNING.normalization)
+    out = await hybrid.search({**REQUEST, "limit": 2})
+    assert [vector.calls[0][0].limit, text.calls[0][0].limit] == [TEXT_VECTOR_TUNING.candidate_limit] * 2
+    assert [vector.calls[0][0].strategy, text.calls[0][0].strategy] == [None, "bm25"]
+    # a: vector 0.8/0.4 = 2 z-units; b: text 1/0.5 = 2 z-units: the heavier branch (text, 0.55) wins.
+    assert [c.id for c in out.candidates] == ["b", "a"]
+    assert out.candidates[0].score == pytest.approx(TEXT_VECTOR_TUNING.text_weight * 2.0)
+    rrf = create_text_vector_hybrid(text, vector, tuning=HybridTuning("rrf", 1.0, 1.0, 5, rrf_k=1))
+    assert (await rrf.search(REQUEST)).candidates[0].score == pytest.approx(1 / 2 + 1 / 3)
 
 
 async def test_hybrid_keys() -> None:

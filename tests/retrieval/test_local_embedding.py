@@ -3,6 +3,7 @@ cache, bounded input, and the provider inside the RETRIEVAL worker and a hybrid 
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import textwrap
@@ -85,6 +86,17 @@ async def test_batching_equals_one_by_one(embedder: LocalEmbeddingProvider) -> N
     assert np.allclose(together, one_by_one, atol=1e-5)
     duplicated = np.array(await embedder.embed([texts[2], texts[0], texts[2]]))
     assert np.array_equal(duplicated[0], duplicated[2]) and np.allclose(duplicated[1], together[0], atol=1e-5)
+
+
+async def test_concurrent_calls_and_the_progress_bar(embedder: LocalEmbeddingProvider) -> None:
+    """Issue 18: concurrent embed calls share one model (one thread at a time) and each gets its own texts'
+    vectors; a provider asked for a progress bar embeds the same vectors."""
+    texts = [doc["content"] for doc in DOCS]
+    alone = [await embedder.embed([text]) for text in texts]
+    together = await asyncio.gather(*(embedder.embed([text]) for text in texts))
+    assert np.allclose(np.array(together), np.array(alone), atol=1e-6)
+    shown = create_local_embedding_provider(show_progress=True, batch_size=2)
+    assert np.allclose(shown.encode(texts), np.array(alone)[:, 0], atol=1e-5)
 
 
 async def test_cache_hits_are_identical_across_instances(tmp_path: Path, embedder: LocalEmbeddingProvider,

@@ -18,9 +18,10 @@ EXPECTED: dict[str, set[str]] = {
         "RetrievalSearchInput", "RetrievalSearchOutput", "RetrievalSearchProvider", "RetrievalTarget",
         "RetrievalTargetRegistry", "SqlSearchOptions", "TextSearchOptions", "VectorRecord", "create_cosine_reranker",
         "create_http_embedding_provider", "create_hybrid_search_provider", "create_local_embedding_provider",
-        "create_milvus_search_provider", "create_rerank_search_provider", "create_retrieval", "create_retrieval_worker",
-        "create_sql_search_provider", "create_text_search_provider", "create_vector_search_provider", "embed_contents",
-        "embedding_config_from_env", "rerank_candidates", "retrieval_search_node", "validate_vector",
+        "create_milvus_search_provider", "create_pgvector_provider", "create_rerank_search_provider",
+        "create_retrieval", "create_retrieval_worker", "create_sql_search_provider", "create_text_search_provider",
+        "create_vector_search_provider", "embed_contents", "embedding_config_from_env", "rerank_candidates",
+        "retrieval_search_node", "validate_vector",
     },
     "ditto.retrieval.adapters.memory": {
         "MapOutput", "MemoryRetrievalProvider", "RemoteRetrievalSearchProvider", "RetrievalMemorySearchProvider",

@@ -83,6 +83,8 @@ _json = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_siz
 
 
 def _is_valid(value: Any) -> bool:
+    if isinstance(value, str):  # the one-target registry below takes a plain string as the query (issue 20)
+        value = {"query": {"content": value}, "target": {"name": "kb"}}
     try:
         parse_search_input(value)
     except RetrievalError:

@@ -1,13 +1,9 @@
-"""Fixtures for the backend providers: a real PostgreSQL server and small corpora."""
+"""Fixtures for the backend providers: small corpora (the PostgreSQL servers are session fixtures of
+``tests.support.real_servers``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
-
-from tests.support.postgres_server import PostgresServer, running_postgres
 
 # A small corpus with metadata used by text, SQL and Milvus tests alike.
 DOCS: list[dict[str, Any]] = [
@@ -24,9 +20,3 @@ DOCS: list[dict[str, Any]] = [
     {"id": "d6", "content": "Cooking pasta with tomatoes and basil",
      "metadata": {"year": 2019, "lang": "en", "draft": True}},
 ]
-
-
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
-    with running_postgres() as server:
-        yield server

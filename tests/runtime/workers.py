@@ -41,6 +41,22 @@ async def cancel_aware(input: Any, ctx: ExecutionContext) -> Any:
         await asyncio.sleep(0.005)
 
 
+async def record(input: Any) -> dict[str, Any]:
+    """Append ``input["id"]`` to the file named by ``DITTO_TEST_CALL_LOG`` (one unbuffered write, so it
+    survives a SIGKILL), then sleep ``input["ms"]``: the server-side proof of which calls ran here."""
+    fd = os.open(os.environ["DITTO_TEST_CALL_LOG"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, f"{input['id']}\n".encode())
+    finally:
+        os.close(fd)
+    await asyncio.sleep(float(input.get("ms", 0)) / 1000)
+    return {"id": input["id"], "pid": os.getpid()}
+
+
+def make_recording() -> list[WorkerDefinition]:
+    return [WorkerDefinition("REC", {"REC.CALL": record})]
+
+
 def make() -> list[WorkerDefinition]:
     return [WorkerDefinition("TEST", {
         "TEST.ECHO": echo, "TEST.PID": pid, "TEST.SLEEP": sleep, "TEST.BAD_OUTPUT": bad_output,

@@ -31,7 +31,7 @@ from .net import free_port
 __all__ = ["MEDIAWIKI_ROOT", "MediaWiki", "start_mediawiki"]
 
 MEDIAWIKI_ROOT = Path("/usr/share/mediawiki")
-_ADMIN_PASSWORD = "pyditto-test-admin-password"
+_ADMIN_PASSWORD = "ditto-agents-test-admin-password"
 
 
 @dataclass(frozen=True)

@@ -13,14 +13,14 @@ from .net import free_port
 
 
 @asynccontextmanager
-async def serve_port(app: Any, **config: Any) -> AsyncIterator[int]:
-    """Yield the port of a uvicorn server running ``app`` on 127.0.0.1.
+async def serve_port(app: Any, port: int | None = None, **config: Any) -> AsyncIterator[int]:
+    """Yield the port (``port``, or a free one) of a uvicorn server running ``app`` on 127.0.0.1.
 
     ``config`` goes to ``uvicorn.Config`` as it is (``ssl_certfile``/``ssl_keyfile``
     for HTTPS, ``timeout_graceful_shutdown``). Start-up failures are raised here
     instead of waiting forever for ``started``.
     """
-    port = free_port()
+    port = port or free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
                                           lifespan="off", access_log=False, **config))
     task = asyncio.create_task(server.serve())

@@ -17,21 +17,21 @@ from ..errors import DittoError
 from .factories import load_worker_factory
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="pyditto: workers, retrieval and working context for agents.")
+                  help="ditto-agents: workers, retrieval and working context for agents.")
 
 TOKEN_ENV = "DITTO_TRANSPORT_HTTP_WORKER_TOKEN"
 
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"pyditto {__version__}")
+        typer.echo(f"ditto-agents {__version__}")
         raise typer.Exit()
 
 
 @app.callback()
 def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                                   help="Print the version and exit.")] = False) -> None:
-    """pyditto command line."""
+    """ditto-agents command line."""
 
 
 @app.command()

@@ -25,6 +25,7 @@ from ..config import RuntimeConfig
 from ..errors import DittoError
 from ..redaction import RedactingFilter, install_redaction
 from ..workflows.research.entries import ENTRIES, ENTRY_SPECS, Entry
+from ..workflows.research.types import is_postgres_dsn
 
 __all__ = ["register"]
 
@@ -236,7 +237,9 @@ def register(app: typer.Typer) -> None:
                                                                    "instead of reading --documents.")] = None,
         kb: Annotated[str | None, typer.Option("--kb", help="SQLite FTS5 file, PostgreSQL DSN or target:NAME.")]
         = None,
-        memory: Annotated[Path | None, typer.Option("--memory", help="An existing MEMORY SQLite store.")] = None,
+        memory: Annotated[str | None, typer.Option("--memory", help="An existing MEMORY SQLite store, or a "
+                                                                    "PostgreSQL DSN (postgresql://…) that several "
+                                                                    "controllers share.")] = None,
         create_memory: Annotated[bool, typer.Option("--create-memory", help="Make the --memory store if it "
                                                                             "does not exist.")] = False,
         internal_key: Annotated[list[str] | None, typer.Option("--internal-key", help="Allowed knowledge key.")]
@@ -281,7 +284,7 @@ def register(app: typer.Typer) -> None:
             search_engine=search_engine.value if search_engine else None,
             documents=[str(path.resolve()) for path in documents] if documents else None,
             index=str(index.resolve()) if index is not None else None,
-            ignore=ignore or None, kb=_kb_value(kb), memory=str(memory.resolve()) if memory else None,
+            ignore=ignore or None, kb=_kb_value(kb), memory=_memory_value(memory),
             internal_knowledge_keys=internal_key or None,
             vocabulary=_read_vocabulary(vocabulary) if vocabulary else None,
             sources=[part.strip() for item in sources for part in item.split(",") if part.strip()] or None
@@ -289,7 +292,8 @@ def register(app: typer.Typer) -> None:
             urls=url or None, allowed_origins=allowed_origin or None, tenant=tenant, model=model_ref,
             wiki_url=wiki_url)
         resuming = directory is not None and (directory / "request.json").exists()
-        if memory is not None and create_memory and not resuming and not os.path.lexists(memory):
+        if (memory is not None and create_memory and not resuming and not is_postgres_dsn(memory)
+                and not os.path.lexists(memory)):
             try:  # an empty file is an empty SQLite store; the library refuses a missing one
                 os.close(os.open(memory, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
             except OSError:
@@ -353,6 +357,12 @@ async def _run_and_close(run: Any, workers: list[Any]) -> Any:
                     await close()
                 except Exception:
                     logging.getLogger("ditto.cli").exception("closing a --worker failed")
+
+
+def _memory_value(memory: str | None) -> str | None:
+    if memory is None or is_postgres_dsn(memory):
+        return memory
+    return str(Path(memory).resolve())
 
 
 def _kb_value(kb: str | None) -> str | None:

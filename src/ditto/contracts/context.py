@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from ._base import DittoModel
 from .types import PositiveLimit
@@ -80,8 +80,15 @@ class ContextPolicy(DittoModel):
     ``model_fields_set``.
     """
 
+    model_config = ConfigDict(use_attribute_docstrings=True)  # merged with DittoModel's; feeds docs/configuration.md
+
     max_inline_bytes: PositiveLimit = DEFAULT_MAX_INLINE_BYTES
+    """Largest JSON (UTF-8 bytes) of one item's content; an unresolved reference may exceed it."""
     max_items: PositiveLimit = DEFAULT_MAX_ITEMS
+    """Items a context may hold: LOAD/UPDATE beyond it fail (`ITEM_LIMIT_EXCEEDED`), nothing is dropped."""
     max_tokens: PositiveLimit | None = None
+    """Upper bound of SELECT/COMPRESS token budgets (unset: no bound); never limits LOAD/UPDATE."""
     duplicate: DuplicatePolicy = "replace"
+    """A second item with an id already present: `replace` (keeps the position), `keep-first` or `reject`."""
     missing_removal: MissingRemovalPolicy = "ignore"
+    """Removing an id that is not there: `ignore`, or `reject` (`MISSING_ITEM`)."""

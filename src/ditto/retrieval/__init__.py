@@ -17,6 +17,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from .._extras import missing_extra
+from . import _requires  # noqa: F401  (first: a missing extra is reported before any provider imports numpy)
 from .errors import RetrievalError
 from .providers.embedding import EmbeddingProvider, embed_contents, validate_vector
 from .providers.http_embedding import EmbeddingConfig, create_http_embedding_provider, embedding_config_from_env
@@ -42,6 +44,7 @@ from .worker import create_retrieval_worker, retrieval_search_node
 if TYPE_CHECKING:
     from .providers.local_embedding import create_local_embedding_provider
     from .providers.milvus import MilvusSearchOptions, create_milvus_search_provider
+    from .providers.pgvector import create_pgvector_provider
     from .providers.sql import SqlSearchOptions, create_sql_search_provider
     from .providers.text import TextSearchOptions, create_text_search_provider
 
@@ -56,6 +59,7 @@ _LAZY: dict[str, str] = {
     "create_sql_search_provider": ".providers.sql",
     "MilvusSearchOptions": ".providers.milvus",
     "create_milvus_search_provider": ".providers.milvus",
+    "create_pgvector_provider": ".providers.pgvector",
 }
 
 #: Names this package exported before its face was narrowed; they still resolve (from their home
@@ -90,7 +94,11 @@ _MOVED: dict[str, str] = {
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is not None:
-        value = getattr(importlib.import_module(module, __name__), name)
+        try:
+            loaded = importlib.import_module(module, __name__)
+        except ModuleNotFoundError as error:  # bm25s/jieba: the rest of the 'retrieval' extra
+            raise missing_extra(error, "retrieval", f"ditto.retrieval.{name}") from None
+        value = getattr(loaded, name)
         globals()[name] = value
         return value
     moved = _MOVED.get(name)
@@ -127,6 +135,7 @@ __all__ = [
     "create_hybrid_search_provider",
     "create_local_embedding_provider",
     "create_milvus_search_provider",
+    "create_pgvector_provider",
     "create_rerank_search_provider",
     "create_retrieval",
     "create_retrieval_worker",

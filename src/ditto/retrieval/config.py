@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -159,6 +159,14 @@ class RetrievalOptions:
     config: RetrievalDefaults | None = None
 
 
+#: A mapping of target names to bare providers (``{"docs": provider}``) is the most common first try.
+_BARE_PROVIDERS: Final = (
+    "{factory} takes a registry, not a mapping of target names ({names}) to providers: wrap one provider with "
+    "RetrievalTargetRegistry.single(provider, target=\"docs\", strategy=\"bm25\"), or several with "
+    "RetrievalTargetRegistry({{\"docs\": {{\"default_strategy\": \"bm25\", \"providers\": {{\"bm25\": provider}}}}}})"
+)
+
+
 def retrieval_options(providers: RetrievalProviderRegistry | Mapping[str, Any] | None, *, factory: str,
                       allowed: frozenset[str], defaults: DefaultsLayer = None, concurrency: int | None = None,
                       config: DefaultsLayer = None) -> RetrievalOptions:
@@ -168,8 +176,11 @@ def retrieval_options(providers: RetrievalProviderRegistry | Mapping[str, Any] |
     if isinstance(providers, Mapping):
         unknown = set(providers) - allowed
         if unknown:
-            raise RetrievalArgumentError(INVALID_INPUT,
-                                         f"unknown retrieval options: {', '.join(sorted(map(str, unknown)))}")
+            names = ", ".join(sorted(repr(name)[:40] for name in unknown))
+            if any(callable(getattr(providers[name], "search", None)) for name in unknown):
+                raise RetrievalArgumentError(INVALID_INPUT, _BARE_PROVIDERS.format(factory=factory, names=names))
+            raise RetrievalArgumentError(INVALID_INPUT, f"unknown retrieval options: {names}; {factory} takes a "
+                                         f"registry, or an options mapping of {', '.join(sorted(allowed))}")
         defaults = providers.get("defaults", defaults)
         concurrency = providers.get("concurrency", concurrency)
         config = providers.get("config", config)

@@ -120,6 +120,24 @@ class RetrievalTargetRegistry:
             snapshot[name] = (default, bound)
         self._targets = snapshot
 
+    @classmethod
+    def single(cls, provider: RetrievalSearchProvider, *, target: str = "default",
+               strategy: str = "bm25") -> RetrievalTargetRegistry:
+        """A registry of one target served by one provider: the one-index case in one line.
+
+        ``target`` names it in requests (``{"target": {"name": "default"}}``), ``strategy`` is its
+        default and only strategy. With a single target, the SDK's ``search`` also takes a plain
+        string::
+
+            retrieval = create_retrieval(RetrievalTargetRegistry.single(create_text_search_provider(docs)))
+            result = await retrieval.search("backup policy")
+        """
+        return cls({target: {"default_strategy": strategy, "providers": {strategy: provider}}})
+
+    def only_target(self) -> str | None:
+        """The target's name when exactly one is registered (what a plain-string query searches), else ``None``."""
+        return next(iter(self._targets)) if len(self._targets) == 1 else None
+
     def resolve(self, target: RetrievalTarget | Mapping[str, Any], strategy: str | None = None
                 ) -> StrategyBoundProvider:
         """The provider for ``target.name`` and ``strategy`` (default strategy when omitted)."""

@@ -65,13 +65,29 @@ def _prefill(raw: dict[str, Any], registry: Any, defaults: RetrievalDefaults) ->
     return {**raw, **extra} if extra else raw
 
 
+def _plain_query(text: str, registry: Any) -> dict[str, Any]:
+    """A plain-string query becomes ``{"query": {"content": text}, "target": {"name": <the one target>}}``.
+
+    Only a :class:`RetrievalTargetRegistry` with exactly one target makes the target unambiguous;
+    anything else is refused with the shape to send instead.
+    """
+    name = registry.only_target() if isinstance(registry, RetrievalTargetRegistry) else None
+    if name is None:
+        raise RetrievalError(INVALID_INPUT, "a plain-string query needs a registry with exactly one target; "
+                                            "send {'query': {'content': ...}, 'target': {'name': ...}}")
+    return {"query": {"content": text}, "target": {"name": name}}
+
+
 async def execute_search(registry: RetrievalProviderRegistry, raw_input: Any,
                          context: RetrievalExecutionContext) -> RetrievalSearchOutput:
     """Run one RETRIEVAL.SEARCH; raises :class:`RetrievalError` for every failure.
 
-    ``context`` (signal + merged defaults) is handed to the provider as is.
+    ``context`` (signal + merged defaults) is handed to the provider as is. ``raw_input`` may be a
+    plain string when the registry has a single target (:func:`_plain_query`).
     """
     defaults, signal = context.defaults, context.signal
+    if isinstance(raw_input, str):
+        raw_input = _plain_query(raw_input, registry)
     if type(raw_input) is dict:
         raw_input = _prefill(raw_input, registry, defaults)
     request = parse_search_input(raw_input)
@@ -141,10 +157,14 @@ class Retrieval:
     def providers(self) -> RetrievalProviderRegistry:
         return self._providers
 
-    async def search(self, input: RetrievalSearchInput | Mapping[str, Any], runtime_defaults: DefaultsLayer = None,
+    async def search(self, input: RetrievalSearchInput | Mapping[str, Any] | str,
+                     runtime_defaults: DefaultsLayer = None,
                      context: RetrievalExecutionContext | Mapping[str, Any] | None = None
                      ) -> NodeResult[RetrievalSearchOutput]:
         """Search and return a ``NodeResult`` (success/error/cancelled/timeout).
+
+        ``input`` is the request, or just the query text when the registry has one target
+        (``await retrieval.search("backup policy")``, e.g. with :meth:`RetrievalTargetRegistry.single`).
 
         ``runtime_defaults`` is a fallback layer *below* the factory defaults
         (e.g. ``config.retrieval``); ``context`` carries the ``signal`` only:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from .transport import Transport
 from .worker import NodeHandler, WorkerDefinition
@@ -19,6 +20,8 @@ class LocalReplica:
     handlers: dict[str, NodeHandler[Any, Any]]
     active: int = 0
     tier: int = LOCAL
+    #: A local replica is never skipped for failing to connect.
+    cooling: ClassVar[bool] = False
 
     @property
     def worker_type(self) -> str:
@@ -37,6 +40,10 @@ class RemoteReplica:
     capabilities: tuple[str, ...]
     tier: int = REMOTE
     active: int = field(default=0)
+    #: Its connection failed: the router skips it until a re-probe (or a call) gets through again.
+    cooling: bool = False
+    #: The pending re-probe: a timer while the cool-down runs, then the probe's task.
+    probe: asyncio.TimerHandle | asyncio.Task[None] | None = None
 
     def has_room(self) -> bool:
         # Capacity of a remote replica is enforced by the receiving runtime.

@@ -1,10 +1,18 @@
 """The runtime: registration, routing and execution of node calls (RT-1, RT-3, RT-5).
 
 A call travels ``invoke`` → router (pick a replica: local, then same host,
-then remote; round-robin inside a tier; skip full local replicas) → either
-``_run_local`` (handler awaited inline, so an in-process call costs a few
-microseconds) or ``transport.invoke`` (HTTP). A worker's failure becomes a
-``NodeResult``; routing, registration and transport failures raise.
+then remote; round-robin inside a tier; skip full local replicas and remote
+ones cooling down after a connection failure) → either ``_run_local`` (handler
+awaited inline, so an in-process call costs a few microseconds) or
+``transport.invoke`` (HTTP). A worker's failure becomes a ``NodeResult``;
+routing, registration and transport failures raise.
+
+Failover: a remote call that never reached its replica (the transport says
+``TRANSPORT_UNAVAILABLE``: refused, DNS, TLS handshake, 503) goes to the next
+replica the router would pick; one that may have reached it
+(``TRANSPORT_FAILED``) is never re-sent, so nothing runs twice. Either failure
+puts the replica in a cool-down, after which a jittered probe (the
+transport's ``check_health``, ``GET /healthz`` over HTTP) lets it back in.
 """
 
 from __future__ import annotations
@@ -14,19 +22,20 @@ import functools
 import itertools
 import logging
 import os
+import random
 import socket
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..errors import HANDLER_ERROR, REJECTED, DittoError, RegistrationError, RoutingError
+from ..errors import HANDLER_ERROR, REJECTED, DittoError, RegistrationError, RoutingError, TransportError
 from ..signal import CancelSignal, await_with_signal
 from ._replica import LOCAL, LOCATION_NAMES, REMOTE, SAME_HOST, LocalReplica, RemoteReplica, Replica
 from .graph import Graph, GraphNode, GraphResult, execute_graph
 from .loop import DEFAULT_LOOP_BUDGET, LoopContext
 from .result import NodeError, NodeResult
 from .transport import Transport
-from .worker import ExecutionContext, WorkerDefinition, WorkerInfo, _current
+from .worker import MAX_TIMEOUT_S, ExecutionContext, WorkerDefinition, WorkerInfo, _current, valid_timeout
 
 if TYPE_CHECKING:
     from ..config import RuntimeConfig
@@ -36,6 +45,11 @@ __all__ = ["Runtime", "create_ditto"]
 _log = logging.getLogger("ditto.runtime")
 
 T = TypeVar("T")
+
+#: How long a replica whose connection failed is skipped, unless the config says otherwise.
+DEFAULT_REPLICA_COOLDOWN_S = 5.0
+#: Transport failures that say the replica's connection is broken (the first never reached it).
+_UNREACHED, _CONNECTION_LOST = "TRANSPORT_UNAVAILABLE", "TRANSPORT_FAILED"
 
 
 def _signal_error(replica: LocalReplica, signal: CancelSignal) -> DittoError:
@@ -91,6 +105,10 @@ class Runtime:
         self._idle.set()
         self._closed = False
         self._unbound_client = _BoundRuntime(self, None)
+        cooldown_ms = self.config.transport.replica_cooldown_ms
+        self._cooldown_s = DEFAULT_REPLICA_COOLDOWN_S if cooldown_ms is None else cooldown_ms / 1000
+        self._cooling = 0  # replicas cooling now; while zero the router checks nothing
+        self._probe_tasks: set[asyncio.Task[None]] = set()
         for transport in transports:
             self.add_transport(transport)
 
@@ -132,6 +150,33 @@ class Runtime:
         wtype = worker_type or caps[0].split(".", 1)[0]
         replica = RemoteReplica(address, wtype, transport, caps, tier=SAME_HOST if is_same_host else REMOTE)
         self._add_replica(replica, caps)
+        return self._info(replica)
+
+    def unregister_remote(self, *, address: str, transport_id: str) -> WorkerInfo:
+        """Remove a replica added by :meth:`register_remote` (the most recent one, if it was added twice).
+
+        Calls already sent to it finish; new calls no longer route to it, and a node
+        no replica offers any more is ``UNKNOWN_NODE`` again. Raises
+        ``RegistrationError(UNKNOWN_WORKER)`` when no such replica is registered.
+        """
+        for replica in reversed(self._replicas):
+            if isinstance(replica, RemoteReplica) and replica.address == address \
+                    and replica.transport.id == transport_id:
+                break
+        else:
+            raise RegistrationError("UNKNOWN_WORKER",
+                                    f"no remote replica {address!r} is registered through transport {transport_id!r}")
+        self._replicas.remove(replica)
+        for node in replica.capabilities:
+            tiers = self._routes.get(node)
+            if tiers is None:
+                continue
+            tier = tiers[replica.tier]
+            if replica in tier:
+                tier.remove(replica)
+            if not any(tiers):
+                del self._routes[node]
+        self._recover(replica)
         return self._info(replica)
 
     def _add_replica(self, replica: Replica, capabilities: Iterable[str]) -> None:
@@ -177,7 +222,7 @@ class Runtime:
         if replica is None:
             return NodeResult(_new_execution_id(), node, "rejected",
                               error=NodeError(REJECTED, f"every replica of {node} is at its concurrency limit"))
-        return await self._dispatch(replica, node, input, signal, timeout, _new_execution_id())
+        return await self._dispatch(replica, node, input, signal, timeout, _new_execution_id(), tiers)
 
     async def invoke_local(self, node: str, input: Any, *, address: str | None = None,
                            execution_id: str | None = None, signal: CancelSignal | None = None,
@@ -200,13 +245,20 @@ class Runtime:
                               error=NodeError(REJECTED, f"every replica of {node} is at its concurrency limit"))
         return await self._dispatch(replica, node, input, signal, timeout, exec_id)
 
-    def _choose(self, node: str, tiers: list[list[Replica]]) -> Replica | None:
+    def _choose(self, node: str, tiers: list[list[Replica]], tried: set[Replica] | None = None) -> Replica | None:
+        """The next replica with room that is not cooling down (and not in ``tried``), in tier order.
+
+        When only cooling replicas are left, one of them is tried anyway: a call that
+        might succeed beats refusing it, and a lone replica behaves as it would with
+        no health tracking at all.
+        """
         for tier_index, tier in enumerate(tiers):
             if not tier:
                 continue
             if len(tier) == 1:
-                if tier[0].has_room():
-                    return tier[0]
+                replica = tier[0]
+                if replica.has_room() and not replica.cooling and (tried is None or replica not in tried):
+                    return replica
                 continue
             cursor = self._cursors.get((node, tier_index))
             if cursor is None:
@@ -214,28 +266,130 @@ class Runtime:
             start = next(cursor)
             for offset in range(len(tier)):
                 replica = tier[(start + offset) % len(tier)]
-                if replica.has_room():
+                if replica.has_room() and not replica.cooling and (tried is None or replica not in tried):
                     return replica
+        if self._cooling:
+            for tier in tiers:
+                for replica in tier:
+                    if replica.cooling and (tried is None or replica not in tried):
+                        return replica
         return None
 
     async def _dispatch(self, replica: Replica, node: str, input: Any, signal: CancelSignal | None,
-                        timeout: float | None, execution_id: str) -> NodeResult[Any]:
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
-                                    or timeout <= 0):
-            raise RoutingError("INVALID_INPUT", "timeout must be a positive number of seconds")
+                        timeout: float | None, execution_id: str,
+                        tiers: list[list[Replica]] | None = None) -> NodeResult[Any]:
+        if not valid_timeout(timeout):
+            # NaN, infinity and 10**400 are not "<= 0": they get the message about size.
+            finite = isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and not timeout <= 0
+            raise RoutingError("INVALID_INPUT", f"timeout must be a finite number of seconds, at most {MAX_TIMEOUT_S}"
+                               if finite else "timeout must be a positive number of seconds")
         self._inflight += 1
         self._idle.clear()
-        replica.active += 1
         try:
             if isinstance(replica, RemoteReplica):
-                return await replica.transport.invoke(replica.address, node, input, execution_id=execution_id,
-                                                      timeout=timeout, signal=signal)
-            return await self._run_local(replica, node, input, signal, timeout, execution_id)
+                return await self._call_remote(replica, node, input, signal, timeout, execution_id, tiers)
+            replica.active += 1
+            try:
+                return await self._run_local(replica, node, input, signal, timeout, execution_id)
+            finally:
+                replica.active -= 1
         finally:
-            replica.active -= 1
             self._inflight -= 1
             if self._inflight == 0:
                 self._idle.set()
+
+    async def _call_remote(self, replica: RemoteReplica, node: str, input: Any, signal: CancelSignal | None,
+                           timeout: float | None, execution_id: str,
+                           tiers: list[list[Replica]] | None) -> NodeResult[Any]:
+        """Send the call; while it provably never reached a replica, send it to the next one instead."""
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        tried: set[Replica] | None = None
+        current: Replica = replica
+        while True:
+            try:
+                if isinstance(current, LocalReplica):  # a local replica freed up while we failed over
+                    current.active += 1
+                    try:
+                        return await self._run_local(current, node, input, signal, timeout, execution_id)
+                    finally:
+                        current.active -= 1
+                current.active += 1
+                try:
+                    result = await current.transport.invoke(current.address, node, input,
+                                                            execution_id=execution_id, timeout=timeout, signal=signal)
+                finally:
+                    current.active -= 1
+            except TransportError as error:
+                if not isinstance(current, RemoteReplica) or error.code not in (_UNREACHED, _CONNECTION_LOST):
+                    raise
+                self._cool(current, error)
+                if error.code != _UNREACHED or tiers is None or (signal is not None and signal.aborted):
+                    raise
+                tried = tried or set()
+                tried.add(current)
+                following = self._choose(node, tiers, tried)
+                if following is None:
+                    raise
+                if deadline is not None:
+                    timeout = deadline - loop.time()
+                    if timeout <= 0:
+                        raise
+                current = following
+                continue
+            if current.cooling:
+                self._recover(current)  # a call got through: no need to wait for the probe
+            return result
+
+    # -- replica health ---------------------------------------------------------
+    def _cool(self, replica: RemoteReplica, error: TransportError) -> None:
+        """Skip ``replica`` for a jittered cool-down, then probe it."""
+        if replica.cooling or self._closed:
+            return
+        replica.cooling = True
+        self._cooling += 1
+        _log.warning("replica %s (transport %s) is skipped for %.1f s: %s", replica.address, replica.transport.id,
+                     self._cooldown_s, error.message)
+        self._schedule_probe(replica)
+
+    def _schedule_probe(self, replica: RemoteReplica) -> None:
+        # ±20 % so the replicas of many callers do not all probe a recovering server at once.
+        delay = self._cooldown_s * random.uniform(0.8, 1.2)
+        replica.probe = asyncio.get_running_loop().call_later(delay, self._start_probe, replica)
+
+    def _start_probe(self, replica: RemoteReplica) -> None:
+        if not replica.cooling or self._closed:
+            return
+        task = asyncio.ensure_future(self._probe(replica))
+        replica.probe = task
+        self._probe_tasks.add(task)
+        task.add_done_callback(self._probe_tasks.discard)
+
+    async def _probe(self, replica: RemoteReplica) -> None:
+        check = getattr(replica.transport, "check_health", None)
+        try:
+            healthy = True if check is None else bool(await check())
+        except Exception:
+            _log.exception("the health check of transport %s raised", replica.transport.id)
+            healthy = False
+        if not replica.cooling:
+            return
+        if healthy:
+            replica.probe = None  # this task is ending by itself; _recover must not cancel it
+            self._recover(replica)
+            _log.info("replica %s (transport %s) answers again", replica.address, replica.transport.id)
+        elif not self._closed:
+            self._schedule_probe(replica)
+
+    def _recover(self, replica: Replica) -> None:
+        """Put ``replica`` back in rotation and drop its pending probe."""
+        if not isinstance(replica, RemoteReplica) or not replica.cooling:
+            return
+        replica.cooling = False
+        self._cooling -= 1
+        probe, replica.probe = replica.probe, None
+        if probe is not None:
+            probe.cancel()
 
     async def _run_local(self, replica: LocalReplica, node: str, input: Any, signal: CancelSignal | None,
                          timeout: float | None, execution_id: str) -> NodeResult[Any]:
@@ -321,9 +475,13 @@ class Runtime:
         return self._closed
 
     async def close(self) -> None:
-        """Stop routing new calls and wait until every accepted call has finished."""
+        """Stop routing new calls and wait until every accepted call has finished (pending re-probes stop)."""
         self._closed = True
         await self._idle.wait()
+        for replica in self._replicas:
+            self._recover(replica)
+        if self._probe_tasks:
+            await asyncio.gather(*self._probe_tasks, return_exceptions=True)
 
     async def __aenter__(self) -> Runtime:
         return self

@@ -17,6 +17,13 @@ class Transport(Protocol):
     Failures of the transport itself raise :class:`~ditto.errors.TransportError`;
     a client-side ``timeout`` or ``signal`` only stops waiting and yields a
     ``timeout``/``cancelled`` result (the server may still finish the work).
+
+    The runtime's failover relies on one promise: ``TRANSPORT_UNAVAILABLE`` only
+    for a call that cannot have reached a handler (it is sent to the next
+    replica), ``TRANSPORT_FAILED`` for one that may have (never re-sent). A
+    transport may also offer ``async def check_health(self) -> bool``, which the
+    runtime calls to re-probe a replica after its cool-down; without it the
+    replica simply returns to the rotation when the cool-down ends.
     """
 
     id: str

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .result import NodeResult
 
 __all__ = [
+    "MAX_TIMEOUT_S",
     "ExecutionContext",
     "NodeHandler",
     "RuntimeClient",
@@ -24,6 +25,7 @@ __all__ = [
     "WorkerInfo",
     "current_execution",
     "valid_concurrency",
+    "valid_timeout",
 ]
 
 In = TypeVar("In", contravariant=True)
@@ -45,6 +47,23 @@ def valid_concurrency(value: object) -> TypeGuard[int | None]:
     factory can refuse a bad limit with its own error before building anything.
     """
     return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1)
+
+
+#: The longest per-call ``timeout=`` (30 days): longer is a mistake, and every event loop can schedule it.
+MAX_TIMEOUT_S = 30 * 86_400
+
+
+def valid_timeout(value: object) -> TypeGuard[float | None]:
+    """Whether ``value`` is a per-call deadline: ``None`` or a finite number of seconds in (0, 30 days].
+
+    NaN would mean "no deadline" to asyncio and an error to uvloop, and ``10**400``
+    overflows a float, so both are refused here, once, for local and remote calls.
+    """
+    if value is None:
+        return True
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return 0 < value <= MAX_TIMEOUT_S  # false for NaN; compares a huge int without converting it
 
 
 @dataclass(frozen=True, slots=True)

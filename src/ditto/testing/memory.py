@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import math
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -10,6 +12,7 @@ from ..signal import AbortController
 from ..worker.memory import (
     DittoMemoryError,
     MemoryCallOptions,
+    MemorySearchInput,
     MemoryStore,
     MemoryWriteItem,
     create_memory,
@@ -36,8 +39,15 @@ class MemoryStoreContract:
     exact ``keyPrefix`` filtering (no LIKE wildcards, no neighbouring namespaces),
     frozen snapshots, all-or-nothing writes, cancellation before any work, and
     backend failures that are ``MEMORY_BACKEND_ERROR`` with the text hidden and logged.
-    The store's keyword search must find a record by one of its words.
+    A store with the built-in keyword search (``keyword_search = True``, the default) is
+    also held to its semantics: exact key, key list and typed metadata filters, listing
+    without a query, BM25 ranking with folded and stemmed English and one term per CJK
+    character, refused filters/strategies/options, bounded input refused before anything
+    is written, and concurrent writers racing for the same keys. Set it to ``False`` for
+    a store whose search is another engine; it must still find a record by one of its words.
     """
+
+    keyword_search: bool = True
 
     # -- hooks -------------------------------------------------------------------------
     def store(self) -> AbstractAsyncContextManager[MemoryStore]:
@@ -200,5 +210,228 @@ class MemoryStoreContract:
                     else:
                         raise AssertionError(f"a fired signal must stop the write with {code}")
                 assert await store.get(ids=["x"]) == ()
+
+        run(body())
+
+    # -- the built-in keyword search ---------------------------------------------------
+    def test_contract_filters_key_list_prefix_and_metadata(self) -> None:
+        """Exact key, key in [...], keyPrefix and typed metadata equality (2 == 2.0, "2" != 2, true != 1),
+        combined with AND."""
+        if not self.keyword_search:
+            return
+
+        async def body() -> None:
+            async with self.store() as store:
+                await store.write(_items(
+                    {"id": "k1", "key": "knowledge:acme:retention", "content": "policy text",
+                     "metadata": {"tenant": "acme", "version": 2, "public": True, "nested": {"a": 1}}},
+                    {"id": "k2", "key": "knowledge:acme:backup", "content": "policy text",
+                     "metadata": {"tenant": "acme", "version": 1, "public": False, "owner": None, "one": 1}},
+                    {"id": "k3", "key": "knowledge:globex:retention", "content": "policy text",
+                     "metadata": {"tenant": "globex", "list": ["acme"]}},
+                    {"id": "t1", "key": "retrieval:req1:queries", "content": "policy text"},
+                    {"id": "nokey", "content": "policy text", "metadata": {"version": "2", "one": True}}))
+
+                async def ids(filter: dict[str, Any]) -> set[str]:
+                    hits = await store.search(MemorySearchInput(query="policy", filter=filter))
+                    return {hit.memory.id for hit in hits}
+
+                assert await ids({"key": "knowledge:acme:retention"}) == {"k1"}
+                assert await ids({"key": {"in": ["knowledge:acme:backup", "knowledge:globex:retention", "x"]}}) \
+                    == {"k2", "k3"}
+                assert await ids({"key": {"in": []}}) == set()
+                assert await ids({"keyPrefix": "knowledge:acme:"}) == {"k1", "k2"}
+                assert await ids({"key_prefix": "retrieval:req1:"}) == {"t1"}
+                assert await ids({"metadata": {"tenant": "acme"}}) == {"k1", "k2"}
+                assert await ids({"metadata": {"version": 2}}) == {"k1"}
+                assert await ids({"metadata": {"version": 2.0}}) == {"k1"}
+                assert await ids({"metadata": {"version": "2"}}) == {"nokey"}
+                assert await ids({"metadata": {"public": True}}) == {"k1"}
+                assert await ids({"metadata": {"public": False}}) == {"k2"}
+                assert await ids({"metadata": {"one": 1}}) == {"k2"}
+                assert await ids({"metadata": {"one": True}}) == {"nokey"}
+                assert await ids({"metadata": {"owner": None}}) == {"k2"}
+                assert await ids({"metadata": {"tenant": "acme", "version": 1}}) == {"k2"}
+                assert await ids({"metadata": {"list": "acme"}}) == set()  # top-level scalars only
+                assert await ids({"keyPrefix": "knowledge:", "metadata": {"tenant": "globex"}}) == {"k3"}
+
+        run(body())
+
+    def test_contract_refuses_what_it_cannot_do(self) -> None:
+        """An unsupported filter, strategy or option is MEMORY_INVALID_INPUT, never silently ignored."""
+        if not self.keyword_search:
+            return
+
+        async def body() -> None:
+            async with self.store() as store:
+                filters: tuple[dict[str, Any], ...] = (
+                    {"tenant": "acme"}, {"key": 5}, {"key": ""}, {"key": {"eq": "x"}}, {"key": {"in": [1]}},
+                    {"keyPrefix": ""}, {"keyPrefix": "a\x00"}, {"metadata": {}}, {"metadata": {"a": [1]}},
+                    {"metadata": {"a": {"b": 1}}}, {"metadata": {"a": 2**70}})
+                requests = [MemorySearchInput(query="x", filter=filter) for filter in filters]
+                requests += [MemorySearchInput(query="x", strategy="vector"),
+                             MemorySearchInput(query="x", options={"k": 1})]
+                for request in requests:
+                    try:
+                        await store.search(request)
+                    except DittoMemoryError as error:
+                        assert error.code == "MEMORY_INVALID_INPUT", (request, error)
+                    else:
+                        raise AssertionError(f"{request!r} must be refused")
+                assert await store.search(MemorySearchInput(query="x", strategy="keyword")) == ()
+
+        run(body())
+
+    def test_contract_listing_without_a_query(self) -> None:
+        """A None or blank query lists the filtered records, most recently written first, without scores; a
+        query with no words finds nothing."""
+        if not self.keyword_search:
+            return
+
+        async def body() -> None:
+            async with self.store() as store:
+                await store.write(_items({"id": "a", "key": "ns:a", "content": "x"}))
+                await store.write(_items({"id": "b", "key": "ns:b", "content": "y"},
+                                         {"id": "c", "key": "other:c", "content": "z"}))
+                listed = await store.search(MemorySearchInput(query=None, filter={"keyPrefix": "ns:"}))
+                assert [hit.memory.id for hit in listed] == ["b", "a"]
+                assert all(hit.score is None for hit in listed)
+                assert len(await store.search(MemorySearchInput(query="  ", limit=2))) == 2
+                assert await store.search(MemorySearchInput(query="!!! ???")) == ()
+                assert await store.search(MemorySearchInput(query=42)) == ()
+
+        run(body())
+
+    def test_contract_ranks_with_bm25(self) -> None:
+        """Any query word matches (OR); BM25 ranks (Lucene idf, k1 = 1.2, b = 0.75, scores > 0 even in a tiny
+        store); case and diacritics are folded and English stemmed; only string leaves are indexed."""
+        if not self.keyword_search:
+            return
+
+        async def body() -> None:
+            async with self.store() as store:
+                await store.write(_items({"id": "a", "content": "red red blue"}, {"id": "b", "content": "blue green"},
+                                         {"id": "c", "content": "yellow"}))
+                scores = {hit.memory.id: hit.score for hit in await store.search(MemorySearchInput(query="red blue"))}
+                n, average, k1, b = 3, 6 / 3, 1.2, 0.75
+
+                def term(tf: int, df: int, length: int) -> float:
+                    idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+                    return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average))
+
+                assert set(scores) == {"a", "b"}
+                assert math.isclose(scores["a"] or 0, term(2, 1, 3) + term(1, 2, 3), rel_tol=1e-9)
+                assert math.isclose(scores["b"] or 0, term(1, 2, 2), rel_tol=1e-9)
+                await store.delete(ids=["c"])  # the totals follow deletes and replacements
+                await store.write(_items({"id": "b", "content": "green"}))
+                (only,) = await store.search(MemorySearchInput(query="red blue"))
+                n, average = 2, 4 / 2
+                assert only.memory.id == "a" and math.isclose(only.score or 0, term(2, 1, 3) + term(1, 1, 3),
+                                                              rel_tol=1e-9)
+                await store.write(_items(
+                    {"id": "r1", "content": "A backup runs every 6 hours."},
+                    {"id": "r2", "content": "Backups are kept for 35 days."},
+                    {"id": "cafe", "content": "Café au lait, naïve connections"},
+                    {"id": "doc", "content": {"title": "Retention policy", "retentiondays": 90, "tags": ["ninety"]}}))
+                hits = await store.search(MemorySearchInput(query="how many days are backups kept"))
+                assert [hit.memory.id for hit in hits] == ["r2", "r1"]
+                assert all(hit.score is not None and hit.score > 0.1 for hit in hits)
+                for query, found in (("BACKUPS", ["r2", "r1"]), ("cafe NAIVE connected", ["cafe"]),
+                                     ("ninety", ["doc"]), ("retentiondays", []), ("90", []),
+                                     ('"; DROP TABLE x; -- \\ \' | & !', [])):
+                    hits = await store.search(MemorySearchInput(query=query))
+                    assert sorted(hit.memory.id for hit in hits) == sorted(found), query
+
+        run(body())
+
+    def test_contract_searches_cjk_by_character(self) -> None:
+        """Han, Kana and Hangul characters are one term each, so a Chinese question finds Chinese knowledge
+        written without spaces, and more shared characters rank higher."""
+        if not self.keyword_search:
+            return
+
+        async def body() -> None:
+            async with self.store() as store:
+                await store.write(_items(
+                    {"id": "zh", "key": "knowledge:acme:retention",
+                     "content": {"kind": "knowledge", "text": "备份保留三十五天。"}},
+                    {"id": "zh2", "content": "数据库每六小时备份一次"},
+                    {"id": "ja", "content": "バックアップは35日間保存されます"},
+                    {"id": "ko", "content": "백업은 35일 동안 보관됩니다"},
+                    {"id": "en", "content": "Backups are kept for 35 days."}))
+                hits = await store.search(MemorySearchInput(query="备份保留多少天"))
+                assert [hit.memory.id for hit in hits][:2] == ["zh", "zh2"]
+                assert (hits[0].score or 0) > (hits[1].score or 0) > 0
+                assert (await store.search(MemorySearchInput(query="保存")))[0].memory.id == "ja"
+                assert (await store.search(MemorySearchInput(query="보관")))[0].memory.id == "ko"
+                mixed = await store.search(MemorySearchInput(query="backups 天",
+                                                             filter={"key": {"in": ["knowledge:acme:retention"]}}))
+                assert [hit.memory.id for hit in mixed] == ["zh"]
+
+        run(body())
+
+    def test_contract_bounds_input_before_writing(self) -> None:
+        """Bad records (NUL or lone surrogates in ids and keys, over-long ids, non-finite or cyclic JSON,
+        repeated ids or keys, more than 10,000 records) are MEMORY_INVALID_INPUT and nothing is written."""
+        if not self.keyword_search:
+            return
+
+        async def body() -> None:
+            async with self.store() as store:
+                cyclic: list[Any] = []
+                cyclic.append(cyclic)
+                bad: list[list[dict[str, Any]]] = [[{"id": "a\x00b", "content": 1}], [{"key": "k\ud800", "content": 1}],
+                       [{"id": "i" * 513, "content": 1}], [{"key": "k" * 1025, "content": 1}],
+                       [{"id": "n", "content": float("nan")}], [{"id": "n", "content": {"x": float("inf")}}],
+                       [{"id": "n", "content": cyclic}], [{"id": "n", "content": "x", "metadata": {"m": float("nan")}}],
+                       [{"id": "d", "content": 1}, {"id": "d", "content": 2}],
+                       [{"key": "k", "content": 1}, {"key": "k", "content": 2}],
+                       [{"content": "many"}] * 10_001]
+                for batch in bad:
+                    try:
+                        await store.write([MemoryWriteItem.model_construct(**{"id": None, "key": None,
+                                                                             "metadata": None, **value})
+                                           for value in [{"id": "ok", "content": "fine"}, *batch]])
+                    except DittoMemoryError as error:
+                        assert error.code == "MEMORY_INVALID_INPUT", error
+                    else:
+                        raise AssertionError(f"{batch[:1]!r} must be refused")
+                assert await store.get(ids=["ok"]) == ()
+                selectors: tuple[dict[str, Any], ...] = (
+                    {"ids": ["a\x00"]}, {"keys": ["k\udfff"]}, {"ids": ["x"] * 10_001}, {"ids": "abc"}, {},
+                    {"ids": ["a"], "keys": ["b"]})
+                for selector in selectors:
+                    try:
+                        await store.get(**selector)
+                    except DittoMemoryError as error:
+                        assert error.code == "MEMORY_INVALID_INPUT", error
+                    else:
+                        raise AssertionError(f"get({selector!r}) must be refused")
+                stored = await store.write(_items({"id": "u", "key": "k:\u2028", "content": "\x00 nul \U0001f600"}))
+                assert (await store.get(keys=["k:\u2028"]))[0].content == stored[0].content == "\x00 nul \U0001f600"
+
+        run(body())
+
+    def test_contract_concurrent_writers_lose_nothing(self) -> None:
+        """Many concurrent writes racing for the same keys: every key ends up naming exactly one record,
+        every record written under a unique key is there, and search totals count them all."""
+        if not self.keyword_search:
+            return
+
+        async def body() -> None:
+            async with self.store() as store:
+                async def writer(n: int) -> None:
+                    await store.write(_items({"id": f"own{n}", "key": f"own:{n}", "content": f"record {n} apple"},
+                                             {"id": f"race{n}", "key": f"race:{n % 3}", "content": "race apple"}))
+
+                await asyncio.gather(*(writer(n) for n in range(24)))
+                own = await store.get(keys=[f"own:{n}" for n in range(24)])
+                assert len(own) == 24
+                raced = await store.get(keys=["race:0", "race:1", "race:2"])
+                assert len(raced) == 3 and len({item.id for item in raced}) == 3
+                hits = await store.search(MemorySearchInput(query="apple", limit=100))
+                assert len(hits) == 27
+                assert len(await store.search(MemorySearchInput(query=None, limit=100,
+                                                                filter={"keyPrefix": "race:"}))) == 3
 
         run(body())

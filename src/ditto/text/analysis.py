@@ -27,6 +27,7 @@ from typing import Any, Final, Literal
 
 import Stemmer
 
+from .._extras import require_extra
 from ..errors import InvalidArgumentError
 
 __all__ = ["CJK_CLASS", "CJK_STOPWORDS", "ENGLISH_STOPWORDS", "CjkMode", "TextAnalyzer", "option_terms",
@@ -182,8 +183,7 @@ def _segmenter() -> Any:
     if _JIEBA is None:
         with _JIEBA_LOCK:
             if _JIEBA is None:
-                import jieba
-
+                jieba = require_extra("jieba", "retrieval", "Chinese word segmentation")
                 tokenizer = jieba.Tokenizer()
                 tokenizer.initialize()
                 _JIEBA = tokenizer

@@ -37,19 +37,23 @@ def bm25_score(term_frequencies: Mapping[str, int], document_length: int, docume
     for term, tf in term_frequencies.items():
         if tf <= 0:
             continue
-        df = min(document_frequency.get(term, 0), total_documents)
-        idf = math.log(1 + (total_documents - df + 0.5) / (df + 0.5))
+        idf = _idf(document_frequency.get(term, 0), total_documents)
         score += idf * tf * (k1 + 1) / (tf + norm)
     return score
 
 
 def score_documents(query_terms: Sequence[str], documents: Sequence[Sequence[str]], *, k1: float = BM25_K1,
-                    b: float = BM25_B) -> list[float]:
+                    b: float = BM25_B, coordinate: bool = False) -> list[float]:
     """The BM25 score of each analysed document for the analysed query, in document order.
 
     Repeated query terms count once (a question that says "sleep" twice is not
     twice as much about sleep). O(total terms): fine for tens or hundreds of
     documents, not for a corpus.
+
+    ``coordinate`` multiplies each score by the idf-weighted share of the query's
+    distinct terms the document holds (Lucene's old *coordination factor*, with
+    idf weights): a short passage that repeats one query word ("mkdir(2)") no
+    longer outranks the passage that holds every word ("mkdir … -p, --parents").
     """
     wanted = set(query_terms)
     if not wanted or not documents:
@@ -59,5 +63,16 @@ def score_documents(query_terms: Sequence[str], documents: Sequence[Sequence[str
     for count in counts:
         frequency.update(count.keys())
     average = sum(len(document) for document in documents) / len(documents)
-    return [bm25_score(count, len(document), frequency, len(documents), average, k1=k1, b=b)
-            for count, document in zip(counts, documents, strict=True)]
+    scores = [bm25_score(count, len(document), frequency, len(documents), average, k1=k1, b=b)
+              for count, document in zip(counts, documents, strict=True)]
+    if not coordinate:
+        return scores
+    weights = {term: _idf(frequency.get(term, 0), len(documents)) for term in wanted}
+    total = sum(weights.values())
+    return [score * sum(weights[term] for term in count) / total if score > 0 else score
+            for score, count in zip(scores, counts, strict=True)]
+
+
+def _idf(df: int, total_documents: int) -> float:
+    df = min(df, total_documents)
+    return math.log(1 + (total_documents - df + 0.5) / (df + 0.5))

@@ -189,7 +189,9 @@ def walk_documents(roots: Sequence[Path], *, ignore: Sequence[str] = (), suffixe
         try:
             info = root.lstat()
         except OSError as error:
-            report.note(f"{printable(root)} skipped: {_reason(error)}")
+            # A path the caller named that is not there never "vanished": it does not exist.
+            missing = "it does not exist" if error.errno == errno.ENOENT else _reason(error)
+            report.note(f"{printable(root)} skipped: {missing}")
             continue
         if stat.S_ISLNK(info.st_mode):
             # a link given as a root is the caller's choice; follow that one step only

@@ -34,7 +34,7 @@ import numpy.typing as npt
 from pydantic import Field, ValidationError
 
 from ...contracts import DittoModel, FrozenDict, InvalidJson, check_json, freeze_json, thaw_json
-from ...errors import InvalidArgumentError
+from ...errors import InvalidArgumentError, describe_validation_error
 from ...text.analysis import TextAnalyzer
 from ..errors import INVALID_INPUT, RetrievalError
 from ..filters import equality_key
@@ -207,12 +207,13 @@ class BM25Index:
         Only the given documents are analysed. ``progress(done, total)`` is called after
         each chunk. Returns the number of documents written.
         """
-        prepared = [_coerce_document(document) for document in documents]
-        seen: set[str] = set()
-        for document in prepared:
-            if document.id in seen:
-                raise RetrievalError(INVALID_INPUT, "duplicate document id in one add() call")
-            seen.add(document.id)
+        prepared = [_coerce_document(document, position) for position, document in enumerate(documents)]
+        seen: dict[str, int] = {}
+        for position, document in enumerate(prepared):
+            first = seen.setdefault(document.id, position)
+            if first != position:
+                raise RetrievalError(INVALID_INPUT, f"document {position} repeats the id {_shown(document.id)} "
+                                                    f"of document {first} in one add() call")
         total = len(prepared)
         analyzed: list[tuple[IndexedDocument, list[str]]] = []
         for start in range(0, total, _ANALYZE_CHUNK):
@@ -424,14 +425,26 @@ class BM25Index:
         return index
 
 
-def _coerce_document(document: TextDocument | Mapping[str, Any]) -> IndexedDocument:
+def _shown(document_id: str) -> str:
+    """A document id as quoted in a message: ``repr``, cut to 60 characters (ids are the caller's text)."""
+    return repr(document_id) if len(document_id) <= 60 else repr(document_id[:57]) + "..."
+
+
+def _coerce_document(document: TextDocument | Mapping[str, Any], position: int | None = None) -> IndexedDocument:
+    """A checked document; a bad one is ``RETRIEVAL_INVALID_INPUT`` naming its position and id, and what is wrong."""
     try:
         model = document if isinstance(document, TextDocument) else TextDocument.model_validate(document)
         if model.metadata is not None:
             check_json(model.metadata)
     except (ValidationError, InvalidJson) as error:
-        raise RetrievalError(INVALID_INPUT, "a document is invalid: it needs a non-empty id, string content "
-                                            "and JSON metadata") from error
+        given = document.get("id") if isinstance(document, Mapping) else None
+        name = "a document" if position is None else f"document {position}"
+        if isinstance(given, str) and given:
+            name += f" (id {_shown(given)})"
+        detail = describe_validation_error(error, root="document") if isinstance(error, ValidationError) \
+            else f"metadata is not JSON: {error.reason}"
+        raise RetrievalError(INVALID_INPUT, f"{name} is invalid: {detail} (a document needs a non-empty id, "
+                                            "string content and JSON metadata)") from error
     metadata = freeze_json(model.metadata) if model.metadata is not None else None
     return IndexedDocument(model.id, model.content, metadata, model.ref)
 

@@ -1,10 +1,23 @@
-"""Hybrid search (RET-6): concurrent branches fused by weighted Reciprocal Rank Fusion.
+"""Hybrid search (RET-6): concurrent branches fused by weighted Reciprocal Rank Fusion (the default) or
+a convex combination of min-max normalised scores.
 
-``rrf_fuse`` is the pure algorithm: a record's fused score is
+``rrf_fuse`` is the default algorithm: a record's fused score is
 ``Σ_branch weight / (rrf_k + rank)`` with ``rank`` counted from 1 in each
 branch it appears in. Raw branch scores are never added (they live on
 different scales). Ties keep first-seen order (branch order, then rank), so
 results are deterministic.
+
+``convex_fuse`` (``fusion="convex"``) uses the scores as well as the order: each
+branch's scores are normalised over the pool it returned (min-max, or z-scores
+with ``normalization="zscore"``), and a record's fused score is
+``Σ_branch weight × normalised score`` (a branch that did not return it adds as
+much as its lowest item). Rank fusion throws away how far apart two scores are;
+on SciFact that costs about one point of nDCG@10 (docs/design/retrieval.md,
+"Hybrid fusion"). Every candidate then needs a score
+(``RETRIEVAL_INVALID_BACKEND_OUTPUT`` otherwise), and ``rrf_k`` plays no part.
+
+``create_text_vector_hybrid`` builds the BM25 + embeddings hybrid with the
+settings chosen on SciFact's train queries (:data:`TEXT_VECTOR_TUNING`).
 
 ``create_hybrid_search_provider`` queries every branch concurrently with a pool
 of at least ``max(request.limit, candidate_limit)`` candidates, waits for *all*
@@ -21,9 +34,10 @@ from __future__ import annotations
 
 import asyncio
 import math
+import statistics
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Final, Literal, TypeVar
 
 from ..config import DEFAULT_CANDIDATE_LIMIT, DEFAULT_RRF_K, context_limit, pick_number
 from ..errors import (
@@ -44,16 +58,26 @@ from ..types import (
 from ..validation import coerce_input, parse_search_output
 
 __all__ = [
+    "TEXT_VECTOR_TUNING",
     "CandidateKey",
     "HybridBranch",
+    "HybridFusion",
+    "HybridNormalization",
     "HybridSearchProvider",
+    "HybridTuning",
+    "convex_fuse",
     "create_hybrid_search_provider",
+    "create_text_vector_hybrid",
     "default_candidate_key",
     "rrf_fuse",
 ]
 
 T = TypeVar("T")
 CandidateKey = Callable[[RetrievalCandidate], Hashable]
+HybridFusion = Literal["rrf", "convex"]
+HybridNormalization = Literal["minmax", "zscore"]
+_FUSIONS = ("rrf", "convex")
+_NORMALIZATIONS = ("minmax", "zscore")
 
 
 def _positive_int(value: Any, name: str) -> int:
@@ -97,6 +121,52 @@ def rrf_fuse(rankings: Sequence[Sequence[T]], *, key: Callable[[T], Hashable],
     return [(first[k], scores[k]) for k in order]
 
 
+def convex_fuse(rankings: Sequence[Sequence[T]], *, key: Callable[[T], Hashable], score: Callable[[T], float],
+                weights: Sequence[float] | None = None, normalization: HybridNormalization = "minmax"
+                ) -> list[tuple[T, float]]:
+    """Weighted sum of per-ranking normalised scores; ``(first-seen item, fused score)`` best first.
+
+    In each ranking a score becomes ``(score − lowest) / spread``: the spread is the range
+    for ``"minmax"`` (so the best is 1) and the standard deviation for ``"zscore"``; an item a
+    ranking did not return counts as 0 there, like its lowest item (for z-scores that is the
+    same ranking as ``z − z_lowest``). All scores equal: every returned item gets 1. Within
+    one ranking only an item's first occurrence counts; ties keep first-seen order.
+    """
+    if normalization not in _NORMALIZATIONS:
+        raise RetrievalError(INVALID_INPUT, "normalization must be 'minmax' or 'zscore'")
+    if weights is None:
+        weights = [1.0] * len(rankings)
+    if len(weights) != len(rankings):
+        raise RetrievalError(INVALID_INPUT, "convex_fuse needs one weight per ranking")
+    checked = [_positive_weight(w) for w in weights]
+    scores: dict[Hashable, float] = {}
+    first: dict[Hashable, T] = {}
+    for ranking, weight in zip(rankings, checked, strict=True):
+        values = [score(item) for item in ranking]
+        if not values:
+            continue
+        low = min(values)
+        spread = max(values) - low if normalization == "minmax" else statistics.pstdev(values)
+        seen: set[Hashable] = set()
+        for item, value in zip(ranking, values, strict=True):
+            k = key(item)
+            if k in seen:
+                continue
+            seen.add(k)
+            if k not in first:
+                first[k] = item
+                scores[k] = 0.0
+            scores[k] += weight * ((value - low) / spread if spread > 0 else 1.0)
+    order = sorted(first, key=lambda k: -scores[k])  # stable: ties keep first-seen order
+    return [(first[k], scores[k]) for k in order]
+
+
+def _candidate_score(candidate: RetrievalCandidate) -> float:
+    if candidate.score is None:
+        raise RetrievalError(INVALID_BACKEND_OUTPUT, "convex fusion needs a score on every branch candidate")
+    return candidate.score
+
+
 def default_candidate_key(candidate: RetrievalCandidate) -> Hashable:
     """``(source.target, id or source.ref)``; refuses candidates with neither id nor ref."""
     source = candidate.source
@@ -134,11 +204,14 @@ class HybridSearchProvider:
     """The provider built by :func:`create_hybrid_search_provider`."""
 
     def __init__(self, branches: Sequence[HybridBranch], candidate_limit: int | None, rrf_k: int | None,
-                 key: CandidateKey | None) -> None:
+                 key: CandidateKey | None, fusion: HybridFusion = "rrf",
+                 normalization: HybridNormalization = "minmax") -> None:
         self.branches = tuple(branches)
         self.candidate_limit = candidate_limit
         self.rrf_k = rrf_k
         self.key = key
+        self.fusion: HybridFusion = fusion
+        self.normalization: HybridNormalization = normalization
 
     async def _branch(self, branch: HybridBranch, request: RetrievalSearchInput,
                       context: RetrievalExecutionContext | None, pool: int) -> tuple[RetrievalCandidate, ...]:
@@ -169,20 +242,26 @@ class HybridSearchProvider:
                 raise as_retrieval_error(result) from None
         check_signal(signal)
         rankings = [r for r in results if not isinstance(r, BaseException)]
-        fused = rrf_fuse(rankings, key=self.key or default_candidate_key,
-                         weights=[b.weight for b in self.branches], rrf_k=rrf_k)
+        weights = [b.weight for b in self.branches]
+        if self.fusion == "convex":
+            fused = convex_fuse(rankings, key=self.key or default_candidate_key, score=_candidate_score,
+                                weights=weights, normalization=self.normalization)
+        else:
+            fused = rrf_fuse(rankings, key=self.key or default_candidate_key, weights=weights, rrf_k=rrf_k)
         candidates = tuple(candidate.model_copy(update={"score": score}) for candidate, score in fused[:limit])
         return RetrievalSearchOutput.model_construct(candidates=candidates, target=input.target,
                                                      strategy=input.strategy, metadata=None)
 
     def __repr__(self) -> str:
-        return f"<HybridSearchProvider branches={len(self.branches)}>"
+        return f"<HybridSearchProvider branches={len(self.branches)} fusion={self.fusion}>"
 
 
 def create_hybrid_search_provider(branches: Sequence[HybridBranch | RetrievalSearchProvider | Mapping[str, Any]],
                                   *, candidate_limit: int | None = None, rrf_k: int | None = None,
-                                  key: CandidateKey | None = None) -> HybridSearchProvider:
-    """Fuse ``branches`` with weighted RRF.
+                                  key: CandidateKey | None = None, fusion: HybridFusion = "rrf",
+                                  normalization: HybridNormalization = "minmax") -> HybridSearchProvider:
+    """Fuse ``branches`` with weighted RRF, or (``fusion="convex"``) a weighted sum of their scores
+    normalised per branch (``normalization``: ``"minmax"`` or ``"zscore"``; see :func:`convex_fuse`).
 
     ``candidate_limit`` (constructor → ``defaults.hybrid.candidate_limit`` → 100)
     is a lower bound for each branch's pool, never a cap below ``limit``.
@@ -203,4 +282,42 @@ def create_hybrid_search_provider(branches: Sequence[HybridBranch | RetrievalSea
         _positive_int(rrf_k, "rrf_k")
     if key is not None and not callable(key):
         raise RetrievalArgumentError(INVALID_INPUT, "key must be a function of a candidate")
-    return HybridSearchProvider(checked, candidate_limit, rrf_k, key)
+    if fusion not in _FUSIONS:
+        raise RetrievalArgumentError(INVALID_INPUT, "fusion must be 'rrf' or 'convex'")
+    if normalization not in _NORMALIZATIONS:
+        raise RetrievalArgumentError(INVALID_INPUT, "normalization must be 'minmax' or 'zscore'")
+    return HybridSearchProvider(checked, candidate_limit, rrf_k, key, fusion, normalization)
+
+
+@dataclass(frozen=True, slots=True)
+class HybridTuning:
+    """How a two-branch (vector, text) hybrid fuses: what :func:`create_text_vector_hybrid` applies."""
+
+    fusion: HybridFusion
+    vector_weight: float
+    text_weight: float
+    candidate_limit: int
+    rrf_k: int | None = None
+    normalization: HybridNormalization = "minmax"
+
+
+#: Chosen on SciFact ``qrels/train.tsv`` only, for BM25 + all-MiniLM-L6-v2 (``bench/hybrid_scifact.py``;
+#: the grid and the test score are in docs/design/retrieval.md, "Hybrid fusion").
+TEXT_VECTOR_TUNING: Final = HybridTuning(fusion="convex", vector_weight=0.45, text_weight=0.55, candidate_limit=20,
+                                         normalization="zscore")
+
+
+def create_text_vector_hybrid(text: RetrievalSearchProvider, vector: RetrievalSearchProvider, *,
+                              tuning: HybridTuning = TEXT_VECTOR_TUNING, text_strategy: str | None = "bm25",
+                              vector_strategy: str | None = None, key: CandidateKey | None = None
+                              ) -> HybridSearchProvider:
+    """BM25 (or another keyword provider) + embeddings, fused with ``tuning``::
+
+        hybrid = create_text_vector_hybrid(create_text_search_provider(documents),
+                                           create_vector_search_provider(index, embedding=embedder))
+    """
+    return create_hybrid_search_provider(
+        [HybridBranch(vector, weight=tuning.vector_weight, strategy=vector_strategy),
+         HybridBranch(text, weight=tuning.text_weight, strategy=text_strategy)],
+        candidate_limit=tuning.candidate_limit, rrf_k=tuning.rrf_k, key=key, fusion=tuning.fusion,
+        normalization=tuning.normalization)

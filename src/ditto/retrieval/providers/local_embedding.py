@@ -446,7 +446,8 @@ def create_local_embedding_provider(model: str | None = None, *, cache_dir: str 
     Loading takes seconds (importing torch, reading the weights): in async code
     call it through ``asyncio.to_thread``. A second provider for the same
     weights and device reuses the loaded model. ``threads`` sets torch's thread
-    count for the whole process (``torch.set_num_threads``). ``show_progress``:
+    count for the whole process (``torch.set_num_threads``). ``normalize=False`` returns the
+    model pipeline's own output (MiniLM's ends in a normalising layer). ``show_progress``:
     ``None`` shows a bar on a terminal when more than a few hundred texts need
     the model, ``True`` always, ``False`` never.
     """

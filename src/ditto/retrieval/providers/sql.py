@@ -50,7 +50,7 @@ from ..types import (
 )
 from .base import as_retrieval_error, await_with_signal, begin_search, check_signal, query_text, run_blocking
 
-if TYPE_CHECKING:  # psycopg (extra ``pyditto[postgres]``) is the application's; never imported here at run time
+if TYPE_CHECKING:  # psycopg (extra ``ditto-agents[postgres]``) is the application's; never imported here at run time
     import psycopg
     import psycopg_pool
 

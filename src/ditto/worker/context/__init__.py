@@ -31,6 +31,7 @@ from .inputs import context_scope_key
 from .merge import run_load, run_update
 from .queue import InProcessContextQueue, create_context_operation_queue
 from .rag import RagStrategyPipeline, create_rag_strategy
+from .retry import update_with_retry
 from .sdk import ContextClient, create_context
 from .select import default_select, run_select
 from .stores import (
@@ -139,4 +140,5 @@ __all__ = [
     "run_select",
     "run_skill_flow",
     "run_update",
+    "update_with_retry",
 ]

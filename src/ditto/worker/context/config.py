@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 from pydantic import ValidationError
 from pydantic.alias_generators import to_camel
 
+from ..._extras import require_extra
 from ...config import ContextWorkerConfig, RuntimeConfig
 from ...contracts import ContextItem, ContextPolicy
 from ...contracts.types import MAX_SAFE_INTEGER
@@ -346,6 +347,7 @@ def create_context_redis_client(env: Mapping[str, str] | None = None, *,
     url = source.get(REDIS_URL_ENV)
     if not url:
         raise ConfigError("CONFIG_MISSING_ENV", f"{REDIS_URL_ENV} is not set")
+    require_extra("redis", "redis", "a Redis client from DITTO_WORKER_CONTEXT_REDIS_URL")
     if cluster:
         from redis.asyncio.cluster import RedisCluster
 

@@ -182,6 +182,18 @@ def _array(value: Any, name: str) -> Sequence[Any]:
     return value
 
 
+def parse_added(value: Any, where: str) -> ContextItem:
+    """One ``add`` entry: a context item, or a message (``{role, content, name?}``, no ``id``).
+
+    A message is mapped exactly as LOAD maps it (:func:`message_item`): a stable id from its canonical
+    role/content/name, ``role``/``name`` in metadata. So a chat appends its turns with the shape it
+    loaded them in, and a message added twice is one item under the duplicate policy, as in LOAD.
+    """
+    if isinstance(value, Message) or (isinstance(value, Mapping) and "id" not in value and "role" in value):
+        return message_item(value, where)
+    return coerce_item(value, where)
+
+
 def parse_ingress(value: Any, where: str) -> ContextItem:
     """A cross-worker item; ``sourceNode`` is written into its metadata."""
     fields = read_fields(value, INGRESS_FIELDS, where)
@@ -204,7 +216,10 @@ def parse_ingress(value: Any, where: str) -> ContextItem:
 
 
 async def run_update(input: Any, execution: ContextExecution) -> Context:
-    """Apply removals, then additions, then ingress items to ``input.context``."""
+    """Apply removals, then additions, then ingress items to ``input.context``.
+
+    ``add`` takes context items and messages (see :func:`parse_added`).
+    """
     fields = read_fields(input, UPDATE_FIELDS, "input")
     if "context" not in fields:
         raise ContextError("INVALID_INPUT", "context is required")
@@ -213,7 +228,7 @@ async def run_update(input: Any, execution: ContextExecution) -> Context:
     for index, item_id in enumerate(remove_ids):
         if not isinstance(item_id, str) or not item_id:
             raise ContextError("INVALID_INPUT", f"removeIds[{index}] must be a non-empty string")
-    added = [coerce_item(value, f"add[{index}]") for index, value in enumerate(_array(fields.get("add"), "add"))]
+    added = [parse_added(value, f"add[{index}]") for index, value in enumerate(_array(fields.get("add"), "add"))]
     ingress = [parse_ingress(value, f"ingress[{index}]")
                for index, value in enumerate(_array(fields.get("ingress"), "ingress"))]
     check_inline(items, execution.policy)

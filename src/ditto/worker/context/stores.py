@@ -26,6 +26,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
+from ..._extras import require_extra
 from ...contracts import Context, ContextItem, valid_text
 from ...contracts.types import MAX_SAFE_INTEGER, MAX_TTL_MS
 from .inputs import construct, context_scope_key, parse_scope, read_fields, read_json, scope_tuple
@@ -289,6 +290,7 @@ class RedisContextStore:
             raise ContextArgumentError("INVALID_INPUT", f"ttlMs must be an integer from 1 to {MAX_TTL_MS}")
         if not isinstance(key_prefix, str):
             raise ContextArgumentError("INVALID_INPUT", "keyPrefix must be a string")
+        require_extra("redis", "redis", "the Redis context store")
         from redis.exceptions import NoScriptError, RedisError, ResponseError
 
         self.client = client

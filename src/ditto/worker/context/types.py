@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, Literal, Protoc
 
 from pydantic import Field
 
-from ...contracts import Context, ContextItem, ContextPolicy, ContextPurpose, DittoModel, Reference
+from ...contracts import Context, ContextItem, ContextPolicy, ContextPurpose, DittoModel, Message, Reference
 from ...contracts.types import RequestLimit
 from ...errors import DittoError, InvalidArgumentError
 from ...signal import CancelSignal
@@ -171,7 +171,7 @@ class ContextUpdateRequest(DittoModel):
 
     context: Context | None = None
     remove_ids: tuple[str, ...] | None = None
-    add: tuple[ContextItem, ...] | None = None
+    add: tuple[ContextItem | Message, ...] | None = None  # a message is mapped as LOAD maps it
     ingress: tuple[ContextIngressItem, ...] | None = None
     scope: ContextScope | None = None
     expected_version: str | None = None

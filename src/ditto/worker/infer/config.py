@@ -86,12 +86,14 @@ def _int(env: Mapping[str, str], name: str, default: int) -> int:
         raise InvalidArgumentError(f"{INFER_ENV_PREFIX}{name} must be an integer") from None
 
 
-def infer_config_from_env(env: Mapping[str, str] | None = None) -> OpenAIInferConfig | None:
+def infer_config_from_env(env: Mapping[str, str] | None = None, *, model: str | None = None
+                          ) -> OpenAIInferConfig | None:
     """The ``openai`` provider's config from ``env`` (default ``os.environ``, read only when called).
 
     ``None`` when neither ``DITTO_WORKER_INFER_BASE_URL`` nor ``_MODEL`` is set (use the
     built-in model); :class:`~ditto.errors.InvalidArgumentError` when only one is, or a
-    number is malformed. The error never quotes the key.
+    number is malformed. The error never quotes the key. ``model`` (a caller's
+    ``openai/NAME``) stands in for an unset ``DITTO_WORKER_INFER_MODEL``.
 
     Example::
 
@@ -100,7 +102,7 @@ def infer_config_from_env(env: Mapping[str, str] | None = None) -> OpenAIInferCo
     """
     source: Mapping[str, str] = os.environ if env is None else env
     base_url = (source.get(INFER_ENV_PREFIX + "BASE_URL") or "").strip()
-    model = (source.get(INFER_ENV_PREFIX + "MODEL") or "").strip()
+    model = (source.get(INFER_ENV_PREFIX + "MODEL") or "").strip() or (model or "").strip()
     if not base_url and not model:
         return None
     if not base_url:

@@ -78,6 +78,7 @@ __all__ = [
     "excerpt_candidates",
     "gate_terms",
     "keyword_query",
+    "latin_words",
     "passage_relevance",
     "sentence_texts",
     "split_sentences",
@@ -403,7 +404,8 @@ def answer_question(task: AnswerTask) -> list[AnswerSentence]:
     """1–:data:`~ditto.worker.infer.tasks.MAX_ANSWER_SENTENCES` sentences copied verbatim from the
     evidence quotes, most relevant first, each citing every evidence item whose quote holds it.
 
-    Sentences are scored with BM25 against the question; after the first, a sentence must reach
+    Sentences are scored with BM25 against the question, each with its evidence's ``context``; after
+    the first, a sentence must reach
     :data:`FOLLOW_UP_SHARE` of the best. When no sentence shares a term with the question (the
     evidence was chosen for it all the same), the first sentence of the first evidence stands.
     """
@@ -416,8 +418,12 @@ def answer_question(task: AnswerTask) -> list[AnswerSentence]:
     if not sentences:
         return []
     question = analyze(task.question)
-    scores = score_documents(question, [analyze(text) for _, text in sentences]) if question else [0.0] * len(
-        sentences)
+    # A sentence is scored together with where its quote sits: "1 if no lines were selected" is about grep
+    # because it sits under GREP(1), and a sentence of find's page on exit statuses is not.
+    contexts = [task.evidence[number].context or "" for number, _ in sentences]
+    # Coordinated: in a handful of sentences one rare frame word ("does grep *return*") would outweigh the rest.
+    documents = [analyze(f"{context}\n{text}") for context, (_, text) in zip(contexts, sentences, strict=True)]
+    scores = score_documents(question, documents, coordinate=True) if question else [0.0] * len(sentences)
     order = sorted(range(len(sentences)), key=lambda i: (-scores[i], sentences[i][0], i))
     best = scores[order[0]]
     picked: list[str] = []
@@ -462,6 +468,14 @@ def keyword_query(question: str) -> str:
     return " ".join(words.values()) or question.strip()
 
 
+def latin_words(query: str) -> str:
+    """The words of a mixed-script query that are not CJK, in order (``"mkdir -p"`` of
+    ``"mkdir -p 选项 作用"``); empty when the query has no CJK or nothing else."""
+    if _CJK_SPLIT.search(query) is None:
+        return ""
+    return " ".join(word for word in query.split() if _CJK_SPLIT.search(word) is None)
+
+
 def choose_queries(task: QueryTask) -> list[str]:
     """``minQueries``–``maxQueries`` distinct queries: vocabulary entries ranked by BM25, or keywords."""
     if task.vocabulary:
@@ -478,6 +492,11 @@ def choose_queries(task: QueryTask) -> list[str]:
     first = keyword_query(task.question)
     queries = [first]
     words = first.split(" ")
+    latin = latin_words(first)
+    if task.max_queries > 1 and latin and latin != first:
+        # A Chinese question names commands, options and products in Latin script ("mkdir 的 -p"):
+        # those words alone find the passage that a character-by-character match of the rest drowns.
+        queries.append(latin)
     # More queries than one are asked for: adjacent pairs of content words, in question order.
     for left, right in itertools.pairwise(words):
         if len(queries) >= task.min_queries:

@@ -123,6 +123,9 @@ class AnswerEvidence(DittoModel):
 
     id: Annotated[str, Field(min_length=1, max_length=64)]
     quote: _Text
+    #: Where the quote sits (a document's heading path, else its file name): what the quote is about when it
+    #: does not say so itself ("the exit status is 1" under "GREP(1) › EXIT STATUS"); never copied.
+    context: Annotated[str, Field(min_length=1, max_length=1000)] | None = None
 
 
 class AnswerTask(DittoModel):

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Final
 
+from ..._extras import require_extra
 from ..._version import __version__
 from ...errors import InvalidArgumentError
 
@@ -42,6 +43,11 @@ __all__ = [
     "web_options_from_config",
     "web_options_from_env",
 ]
+
+
+def _web_module(name: str) -> Any:
+    """aiohttp (the ``web`` extra), imported on first use so ``import ditto`` stays light."""
+    return require_extra(name, "web", "web search and reading")
 
 BRAVE_API_KEY_ENV: Final = "DITTO_WORKER_INTERACTION_BRAVE_SEARCH_API_KEY"
 #: Seed 004: "单次请求超时 20 秒".
@@ -155,7 +161,7 @@ class WebOptions:
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
     ssl_context: ssl.SSLContext | None = field(default=None, repr=False)
     ca_file: str | None = None
-    user_agent: str = f"pyditto/{__version__} (research agent; +https://pypi.org/project/pyditto/)"
+    user_agent: str = f"ditto-agents/{__version__} (research agent; +https://pypi.org/project/ditto-agents/)"
     connection_limit: int = 32
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS
     extract_memory_bytes: int = DEFAULT_EXTRACT_MEMORY_BYTES

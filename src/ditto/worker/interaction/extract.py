@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._extras import require_extra
+
 __all__ = ["EXTRACT_OPTIONS", "extract_main_text", "text_lines"]
 
 #: The trafilatura options the reader uses (the benchmark calls trafilatura with the same ones).
@@ -23,8 +25,7 @@ EXTRACT_OPTIONS: dict[str, Any] = {
 
 def extract_main_text(raw: bytes) -> str:
     """The page's main text, ``""`` when trafilatura finds none. Line ends are ``"\\n"``."""
-    import trafilatura
-
+    trafilatura = require_extra("trafilatura", "web", "reading web pages")
     text = trafilatura.extract(raw, **EXTRACT_OPTIONS)
     if not text:
         return ""

@@ -6,7 +6,7 @@ poisons the next call and nothing outlives a cancelled one. A server configured 
 ``keep_alive=True`` keeps one session instead (:class:`McpSessionPool`): a background
 task owns it (the SDK's client must be entered and left in one task), calls from any
 task share it, and a session that fails is dropped and started again on the next call.
-The SDK (``pip install pyditto[mcp]``) is imported on first use only.
+The SDK (``pip install 'ditto-agents[mcp]'``) is imported on first use only.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Final
 
+from ..._extras import install_hint
 from ...contracts import InvalidJson, check_json
 from .config import McpHttpServer, McpServer
 from .types import InteractionError, ToolSpec
@@ -46,7 +47,7 @@ async def _client(server: McpServer) -> AsyncIterator[Any]:
         from mcp import Client, StdioServerParameters
     except ImportError:  # pragma: no cover - the extra is part of the dev install
         raise InteractionError("INTERACTION_TOOL_FAILED",
-                               "MCP support is not installed (pip install pyditto[mcp])") from None
+                               f"MCP support needs the 'mcp' extra: {install_hint('mcp')}") from None
     if isinstance(server, McpHttpServer):
         if not server.headers:
             async with Client(server.url, read_timeout_seconds=server.timeout_s, cache=None) as client:

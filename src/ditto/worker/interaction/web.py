@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 from ...contracts import InvalidJson, check_json
 from ...signal import CancelSignal, await_with_signal
 from . import mediawiki
-from .config import WebOptions, _origin_text, brave_key_from_environment
+from .config import WebOptions, _origin_text, _web_module, brave_key_from_environment
 from .extract import text_lines
 from .extractor import shared_extractor
 from .types import (
@@ -41,7 +41,7 @@ from .types import (
     parse_interaction_input,
 )
 
-if TYPE_CHECKING:  # aiohttp and yarl (extra ``pyditto[web]``) load on first use, not on import
+if TYPE_CHECKING:  # aiohttp and yarl (extra ``ditto-agents[web]``) load on first use, not on import
     import aiohttp
     import yarl
 
@@ -127,6 +127,7 @@ class WebClient:
         return self._options
 
     def _client(self) -> aiohttp.ClientSession:
+        _web_module("aiohttp")  # a clear error when the extra is missing
         import aiohttp
 
         loop = asyncio.get_running_loop()
@@ -212,6 +213,7 @@ class WebClient:
         return WebSearchResult(engine=engine, query=request.query, candidates=tuple(candidates[:request.limit]))
 
     async def _get_json(self, url: str, params: Mapping[str, str], headers: Mapping[str, str], engine: str) -> Any:
+        _web_module("aiohttp")  # a clear error when the extra is missing
         import aiohttp
 
         try:
@@ -378,6 +380,7 @@ class WebClient:
             raise
 
     async def _fetch(self, target: yarl.URL) -> tuple[int, str, bytes]:
+        _web_module("aiohttp")  # a clear error when the extra is missing
         import aiohttp
 
         headers = {"Accept": "text/html,application/xhtml+xml;q=0.9"}

@@ -1,4 +1,4 @@
-"""Pure text helpers for the SQLite store's keyword search: what is indexed, matched and how it scores.
+"""Text helpers for the stores' keyword search: what is indexed, matched and how it scores.
 
 A term is :mod:`ditto.text`'s (the boundaries of :func:`~ditto.text.word_terms`): each CJK
 character on its own (``CJK_CLASS``), otherwise a run of letters and digits.
@@ -7,7 +7,14 @@ number, so the indexed text puts spaces around every CJK character and FTS5
 then sees exactly those terms; the query is split the same way. Scoring is
 :func:`ditto.text.bm25_score` over the term counts FTS5 reports.
 
-Why the store scores in Python rather than returning FTS5's ``bm25()``:
+The PostgreSQL store needs the same terms without FTS5 as its index:
+:func:`search_terms` asks FTS5 itself (a private in-memory table, through
+``fts5vocab``) for the terms of each text, so both stores index exactly the
+same folded, stemmed terms and neither can drift from the other (a Python
+re-implementation of ``unicode61`` folding and FTS5's byte-wise Porter stemmer
+differed on Greek accents, ``ß``, ``œ`` and ligatures).
+
+Why the stores score in Python rather than returning FTS5's ``bm25()``:
 FTS5 floors the idf of any term that occurs in half or more of the rows at
 1e-6, so in a small store (a task's dozen knowledge records) every score is
 ≈0 and the order is arbitrary. The Lucene form of BM25 in ``ditto.text``,
@@ -18,6 +25,8 @@ that matches more, and rarer, query terms always ranks higher.
 from __future__ import annotations
 
 import re
+import sqlite3
+import threading
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -34,11 +43,15 @@ __all__ = [
     "index_text",
     "match_expression",
     "query_tokens",
+    "search_terms",
     "token_count",
 ]
 
 #: More distinct terms than this add little recall and make a search slow.
 MAX_QUERY_TOKENS = 64
+
+#: The tokenizer of the SQLite store's FTS5 table (``sqlite_store``): the one definition of a term.
+FTS5_TOKENIZE = "porter unicode61 remove_diacritics 2"
 
 # Term boundaries once every CJK character stands alone: ``ditto.text.word_terms``' terms, case kept
 # (FTS5 folds case itself; the original spelling is what the MATCH expression quotes).
@@ -104,3 +117,38 @@ def match_expression(tokens: Sequence[str]) -> str:
     workflow needs, and the BM25 score orders the results.
     """
     return " OR ".join('"' + token.replace('"', '""') + '"' for token in tokens)
+
+
+_local = threading.local()
+
+
+def _vocabulary() -> sqlite3.Connection:
+    """This thread's in-memory FTS5 table and its ``instance`` vocabulary (one term per token)."""
+    connection: sqlite3.Connection | None = getattr(_local, "connection", None)
+    if connection is None:
+        connection = sqlite3.connect(":memory:", isolation_level=None)
+        connection.execute(f"CREATE VIRTUAL TABLE t USING fts5(body, tokenize = '{FTS5_TOKENIZE}')")
+        connection.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+        _local.connection = connection
+    return connection
+
+
+def search_terms(texts: Sequence[str]) -> list[list[str]]:
+    """The FTS5 terms of each :func:`index_text`, in text order (folded and stemmed: ``Connections`` →
+    ``connect``); ``len(search_terms([t])[0]) == token_count(t)``.
+
+    Blocking (SQLite in this thread); nothing is kept between calls.
+    """
+    if not texts:
+        return []
+    connection = _vocabulary()
+    terms: list[list[str]] = [[] for _ in texts]
+    connection.execute("BEGIN")
+    try:
+        connection.executemany("INSERT INTO t (rowid, body) VALUES (?, ?)",
+                               ((row, text) for row, text in enumerate(texts)))
+        for row, term in connection.execute("SELECT doc, term FROM v ORDER BY doc, offset"):
+            terms[row].append(term)
+    finally:
+        connection.execute("ROLLBACK")
+    return terms

@@ -49,10 +49,9 @@ from types import TracebackType
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-from ...contracts import freeze_json
 from ...signal import CancelSignal
 from ._filters import compile_filter
-from ._fts import bm25_score, index_text, match_expression, query_tokens, token_count
+from ._fts import FTS5_TOKENIZE, bm25_score, index_text, match_expression, query_tokens, token_count
 from .types import (
     DittoMemoryError,
     MemoryArgumentError,
@@ -67,6 +66,7 @@ from .validation import (
     check_selector,
     check_write_items,
     invalid,
+    item_from_json,
     parse_search_input,
 )
 
@@ -92,8 +92,7 @@ _SCHEMA = (
         created_at TEXT NOT NULL,
         updated_at TEXT NOT NULL
     )""",
-    "CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5("
-    "body, tokenize = 'porter unicode61 remove_diacritics 2')",
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(body, tokenize = '{FTS5_TOKENIZE}')",
     """CREATE TABLE IF NOT EXISTS memory_stats (
         id INTEGER PRIMARY KEY CHECK (id = 1),
         records INTEGER NOT NULL,
@@ -116,22 +115,6 @@ def _now() -> str:
 
 def _signal_of(options: MemoryCallOptions | None) -> CancelSignal | None:
     return options.signal if options is not None else None
-
-
-def _item_from_row(row: _Row) -> MemoryItem:
-    """A frozen MemoryItem; stored JSON that does not parse is a backend fault."""
-    record_id, key, content, metadata = row
-    try:
-        loaded_content = json.loads(content)
-        loaded_metadata = None if metadata is None else json.loads(metadata)
-    except (TypeError, ValueError):
-        raise backend_error() from None
-    if loaded_metadata is not None and not isinstance(loaded_metadata, dict):
-        raise backend_error()
-    return MemoryItem.model_construct(
-        id=record_id, key=key, content=freeze_json(loaded_content),
-        metadata=None if loaded_metadata is None else freeze_json(loaded_metadata),
-    )
 
 
 class _Pool:
@@ -344,7 +327,7 @@ class SqliteMemoryStore:
             return ()
         signal, busy = _signal_of(options), self._busy_timeout_ms
         await self._run("write", lambda connection: _write(connection, prepared, busy, signal), options)
-        return tuple(_item_from_row(row[:4]) for row in prepared)
+        return tuple(item_from_json(row[:4]) for row in prepared)
 
     async def get(self, *, ids: Sequence[str] | None = None, keys: Sequence[str] | None = None,
                   options: MemoryCallOptions | None = None) -> tuple[MemoryItem, ...]:
@@ -355,7 +338,7 @@ class SqliteMemoryStore:
         rows = await self._run("get", lambda connection: _select(connection, field, values), options)
         found = {(row[0] if field == "id" else row[1]): row for row in rows}
         ordered = dict.fromkeys(value for value in values if value in found)
-        return tuple(_item_from_row(found[value]) for value in ordered)
+        return tuple(item_from_json(found[value]) for value in ordered)
 
     async def delete(self, *, ids: Sequence[str] | None = None, keys: Sequence[str] | None = None,
                      options: MemoryCallOptions | None = None) -> int:
@@ -384,7 +367,7 @@ class SqliteMemoryStore:
         listing = request.query is None or (isinstance(request.query, str) and not request.query.strip())
         if listing:
             rows = await self._run("search", lambda c: _list(c, condition, params, limit), options)
-            return tuple(MemorySearchHit.model_construct(memory=_item_from_row(row), score=None, metadata=None)
+            return tuple(MemorySearchHit.model_construct(memory=item_from_json(row), score=None, metadata=None)
                          for row in rows)
         tokens = query_tokens(request.query)
         if not tokens:
@@ -399,7 +382,7 @@ class SqliteMemoryStore:
         ranked = sorted(((bm25_score({token: counts.get((token, row[0]), 0) for token in originals}, row[5],
                                      frequency, records, average), row)
                          for row in candidates), key=lambda pair: (-pair[0], pair[1][0]))
-        return tuple(MemorySearchHit.model_construct(memory=_item_from_row(row[1:5]), score=score, metadata=None)
+        return tuple(MemorySearchHit.model_construct(memory=item_from_json(row[1:5]), score=score, metadata=None)
                      for score, row in ranked[:limit])
 
     # -- lifecycle ----------------------------------------------------------------

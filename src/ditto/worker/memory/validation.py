@@ -10,6 +10,7 @@ echo the values or a backend's text.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn, TypeVar
@@ -50,6 +51,7 @@ __all__ = [
     "check_write_items",
     "freeze_item",
     "invalid",
+    "item_from_json",
     "parse_delete_input",
     "parse_get_input",
     "parse_search_input",
@@ -211,6 +213,26 @@ def parse_search_input(raw: Any) -> MemorySearchInput:
 
 
 # -- port output ------------------------------------------------------------------
+
+
+def item_from_json(row: tuple[str, str | None, str, str | None]) -> MemoryItem:
+    """A frozen MemoryItem from a stored ``(id, key, content JSON, metadata JSON)`` row.
+
+    Both stores keep the JSON text a write produced; text that does not parse
+    (or metadata that is not an object) is a backend fault.
+    """
+    record_id, key, content, metadata = row
+    try:
+        loaded_content = json.loads(content)
+        loaded_metadata = None if metadata is None else json.loads(metadata)
+    except (TypeError, ValueError):
+        raise backend_error() from None
+    if loaded_metadata is not None and not isinstance(loaded_metadata, dict):
+        raise backend_error()
+    return MemoryItem.model_construct(
+        id=record_id, key=key, content=freeze_json(loaded_content),
+        metadata=None if loaded_metadata is None else freeze_json(loaded_metadata),
+    )
 
 
 def freeze_item(item: MemoryItem) -> MemoryItem:

@@ -107,7 +107,7 @@ def _check_model_configured(request: ResearchRequest, env: Mapping[str, str]) ->
     if provider == "builtin:extractive":
         return
     try:
-        configured = infer_config_from_env(env) is not None
+        configured = infer_config_from_env(env, model=request.model.model if provider == "openai" else None) is not None
     except DittoError as error:
         raise ResearchError("RESEARCH_INVALID_INPUT", f"the model is not configured: {error.message}") from None
     if provider != "openai" or not configured:

@@ -1,6 +1,7 @@
 """A runtime with the default workers for one task (public API).
 
-* MEMORY on the task's ``memory.sqlite`` (or the caller's ``memory`` store);
+* MEMORY on the task's ``memory.sqlite`` (or the caller's ``memory`` store: a
+  SQLite file, or a PostgreSQL DSN that several controllers share);
 * RETRIEVAL with the targets ``research-documents`` (the task's documents)
   and ``research-knowledge`` (the SQLite FTS5 file or PostgreSQL DSN given as
   ``kb``, else the task's ``knowledge.sqlite``), plus any ``targets`` the
@@ -34,12 +35,15 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from pathlib import Path
 from typing import Any
 
+from ..._extras import require_extra
+from ...errors import MissingExtraError
 from ...redaction import printable
 from ...runtime import Runtime, WorkerDefinition, create_ditto
 from .sample import KB_CONTENT_COLUMN, KB_TABLE
 from .sources.documents import DOCUMENTS_TARGET, DocumentSearchProvider
 from .sources.knowledge import EXTERNAL_TARGET
 from .taskdir import ResearchTask
+from .types import ModelRef
 
 __all__ = ["open_research_runtime", "research_workers"]
 
@@ -62,6 +66,7 @@ class _LazySqlProvider:
         kb = self._kb
         try:
             if kb.startswith(("postgres://", "postgresql://")):
+                require_extra("psycopg", "postgres", "a PostgreSQL knowledge base")
                 import psycopg
 
                 connection = await psycopg.AsyncConnection.connect(kb, autocommit=True)
@@ -84,6 +89,9 @@ class _LazySqlProvider:
         except _KnowledgeBaseProblem as problem:  # an ordinary mistake: say what it is, no traceback
             logger.warning("knowledge base %r: %s", kb if "://" not in kb else "(a DSN)", problem.reason)
             raise RetrievalError("RETRIEVAL_PROVIDER_UNAVAILABLE", f"the knowledge base {problem.reason}") from None
+        except MissingExtraError as missing:  # our own message, with the install command: shown as it is
+            logger.warning("knowledge base: %s", missing.message)
+            raise RetrievalError("RETRIEVAL_PROVIDER_UNAVAILABLE", missing.message) from None
         except Exception:
             logger.exception("opening the knowledge base failed")
             raise RetrievalError("RETRIEVAL_PROVIDER_UNAVAILABLE", "the knowledge base cannot be opened") from None
@@ -133,19 +141,14 @@ def research_workers(task: ResearchTask, *, env: Mapping[str, str] | None = None
                      ) -> tuple[list[WorkerDefinition], list[Callable[[], Awaitable[None]]]]:
     """The default worker definitions for ``task`` (except the types in ``skip``) and their close functions."""
     from ...worker.context import REDIS_URL_ENV, create_context_redis_client, create_context_worker
-    from ...worker.memory import create_memory_worker, create_sqlite_memory_store
+    from ...worker.memory import create_memory_worker
 
     source = os.environ if env is None else env
     request = task.request
     closers: list[Callable[[], Awaitable[None]]] = []
     workers: list[WorkerDefinition] = []
     if "MEMORY" not in skip:
-        if request.memory is not None and not task.memory_path.is_file():  # never start an empty store silently
-            from .errors import ResearchError
-
-            raise ResearchError("RESEARCH_INVALID_INPUT", f"the MEMORY store {printable(task.memory_path)} does "
-                                                          "not exist (or is not a file)")
-        store = create_sqlite_memory_store(str(task.memory_path))
+        store = _memory_store(task)
         closers.append(store.close)
         workers.append(create_memory_worker(store=store))
     if "CONTEXT" not in skip:
@@ -171,7 +174,7 @@ def research_workers(task: ResearchTask, *, env: Mapping[str, str] | None = None
         bindings.update(targets or {})
         workers.append(_lazy_retrieval_worker(bindings))
     if "INFER" not in skip:
-        workers.append(_infer_worker(source))
+        workers.append(_infer_worker(source, request.model))
     if "web" in request.sources and "INTERACTION" not in skip:
         interaction = _interaction_worker(task, source, web or {})
         workers.append(interaction)
@@ -193,6 +196,24 @@ def _documents_provider(task: ResearchTask, env: Mapping[str, str]) -> Any:
         save_snapshot=task.save_snapshot, notes_key=task.directory, env=env)
 
 
+def _memory_store(task: ResearchTask) -> Any:
+    """The task's MEMORY store: PostgreSQL for a DSN, else the SQLite file (which must exist when the caller named it).
+
+    The PostgreSQL store connects on its first call, so a server that is down fails the task's first stage
+    (``RESEARCH_STORE_UNAVAILABLE``), as a broken SQLite file does.
+    """
+    from ...worker.memory import create_postgres_memory_store, create_sqlite_memory_store
+
+    if task.memory_dsn is not None:
+        return create_postgres_memory_store(task.memory_dsn)
+    if task.request.memory is not None and not task.memory_path.is_file():  # never start an empty store silently
+        from .errors import ResearchError
+
+        raise ResearchError("RESEARCH_INVALID_INPUT", f"the MEMORY store {printable(task.memory_path)} does "
+                                                      "not exist (or is not a file)")
+    return create_sqlite_memory_store(str(task.memory_path))
+
+
 def _lazy_retrieval_worker(bindings: Mapping[str, Any]) -> WorkerDefinition:
     """RETRIEVAL.SEARCH whose real worker (and the optional retrieval package) loads on the first search.
 
@@ -212,11 +233,15 @@ def _lazy_retrieval_worker(bindings: Mapping[str, Any]) -> WorkerDefinition:
     return WorkerDefinition("RETRIEVAL", {"RETRIEVAL.SEARCH": search})
 
 
-def _infer_worker(env: Mapping[str, str]) -> WorkerDefinition:
-    """The built-in model, plus the ``openai`` provider when ``DITTO_WORKER_INFER_*`` configures one."""
+def _infer_worker(env: Mapping[str, str], model: ModelRef) -> WorkerDefinition:
+    """The built-in model, plus the ``openai`` provider when ``DITTO_WORKER_INFER_*`` configures one.
+
+    A request for ``openai/NAME`` names the model itself: the server's address is then all the
+    environment must give (``DITTO_WORKER_INFER_MODEL`` may stay unset).
+    """
     from ...worker.infer import create_infer_worker, create_openai_provider, infer_config_from_env
 
-    config = infer_config_from_env(env)
+    config = infer_config_from_env(env, model=model.model if model.provider == "openai" else None)
     providers = {"openai": create_openai_provider(config)} if config is not None else None
     return create_infer_worker(providers)
 

@@ -62,7 +62,7 @@ from .sample import (
     write_knowledge_base,
     write_policy,
 )
-from .types import ResearchRequest, request_id
+from .types import ResearchRequest, is_postgres_dsn, request_id
 
 __all__ = [
     "ResearchTask",
@@ -298,6 +298,11 @@ class ResearchTask:
         return Path(self.request.memory) if self.request.memory else self.directory / MEMORY_FILE
 
     @property
+    def memory_dsn(self) -> str | None:
+        """The PostgreSQL database of this task's MEMORY, when ``memory`` names one (``postgresql://…``)."""
+        return self.request.memory if is_postgres_dsn(self.request.memory) else None
+
+    @property
     def knowledge_path(self) -> Path:
         return self.directory / KNOWLEDGE_FILE
 
@@ -413,8 +418,11 @@ def create_task(request: ResearchRequest | Mapping[str, Any], *, base_dir: Path 
 
 
 def _check_memory(request: ResearchRequest, create: bool) -> None:
-    """A caller's MEMORY store must be an existing file, or be made now when asked (an empty file is an empty store)."""
-    if request.memory is None:
+    """A caller's MEMORY store must be an existing file, or be made now when asked (an empty file is an empty store).
+
+    A PostgreSQL DSN names a server the store connects to on first use (its tables are made there).
+    """
+    if request.memory is None or is_postgres_dsn(request.memory):
         return
     path = Path(request.memory)
     if create and not os.path.lexists(path):

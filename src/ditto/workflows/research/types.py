@@ -130,6 +130,11 @@ class ModelRef(DittoModel):
 DEFAULT_MODEL: Final = ModelRef()
 
 
+def is_postgres_dsn(value: str | None) -> bool:
+    """``kb`` and ``memory`` may name a PostgreSQL database (``postgresql://…``) instead of a SQLite file."""
+    return value is not None and value.startswith(("postgres://", "postgresql://"))
+
+
 def default_sources(entry: Entry) -> tuple[str, ...]:
     """The source kinds an entry reads when the caller names none (the entry table's row)."""
     return entry_spec(entry).sources

@@ -1,6 +1,6 @@
 """``openai``: any OpenAI-compatible chat-completions server through the official SDK (INF-3, INF-5).
 
-Extra ``pyditto[openai]``; the SDK is imported when the first call is made, so
+Extra ``ditto-agents[openai]``; the SDK is imported when the first call is made, so
 ``import ditto`` never loads it. One ``AsyncOpenAI`` per provider keeps its
 connection pool; its own retries are off because ours are bounded by the
 call's deadline and map to our codes:
@@ -26,6 +26,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+from ...._extras import install_hint
 from ....contracts import thaw_json
 from ....errors import InvalidArgumentError
 from ....signal import CancelSignal
@@ -41,7 +42,7 @@ from ..types import (
     ProviderRequest,
 )
 
-if TYPE_CHECKING:  # the openai package (extra ``pyditto[openai]``) loads on first use, not on import
+if TYPE_CHECKING:  # the openai package (extra ``ditto-agents[openai]``) loads on first use, not on import
     from openai import AsyncOpenAI
 
 __all__ = ["OpenAIProvider", "create_openai_provider"]
@@ -59,7 +60,8 @@ def _openai() -> Any:
     try:
         import openai
     except ImportError:
-        raise InferError(PROVIDER_UNAVAILABLE, "The openai provider needs pyditto[openai]") from None
+        raise InferError(PROVIDER_UNAVAILABLE,
+                         f"The openai provider needs the 'openai' extra: {install_hint('openai')}") from None
     return openai
 
 

@@ -172,7 +172,7 @@ class DocumentSearchProvider:
                     WALK_NOTES[self._notes_key] = tuple(self.report.notes)
         corpus = self._corpus
         query_terms = self._analyzer.analyze(text) + option_terms(text)
-        scores = score_documents(query_terms, self._terms)
+        scores = score_documents(query_terms, self._terms, coordinate=True)
         ranked = sorted((index for index, score in enumerate(scores) if score > 0), key=lambda i: (-scores[i], i))
         defaults = getattr(context, "defaults", None)
         limit = request.limit or getattr(defaults, "search_limit", None) or 10

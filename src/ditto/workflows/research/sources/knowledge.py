@@ -29,10 +29,12 @@ from ....contracts.json import plain_json
 from ....runtime import Graph, NodeResult, RuntimeClient, graph
 from ....signal import CancelSignal
 from ....worker.memory.worker import memory_search_node
+from ..config import MAX_PASSAGES_PER_PAGE
 from ..errors import ResearchError
 from ..records import Passage
 from ..types import MAX_INTERNAL_KEYS, QueryRecord, ResearchRequest, check_knowledge_key, check_tenant
 from .base import SourceHits, SourceLimits, SourceSetup, constant_input, failed_source, retrieval_candidates
+from .spans import ranked_spans
 
 __all__ = [
     "EXTERNAL_TARGET",
@@ -155,17 +157,25 @@ def external_search_input(query: str, limit: int, target: str = EXTERNAL_TARGET)
     return {"query": {"content": query}, "target": {"name": target}, "limit": limit}
 
 
-#: The most characters of one knowledge record shown to the model as a passage.
-MAX_RECORD_PASSAGE: Final = 20_000
+#: Passages of one knowledge record shown to the model: like a web page's (seed 004: 2 per page).
+MAX_RECORD_PASSAGES: Final = MAX_PASSAGES_PER_PAGE
 
 
-def record_passage(setup: SourceSetup, source_type: str, text: str, uri: str, locator: dict[str, Any],
-                   query: str) -> Passage:
-    """A knowledge record as one passage over its own snapshot (the record's text, UTF-8)."""
+def record_passages(setup: SourceSetup, source_type: str, text: str, uri: str, locator: dict[str, Any],
+                    query: str) -> list[Passage]:
+    """A knowledge record's passages over its own snapshot (the record's text, UTF-8).
+
+    A short record is one passage, shown whole; a long one is cut like a document
+    and its :data:`MAX_RECORD_PASSAGES` passages that best match ``query`` are
+    shown (its first, when none shares a term: the search found the record), grouped
+    by the record's URI so its excerpts count together.
+    """
     digest = setup.save_snapshot(text.encode("utf-8"))
-    end = min(len(text), MAX_RECORD_PASSAGE)
-    return Passage(id="", source_type=source_type, uri=uri, snapshot_sha256=digest, text=text[:end], start=0,
-                   end=end, query=query, found_by=(query,), locator=locator)
+    spans = ranked_spans(text, [query], MAX_RECORD_PASSAGES, fallback=True)
+    grouped = uri if len(spans) > 1 else None
+    return [Passage(id="", source_type=source_type, uri=uri, snapshot_sha256=digest,
+                    text=text[span.start:span.end], start=span.start, end=span.end, query=query,
+                    found_by=(query,), locator=locator, page=grouped) for span, _ in spans]
 
 
 class InternalKnowledgeSource:
@@ -210,9 +220,9 @@ class InternalKnowledgeSource:
             if result.status != "success":
                 return SourceHits(failure=failed_source(self.source_type, result), searched=searched, notes=notes)
             for record in internal_hits(result, request, self.keys):
-                passages.append(record_passage(self.setup, self.source_type, record.text, record.uri,
-                                               {"memoryKey": internal_memory_key(request.tenant, record.key)},
-                                               query.text))
+                passages.extend(record_passages(self.setup, self.source_type, record.text, record.uri,
+                                                {"memoryKey": internal_memory_key(request.tenant, record.key)},
+                                                query.text))
         return SourceHits(passages=passages, hits=len(passages), searched=searched, notes=notes)
 
 
@@ -268,6 +278,6 @@ class ExternalKnowledgeSource:
             source = candidate.source
             ref = (source.ref if source is not None else None) or candidate.id or ""
             target = (source.target if source is not None else None) or self.target
-            passages.append(record_passage(self.setup, self.source_type, text, f"{base_uri}#{ref}",
-                                           {"target": target, "ref": ref}, query.text))
+            passages.extend(record_passages(self.setup, self.source_type, text, f"{base_uri}#{ref}",
+                                            {"target": target, "ref": ref}, query.text))
         return SourceHits(passages=passages, hits=len(passages))

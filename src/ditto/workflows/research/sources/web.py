@@ -31,20 +31,18 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from ....runtime import SKIP, Graph, NodeResult, graph
-from ....text import TextAnalyzer, score_documents
 from ....worker.interaction.worker import interaction_web_read_node, interaction_web_search_node
 from ..config import MAX_PASSAGES_PER_PAGE, MAX_SEARCH_CANDIDATES, MAX_WEB_PAGES
 from ..records import Passage
 from ..types import QueryRecord, ResearchRequest
 from .base import SourceHits, SourceLimits, SourceSetup, constant_input, failed_source
-from .documents import split_passages
+from .spans import ranked_spans
 
 __all__ = ["DEFAULT_PAGES", "WebSource", "allowed_origins", "web_options", "wiki_api_url"]
 
 #: web-read's default pages: SQLite's official documentation (seed 004).
 DEFAULT_PAGES: Final = ("https://sqlite.org/wal.html", "https://sqlite.org/lockingv3.html")
 _WIKIPEDIA: Final = "https://en.wikipedia.org"
-_ANALYZER = TextAnalyzer(cjk="unigram")
 
 
 def _origin(url: str) -> str | None:
@@ -203,19 +201,13 @@ class WebSource:
         # The folder is named by the raw bytes; the extracted text quotes point into gets its own digest so that
         # `ditto verify` notices a changed extracted.txt anywhere, not only inside a quote.
         extracted_sha256 = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        spans = split_passages(text)
-        terms = [_ANALYZER.analyze(text[start:end]) for start, end, _, _ in spans]
-        wanted = [term for query in queries for term in _ANALYZER.analyze(query)]
-        scores = score_documents(wanted, terms)
-        ranked = sorted((i for i, score in enumerate(scores) if score > 0), key=lambda i: (-scores[i], i))
         url = page.final_url or page.url
-        chosen = sorted(ranked[:self.limits.passages_per_page or MAX_PASSAGES_PER_PAGE])
         result = []
-        for index in chosen:
-            start, end, _, _ = spans[index]
-            best = max(queries, key=lambda q: score_documents(_ANALYZER.analyze(q), [terms[index]])[0])
+        for span, best in ranked_spans(text, queries or [found_by], self.limits.passages_per_page
+                                       or MAX_PASSAGES_PER_PAGE):
             query = best or found_by
             result.append(Passage(id="", source_type=self.source_type, uri=str(url), snapshot_sha256=digest,
-                                  text=text[start:end], start=start, end=end, query=query, found_by=(query,),
-                                  page=str(url), locator={"url": str(url), "extractedSha256": extracted_sha256}))
+                                  text=text[span.start:span.end], start=span.start, end=span.end, query=query,
+                                  found_by=(query,), page=str(url),
+                                  locator={"url": str(url), "extractedSha256": extracted_sha256}))
         return result

@@ -17,6 +17,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 from ....errors import DittoError
 from ....runtime import SKIP, NodeResult
@@ -87,11 +88,11 @@ async def evidence_stage(run: StageRun, queries: QueriesRecord, request_record: 
             continue
         if not source_run.passages:
             run.progress("evidence", "hits", source=source_run.spec.source_type, count=0)
-    evidence = _located(run, runs)
+    evidence, contexts = _located(run, runs)
     if not evidence and failures:
         raise run.fail("blocked", "RESEARCH_SOURCE_FAILED", "a source failed and no valid evidence remains",
                        failed_sources=tuple(failures))
-    answer = await answer_step(run, evidence)
+    answer = await answer_step(run, evidence, contexts)
     return EvidenceRecord(passages=tuple(p for source_run in runs for p in source_run.passages),
                           evidence=tuple(evidence), failed_sources=tuple(failures),
                           coverage=tuple(_coverage(source_run, evidence) for source_run in runs), answer=answer)
@@ -141,12 +142,15 @@ async def _read_source(run: StageRun, source_run: _SourceRun, queries: list[Quer
         lambda parsed: verify_excerpts(parsed, task, passages), lambda message: _named(message, passages))
 
 
-async def answer_step(run: StageRun, evidence: Sequence[Evidence]) -> Answer | None:
-    """The model answers from the verified evidence (no evidence, no answer); a refused answer gets one retry."""
+async def answer_step(run: StageRun, evidence: Sequence[Evidence], contexts: Mapping[str, str]) -> Answer | None:
+    """The model answers from the verified evidence (no evidence, no answer); a refused answer gets one retry.
+
+    ``contexts`` maps an evidence id to where its quote sits (see :func:`_located`)."""
     if not evidence:
         return None
     task = AnswerTask(question=run.request.question,
-                      evidence=tuple(AnswerEvidence(id=item.id, quote=item.quote) for item in evidence))
+                      evidence=tuple(AnswerEvidence(id=item.id, quote=item.quote, context=contexts.get(item.id))
+                                     for item in evidence))
     kind = "extractive" if run.request.model.provider == "builtin:extractive" else "model"
     answer = await run.ask("evidence", "answer", task)
     return await run.checked("evidence", "answer", task, answer.parsed,
@@ -162,9 +166,13 @@ def _named(message: str, passages: Sequence[Passage]) -> str:
     return message
 
 
-def _located(run: StageRun, runs: Sequence[_SourceRun]) -> list[Evidence]:
-    """Check each excerpt against its snapshot file on disk and record offsets and lines."""
+def _located(run: StageRun, runs: Sequence[_SourceRun]) -> tuple[list[Evidence], dict[str, str]]:
+    """Check each excerpt against its snapshot file on disk and record offsets and lines.
+
+    Also returns each evidence id's context for the answer: its passage's heading path, else a
+    document's file name (what a quote is about when it does not say so itself)."""
     evidence = []
+    contexts: dict[str, str] = {}
     texts: dict[str, str] = {}
     number = 0
     for source_run in runs:
@@ -186,7 +194,10 @@ def _located(run: StageRun, runs: Sequence[_SourceRun]) -> list[Evidence]:
                 uri=passage.uri, snapshot_sha256=digest, quote=excerpt.quote, start=excerpt.start, end=excerpt.end,
                 line_start=line_start, line_end=line_end, query=passage.query, found_by=passage.found_by,
                 locator=dict(passage.locator) if passage.locator else None))
-    return evidence
+            name = unquote(passage.uri.rsplit("/", 1)[-1]) if passage.source_type == "document" else ""
+            if passage.context or name:
+                contexts[f"e{number}"] = (passage.context or name)[:1000]
+    return evidence, contexts
 
 
 def _coverage(source_run: _SourceRun, evidence: Sequence[Evidence]) -> Coverage:

@@ -117,8 +117,10 @@ class StageRun:
     def answer_of(self, result: NodeResult[Any] | None) -> ModelAnswer:
         """The parsed answer of an ``INFER.SAMPLE`` result, or ``RESEARCH_MODEL_FAILED``."""
         if result is None or result.status != "success":
-            code = result.error.code if result is not None and result.error is not None else "UNKNOWN"
-            raise self.fail("failed", "RESEARCH_MODEL_FAILED", f"the model call failed ({code})")
+            error = result.error if result is not None else None
+            code = error.code if error is not None else "UNKNOWN"
+            cause = f": {error.message[:300]}" if error is not None and error.message else ""
+            raise self.fail("failed", "RESEARCH_MODEL_FAILED", f"the model call failed{cause} ({code})")
         try:
             output = infer_sample_node.output_of(result)
         except Exception:

@@ -1,0 +1,203 @@
+"""SciFact hybrid search: BM25 + all-MiniLM-L6-v2 through ``create_hybrid_search_provider``.
+
+Usage::
+
+    python bench/hybrid_scifact.py [--data ../shared/datasets/scifact]
+
+1. **Branches.** BM25 is our text provider (k1=1.2, b=0.75, English stop words and
+   stemmer); dense is an exact in-memory cosine index over the provider's vectors
+   (``title + " " + text``; the corpus vectors come from the cache that
+   ``bench/embeddings_scifact.py`` fills in ``.cache/embeddings``).
+2. **Tuning on train only.** Each branch's ranked pool (up to 200, with scores) is
+   computed once per ``qrels/train.tsv`` query; every grid point fuses those pools
+   with the very functions the provider uses (``rrf_fuse``, ``convex_fuse``) and
+   the best mean nDCG@10 on train is kept, for RRF and for the convex combination.
+3. **Test once.** The 300 ``qrels/test.tsv`` queries then run through
+   ``create_text_vector_hybrid`` (so ``create_hybrid_search_provider``) with the
+   chosen settings, beside BM25, dense, and plain RRF (k=60, pool 100, equal
+   weights). The script fails when the train grid's convex choice is not
+   ``TEXT_VECTOR_TUNING``, the default users get.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import statistics
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from embeddings_scifact import Split, corpus_provider, load_split, mean_ndcg
+from retrieval_beir import DEFAULT_DATA, ndcg_at_10
+
+from ditto.retrieval import InMemoryVectorIndex, RetrievalSearchInput
+from ditto.retrieval.providers.hybrid import (
+    TEXT_VECTOR_TUNING,
+    HybridTuning,
+    convex_fuse,
+    create_text_vector_hybrid,
+    rrf_fuse,
+)
+from ditto.retrieval.providers.local_embedding import LocalEmbeddingProvider
+from ditto.retrieval.providers.text import create_text_search_provider
+from ditto.retrieval.providers.vector import VectorRecord, create_vector_search_provider
+
+MAX_POOL = 200
+POOLS = (10, 20, 30, 50, 100, 200)
+RRF_KS = (1, 5, 10, 20, 40, 60, 100)
+DENSE_WEIGHTS = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0)  # the BM25 branch keeps weight 1
+CONVEX_ALPHAS = tuple(round(0.05 * i, 2) for i in range(1, 20))  # weight of dense; BM25 gets 1 - alpha
+NORMALIZATIONS = ("minmax", "zscore")
+
+Pool = list[tuple[str, float]]  # (doc id, branch score), best first
+
+
+@dataclass(frozen=True)
+class Setting:
+    fusion: str
+    pool: int
+    dense_weight: float
+    text_weight: float
+    rrf_k: int | None
+    normalization: str = "minmax"
+
+    def describe(self) -> str:
+        extra = f", rrf_k={self.rrf_k}" if self.fusion == "rrf" else f", {self.normalization}"
+        return (f"{self.fusion}: pool {self.pool}, weights dense {self.dense_weight:g} / BM25 "
+                f"{self.text_weight:g}{extra}")
+
+    def tuning(self) -> HybridTuning:
+        return HybridTuning(fusion=self.fusion, vector_weight=self.dense_weight,  # type: ignore[arg-type]
+                            text_weight=self.text_weight, candidate_limit=self.pool, rrf_k=self.rrf_k,
+                            normalization=self.normalization)  # type: ignore[arg-type]
+
+
+class Branches:
+    """The two search providers over the same corpus, and their pools per query."""
+
+    def __init__(self, split: Split, embedder: LocalEmbeddingProvider) -> None:
+        self.embedder = embedder
+        documents = [{"id": i, "content": t} for i, t in zip(split.doc_ids, split.texts, strict=True)]
+        self.text = create_text_search_provider(documents, {"k1": 1.2, "b": 0.75})
+        vectors = asyncio.run(embedder.embed_array(split.texts))
+        self.index = InMemoryVectorIndex(metric="cosine", dimensions=embedder.dimensions)
+        self.index.add([VectorRecord(i, v) for i, v in zip(split.doc_ids, vectors, strict=True)])
+        self.vector = create_vector_search_provider(self.index, embedding=embedder)
+
+    def pools(self, queries: Sequence[str]) -> tuple[list[Pool], list[Pool]]:
+        async def run() -> tuple[list[Pool], list[Pool]]:
+            dense, text = [], []
+            for query in queries:
+                request = search_input(query, MAX_POOL)
+                d = await self.vector.search(request)
+                t = await self.text.search(request.model_copy(update={"strategy": "bm25"}))
+                dense.append([(c.id or "", c.score or 0.0) for c in d.candidates])
+                text.append([(c.id or "", c.score or 0.0) for c in t.candidates])
+            return dense, text
+
+        return asyncio.run(run())
+
+
+def search_input(query: str, limit: int) -> RetrievalSearchInput:
+    return RetrievalSearchInput.model_validate({"query": {"content": query}, "target": {"name": "scifact"},
+                                                "limit": limit})
+
+
+def fuse(setting: Setting, dense: Pool, text: Pool) -> list[str]:
+    rankings = [dense[:setting.pool], text[:setting.pool]]
+    weights = [setting.dense_weight, setting.text_weight]
+    if setting.fusion == "rrf":
+        fused = rrf_fuse(rankings, key=lambda hit: hit[0], weights=weights, rrf_k=setting.rrf_k or 60)
+    else:
+        fused = convex_fuse(rankings, key=lambda hit: hit[0], score=lambda hit: hit[1], weights=weights,
+                            normalization=setting.normalization)  # type: ignore[arg-type]
+    return [hit[0] for hit, _ in fused[:10]]
+
+
+def grid_search(split: Split, dense: list[Pool], text: list[Pool]) -> dict[str, list[tuple[float, Setting]]]:
+    grids = {
+        "rrf": [Setting("rrf", pool, w, 1.0, k) for pool, k, w in itertools.product(POOLS, RRF_KS, DENSE_WEIGHTS)],
+        "convex": [Setting("convex", pool, a, round(1 - a, 2), None, normalization)
+                   for normalization, pool, a in itertools.product(NORMALIZATIONS, POOLS, CONVEX_ALPHAS)],
+    }
+    results: dict[str, list[tuple[float, Setting]]] = {}
+    for fusion, settings in grids.items():
+        scored = []
+        for setting in settings:
+            ndcg = statistics.fmean(ndcg_at_10(fuse(setting, d, t), split.qrels[q])
+                                    for d, t, q in zip(dense, text, split.query_ids, strict=True))
+            scored.append((ndcg, setting))
+        scored.sort(key=lambda item: -item[0])
+        results[fusion] = scored
+    return results
+
+
+def test_rankings(branches: Branches, split: Split, setting: Setting | None, strategy: str) -> list[list[str]]:
+    """Rank the test queries through one provider: a branch alone, or the hybrid provider with ``setting``."""
+    provider: Any
+    if setting is None:
+        provider = branches.vector if strategy == "vector" else branches.text
+    else:
+        provider = create_text_vector_hybrid(branches.text, branches.vector, tuning=setting.tuning())
+
+    async def run() -> list[list[str]]:
+        out = []
+        for query in split.queries:
+            request = search_input(query, 10)
+            if setting is None and strategy == "bm25":
+                request = request.model_copy(update={"strategy": "bm25"})
+            result = await provider.search(request)
+            out.append([c.id for c in result.candidates])
+        return out
+
+    return asyncio.run(run())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--top", type=int, default=5, help="best train settings printed per fusion")
+    args = parser.parse_args(argv)
+    train, test = load_split(args.data, "train"), load_split(args.data, "test")
+    embedder = corpus_provider()
+    branches = Branches(test, embedder)
+    print(f"SciFact: {len(test.doc_ids)} documents; {len(train.queries)} train and {len(test.queries)} test queries",
+          file=sys.stderr)
+    dense, text = branches.pools(train.queries)
+    grid = grid_search(train, dense, text)
+    print("### Train grid (qrels/train.tsv)\n")
+    print(f"RRF: pools {POOLS} × rrf_k {RRF_KS} × dense weight {DENSE_WEIGHTS} (BM25 weight 1); "
+          f"convex: {NORMALIZATIONS} × pools {POOLS} × dense weight α {CONVEX_ALPHAS[0]}…{CONVEX_ALPHAS[-1]} "
+          "(BM25 1 − α)\n")
+    print("| fusion | setting | train nDCG@10 |")
+    print("| --- | --- | ---: |")
+    for scored in grid.values():
+        for ndcg, setting in scored[:args.top]:
+            print(f"| {setting.fusion} | {setting.describe()} | {ndcg:.4f} |")
+    plain = Setting("rrf", 100, 1.0, 1.0, 60)
+    rows: list[tuple[str, Setting | None, str]] = [
+        ("BM25 (text provider)", None, "bm25"), ("dense (all-MiniLM-L6-v2, exact cosine)", None, "vector"),
+        ("hybrid, plain RRF (k=60, pool 100, equal weights)", plain, ""),
+        (f"hybrid, tuned RRF ({grid['rrf'][0][1].describe()})", grid["rrf"][0][1], ""),
+        (f"hybrid, tuned convex ({grid['convex'][0][1].describe()})", grid["convex"][0][1], ""),
+    ]
+    print("\n### Test (qrels/test.tsv, through the providers)\n")
+    print("| system | test nDCG@10 |")
+    print("| --- | ---: |")
+    for name, setting, strategy in rows:
+        ndcg = mean_ndcg(test, test_rankings(branches, test, setting, strategy))
+        print(f"| {name} | {ndcg:.4f} |")
+    embedder.close()
+    chosen = grid["convex"][0][1].tuning()
+    if chosen != TEXT_VECTOR_TUNING:
+        print(f"\nTEXT_VECTOR_TUNING is {TEXT_VECTOR_TUNING}; this run's train grid chose {chosen}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
