@@ -2,8 +2,9 @@
 
 * ``bm25`` — BM25 (Lucene variant) over the passages, any query term; ``keyword``: every term.
 * ``vector`` — the query embedded by the index's model, exact cosine (:meth:`SearchIndex.search_vectors`).
-* ``hybrid`` — both, fused by :func:`~ditto.retrieval.create_hybrid_search_provider`
-  (weighted RRF; ``weights``, ``rrf_k`` and ``candidate_limit`` below).
+* ``hybrid`` — both, fused by :func:`~ditto.retrieval.providers.hybrid.create_text_vector_hybrid`
+  with the fusion chosen on SciFact's train queries (:data:`TEXT_VECTOR_TUNING`: z-scored
+  scores, 0.45 vector / 0.55 BM25, pools of 20) unless ``tuning`` says otherwise.
 * ``rerank`` — BM25's ``candidate_limit`` best, reordered by the embedding's cosine
   (:func:`~ditto.retrieval.create_rerank_search_provider` with the cosine reranker).
 
@@ -21,7 +22,7 @@ record), and ``metadata``: the passage's own (a record's metadata, a file's ``pa
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Final
 
 from ..config import context_limit
@@ -30,7 +31,7 @@ from ..engines.filters import parse_filter
 from ..errors import INVALID_INPUT, STRATEGY_UNSUPPORTED, RetrievalError, as_retrieval_error, check_signal
 from ..providers.base import begin_search, query_text
 from ..providers.embedding import EmbeddingProvider, embed_contents
-from ..providers.hybrid import HybridBranch, create_hybrid_search_provider
+from ..providers.hybrid import TEXT_VECTOR_TUNING, HybridTuning, create_text_vector_hybrid
 from ..providers.rerank import create_cosine_reranker, create_rerank_search_provider
 from ..types import (
     RetrievalCandidate,
@@ -74,15 +75,13 @@ class IndexSearchProvider:
 
     strategies: tuple[str, ...] = INDEX_STRATEGIES
 
-    def __init__(self, index: SearchIndex, embedding: EmbeddingProvider | None, *, weights: tuple[float, float],
-                 rrf_k: int, candidate_limit: int) -> None:
+    def __init__(self, index: SearchIndex, embedding: EmbeddingProvider | None, *, tuning: HybridTuning,
+                 candidate_limit: int) -> None:
         self.index = index
         self.embedding = embedding
         self._sources: dict[tuple[str, str], RetrievalCandidateSource] = {}
-        self._hybrid = create_hybrid_search_provider(
-            [HybridBranch(_Branch(self, "bm25"), weight=weights[0], strategy="bm25", name="bm25"),
-             HybridBranch(_Branch(self, "vector"), weight=weights[1], strategy="vector", name="vector")],
-            candidate_limit=candidate_limit, rrf_k=rrf_k)
+        self._hybrid = create_text_vector_hybrid(_Branch(self, "bm25"), _Branch(self, "vector"), tuning=tuning,
+                                                 text_strategy="bm25", vector_strategy="vector")
         self._rerank = create_rerank_search_provider(_Branch(self, "bm25"), create_cosine_reranker(embedding),
                                                      candidate_limit=candidate_limit) if embedding else None
 
@@ -177,7 +176,7 @@ class _Branch:
 
 
 def create_index_search_provider(index: SearchIndex, *, embedding: EmbeddingProvider | None = None,
-                                 weights: Sequence[float] = (1.0, 1.0), rrf_k: int = 60,
+                                 tuning: HybridTuning = TEXT_VECTOR_TUNING,
                                  candidate_limit: int = 100) -> IndexSearchProvider:
     """A search provider over ``index``; ``embedding`` (the index's model) enables vector, hybrid and rerank::
 
@@ -185,8 +184,8 @@ def create_index_search_provider(index: SearchIndex, *, embedding: EmbeddingProv
         provider = create_index_search_provider(index)
         output = await provider.search({"query": {"content": "backup retention"}, "target": {"name": "docs"}})
 
-    ``weights`` are the RRF weights of (BM25, vector); ``rrf_k`` and ``candidate_limit``
-    (each branch's pool, and the rerank pool) as in ``create_hybrid_search_provider``.
+    ``tuning`` is how ``hybrid`` fuses (``HybridTuning``: RRF or convex, weights, pools);
+    ``candidate_limit`` is the pool ``rerank`` reorders.
     An embedding provider whose ``model_id`` or ``dimensions`` differ from the index's
     is refused (``INDEX_MODEL_MISMATCH``).
     """
@@ -198,8 +197,6 @@ def create_index_search_provider(index: SearchIndex, *, embedding: EmbeddingProv
             raise SearchIndexError(INDEX_MODEL_MISMATCH, f"the index's vectors are {info.dimensions}-dimensional, "
                                                          f"from {info.model}; the embedding provider is {model} "
                                                          f"({dimensions} dimensions)")
-    pair = tuple(weights)
-    if len(pair) != 2:
-        raise RetrievalError(INVALID_INPUT, "weights are two numbers: BM25's and the vectors'")
-    return IndexSearchProvider(index, embedding, weights=(float(pair[0]), float(pair[1])), rrf_k=rrf_k,
-                               candidate_limit=candidate_limit)
+    if not isinstance(tuning, HybridTuning):
+        raise RetrievalError(INVALID_INPUT, "tuning must be a HybridTuning")
+    return IndexSearchProvider(index, embedding, tuning=tuning, candidate_limit=candidate_limit)

@@ -15,7 +15,7 @@ bytes *as indexed* (kept in the index), its offsets and lines point into them, a
 ``verify`` checks the quote against that snapshot. Passages of JSONL or BEIR records
 have no file to quote from and are left out (with a coverage note).
 
-Retrieval: hybrid (BM25 + the index's embedding model, fused by RRF) when the index has
+Retrieval: hybrid (BM25 + the index's embedding model) when the index has
 vectors and the ``embed`` extra can load their model, BM25 otherwise; the folder cache
 embeds when the extra is installed (``DITTO_RESEARCH_EMBED=0`` turns that off). The
 coverage notes say which was used.
@@ -145,7 +145,7 @@ class IndexedDocumentSearchProvider:
             raise RetrievalError("RETRIEVAL_PROVIDER_UNAVAILABLE", error.message) from None
         provider = create_index_search_provider(index, embedding=embedding)
         if provider.vectors:
-            notes.append(f"retrieval: hybrid (BM25 + {index.embedding.model} embeddings, RRF) over {where}")
+            notes.append(f"retrieval: hybrid (BM25 + {index.embedding.model} embeddings) over {where}")
         else:
             notes.append(f"retrieval: BM25 over {where}")
         return _State(index, provider, tuple(notes))
