@@ -275,7 +275,8 @@ def main() -> None:
             print(f"| sqlite-vec vec0 scan (scan_vectors) | {dense['sqlite_vec_ndcg']:.4f} | "
                   f"{dense['sqlite_vec_qps']:.0f} | {dense['sqlite_vec_qps'] / dense['numpy_qps']:.2f} |")
             if args.embed:
-                print(f"| provider vector / hybrid (TEXT_VECTOR_TUNING) | {dense['vector']:.4f} / {dense['hybrid']:.4f} | | |")
+                print(f"| provider vector / hybrid (TEXT_VECTOR_TUNING) | {dense['vector']:.4f} / "
+                      f"{dense['hybrid']:.4f} | | |")
             print(f"(index with vectors built in {dense['build_s']:.0f} s)")
         if not args.skip_research:
             research = asyncio.run(_research(args.data, base, args.tasks))
