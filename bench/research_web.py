@@ -47,7 +47,7 @@ QUESTIONS: tuple[tuple[str, str, str], ...] = (
 
 def _bm25_top1(text: str, question: str) -> str:
     from ditto.text import TextAnalyzer, score_documents
-    from ditto.workflows.research.passages import cut_passages
+    from ditto.text.passages import cut_passages
 
     analyzer = TextAnalyzer(cjk="unigram")
     spans = cut_passages(text)

@@ -62,15 +62,11 @@ def load_dataset(root: Path) -> Dataset:
     return Dataset(doc_ids, texts, query_ids, [all_queries[q] for q in query_ids], qrels)
 
 
-def ndcg_at_10(ranked: Sequence[str], relevant: set[str]) -> float:
-    """Binary-relevance nDCG@10 of one ranking."""
-    dcg = sum(1.0 / math.log2(rank + 2) for rank, doc in enumerate(ranked[:10]) if doc in relevant)
-    ideal = sum(1.0 / math.log2(rank + 2) for rank in range(min(len(relevant), 10)))
-    return dcg / ideal if ideal else 0.0
-
-
 def mean_ndcg(data: Dataset, rankings: Sequence[Sequence[str]], query_ids: Sequence[str]) -> float:
-    return statistics.fmean(ndcg_at_10(r, data.qrels[q]) for r, q in zip(rankings, query_ids, strict=True))
+    """Mean binary-relevance nDCG@10 (the library's :func:`~ditto.retrieval.evaluation.ndcg_at_k`)."""
+    from ditto.retrieval.evaluation import ndcg_at_k
+
+    return statistics.fmean(ndcg_at_k(r, data.qrels[q]) for r, q in zip(rankings, query_ids, strict=True))
 
 
 def timed(function: Callable[[], Any]) -> tuple[Any, float]:

@@ -18,9 +18,11 @@ least :data:`SECURITY_EXAMPLES` examples, in CI and locally, next to explicit ``
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 #: The real servers (SQLite docs, MediaWiki over HTTPS on loopback), shared by every suite that asks for them.
@@ -54,3 +56,19 @@ def pytest_ignore_collect(collection_path: Path, config: Any) -> bool | None:
     if collection_path.is_relative_to(_PACKAGE_TESTS) and not config.getoption("--package-check"):
         return True
     return None
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _index_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Research tasks index their --documents folders into a cache: the suite's goes to a temporary folder, and
+    stays BM25 (no embedding model loaded per test); the tests of hybrid research turn embeddings on."""
+    folder = tmp_path_factory.mktemp("index-cache")
+    saved = {name: os.environ.get(name) for name in ("DITTO_INDEX_CACHE_DIR", "DITTO_RESEARCH_EMBED")}
+    os.environ["DITTO_INDEX_CACHE_DIR"] = str(folder)
+    os.environ["DITTO_RESEARCH_EMBED"] = "0"
+    yield folder
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value

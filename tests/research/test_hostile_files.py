@@ -1,7 +1,7 @@
 """Hostile documents folders: links out, special files, vanishing and deep entries, caps (issue 16 #1, #7, #8, #9).
 
 Every test builds real folders with real links, FIFOs and sockets and reads
-them through :mod:`ditto.workflows.research.files` or the documents provider
+them through :mod:`ditto.text.files` or the documents provider
 the task registers.
 """
 
@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from ditto.workflows.research.files import WalkLimits, WalkReport, read_document, read_documents, walk_documents
+from ditto.text.files import WalkLimits, WalkReport, read_document, read_documents, walk_documents
 from ditto.workflows.research.sources.documents import DOCUMENT_SUFFIXES, DocumentSearchProvider
 from tests.research.cli import ROOT, cli_env
 

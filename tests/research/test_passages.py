@@ -7,7 +7,7 @@ import bisect
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from ditto.workflows.research.passages import MAX_PASSAGE_CHARS, PassageSpan, cut_passages
+from ditto.text.passages import MAX_PASSAGE_CHARS, PassageSpan, cut_passages
 from tests.research.pages import FROB_HEAD
 
 #: A page laid out the way `man` renders one at 100 columns (our own wording).

@@ -18,15 +18,15 @@ ROOT = Path(__file__).resolve().parents[2]
 @contextmanager
 def ditto_serve(workers: Sequence[str], token: str, *, config: Path | None = None,
                 env: dict[str, str] | None = None, args: Sequence[str] = (), ca_file: Path | None = None,
-                ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+                extra: Sequence[str] = ()) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """Yield ``(url, process)`` for a running ``ditto serve``; kill it on exit.
 
-    ``args`` are extra command-line options; with ``ca_file`` the server is expected to speak HTTPS
-    (``--certfile``/``--keyfile`` in ``args``) and is polled through that CA.
+    ``args`` (or ``extra``) are extra command-line options; with ``ca_file`` the server is expected to speak
+    HTTPS (``--certfile``/``--keyfile`` in ``args``) and is polled through that CA.
     """
     port = free_port()
-    extra = list(args)
-    args = [sys.executable, "-m", "ditto", "serve", "--host", "127.0.0.1", "--port", str(port), *extra]
+    options = [*args, *extra]
+    args = [sys.executable, "-m", "ditto", "serve", "--host", "127.0.0.1", "--port", str(port), *options]
     for spec in workers:
         args += ["--worker", spec]
     if config is not None:

@@ -6,7 +6,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -38,7 +38,12 @@ def _root(version: Annotated[bool, typer.Option("--version", callback=_version, 
 
 @app.command()
 def serve(
-    worker: Annotated[list[str], typer.Option("--worker", help="module:factory returning WorkerDefinition(s).")],
+    worker: Annotated[list[str] | None, typer.Option("--worker", help="module:factory returning "
+                                                                      "WorkerDefinition(s).")] = None,
+    index: Annotated[Path | None, typer.Option("--index", help="Serve this index (ditto index) as a "
+                                                               "RETRIEVAL.SEARCH target.")] = None,
+    target: Annotated[str | None, typer.Option("--target", help="The target name of --index (default: the "
+                                                                "index directory's name).")] = None,
     config: Annotated[Path | None, typer.Option("--config", help="Root YAML (workers.*).")] = None,
     host: Annotated[str, typer.Option("--host")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port")] = 8080,
@@ -86,7 +91,19 @@ def serve(
     except DittoError as error:
         typer.echo(f"configuration error {error.code}: {error.message}", err=True)
         raise typer.Exit(2) from None
-    definitions = [d for spec in worker for d in load_worker_factory(spec, runtime_config)]
+    if not worker and index is None:
+        raise typer.BadParameter("name what to serve: --worker module:factory and/or --index DIR")
+    definitions = [d for spec in worker or [] for d in load_worker_factory(spec, runtime_config)]
+    opened: Any = None
+    if index is not None:
+        from .index import index_worker
+
+        try:
+            opened, definition = index_worker(index, target)
+        except DittoError as error:
+            typer.echo(f"error {error.code}: {error.message}", err=True)
+            raise typer.Exit(1) from None
+        definitions.append(definition)
     runtime = create_ditto(config=runtime_config, workers=definitions)
     http_app = create_worker_http_app(runtime, token=token, body_timeout=body_timeout, metrics=metrics,
                                       tracing=tracing,
@@ -99,16 +116,25 @@ def serve(
                                "workers": [info.to_wire() for info in runtime.workers()]}), nl=True)
         sys.stdout.flush()
 
+    async def stop() -> None:
+        try:
+            await runtime.close()
+        finally:
+            if opened is not None:
+                opened.close()
+
     serve_app(http_app, host=host, port=port, grace_period=grace_period, header_timeout=header_timeout,
               keep_alive=keep_alive, certfile=str(certfile) if certfile else None,
               keyfile=str(keyfile) if keyfile else None, log_level=log_level, on_start=started,
-              on_stop=runtime.close)
+              on_stop=stop)
 
 
 def _register_research() -> None:
+    from .index import register as register_index
     from .research import register
 
     register(app)
+    register_index(app)
 
 
 _register_research()

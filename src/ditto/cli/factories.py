@@ -10,9 +10,17 @@ import sys
 import typer
 
 from ..config import RuntimeConfig
+from ..errors import DittoError
 from ..runtime import WorkerDefinition
 
 __all__ = ["load_worker_factory"]
+
+#: What to use instead of a library factory that needs objects only Python can give.
+_HINTS = {
+    "ditto.retrieval:create_retrieval_worker": " (it needs a registry of search providers: to serve an index "
+                                               "use `ditto serve --index DIR`, or write a module:factory that "
+                                               "builds the registry)",
+}
 
 
 def load_worker_factory(spec: str, config: RuntimeConfig) -> list[WorkerDefinition]:
@@ -26,7 +34,21 @@ def load_worker_factory(spec: str, config: RuntimeConfig) -> list[WorkerDefiniti
         factory = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:
         raise typer.BadParameter(f"cannot import {spec}: {exc}") from None
-    made = factory(config) if inspect.signature(factory).parameters else factory()
+    try:
+        parameters = list(inspect.signature(factory).parameters.values())
+    except (TypeError, ValueError):
+        raise typer.BadParameter(f"{spec} is not a function") from None
+    required = [p for p in parameters if p.default is inspect.Parameter.empty
+                and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    if len(required) > 1 or any(p.kind is p.KEYWORD_ONLY for p in required):
+        raise typer.BadParameter(f"{spec} needs arguments the command line cannot give "
+                                 f"({', '.join(p.name for p in required)}); --worker takes a factory of no "
+                                 "argument or of the runtime config" + _HINTS.get(spec, ""))
+    try:
+        made = factory(config) if parameters else factory()
+    except DittoError as error:  # the factory refused the config: say so, no traceback
+        raise typer.BadParameter(f"{spec} refused to build a worker: {error.code}: {error.message}"
+                                 + _HINTS.get(spec, "")) from None
     definitions = [made] if isinstance(made, WorkerDefinition) else list(made)
     if not definitions or not all(isinstance(item, WorkerDefinition) for item in definitions):
         raise typer.BadParameter(f"{spec} did not return WorkerDefinition(s)")

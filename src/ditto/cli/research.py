@@ -233,6 +233,8 @@ def register(app: typer.Typer) -> None:
         documents: Annotated[list[Path] | None, typer.Option("--documents", help="Files or folders (recursive).")]
         = None,
         ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Glob of documents to skip.")] = None,
+        index: Annotated[Path | None, typer.Option("--index", help="Search this index (made by `ditto index`) "
+                                                                   "instead of reading --documents.")] = None,
         kb: Annotated[str | None, typer.Option("--kb", help="SQLite FTS5 file, PostgreSQL DSN or target:NAME.")]
         = None,
         memory: Annotated[str | None, typer.Option("--memory", help="An existing MEMORY SQLite store, or a "
@@ -281,6 +283,7 @@ def register(app: typer.Typer) -> None:
             question=question, knowledge=knowledge.value if knowledge else None, allow_partial=allow_partial,
             search_engine=search_engine.value if search_engine else None,
             documents=[str(path.resolve()) for path in documents] if documents else None,
+            index=str(index.resolve()) if index is not None else None,
             ignore=ignore or None, kb=_kb_value(kb), memory=_memory_value(memory),
             internal_knowledge_keys=internal_key or None,
             vocabulary=_read_vocabulary(vocabulary) if vocabulary else None,

@@ -30,7 +30,8 @@ import Stemmer
 from .._extras import require_extra
 from ..errors import InvalidArgumentError
 
-__all__ = ["CJK_CLASS", "CJK_STOPWORDS", "ENGLISH_STOPWORDS", "CjkMode", "TextAnalyzer", "word_terms"]
+__all__ = ["CJK_CLASS", "CJK_STOPWORDS", "ENGLISH_STOPWORDS", "CjkMode", "TextAnalyzer", "option_terms",
+           "word_terms"]
 
 #: Lucene's default English stop words (the same 33 words bm25s ships as ``STOPWORDS_EN``).
 ENGLISH_STOPWORDS: frozenset[str] = frozenset({
@@ -58,6 +59,19 @@ _HAS_CJK = re.compile(f"[{CJK_CLASS}]")
 _PLAIN_TERM = re.compile(f"[{CJK_CLASS}]|[^\\W_{CJK_CLASS}]+")
 
 
+#: A command-line option as written in man pages and questions: ``-p``, ``--parents``, ``-mtime``.
+_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][A-Za-z0-9-]*")
+
+
+def option_terms(text: str) -> list[str]:
+    """The command-line options in ``text`` as terms, case kept (``-p`` is not ``-P``).
+
+    The word pattern drops one-letter tokens and the dash, so without these a question about
+    ``mkdir -p`` could not tell the passage documenting ``-p`` from any other of the page.
+    """
+    return _OPTION.findall(text)
+
+
 def word_terms(text: str) -> list[str]:
     """Lower-case terms of ``text`` in order: runs of letters/digits, CJK characters one by one.
 
@@ -74,13 +88,14 @@ class TextAnalyzer:
     explicit word collection. ``stemmer`` is a Snowball language name or ``None``.
     ``cjk`` says how CJK runs become terms: ``"jieba"`` (or ``True``) segments them with
     jieba, ``"unigram"`` makes each character a term, ``"none"`` (or ``False``) keeps a
-    run as one term.
+    run as one term. ``options=True`` adds command-line options (``-p``, ``--parents``) as
+    terms, case kept (:func:`option_terms`): what documentation search needs.
     """
 
-    __slots__ = ("_cjk", "_stem", "_stemmer_name", "_stopwords", "_stopwords_spec")
+    __slots__ = ("_cjk", "_options", "_stem", "_stemmer_name", "_stopwords", "_stopwords_spec")
 
     def __init__(self, *, stopwords: str | Iterable[str] | None = "english", stemmer: str | None = "english",
-                 cjk: bool | CjkMode = True) -> None:
+                 cjk: bool | CjkMode = True, options: bool = False) -> None:
         if stopwords == "english":
             words: frozenset[str] = ENGLISH_STOPWORDS
             spec: str | list[str] | None = "english"
@@ -103,26 +118,34 @@ class TextAnalyzer:
             self._cjk = "unigram"
         else:
             raise InvalidArgumentError("cjk must be 'jieba', 'unigram', 'none' or a bool")
+        self._options = bool(options)
 
     # -- configuration round trip (saved with an index) ---------------------
     def config(self) -> dict[str, Any]:
         """A JSON description from which :meth:`from_config` rebuilds the same analyzer."""
         cjk: bool | str = {"jieba": True, "none": False}.get(self._cjk, self._cjk)  # saved indexes keep bools
-        return {"stopwords": self._stopwords_spec, "stemmer": self._stemmer_name, "cjk": cjk}
+        config: dict[str, Any] = {"stopwords": self._stopwords_spec, "stemmer": self._stemmer_name, "cjk": cjk}
+        if self._options:  # only when set: indexes saved before the option existed read back unchanged
+            config["options"] = True
+        return config
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> TextAnalyzer:
         cjk = config.get("cjk")
         return cls(stopwords=config.get("stopwords"), stemmer=config.get("stemmer"),
-                   cjk=cjk if cjk in ("jieba", "unigram", "none") else bool(cjk))
+                   cjk=cjk if cjk in ("jieba", "unigram", "none") else bool(cjk), options=config.get("options") is True)
 
     # -- analysis -----------------------------------------------------------
     def analyze(self, text: str) -> list[str]:
         """Index terms of ``text`` in order (duplicates kept: term frequency matters)."""
         lowered = text.lower()
         if self._cjk != "none" and _HAS_CJK.search(lowered) is not None:
-            return self._analyze_mixed(lowered)
-        return self._english(_WORD.findall(lowered))
+            terms = self._analyze_mixed(lowered)
+        else:
+            terms = self._english(_WORD.findall(lowered))
+        if self._options and "-" in text:
+            terms.extend(option_terms(text))
+        return terms
 
     def analyze_many(self, texts: Sequence[str]) -> list[list[str]]:
         return [self.analyze(text) for text in texts]

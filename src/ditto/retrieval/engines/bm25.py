@@ -331,6 +331,21 @@ class BM25Index:
         return [(documents[position], score)
                 for position, score in zip(candidates[order].tolist(), chosen[order].tolist(), strict=True)]
 
+    def matching_ids(self, conditions: Sequence[FilterCondition]) -> list[str]:
+        """The ids of the documents whose metadata passes every condition, in index order.
+
+        The same column masks :meth:`search` applies, for another engine over the same
+        documents (a vector table) to restrict its candidates before its own top-k.
+        """
+        snapshot = self._current()
+        if not conditions:
+            return [document.id for document in snapshot.documents]
+        mask = _condition_mask(snapshot, conditions[0])
+        for condition in conditions[1:]:
+            mask &= _condition_mask(snapshot, condition)
+        documents = snapshot.documents
+        return [documents[position].id for position in np.flatnonzero(mask).tolist()]
+
     def _query_term_ids(self, query: str, n_terms: int, mode: MatchMode) -> list[int]:
         vocabulary = self._terms
         ids: list[int] = []

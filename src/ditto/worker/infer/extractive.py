@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from ...text import CJK_CLASS, CJK_STOPWORDS, ENGLISH_STOPWORDS, TextAnalyzer, score_documents
+from ...text.sentences import MAX_SENTENCE_CHARS, Sentence, split_sentences
 from .tasks import (
     MAX_ANSWER_SENTENCES,
     MAX_QUOTE_CHARS,
@@ -130,12 +131,6 @@ CJK_QUESTION_WORDS: Final = ("做什么", "干什么", "有什么", "是什么",
 _ANALYZER = TextAnalyzer(stopwords=ENGLISH_STOPWORDS | QUESTION_STOPWORDS, stemmer="english", cjk="unigram")
 _STOPWORDS: Final = ENGLISH_STOPWORDS | QUESTION_STOPWORDS
 
-#: Words a full stop follows without ending the sentence (compared lower-case, without the final stop).
-_ABBREVIATIONS: Final = frozenset({
-    "e.g", "i.e", "al", "etc", "vs", "cf", "fig", "figs", "eq", "eqs", "ref", "refs", "vol", "pp",
-    "approx", "ca", "dr", "mr", "mrs", "ms", "prof", "st", "jr", "sr", "inc", "ltd", "co", "corp", "dept",
-    "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "u.s", "u.k",
-})
 _GATE_STOPWORDS: Final = frozenset(_ANALYZER.analyze(" ".join(GATE_STOPWORDS))) | GATE_STOPWORDS
 #: Where a question's clauses part: commas, semicolons, "and"/"or", Chinese enumeration commas.
 _CLAUSE = re.compile(r"[,;:，；：、]|\b(?:and|or)\b|以及|还有|并且|和")
@@ -147,17 +142,6 @@ _SURFACE = re.compile(r"(?<![\w-])--?[A-Za-z][A-Za-z0-9-]*|"
                       f"[{CJK_CLASS}]+|[^\\W_{CJK_CLASS}]+(?:['’][^\\W_{CJK_CLASS}]+)*")
 
 
-#: Characters after which a sentence may end, and the closers that stay with it.
-_BOUNDARY = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s|$)|[。！？；]+[”’」』）]*|\n")
-_NEXT_WORD = re.compile(r"\s+(\w)")
-_LAST_WORD = re.compile(r"(?:^|[\s(\[])([^\W\d_]+(?:\.[^\W\d_]+)*)$")
-#: A line that starts a list item: a bullet or a number with ``.``/``)``, then a space.
-_ITEM = re.compile(r"[ \t]*(?:[-*+•·‣◦]|\d{1,3}[.)])[ \t]+\S")
-#: A Markdown heading or a rule line: it never runs on into the next line.
-_MARKUP_LINE = re.compile(r"[ \t]{0,3}(?:#{1,6}(?:[ \t]|$)|(?:=+|-+|\*+|_+|`{3,}.*|~{3,}.*)[ \t]*$)")
-#: A sentence that runs longer than this over line breaks is cut at line ends (a table or a synopsis
-#: has no full stops; a quote of forty lines is not a sentence).
-MAX_SENTENCE_CHARS: Final = 400
 #: Hyphenation at a line end (groff's U+2010 or a soft hyphen): the word continues on the next line.
 _HYPHENATED = re.compile(r"(?<=[^\W\d_])[\u2010\u00ad]\r?\n[ \t]*(?=[^\W\d_])")
 #: A command-line option: "-p", "-0", "--parents" (after white space, an opening bracket or the start).
@@ -178,119 +162,6 @@ def analyze(text: str) -> list[str]:
     if "-" in text:
         terms.extend(_OPTION.findall(text))
     return terms
-
-
-@dataclass(frozen=True, slots=True)
-class Sentence:
-    """A sentence of a text as offsets: ``text[start:end]`` is the sentence, trimmed."""
-
-    start: int
-    end: int
-
-
-def split_sentences(text: str) -> list[Sentence]:
-    """Sentence spans of ``text``, trimmed, in order.
-
-    A sentence ends after ``. ! ?`` (and closing quotes/brackets) before white space or the
-    end, after ``。！？；``, at a blank line, and at a line break that the layout makes a
-    boundary (the next line is a list item or less indented, or either line is a heading or
-    a rule). Any other line break is hard wrapping: the sentence runs on, so
-    "…1 if no lines were selected, and 2 if\\n       an error occurred." is one sentence.
-    A sentence longer than :data:`MAX_SENTENCE_CHARS` that spans lines is cut at line ends.
-    """
-    spans: list[Sentence] = []
-    begin = 0
-    for match in _BOUNDARY.finditer(text):
-        if match.group().startswith(".."):
-            continue  # an ellipsis: a synopsis's "[FILE...]", "package-file..." repeats, it does not end
-        if match.group() == "\n":
-            if not _line_break_ends(text, match.start()):
-                continue
-        elif _abbreviation(text, match):
-            continue
-        _append_sentence(text, begin, match.end(), spans)
-        begin = match.end()
-    _append_sentence(text, begin, len(text), spans)
-    return spans
-
-
-def _line_bounds(text: str, newline: int) -> tuple[str, str]:
-    """The line that ends at ``newline`` and the line after it (without their line breaks)."""
-    head = text.rfind("\n", 0, newline) + 1
-    tail = text.find("\n", newline + 1)
-    return text[head:newline], text[newline + 1:tail if tail >= 0 else len(text)]
-
-
-def _indent(line: str) -> int:
-    return len(line.expandtabs(8)) - len(line.expandtabs(8).lstrip())
-
-
-def _line_break_ends(text: str, newline: int) -> bool:
-    """Whether the line break at ``newline`` ends a sentence (layout), not just wraps it."""
-    line, following = _line_bounds(text, newline)
-    if not line.strip() or not following.strip():
-        return True  # a blank line ends a paragraph
-    if _MARKUP_LINE.match(line) or _MARKUP_LINE.match(following):
-        return True
-    if _ITEM.match(following):
-        return True
-    here, there = _indent(line), _indent(following)
-    if there < here:
-        return True
-    # A short title at the margin over an indented body (a man page's "OPTIONS", a plain-text
-    # README's "Installation") is a heading; an option tag such as "-c, --count" runs on into its body.
-    # The first line of a text has lost its indentation to trimming (a passage starts at its first
-    # character), so it is never taken for a title.
-    title = line.strip()
-    return (text.rfind("\n", 0, newline) >= 0 and here <= 3 and there > here and len(title) <= 60 and title[0].isalpha()
-            and title[-1] not in ".,;:!?")
-
-
-def _append_sentence(text: str, start: int, end: int, spans: list[Sentence]) -> None:
-    """Append ``text[start:end]`` trimmed; a long one spanning lines is cut at its line ends."""
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    if end <= start:
-        return
-    if end - start <= MAX_SENTENCE_CHARS or text.find("\n", start, end) < 0:
-        spans.append(Sentence(start, end))
-        return
-    piece = start
-    while piece < end:
-        limit = piece + MAX_SENTENCE_CHARS
-        cut = text.rfind("\n", piece, min(limit, end)) if limit < end else end
-        if cut <= piece:
-            cut = text.find("\n", limit, end)
-            cut = end if cut < 0 else cut
-        _append_trimmed(text, piece, cut, spans)
-        piece = cut
-
-
-def _abbreviation(text: str, match: re.Match[str]) -> bool:
-    """Whether a full stop ends an abbreviation ("e.g.", "et al.", "Fig. 2") or is followed by a
-    lower-case word: then it does not end the sentence. Single capitals are not taken for initials
-    ("vitamin D." ends sentences far more often than "J. Smith" appears)."""
-    if match.group() != ".":
-        return False
-    following = _NEXT_WORD.match(text, match.end())
-    if following is not None and following.group(1).islower():
-        return True
-    previous = _LAST_WORD.search(text, max(0, match.start() - 16), match.start())
-    if previous is None:
-        return False
-    word = previous.group(1)
-    return word.lower() in _ABBREVIATIONS
-
-
-def _append_trimmed(text: str, start: int, end: int, spans: list[Sentence]) -> None:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    if end > start:
-        spans.append(Sentence(start, end))
 
 
 def _cut(text: str, span: Sentence, limit: int) -> str:

@@ -56,7 +56,8 @@ def default_model(env: Mapping[str, str] | None = None) -> dict[str, Any]:
 
 
 #: Request fields that name the caller's own material, and the source kind each one feeds.
-_OWN_SOURCES: dict[str, str] = {"documents": "documents", "kb": "knowledge", "memory": "knowledge", "urls": "web"}
+_OWN_SOURCES: dict[str, str] = {"documents": "documents", "index": "documents", "kb": "knowledge",
+                                "memory": "knowledge", "urls": "web"}
 #: The tenant of a task on the caller's own sources when none is named (``acme`` is the sample's).
 DEFAULT_TENANT = "default"
 

@@ -164,10 +164,8 @@ def research_workers(task: ResearchTask, *, env: Mapping[str, str] | None = None
         "knowledge" in request.sources and request.knowledge in ("external", "both"))
     if (needs_retrieval or targets) and "RETRIEVAL" not in skip:
         bindings: dict[str, Any] = {}
-        documents = [Path(path) for path in request.documents] if request.documents is not None else [
-            task.policy_path]
-        bindings[DOCUMENTS_TARGET] = {"default_strategy": "keyword", "providers": {"keyword": DocumentSearchProvider(
-            documents, ignore=request.ignore, save_snapshot=task.save_snapshot, notes_key=task.directory)}}
+        bindings[DOCUMENTS_TARGET] = {"default_strategy": "keyword", "providers": {"keyword": _documents_provider(
+            task, source)}}
         kb = request.kb
         if kb is None or not kb.startswith("target:"):
             provider = _LazySqlProvider(kb if kb is not None else str(task.knowledge_path))
@@ -182,6 +180,20 @@ def research_workers(task: ResearchTask, *, env: Mapping[str, str] | None = None
         workers.append(interaction)
         closers.append(interaction.aclose)
     return workers, closers
+
+
+def _documents_provider(task: ResearchTask, env: Mapping[str, str]) -> Any:
+    """The task's documents: a prepared index, its folders through the folder cache, or the sample policy.md."""
+    request = task.request
+    if request.index is None and request.documents is None:
+        return DocumentSearchProvider([task.policy_path], ignore=request.ignore, save_snapshot=task.save_snapshot,
+                                      notes_key=task.directory)
+    from .sources.indexed_documents import IndexedDocumentSearchProvider
+
+    return IndexedDocumentSearchProvider(
+        index=Path(request.index) if request.index is not None else None,
+        documents=[Path(path) for path in request.documents or ()], ignore=request.ignore,
+        save_snapshot=task.save_snapshot, notes_key=task.directory, env=env)
 
 
 def _memory_store(task: ResearchTask) -> Any:

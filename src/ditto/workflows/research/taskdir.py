@@ -479,7 +479,7 @@ def _create_task(request: ResearchRequest, base_dir: Path | str | None, director
 def _fill(path: Path, request: ResearchRequest, identifier: str, task_id: str, drawn: SampleValues) -> None:
     """Write a task's files into the fresh folder ``path``, ``request.json`` last (a task is one with it)."""
     document = {"requestId": identifier, **request.model_dump(mode="json", by_alias=True)}
-    if request.documents is None:
+    if request.documents is None and request.index is None:
         write_policy(path / POLICY_FILE, drawn)
     if request.memory is None:
         write_internal_knowledge(path / INTERNAL_KNOWLEDGE_FILE, drawn, request.tenant)

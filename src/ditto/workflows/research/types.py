@@ -144,7 +144,9 @@ class ResearchRequest(DittoModel):
     """Everything that defines a task; its canonical JSON is hashed into the request id.
 
     ``None`` for ``documents`` / ``kb`` / ``memory`` means "use the task's
-    generated sample data of that kind". ``urls`` (direct web reading, at most
+    generated sample data of that kind" (``documents`` with no ``index``).
+    ``index`` names a prepared index (``ditto index``) the documents source
+    searches instead of reading folders. ``urls`` (direct web reading, at most
     2 pages) defaults to SQLite's documentation for ``web-read``. ``wiki_url``
     points web search at any MediaWiki's API (``https://wiki.example/w/api.php``;
     Wikipedia's when ``None``): the wiki searched is part of the request.
@@ -160,6 +162,8 @@ class ResearchRequest(DittoModel):
     wiki_url: Annotated[str, Field(max_length=4096, pattern=r"^https://[^\s]+$"),
                         AfterValidator(_clean_text)] | None = None
     documents: tuple[PathText, ...] | None = Field(default=None, max_length=64)
+    #: A prepared index (``ditto index``) searched instead of reading ``documents``.
+    index: PathText | None = None
     ignore: tuple[ShortText, ...] = Field(default=(), max_length=64)
     kb: PathText | None = None
     memory: PathText | None = None
@@ -179,6 +183,9 @@ class ResearchRequest(DittoModel):
             object.__setattr__(self, "sources", ordered)
         if self.vocabulary is not None and len(set(self.vocabulary)) != len(self.vocabulary):
             raise ValueError("vocabulary entries must be distinct")
+        if self.index is not None and self.documents is not None:
+            raise ValueError("give documents (folders read and indexed by the task) or index (an index made by "
+                             "`ditto index`), not both")
         if len(set(sources)) != len(sources):
             raise ValueError("a source kind is named twice")
         if ("web" in sources and self.search_engine == "brave" and self.allowed_origins is None

@@ -4,7 +4,7 @@ The provider is registered in the task's RETRIEVAL worker (target
 ``research-documents``), so the workflow reaches files through
 ``RETRIEVAL.SEARCH`` like any other source. Each file is read once per run,
 its exact bytes saved as a snapshot, and cut into passages that follow the
-text (:func:`~ditto.workflows.research.passages.cut_passages`: paragraphs whose
+text (:func:`~ditto.text.passages.cut_passages`: paragraphs whose
 sentences run across line breaks, list items, code and man-page blocks, at most
 1000 characters). A query's words score each passage together with its heading
 path (the title and section it sits under); passages without a query word are
@@ -19,7 +19,6 @@ import asyncio
 import fnmatch
 import hashlib
 import logging
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,8 +27,9 @@ from typing import Any, Final
 from ....redaction import printable
 from ....runtime import Graph, NodeResult, graph
 from ....text import TextAnalyzer, score_documents
-from ..files import DEFAULT_LIMITS, WalkLimits, WalkReport
-from ..passages import cut_passages
+from ....text.analysis import option_terms
+from ....text.files import DEFAULT_LIMITS, DOCUMENT_SUFFIXES, WalkLimits, WalkReport
+from ....text.passages import cut_passages
 from ..records import Passage
 from ..types import QueryRecord
 from .base import SourceHits, SourceLimits, SourceSetup, constant_input, retrieval_candidates
@@ -41,7 +41,6 @@ logger = logging.getLogger(__name__)
 
 #: The RETRIEVAL target name the task registers its documents under.
 DOCUMENTS_TARGET: Final = "research-documents"
-DOCUMENT_SUFFIXES: Final = frozenset({".md", ".markdown", ".txt", ".text", ".rst"})
 MAX_FILES: Final = 10_000
 MAX_FILE_BYTES: Final = 4 * 1024 * 1024
 
@@ -56,19 +55,6 @@ class DocumentPassage:
     line_start: int
     line_end: int
     heading: str | None = None
-
-
-#: A command-line option as written in man pages and questions: ``-p``, ``--parents``, ``-mtime``.
-_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][A-Za-z0-9-]*")
-
-
-def option_terms(text: str) -> list[str]:
-    """The command-line options in ``text`` as search terms, case kept (``-p`` is not ``-P``).
-
-    The word analyzer drops one-letter tokens and the dash, so without these a question about
-    ``mkdir -p`` could not tell the passage documenting ``-p`` from any other of the page.
-    """
-    return _OPTION.findall(text)
 
 
 def split_passages(text: str) -> list[tuple[int, int, int, int]]:
@@ -105,13 +91,13 @@ class DocumentSearchProvider:
 
     def _files(self) -> list[Path]:
         """The document files, walked by :mod:`..files` (no links followed, bounded, every skip noted)."""
-        from ..files import walk_documents
+        from ....text.files import walk_documents
 
         return list(walk_documents(self._paths, ignore=self._ignore, suffixes=DOCUMENT_SUFFIXES,
                                    limits=self.limits, report=self.report))
 
     def _load(self) -> list[DocumentPassage]:
-        from ..files import read_documents
+        from ....text.files import read_documents
 
         self.report = WalkReport()
         corpus: list[DocumentPassage] = []

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ....text import TextAnalyzer, score_documents
-from ..passages import PassageSpan, cut_passages
+from ....text.passages import PassageSpan, cut_passages
 
 __all__ = ["ranked_spans"]
 

@@ -42,7 +42,7 @@ import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from ...worker.infer.extractive import split_sentences
+from .sentences import split_sentences
 
 __all__ = ["MAX_HEADING_CHARS", "MAX_PASSAGE_CHARS", "PassageKind", "PassageSpan", "cut_passages"]
 

@@ -39,10 +39,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from ...redaction import printable
+from ..redaction import printable
 
 __all__ = [
     "DEFAULT_LIMITS",
+    "DOCUMENT_SUFFIXES",
     "DocumentFile",
     "WalkLimits",
     "WalkReport",
@@ -55,6 +56,9 @@ logger = logging.getLogger(__name__)
 #: POSIX flags (``0`` where the platform lacks them, so the package still imports there).
 _O_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
 _O_NONBLOCK: Final = getattr(os, "O_NONBLOCK", 0)
+
+#: What a document is, by name: Markdown, plain text and reStructuredText (read as plain text).
+DOCUMENT_SUFFIXES: Final = frozenset({".md", ".markdown", ".txt", ".text", ".rst"})
 
 #: Pseudo file systems whose "files" are the machine's state (environment, memory, devices), never documents.
 FORBIDDEN_ROOTS: Final = (Path("/proc"), Path("/sys"), Path("/dev"))

@@ -1,0 +1,59 @@
+"""The local embedding model an index is built and searched with (the ``embed`` extra), loaded once per process.
+
+``ditto index --embed`` and ``ditto search --strategy vector|hybrid|rerank`` name a
+model (or take the default); a search over an index uses the model its manifest
+records. Loading a model costs seconds, so one provider per model id is kept for the
+process: the second research task of a run, or the second search of a server, pays
+nothing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import threading
+from typing import Any
+
+from ..providers.embedding import EmbeddingProvider
+from .errors import INDEX_UNAVAILABLE, SearchIndexError
+
+__all__ = ["embedding_available", "local_embedding"]
+
+_LOADED: dict[str | None, EmbeddingProvider] = {}
+_LOCK = threading.Lock()
+
+
+def _factory() -> Any:
+    try:
+        module = importlib.import_module("ditto.retrieval.providers.local_embedding")
+    except ImportError:
+        return None
+    return getattr(module, "create_local_embedding_provider", None)
+
+
+def embedding_available() -> bool:
+    """Whether a local embedding model can be loaded here (the ``embed`` extra is installed)."""
+    if _factory() is None:
+        return False
+    return any(importlib.util.find_spec(runtime) is not None for runtime in ("sentence_transformers", "fastembed"))
+
+
+def local_embedding(model: str | None = None) -> EmbeddingProvider:
+    """The local embedding provider for ``model`` (``None``: the library's default), loaded once per process."""
+    with _LOCK:
+        provider = _LOADED.get(model)
+        if provider is None:
+            factory = _factory()
+            if factory is None:
+                raise SearchIndexError(INDEX_UNAVAILABLE, "embeddings need the embed extra: "
+                                                          "pip install 'pyditto[embed]'")
+            try:
+                provider = factory(model)
+            except ImportError:
+                raise SearchIndexError(INDEX_UNAVAILABLE, "embeddings need the embed extra: "
+                                                          "pip install 'pyditto[embed]'") from None
+            _LOADED[model] = provider
+            model_id = getattr(provider, "model_id", None)
+            if isinstance(model_id, str):
+                _LOADED.setdefault(model_id, provider)
+        return provider

@@ -1,0 +1,202 @@
+"""A ``RetrievalSearchProvider`` over an opened index: ``bm25``, ``keyword``, ``vector``, ``hybrid``, ``rerank``.
+
+* ``bm25`` — BM25 (Lucene variant) over the passages, any query term; ``keyword``: every term.
+* ``vector`` — the query embedded by the index's model, exact cosine (:meth:`SearchIndex.search_vectors`).
+* ``hybrid`` — both, fused by :func:`~ditto.retrieval.providers.hybrid.create_text_vector_hybrid`
+  with the fusion chosen on SciFact's train queries (:data:`TEXT_VECTOR_TUNING`: z-scored
+  scores, 0.45 vector / 0.55 BM25, pools of 20) unless ``tuning`` says otherwise.
+* ``rerank`` — BM25's ``candidate_limit`` best, reordered by the embedding's cosine
+  (:func:`~ditto.retrieval.create_rerank_search_provider` with the cosine reranker).
+
+Without ``strategy`` a request gets ``hybrid`` when the index has vectors and an
+embedding provider was given, ``bm25`` otherwise. The strategies that need vectors
+answer ``RETRIEVAL_STRATEGY_UNSUPPORTED`` on an index without them.
+
+Candidates: ``id`` (the passage id), ``content`` (the passage text), ``score``,
+``source.ref`` (``path#L<first>-L<last>`` for a file's passage, the record id for a
+record), and ``metadata``: the passage's own (a record's metadata, a file's ``path`` and
+``suffix``: what ``filter`` sees) plus ``path``, ``lineStart``, ``lineEnd``, ``start``,
+``end``, ``heading`` and ``sha256`` (the passage text's hash).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any, Final
+
+from ..config import context_limit
+from ..engines.bm25 import IndexedDocument, MatchMode
+from ..engines.filters import parse_filter
+from ..errors import INVALID_INPUT, STRATEGY_UNSUPPORTED, RetrievalError, as_retrieval_error, check_signal
+from ..providers.base import begin_search, query_text
+from ..providers.embedding import EmbeddingProvider, embed_contents
+from ..providers.hybrid import TEXT_VECTOR_TUNING, HybridTuning, create_text_vector_hybrid
+from ..providers.rerank import create_cosine_reranker, create_rerank_search_provider
+from ..types import (
+    RetrievalCandidate,
+    RetrievalCandidateSource,
+    RetrievalExecutionContext,
+    RetrievalSearchInput,
+    RetrievalSearchOutput,
+)
+from .errors import INDEX_MODEL_MISMATCH, SearchIndexError
+from .reader import SearchIndex
+
+__all__ = ["INDEX_STRATEGIES", "IndexSearchProvider", "create_index_search_provider"]
+
+INDEX_STRATEGIES: Final = ("bm25", "keyword", "vector", "hybrid", "rerank")
+_VECTOR_STRATEGIES: Final = frozenset({"vector", "hybrid", "rerank"})
+#: Indexes at least this large search in a worker thread (a small one costs less than the thread hop).
+_OFFLOAD: Final = 20_000
+
+
+#: Candidate sources kept per (target, passage id): immutable, shared by every result (bounded).
+_SOURCE_CACHE_LIMIT: Final = 200_000
+
+
+def _source(document: IndexedDocument, target: str) -> RetrievalCandidateSource:
+    meta = document.metadata
+    assert meta is not None
+    path = meta["path"]
+    from_file = document.id.startswith(f"{path}#") and document.id[len(path) + 1:].isdigit()
+    ref = f"{path}#L{meta['lineStart']}-L{meta['lineEnd']}" if from_file else document.id  # a record: its id
+    return RetrievalCandidateSource.model_construct(target=target, ref=ref)
+
+
+def _text(document: IndexedDocument) -> str:
+    """The passage text from the engine's search text (the heading path, a newline, then the passage)."""
+    heading = document.metadata.get("heading") if document.metadata is not None else None
+    return document.content[len(heading) + 1:] if heading else document.content
+
+
+class IndexSearchProvider:
+    """Searches a :class:`~ditto.retrieval.index.SearchIndex` (see the module docs for the strategies)."""
+
+    strategies: tuple[str, ...] = INDEX_STRATEGIES
+
+    def __init__(self, index: SearchIndex, embedding: EmbeddingProvider | None, *, tuning: HybridTuning,
+                 candidate_limit: int) -> None:
+        self.index = index
+        self.embedding = embedding
+        self._sources: dict[tuple[str, str], RetrievalCandidateSource] = {}
+        self._hybrid = create_text_vector_hybrid(_Branch(self, "bm25"), _Branch(self, "vector"), tuning=tuning,
+                                                 text_strategy="bm25", vector_strategy="vector")
+        self._rerank = create_rerank_search_provider(_Branch(self, "bm25"), create_cosine_reranker(embedding),
+                                                     candidate_limit=candidate_limit) if embedding else None
+
+    @property
+    def vectors(self) -> bool:
+        """Whether the vector strategies can run (the index has vectors and an embedding provider was given)."""
+        return self.embedding is not None and self.index.embedding is not None
+
+    @property
+    def default_strategy(self) -> str:
+        return "hybrid" if self.vectors else "bm25"
+
+    async def search(self, input: RetrievalSearchInput | Mapping[str, Any],
+                     context: RetrievalExecutionContext | None = None) -> RetrievalSearchOutput:
+        request, signal = begin_search(input, context)
+        strategy = request.strategy or self.default_strategy
+        if strategy not in INDEX_STRATEGIES:
+            raise RetrievalError(STRATEGY_UNSUPPORTED, f"an index supports {', '.join(INDEX_STRATEGIES)}")
+        if strategy in _VECTOR_STRATEGIES and not self.vectors:
+            raise RetrievalError(STRATEGY_UNSUPPORTED, f"{strategy} needs an index built with --embed and its "
+                                                       "embedding model")
+        try:
+            if strategy in ("bm25", "keyword", "vector"):
+                output = await self._direct(request, strategy, context)
+            elif strategy == "hybrid":
+                output = await self._hybrid.search(request.model_copy(update={"strategy": None}), context)
+            else:
+                assert self._rerank is not None
+                output = await self._rerank.search(request.model_copy(update={"strategy": "bm25"}), context)
+        except RetrievalError:
+            raise
+        except Exception as error:  # a backend failure: logged once here, hidden from the caller
+            raise as_retrieval_error(error) from None
+        check_signal(signal)
+        return RetrievalSearchOutput.model_construct(candidates=output.candidates, target=request.target,
+                                                     strategy=request.strategy, metadata=None)
+
+    async def _direct(self, request: RetrievalSearchInput, strategy: str,
+                      context: RetrievalExecutionContext | None) -> RetrievalSearchOutput:
+        text = query_text(request, "An index")
+        conditions = parse_filter(request.filter) if request.filter else ()
+        limit = context_limit(request, context)
+        signal = context.signal if context is not None else None
+        if strategy == "vector":
+            info = self.index.embedding
+            assert self.embedding is not None and info is not None
+            [vector] = await embed_contents(self.embedding, [text], dimensions=info.dimensions, context=context)
+            nearest = await self._run(
+                lambda: self.index.search_vectors(vector, limit=limit, conditions=conditions), offload=True)
+            found = (self.index.bm25.get(passage_id) for passage_id, _ in nearest)
+            hits = [(document, score) for document, (_, score) in zip(found, nearest, strict=True)
+                    if document is not None]
+        else:
+            mode: MatchMode = "all" if strategy == "keyword" else "any"
+            hits = await self._run(lambda: self.index.bm25.search(text, limit=limit, mode=mode,
+                                                                  conditions=conditions),
+                                   offload=len(self.index) >= _OFFLOAD)
+        check_signal(signal)
+        target = request.target.name
+        sources = self._sources
+        if len(sources) > _SOURCE_CACHE_LIMIT:
+            sources.clear()
+        candidates = []
+        for document, score in hits:
+            key = (target, document.id)
+            source = sources.get(key)
+            if source is None:
+                source = sources[key] = _source(document, target)
+            candidates.append(RetrievalCandidate.model_construct(id=document.id, content=_text(document),
+                                                                 score=score, source=source,
+                                                                 metadata=document.metadata))
+        return RetrievalSearchOutput.model_construct(candidates=tuple(candidates), target=request.target,
+                                                     strategy=strategy, metadata=None)
+
+    @staticmethod
+    async def _run(function: Any, *, offload: bool) -> Any:
+        """Run an index read, in a worker thread when the index is large (failures reach :meth:`search`)."""
+        return await asyncio.to_thread(function) if offload else function()
+
+
+class _Branch:
+    """One strategy of the provider as a provider of its own (hybrid and rerank compose these)."""
+
+    def __init__(self, owner: IndexSearchProvider, strategy: str) -> None:
+        self._owner = owner
+        self._strategy = strategy
+
+    async def search(self, input: RetrievalSearchInput | Mapping[str, Any],
+                     context: RetrievalExecutionContext | None = None) -> RetrievalSearchOutput:
+        request, _ = begin_search(input, context)
+        return await self._owner._direct(request, self._strategy, context)
+
+
+def create_index_search_provider(index: SearchIndex, *, embedding: EmbeddingProvider | None = None,
+                                 tuning: HybridTuning = TEXT_VECTOR_TUNING,
+                                 candidate_limit: int = 100) -> IndexSearchProvider:
+    """A search provider over ``index``; ``embedding`` (the index's model) enables vector, hybrid and rerank::
+
+        index = open_index("docs.idx")
+        provider = create_index_search_provider(index)
+        output = await provider.search({"query": {"content": "backup retention"}, "target": {"name": "docs"}})
+
+    ``tuning`` is how ``hybrid`` fuses (``HybridTuning``: RRF or convex, weights, pools);
+    ``candidate_limit`` is the pool ``rerank`` reorders.
+    An embedding provider whose ``model_id`` or ``dimensions`` differ from the index's
+    is refused (``INDEX_MODEL_MISMATCH``).
+    """
+    info = index.embedding
+    if embedding is not None and info is not None:
+        model = getattr(embedding, "model_id", None)
+        dimensions = getattr(embedding, "dimensions", None)
+        if (model is not None and model != info.model) or (dimensions is not None and dimensions != info.dimensions):
+            raise SearchIndexError(INDEX_MODEL_MISMATCH, f"the index's vectors are {info.dimensions}-dimensional, "
+                                                         f"from {info.model}; the embedding provider is {model} "
+                                                         f"({dimensions} dimensions)")
+    if not isinstance(tuning, HybridTuning):
+        raise RetrievalError(INVALID_INPUT, "tuning must be a HybridTuning")
+    return IndexSearchProvider(index, embedding, tuning=tuning, candidate_limit=candidate_limit)

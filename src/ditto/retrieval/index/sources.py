@@ -1,0 +1,289 @@
+"""What ``ditto index SOURCE…`` reads: folders and files of text, JSONL records, BEIR corpora.
+
+* **A folder or a text file** (``.md``, ``.markdown``, ``.txt``, ``.text``, ``.rst``) is
+  walked like a research task's ``--documents`` (:mod:`ditto.text.files`: no link
+  followed, only regular files, every skip named) and each file is cut into the
+  research workflow's structure-aware passages (:func:`ditto.text.passages.cut_passages`).
+  Passage id: ``<absolute path>#<ordinal>`` (1-based, in file order): stable while the
+  file is unchanged; a changed file's passages are all replaced.
+* **A ``.jsonl`` file**: one JSON object per line with ``id`` (string or integer),
+  ``content`` (string) and optional ``metadata`` (object). **A BEIR corpus**: a folder
+  holding ``corpus.jsonl`` (``_id``, ``title``, ``text``, ``metadata``), indexed as
+  ``title`` + newline + ``text``. A record is one passage, kept whole, with the
+  record's id; its "line" is its line in the file.
+
+Bad input, decided once:
+
+* a text file that cannot be read, holds a NUL byte (binary), is not UTF-8 or is larger
+  than :attr:`IndexLimits.max_file_bytes` (16 MiB) is **skipped with a warning naming
+  it** (the rest of the folder is still worth indexing);
+* a source that yields nothing to index (an empty folder, only skipped files), a JSONL
+  line that is not a JSON object or lacks ``id``/``content``, a record holding NUL or a
+  lone surrogate, a line over 1 MiB, and an id given twice are **refused**
+  (``INDEX_INVALID_INPUT`` naming the file and line): the index is left as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from ...contracts import InvalidJson, check_json
+from ...redaction import printable
+from ...text.files import DOCUMENT_SUFFIXES, WalkLimits, WalkReport, read_document, walk_documents
+from ...text.passages import cut_passages
+from .errors import INDEX_INVALID_INPUT, SearchIndexError
+
+__all__ = ["INDEX_LIMITS", "IndexLimits", "PassageRow", "SourceFile", "discover", "load_file"]
+
+#: A JSONL line longer than this is refused (a record is a passage, not a corpus).
+MAX_RECORD_BYTES: Final = 1 << 20
+_READ_CHUNK: Final = 1 << 20
+#: Passages a file may be cut into before the rest of it is refused as not a document.
+_MAX_PASSAGES_PER_FILE: Final = 200_000
+
+
+@dataclass(frozen=True, slots=True)
+class IndexLimits:
+    """The bounds of one indexing run (each one reached is a warning, never silent)."""
+
+    max_files: int = 1_000_000
+    max_entries: int = 5_000_000
+    max_depth: int = 32
+    max_file_bytes: int = 16 * 1024 * 1024
+    max_records_file_bytes: int = 16 * 1024 * 1024 * 1024
+
+    def walk(self) -> WalkLimits:
+        return WalkLimits(max_files=self.max_files, max_entries=self.max_entries, max_depth=self.max_depth,
+                          max_file_bytes=self.max_file_bytes, max_total_bytes=1 << 62, max_passages=1 << 62)
+
+
+INDEX_LIMITS: Final = IndexLimits()
+
+FileKind = Literal["text", "records"]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """A file found under a source: where, what kind, and its size and time (to skip unchanged files)."""
+
+    path: str
+    kind: FileKind
+    size: int
+    mtime_ns: int
+    beir: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PassageRow:
+    """One passage as stored in ``passages`` (and, with its search text, in BM25 and the vectors)."""
+
+    id: str
+    path: str
+    ordinal: int
+    start: int
+    end: int
+    line_start: int
+    line_end: int
+    sha256: str
+    heading: str | None
+    text: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def search_text(self) -> str:
+        """What BM25 and the embedding model see: the heading path over the passage (as research scores it)."""
+        return f"{self.heading}\n{self.text}" if self.heading else self.text
+
+    def search_metadata(self) -> dict[str, Any]:
+        """The metadata searches return and filter on: the passage's own plus where it lies.
+
+        Kept with the BM25 document, so a search builds its candidates from memory, not SQLite.
+        """
+        return {**self.metadata, "path": self.path, "lineStart": self.line_start, "lineEnd": self.line_end,
+                "start": self.start, "end": self.end, "heading": self.heading, "sha256": self.sha256}
+
+
+@dataclass(slots=True)
+class LoadedFile:
+    """A file read and cut: its hash, its exact bytes (text files: research snapshots) and its passages."""
+
+    source: SourceFile
+    sha256: str
+    raw: bytes | None
+    passages: list[PassageRow]
+
+
+def _stat(path: Path) -> tuple[int, int] | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return (info.st_size, info.st_mtime_ns) if stat.S_ISREG(info.st_mode) else None
+
+
+def discover(roots: Sequence[Path], *, ignore: Sequence[str] = (), limits: IndexLimits = INDEX_LIMITS,
+             report: WalkReport, records: bool = True) -> Iterator[SourceFile]:
+    """The files under ``roots``, in a stable order; skips and caps are notes in ``report``.
+
+    ``records=False`` reads every root as text (a research task's ``--documents``, where a
+    ``.jsonl`` file named as a root is a document like any other).
+    """
+    text_roots: list[Path] = []
+    for root in roots:
+        beir = records and root.is_dir() and (root / "corpus.jsonl").is_file()
+        if beir or (records and root.suffix.lower() == ".jsonl" and not root.is_dir()):
+            path = root / "corpus.jsonl" if beir else root
+            found = _stat(path)
+            if found is None:
+                raise SearchIndexError(INDEX_INVALID_INPUT, f"{printable(path)} cannot be read (or is not a "
+                                                            "regular file)")
+            report.roots_usable += 1
+            yield SourceFile(str(path.resolve()), "records", found[0], found[1], beir=beir)
+        else:
+            text_roots.append(root)
+    if text_roots:
+        # Resolved once here, so the paths walked below them are canonical already (the walk follows no
+        # link below a root): no per-file resolve(), which costs a system call per path component.
+        text_roots = [Path(os.path.realpath(root)) if os.path.lexists(root) else root for root in text_roots]
+        for path in walk_documents(text_roots, ignore=ignore, suffixes=DOCUMENT_SUFFIXES, limits=limits.walk(),
+                                   report=report):
+            found = _stat(path)
+            if found is None:
+                report.note(f"{printable(path)} skipped: it vanished or is not a regular file")
+                continue
+            yield SourceFile(str(path), "text", found[0], found[1])
+
+
+def load_file(source: SourceFile, *, limits: IndexLimits = INDEX_LIMITS, report: WalkReport) -> LoadedFile | None:
+    """Read and cut ``source``; ``None`` when a text file is skipped (noted), ``INDEX_INVALID_INPUT`` for records."""
+    if source.kind == "records":
+        return _load_records(source, limits)
+    path = Path(source.path)
+    raw = read_document(path, limits=limits.walk(), report=report)
+    if raw is None:
+        return None
+    if b"\x00" in raw:
+        report.note(f"{printable(path)} skipped: it holds NUL bytes (a binary file, not text)")
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        report.note(f"{printable(path)} skipped: not UTF-8")
+        return None
+    digest = hashlib.sha256(raw).hexdigest()
+    suffix = path.suffix.lower()
+    passages = []
+    for ordinal, span in enumerate(cut_passages(text), start=1):
+        if ordinal > _MAX_PASSAGES_PER_FILE:
+            report.note(f"{printable(path)}: only its first {_MAX_PASSAGES_PER_FILE} passages are indexed", cap=True)
+            break
+        body = text[span.start:span.end]
+        passages.append(PassageRow(
+            id=f"{source.path}#{ordinal}", path=source.path, ordinal=ordinal, start=span.start, end=span.end,
+            line_start=span.line_start, line_end=span.line_end, sha256=_text_hash(body), heading=span.heading,
+            text=body, metadata={"path": source.path, "suffix": suffix}))
+    return LoadedFile(source, digest, raw, passages)
+
+
+def _text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _refuse(path: str, number: int, why: str) -> SearchIndexError:
+    return SearchIndexError(INDEX_INVALID_INPUT, f"{printable(path)} line {number}: {why}")
+
+
+def _load_records(source: SourceFile, limits: IndexLimits) -> LoadedFile:
+    path = source.path
+    if source.size > limits.max_records_file_bytes:
+        raise SearchIndexError(INDEX_INVALID_INPUT, f"{printable(path)} is larger than "
+                                                    f"{limits.max_records_file_bytes} bytes")
+    digest = hashlib.sha256()
+    passages: list[PassageRow] = []
+    seen: set[str] = set()
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        raise SearchIndexError(INDEX_INVALID_INPUT, f"{printable(path)} cannot be read") from None
+    with os.fdopen(fd, "rb") as handle:
+        for number, line in enumerate(_lines(handle, digest, path), start=1):
+            if not line.strip():
+                continue
+            row = _record(path, number, line, beir=source.beir)
+            if row.id in seen:
+                raise _refuse(path, number, f"the id {printable(row.id)} is given twice")
+            seen.add(row.id)
+            passages.append(row)
+    if not passages:
+        raise SearchIndexError(INDEX_INVALID_INPUT, f"{printable(path)} holds no record")
+    return LoadedFile(source, digest.hexdigest(), None, passages)
+
+
+def _lines(handle: Any, digest: Any, path: str) -> Iterator[bytes]:
+    """The file's lines (hashing every byte), each at most :data:`MAX_RECORD_BYTES`."""
+    pending = b""
+    number = 0
+    while True:
+        chunk = handle.read(_READ_CHUNK)
+        if not chunk:
+            break
+        digest.update(chunk)
+        pending += chunk
+        *complete, pending = pending.split(b"\n")
+        for line in complete:
+            number += 1
+            if len(line) > MAX_RECORD_BYTES:
+                raise _refuse(path, number, f"longer than {MAX_RECORD_BYTES} bytes")
+            yield line
+        if len(pending) > MAX_RECORD_BYTES:
+            raise _refuse(path, number + 1, f"longer than {MAX_RECORD_BYTES} bytes")
+    if pending:
+        yield pending
+
+
+def _record(path: str, number: int, line: bytes, *, beir: bool) -> PassageRow:
+    try:
+        value = json.loads(line.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise _refuse(path, number, "not UTF-8") from None
+    except ValueError:
+        raise _refuse(path, number, "not valid JSON") from None
+    if not isinstance(value, dict):
+        raise _refuse(path, number, "not a JSON object")
+    raw_id = value.get("_id" if beir else "id")
+    if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or raw_id == "":
+        raise _refuse(path, number, f"needs a non-empty string or integer {'_id' if beir else 'id'}")
+    record_id = str(raw_id)
+    if beir:
+        title, body = value.get("title", ""), value.get("text")
+        if not isinstance(title, str) or not isinstance(body, str):
+            raise _refuse(path, number, "a BEIR record needs string title and text")
+        content = f"{title}\n{body}" if title else body
+    else:
+        given = value.get("content")
+        if not isinstance(given, str):
+            raise _refuse(path, number, "needs a string content")
+        content = given
+    metadata = value.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise _refuse(path, number, "metadata must be an object")
+    try:
+        check_json(metadata)
+        check_json(content)
+        check_json(record_id)
+    except InvalidJson:
+        raise _refuse(path, number, "holds a lone surrogate, a non-finite number or nesting too deep") from None
+    if "\x00" in content or "\x00" in record_id:
+        raise _refuse(path, number, "holds a NUL character")
+    if len(record_id) > 1024:
+        raise _refuse(path, number, "the id is longer than 1024 characters")
+    return PassageRow(id=record_id, path=path, ordinal=number, start=0, end=len(content), line_start=number,
+                      line_end=number, sha256=_text_hash(content), heading=None, text=content,
+                      metadata={**metadata, "path": path})

@@ -1,0 +1,99 @@
+"""``index.sqlite``: the files, the passages and (with ``--embed``) a ``sqlite-vec`` vector table.
+
+Tables::
+
+    files(path PRIMARY KEY, kind, sha256, size, mtime_ns, raw)
+        kind 'text': a Markdown/plain-text file, ``raw`` its exact bytes (research snapshots come from here);
+        kind 'records': a JSONL or BEIR corpus file (``raw`` NULL; its records are the passages).
+    passages(rowid, id UNIQUE, path, ordinal, start, end, line_start, line_end, sha256, heading, text, metadata)
+        ``sha256`` is the passage text's hash; ``metadata`` JSON (what filters see).
+    vectors USING vec0(embedding float[N] distance_metric=cosine)
+        rowid = the passage's rowid; only when the index has an embedding model.
+
+Python's own ``sqlite3`` loads ``sqlite-vec`` where the interpreter allows extensions; a
+build without that (some pyenv and distribution builds) uses ``sqlean`` (``sqlean-py``,
+the same DB-API with extensions enabled). Without either, BM25 works and vector
+operations fail with ``INDEX_UNAVAILABLE``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any, Final
+
+from .errors import INDEX_UNAVAILABLE, SearchIndexError
+
+__all__ = ["DB_FILE", "SCHEMA", "connect", "create_vector_table", "has_vector_table"]
+
+DB_FILE: Final = "index.sqlite"
+
+SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY,
+    kind TEXT NOT NULL CHECK (kind IN ('text', 'records')),
+    sha256 TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    raw BLOB
+);
+CREATE TABLE IF NOT EXISTS passages (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    path TEXT NOT NULL,
+    ordinal INTEGER NOT NULL,
+    start INTEGER NOT NULL,
+    "end" INTEGER NOT NULL,
+    line_start INTEGER NOT NULL,
+    line_end INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    heading TEXT,
+    text TEXT NOT NULL,
+    metadata TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS passages_path ON passages(path);
+"""
+
+
+def _vector_driver() -> Any:
+    """A DB-API module whose connections can load extensions, or ``None``."""
+    if hasattr(sqlite3.Connection, "enable_load_extension"):
+        return sqlite3
+    try:
+        import sqlean
+    except ImportError:
+        return None
+    return sqlean
+
+
+def connect(path: Path, *, vectors: bool, read_only: bool = False) -> Any:
+    """Open ``path`` (``vectors=True``: with sqlite-vec loaded, or ``INDEX_UNAVAILABLE``)."""
+    driver = _vector_driver() if vectors else sqlite3
+    if driver is None:
+        raise SearchIndexError(INDEX_UNAVAILABLE, "this Python's sqlite3 cannot load extensions; install "
+                                                  "pyditto[sqlite-vec] (it brings sqlean-py) for vector search")
+    target = f"{path.resolve().as_uri()}?mode=ro" if read_only else str(path)
+    connection = driver.connect(target, uri=read_only, check_same_thread=False, isolation_level=None)
+    if vectors:
+        try:
+            import sqlite_vec
+        except ImportError:
+            connection.close()
+            raise SearchIndexError(INDEX_UNAVAILABLE, "vector search needs sqlite-vec: install "
+                                                      "pyditto[sqlite-vec]") from None
+        connection.enable_load_extension(True)
+        try:
+            sqlite_vec.load(connection)
+        finally:
+            connection.enable_load_extension(False)
+    return connection
+
+
+def has_vector_table(connection: Any) -> bool:
+    row = connection.execute("SELECT 1 FROM sqlite_master WHERE name = 'vectors'").fetchone()
+    return row is not None
+
+
+def create_vector_table(connection: Any, dimensions: int) -> None:
+    connection.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS vectors USING vec0("
+                       f"embedding float[{int(dimensions)}] distance_metric=cosine)")

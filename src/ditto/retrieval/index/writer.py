@@ -1,0 +1,398 @@
+"""Building and changing an index: incremental, one writer at a time, crash-safe by generations.
+
+A run takes the directory's writer lock (:mod:`.lock`; a second writer gets
+``INDEX_BUSY``), copies the current generation's ``index.sqlite`` into a new
+generation folder, applies the changes there (one SQLite transaction), rebuilds the BM25
+arrays from the previous ones plus the changed passages, and publishes the result by
+replacing ``manifest.json`` (:mod:`.manifest`). The old generation is deleted only
+after that, so a process killed at any point (SIGKILL included) leaves the previous
+manifest naming a complete, untouched generation; the half-built folder is removed by
+the next run. Copying the database costs disk bandwidth on each run; in exchange there
+is no recovery step and a reader never waits.
+
+Incremental: a file whose size and modification time equal the recorded ones (and
+which was not modified within :data:`_RACY_SECONDS` of the last run, when a change
+could share its time stamp) is not read again; any other file is read and its SHA-256
+compared with the recorded one, so a touched but unchanged file costs a read, never a
+re-cut or re-embedding. Files recorded under a given source root that the walk no
+longer finds are removed; ``remove=`` removes the named files or folders.
+
+Embeddings: an index made with an embedding model records its id and dimension; every
+later run must embed new passages with the same model (``INDEX_MODEL_MISMATCH``
+otherwise: vectors of two models are not comparable, and a vector of another dimension
+is refused, never truncated or padded).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+
+from ...redaction import printable
+from ...text.analysis import TextAnalyzer
+from ...text.files import WalkReport
+from ..engines.bm25 import BM25Index
+from ..providers.embedding import EmbeddingProvider, embed_contents
+from .errors import INDEX_INVALID_INPUT, INDEX_MODEL_MISMATCH, INDEX_UNAVAILABLE, SearchIndexError
+from .lock import writer_lock
+from .manifest import MANIFEST_FILE, EmbeddingInfo, Manifest, read_manifest, sync_folder, write_manifest
+from .sources import INDEX_LIMITS, IndexLimits, LoadedFile, PassageRow, SourceFile, discover, load_file
+from .store import DB_FILE, SCHEMA, connect, create_vector_table
+
+__all__ = ["BM25_FOLDER", "IndexSummary", "Progress", "update_index", "update_index_sync"]
+
+logger = logging.getLogger(__name__)
+
+BM25_FOLDER: Final = "bm25"
+#: A file modified this close to the previous run may share its time stamp with a later change: read it.
+_RACY_SECONDS: Final = 2.0
+_EMBED_CHUNK: Final = 256
+
+#: ``progress(stage, done, total)``: stages "scan", "read", "embed", "bm25".
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(slots=True)
+class IndexSummary:
+    """What one run did (``ditto index`` prints it)."""
+
+    directory: str
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    skipped: list[str] = field(default_factory=list)
+    passages: int = 0
+    embedded: int = 0
+    files: int = 0
+    seconds: float = 0.0
+    generation: str = ""
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {"directory": self.directory, "files": {"added": self.added, "updated": self.updated,
+                                                       "unchanged": self.unchanged, "removed": self.removed,
+                                                       "skipped": len(self.skipped)},
+                "warnings": list(self.skipped), "passages": self.passages, "embedded": self.embedded,
+                "indexedFiles": self.files, "seconds": round(self.seconds, 3), "generation": self.generation}
+
+
+def _model_info(embedding: EmbeddingProvider) -> EmbeddingInfo:
+    model = getattr(embedding, "model_id", None)
+    dimensions = getattr(embedding, "dimensions", None)
+    if not isinstance(model, str) or not model or isinstance(dimensions, bool) or not isinstance(dimensions, int):
+        raise SearchIndexError(INDEX_UNAVAILABLE, "the embedding provider must say its model_id and dimensions")
+    return EmbeddingInfo(model=model, dimensions=dimensions)
+
+
+def _next_generation(previous: Manifest | None) -> str:
+    number = int(previous.generation[2:]) + 1 if previous is not None else 1
+    return f"g-{number:06d}"
+
+
+def _clean_stale(directory: Path, keep: str | None) -> None:
+    """Remove generation folders no manifest names (left by a killed writer, or the one just replaced)."""
+    for entry in directory.iterdir():
+        if entry.name.startswith("g-") and entry.name != keep and entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def _under(path: str, roots: Sequence[str]) -> bool:
+    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
+
+
+async def update_index(directory: str | os.PathLike[str], sources: Sequence[str | os.PathLike[str]] = (), *,
+                       remove: Sequence[str | os.PathLike[str]] = (), embedding: EmbeddingProvider | None = None,
+                       ignore: Sequence[str] = (), analyzer: TextAnalyzer | None = None,
+                       limits: IndexLimits = INDEX_LIMITS, progress: Progress | None = None,
+                       embed_batch_size: int | None = None, records: bool = True) -> IndexSummary:
+    """Create or update the index in ``directory`` from ``sources``; see the module docs.
+
+    ``analyzer`` applies when the index is created (later runs keep the index's own).
+    ``embedding`` adds vectors; an index that has vectors needs it on every run. The
+    blocking work runs in a worker thread; embedding runs on the caller's event loop.
+    ``records=False`` reads ``.jsonl`` roots and BEIR folders as text like any file.
+    """
+    loop = asyncio.get_running_loop()
+    embed: Callable[[list[str]], list[Any]] | None = None
+    info = _model_info(embedding) if embedding is not None else None
+    if embedding is not None:
+        provider = embedding
+
+        def embed(texts: list[str]) -> list[Any]:
+            future = asyncio.run_coroutine_threadsafe(
+                embed_contents(provider, texts, batch_size=embed_batch_size,
+                               dimensions=info.dimensions if info else None), loop)
+            return future.result()
+
+    return await asyncio.to_thread(_update, Path(directory), [Path(s) for s in sources],
+                                   [Path(r) for r in remove], embed, info, tuple(ignore), analyzer, limits, progress,
+                                   records)
+
+
+def update_index_sync(directory: str | os.PathLike[str], sources: Sequence[str | os.PathLike[str]] = (),
+                      **options: Any) -> IndexSummary:
+    """:func:`update_index` for code without an event loop (the command line)."""
+    return asyncio.run(update_index(directory, sources, **options))
+
+
+def _update(directory: Path, sources: list[Path], remove: list[Path], embed: Callable[[list[str]], list[Any]] | None,
+            info: EmbeddingInfo | None, ignore: tuple[str, ...], analyzer: TextAnalyzer | None,
+            limits: IndexLimits, progress: Progress | None, records: bool = True) -> IndexSummary:
+    started = time.perf_counter()
+    directory.mkdir(parents=True, exist_ok=True)
+    summary = IndexSummary(str(directory))
+    with writer_lock(directory):
+        previous = read_manifest(directory) if (directory / MANIFEST_FILE).exists() else None
+        if previous is not None and previous.embedding is not None:
+            if info is None:
+                raise SearchIndexError(INDEX_MODEL_MISMATCH, f"this index holds vectors of "
+                                                             f"{previous.embedding.model}: new passages must be "
+                                                             "embedded by it too (pass --embed)")
+            if info != previous.embedding:
+                raise SearchIndexError(INDEX_MODEL_MISMATCH, f"this index holds {previous.embedding.dimensions}-"
+                                                             f"dimensional vectors of {previous.embedding.model}; "
+                                                             f"{info.model} makes {info.dimensions}-dimensional ones "
+                                                             "(use a new index, or the same model)")
+        _clean_stale(directory, previous.generation if previous else None)
+        plan = _scan(directory, previous, sources, remove, ignore, limits, progress, summary, records)
+        backfilling = info is not None and previous is not None and previous.embedding is None
+        if previous is not None and plan.empty and not backfilling:  # nothing changed: nothing to publish
+            summary.passages, summary.files, summary.generation = previous.passages, previous.files, previous.generation
+            summary.seconds = time.perf_counter() - started
+            return summary
+        generation = _next_generation(previous)
+        target = directory / generation
+        target.mkdir()
+        try:
+            manifest = _build(directory, previous, target, plan, embed, info, analyzer, progress, summary)
+            write_manifest(directory, manifest)
+        except BaseException:
+            shutil.rmtree(target, ignore_errors=True)
+            raise
+        _clean_stale(directory, generation)
+    summary.generation = generation
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+@dataclass(slots=True)
+class _Plan:
+    """What a run changes: files read and cut, files only re-stamped, files whose passages go."""
+
+    changed: list[LoadedFile] = field(default_factory=list)
+    touched: list[SourceFile] = field(default_factory=list)
+    gone: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.changed or self.touched or self.gone)
+
+
+def _scan(directory: Path, previous: Manifest | None, sources: list[Path], remove: list[Path],
+          ignore: tuple[str, ...], limits: IndexLimits, progress: Progress | None, summary: IndexSummary,
+          records: bool) -> _Plan:
+    """Compare the sources with the published generation (read-only): nothing is written here."""
+    known: dict[str, tuple[str, str, int, int]] = {}
+    since = 0.0
+    if previous is not None:
+        since = previous.updated
+        connection = connect(directory / previous.generation / DB_FILE, vectors=False, read_only=True)
+        try:
+            known = {path: (kind, sha, size, mtime) for path, kind, sha, size, mtime in
+                     connection.execute("SELECT path, kind, sha256, size, mtime_ns FROM files")}
+        finally:
+            connection.close()
+    plan = _Plan()
+    report = WalkReport(max_notes=1000)
+    seen: set[str] = set()
+    roots = [str(root.resolve()) for root in sources]
+    found = list(discover(sources, ignore=ignore, limits=limits, report=report, records=records))
+    for number, source in enumerate(found, start=1):
+        if progress is not None:
+            progress("read", number, len(found))
+        recorded = known.get(source.path)
+        racy = source.mtime_ns / 1e9 >= since - _RACY_SECONDS
+        if recorded is not None and recorded[0] == source.kind and recorded[2:] == (source.size, source.mtime_ns) \
+                and not racy:
+            seen.add(source.path)
+            summary.unchanged += 1
+            continue
+        loaded = load_file(source, limits=limits, report=report)
+        if loaded is None:
+            continue
+        seen.add(source.path)
+        if recorded is not None and recorded[1] == loaded.sha256 and recorded[0] == source.kind:
+            if recorded[2:] != (source.size, source.mtime_ns):
+                plan.touched.append(source)
+            summary.unchanged += 1
+            continue
+        if recorded is None:
+            summary.added += 1
+        else:
+            summary.updated += 1
+            plan.replaced.append(source.path)
+        plan.changed.append(loaded)
+    summary.skipped = list(report.notes)
+    if sources and report.roots_usable == 0:
+        raise SearchIndexError(INDEX_INVALID_INPUT, f"no source exists or may be read: "
+                                                    f"{', '.join(printable(s) for s in sources[:3])}"
+                                                    + (f" ({report.notes[0]})" if report.notes else ""))
+    if sources and not seen:
+        detail = f"; {report.notes[0]}" if report.notes else ""
+        raise SearchIndexError(INDEX_INVALID_INPUT, "nothing to index: no readable Markdown, text or JSONL file "
+                                                    f"was found in {', '.join(printable(s) for s in sources[:3])}"
+                                                    + detail)
+    plan.gone = [path for path in known if _under(path, roots) and path not in seen]
+    removed_roots = [str(path.resolve()) for path in remove]
+    plan.gone += [path for path in known if _under(path, removed_roots) and path not in plan.gone]
+    summary.removed = len(plan.gone)
+    return plan
+
+
+def _build(directory: Path, previous: Manifest | None, target: Path, plan: _Plan,
+           embed: Callable[[list[str]], list[Any]] | None, info: EmbeddingInfo | None,
+           analyzer: TextAnalyzer | None, progress: Progress | None, summary: IndexSummary) -> Manifest:
+    if previous is not None:
+        shutil.copyfile(directory / previous.generation / DB_FILE, target / DB_FILE)
+        bm25 = BM25Index.load(directory / previous.generation / BM25_FOLDER)
+    else:
+        bm25 = BM25Index(analyzer=analyzer if analyzer is not None else TextAnalyzer())
+    connection = connect(target / DB_FILE, vectors=info is not None)
+    try:
+        connection.executescript(SCHEMA)
+        if info is not None:
+            create_vector_table(connection, info.dimensions)
+        changed, touched, gone, replaced = plan.changed, plan.touched, plan.gone, plan.replaced
+        new_rows = [row for loaded in changed for row in loaded.passages]
+        _check_ids(connection, new_rows, {*gone, *replaced})
+        vectors_of = _embed_rows(new_rows, embed, progress) if embed is not None else None
+        backfill: list[tuple[int, bytes]] = []
+        if embed is not None and previous is not None and previous.embedding is None:
+            # vectors are new to this index: the passages it already holds get theirs too
+            leaving = {*gone, *replaced}
+            kept = [(rowid, f"{heading}\n{text}" if heading else text) for rowid, path, heading, text in
+                    connection.execute("SELECT rowid, path, heading, text FROM passages") if path not in leaving]
+            for start in range(0, len(kept), _EMBED_CHUNK):
+                chunk = kept[start:start + _EMBED_CHUNK]
+                backfill.extend((rowid, np.asarray(vector, dtype=np.float32).tobytes())
+                                for (rowid, _), vector in zip(chunk, embed([text for _, text in chunk]), strict=True))
+                if progress is not None:
+                    progress("embed", min(start + _EMBED_CHUNK, len(kept)), len(kept))
+        stale_ids = _ids_of(connection, [*gone, *replaced])
+        connection.execute("BEGIN")
+        try:
+            if backfill:
+                connection.executemany("INSERT INTO vectors(rowid, embedding) VALUES (?, ?)", backfill)
+            _write(connection, gone, replaced, changed, touched, new_rows, vectors_of)
+            connection.execute("COMMIT")
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        if progress is not None:
+            progress("bm25", 0, 1)
+        bm25.remove(stale_ids)
+        bm25.add({"id": row.id, "content": row.search_text, "metadata": row.search_metadata()} for row in new_rows)
+        bm25.save(target / BM25_FOLDER)
+        _sync_tree(target)
+        passages = connection.execute("SELECT count(*) FROM passages").fetchone()[0]
+        files = connection.execute("SELECT count(*) FROM files").fetchone()[0]
+        if progress is not None:
+            progress("bm25", 1, 1)
+    finally:
+        connection.close()
+    summary.passages = passages
+    summary.files = files
+    summary.embedded = len(new_rows) + len(backfill) if embed is not None else 0
+    return Manifest(generation=target.name, passages=passages, files=files, analyzer=bm25.analyzer.config(),
+                    embedding=info if info is not None else (previous.embedding if previous else None),
+                    updated=time.time())
+
+
+def _check_ids(connection: Any, rows: Sequence[PassageRow], leaving: set[str]) -> None:
+    """Refuse a passage id given twice in this run, or already held by a file that stays."""
+    seen: dict[str, str] = {}
+    for row in rows:
+        other = seen.get(row.id)
+        if other is not None:
+            raise SearchIndexError(INDEX_INVALID_INPUT, f"the id {printable(row.id)} is given twice (in "
+                                                        f"{printable(other)} and {printable(row.path)})")
+        seen[row.id] = row.path
+    for start in range(0, len(rows), 500):
+        chunk = [row.id for row in rows[start:start + 500]]
+        found = connection.execute(
+            f"SELECT id, path FROM passages WHERE id IN ({','.join('?' * len(chunk))})", chunk).fetchall()
+        for passage_id, path in found:
+            if path not in leaving:
+                raise SearchIndexError(INDEX_INVALID_INPUT, f"the id {printable(passage_id)} is already in the index "
+                                                            f"(from {printable(path)})")
+
+
+def _ids_of(connection: Any, paths: Iterable[str]) -> list[str]:
+    ids: list[str] = []
+    for path in paths:
+        ids.extend(row[0] for row in connection.execute("SELECT id FROM passages WHERE path = ?", (path,)))
+    return ids
+
+
+def _embed_rows(rows: Sequence[PassageRow], embed: Callable[[list[str]], list[Any]],
+                progress: Progress | None) -> list[bytes]:
+    vectors: list[bytes] = []
+    for start in range(0, len(rows), _EMBED_CHUNK):
+        chunk = rows[start:start + _EMBED_CHUNK]
+        for vector in embed([row.search_text for row in chunk]):
+            vectors.append(np.asarray(vector, dtype=np.float32).tobytes())
+        if progress is not None:
+            progress("embed", min(start + _EMBED_CHUNK, len(rows)), len(rows))
+    return vectors
+
+
+def _write(connection: Any, gone: Sequence[str], replaced: Sequence[str], changed: Sequence[LoadedFile],
+           touched: Sequence[SourceFile], rows: Sequence[PassageRow], vectors: Sequence[bytes] | None) -> None:
+    has_vectors = connection.execute("SELECT 1 FROM sqlite_master WHERE name = 'vectors'").fetchone() is not None
+    for path in [*gone, *replaced]:
+        if has_vectors:
+            connection.execute("DELETE FROM vectors WHERE rowid IN (SELECT rowid FROM passages WHERE path = ?)",
+                               (path,))
+        connection.execute("DELETE FROM passages WHERE path = ?", (path,))
+    for path in gone:
+        connection.execute("DELETE FROM files WHERE path = ?", (path,))
+    for loaded in changed:
+        source = loaded.source
+        connection.execute("INSERT OR REPLACE INTO files(path, kind, sha256, size, mtime_ns, raw) VALUES "
+                           "(?, ?, ?, ?, ?, ?)", (source.path, source.kind, loaded.sha256, source.size,
+                                                  source.mtime_ns, loaded.raw))
+    for source in touched:
+        connection.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?",
+                           (source.size, source.mtime_ns, source.path))
+    for position, row in enumerate(rows):
+        cursor = connection.execute(
+            'INSERT INTO passages(id, path, ordinal, start, "end", line_start, line_end, sha256, heading, text, '
+            "metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (row.id, row.path, row.ordinal, row.start, row.end, row.line_start, row.line_end, row.sha256,
+             row.heading, row.text, json.dumps(row.metadata, ensure_ascii=False)))
+        if vectors is not None:
+            connection.execute("INSERT INTO vectors(rowid, embedding) VALUES (?, ?)",
+                               (cursor.lastrowid, vectors[position]))
+
+
+def _sync_tree(folder: Path) -> None:
+    """``fsync`` every file of a finished generation before the manifest names it."""
+    for root, _, names in os.walk(folder):
+        for name in names:
+            fd = os.open(os.path.join(root, name), os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        sync_folder(Path(root))

@@ -1,0 +1,267 @@
+"""Documents searched through a persistent index: a prepared one (``--index``) or the folder cache.
+
+``--documents`` folders are indexed once into a **folder cache** (an index directory
+under ``$DITTO_INDEX_CACHE_DIR``, default the user cache folder's ``ditto/indexes``,
+one per set of roots, ignore globs and retrieval mode). Each task brings it up to date
+incrementally (:func:`ditto.retrieval.index.update_index`: unchanged files are not
+read again, changed ones re-cut, deleted ones dropped) and searches it, so only the
+first task over a folder pays for reading and cutting it. The cache's BM25 analysis is
+the documents source's own (CJK characters one by one, command-line options as
+terms, the heading path scored with each passage), so its ranking is the one reading
+the folder gives.
+
+A brief stays verifiable offline as with folders: a hit's snapshot is the file's
+bytes *as indexed* (kept in the index), its offsets and lines point into them, and
+``verify`` checks the quote against that snapshot. Passages of JSONL or BEIR records
+have no file to quote from and are left out (with a coverage note).
+
+Retrieval: hybrid (BM25 + the index's embedding model) when the index has
+vectors and the ``embed`` extra can load their model, BM25 otherwise; the folder cache
+embeds when the extra is installed (``DITTO_RESEARCH_EMBED=0`` turns that off). The
+coverage notes say which was used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from ....redaction import printable
+from ....text.analysis import TextAnalyzer
+
+__all__ = ["CACHE_ENV", "IndexedDocumentSearchProvider", "folder_cache_dir"]
+
+logger = logging.getLogger(__name__)
+
+CACHE_ENV: Final = "DITTO_INDEX_CACHE_DIR"
+EMBED_ENV: Final = "DITTO_RESEARCH_EMBED"
+#: How long a task waits for another task updating the same folder cache.
+_BUSY_WAIT_SECONDS: Final = 120.0
+_OPEN_LIMIT: Final = 4
+#: The documents source's analysis (see :mod:`.documents`): what the folder cache indexes with.
+_ANALYZER_CONFIG: Final = {"stopwords": "english", "stemmer": "english", "cjk": "unigram", "options": True}
+
+_OPENED: OrderedDict[tuple[str, str], Any] = OrderedDict()
+_OPENED_LOCK = threading.Lock()
+
+
+def folder_cache_dir(env: Mapping[str, str]) -> Path:
+    """Where folder caches live: ``$DITTO_INDEX_CACHE_DIR`` (the task's environment, then the process's),
+    else the user cache folder's ``ditto/indexes``."""
+    given = env.get(CACHE_ENV) or os.environ.get(CACHE_ENV)
+    if given:
+        return Path(given)
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("ditto")) / "indexes"
+
+
+def _cache_key(roots: Sequence[Path], ignore: Sequence[str], model: str | None) -> str:
+    described = json.dumps({"roots": sorted(str(root.resolve()) for root in roots), "ignore": list(ignore),
+                            "analyzer": _ANALYZER_CONFIG, "embedding": model}, sort_keys=True)
+    return hashlib.sha256(described.encode("utf-8")).hexdigest()[:24]
+
+
+def _open_cached(directory: Path) -> Any:
+    """The opened index of ``directory``'s current generation, shared by the tasks of this process."""
+    from ....retrieval.index import open_index
+    from ....retrieval.index.manifest import read_manifest
+
+    generation = read_manifest(directory).generation
+    key = (str(directory.resolve()), generation)
+    with _OPENED_LOCK:
+        index = _OPENED.get(key)
+        if index is not None:
+            _OPENED.move_to_end(key)
+            return index
+    index = open_index(directory)
+    with _OPENED_LOCK:
+        _OPENED[(key[0], index.generation)] = index
+        while len(_OPENED) > _OPEN_LIMIT:
+            _, evicted = _OPENED.popitem(last=False)
+            evicted.close()
+    return index
+
+
+@dataclass(slots=True)
+class _State:
+    index: Any
+    provider: Any
+    notes: tuple[str, ...]
+
+
+class IndexedDocumentSearchProvider:
+    """A ``RetrievalSearchProvider`` for the task's documents target over an index (see the module docs)."""
+
+    def __init__(self, *, index: Path | None, documents: Sequence[Path], ignore: Sequence[str],
+                 save_snapshot: Callable[[bytes], str], notes_key: Path | None, env: Mapping[str, str]) -> None:
+        self._index_dir = index
+        self._documents = list(documents)
+        self._ignore = tuple(ignore)
+        self._save_snapshot = save_snapshot
+        self._notes_key = notes_key
+        self._env = dict(env)
+        self._state: _State | None = None
+        self._saved: set[str] = set()
+        self._lock = asyncio.Lock()
+
+    def _use_embeddings(self) -> bool:
+        from ....retrieval.index.embedding import embedding_available
+
+        wanted = self._env.get(EMBED_ENV) or os.environ.get(EMBED_ENV, "1")
+        return wanted != "0" and embedding_available()
+
+    async def _open(self) -> _State:
+        from ....retrieval import RetrievalError
+        from ....retrieval.index import SearchIndexError, create_index_search_provider
+        from ....retrieval.index.embedding import local_embedding
+
+        notes: list[str] = []
+        try:
+            if self._index_dir is not None:
+                directory = self._index_dir
+                index = await asyncio.to_thread(_open_cached, directory)
+                where = f"the index {printable(directory)}"
+            else:
+                index, skipped = await self._folder_cache()
+                notes.extend(skipped)
+                where = "the folder cache"
+                if isinstance(index, _EmptyIndex):
+                    return _State(index, None, tuple(notes))
+            embedding = None
+            if index.embedding is not None and self._use_embeddings():
+                embedding = await asyncio.to_thread(local_embedding, index.embedding.model)
+        except SearchIndexError as error:
+            raise RetrievalError("RETRIEVAL_PROVIDER_UNAVAILABLE", error.message) from None
+        provider = create_index_search_provider(index, embedding=embedding)
+        if provider.vectors:
+            notes.append(f"retrieval: hybrid (BM25 + {index.embedding.model} embeddings) over {where}")
+        else:
+            notes.append(f"retrieval: BM25 over {where}")
+        return _State(index, provider, tuple(notes))
+
+    async def _folder_cache(self) -> tuple[Any, list[str]]:
+        from ....retrieval import RetrievalError
+        from ....retrieval.index import IndexLimits, SearchIndexError, update_index
+        from ....retrieval.index.embedding import local_embedding
+        from ....text.files import DEFAULT_LIMITS, DOCUMENT_SUFFIXES
+
+        if not await asyncio.to_thread(lambda: any(os.path.lexists(path) for path in self._documents)):
+            named = printable(self._documents[0]) if self._documents else "(none)"
+            raise RetrievalError("RETRIEVAL_PROVIDER_UNAVAILABLE",
+                                 f"no document path exists or may be read ({named} does not exist)")
+        embedding = await asyncio.to_thread(local_embedding) if self._use_embeddings() else None
+        model = getattr(embedding, "model_id", None)
+        directory = folder_cache_dir(self._env) / _cache_key(self._documents, self._ignore, model)
+        limits = IndexLimits(max_files=DEFAULT_LIMITS.max_files, max_entries=DEFAULT_LIMITS.max_entries,
+                             max_depth=DEFAULT_LIMITS.max_depth, max_file_bytes=DEFAULT_LIMITS.max_file_bytes)
+        deadline = time.monotonic() + _BUSY_WAIT_SECONDS
+        delay = 0.05
+        while True:
+            try:
+                summary = await update_index(directory, self._documents, ignore=self._ignore, embedding=embedding,
+                                             analyzer=TextAnalyzer.from_config(dict(_ANALYZER_CONFIG)),
+                                             limits=limits, records=False)
+                break
+            except SearchIndexError as error:
+                if error.code == "INDEX_BUSY" and time.monotonic() < deadline:
+                    await asyncio.sleep(delay)  # another task is updating this cache: its result is ours too
+                    delay = min(delay * 2, 1.0)
+                    continue
+                if error.code == "INDEX_INVALID_INPUT":  # nothing readable: no hits, said in the coverage
+                    names = ", ".join(printable(path) for path in self._documents[:3])
+                    note = (f"no readable document was found in {names} (documents are UTF-8 "
+                            f"{', '.join(sorted(DOCUMENT_SUFFIXES))} files of at most {limits.max_file_bytes} "
+                            "bytes)")
+                    logger.warning("documents: %s", note)
+                    return _EmptyIndex(), [*error.message.split("; ", 1)[1:], note]
+                raise
+        index = await asyncio.to_thread(_open_cached, directory)
+        return index, list(summary.skipped)
+
+    def _snapshot(self, raw: bytes, digest: str) -> None:
+        if digest not in self._saved:
+            self._save_snapshot(raw)
+            self._saved.add(digest)
+
+    async def search(self, input: Any, context: Any = None) -> Any:
+        from ....retrieval import (
+            RetrievalCandidate,
+            RetrievalCandidateSource,
+            RetrievalError,
+            RetrievalSearchInput,
+            RetrievalSearchOutput,
+            parse_search_input,
+        )
+        from .documents import WALK_NOTES
+
+        request = input if isinstance(input, RetrievalSearchInput) else parse_search_input(input)
+        signal = getattr(context, "signal", None)
+        if signal is not None and signal.aborted:
+            raise RetrievalError.from_signal(signal.reason)
+        text = request.query.content
+        if not isinstance(text, str):
+            raise RetrievalError("RETRIEVAL_INVALID_INPUT", "document search needs a text query")
+        if request.filter:
+            raise RetrievalError("RETRIEVAL_INVALID_INPUT", "document search does not support filters")
+        async with self._lock:
+            if self._state is None:
+                try:
+                    self._state = await self._open()
+                except RetrievalError:
+                    raise
+                except Exception:
+                    logger.exception("opening the documents index failed")
+                    raise RetrievalError("RETRIEVAL_BACKEND_ERROR", "the documents could not be read") from None
+                if self._notes_key is not None:
+                    WALK_NOTES[self._notes_key] = self._state.notes
+        state = self._state
+        defaults = getattr(context, "defaults", None)
+        limit = request.limit or getattr(defaults, "search_limit", None) or 10
+        if isinstance(state.index, _EmptyIndex):
+            return RetrievalSearchOutput(candidates=(), strategy=request.strategy, target=request.target)
+        output = await state.provider.search({"query": {"content": text}, "target": {"name": request.target.name},
+                                              "limit": limit * 2}, context)
+        candidates = []
+        skipped_records = False
+        for hit in output.candidates:
+            meta = hit.metadata or {}
+            path = meta.get("path")
+            stored = await asyncio.to_thread(state.index.file_bytes, path) if isinstance(path, str) else None
+            if stored is None or not isinstance(path, str):
+                skipped_records = True
+                continue
+            digest, raw = stored
+            try:
+                self._snapshot(raw, digest)
+            except Exception:
+                logger.exception("saving a document snapshot failed")
+                raise RetrievalError("RETRIEVAL_BACKEND_ERROR", "a document snapshot could not be saved") from None
+            uri = Path(path).as_uri()
+            ref = f"{uri}#L{meta['lineStart']}-L{meta['lineEnd']}"
+            candidates.append(RetrievalCandidate(
+                id=f"{digest[:16]}:{meta['start']}", content=hit.content, score=hit.score,
+                source=RetrievalCandidateSource(target=request.target.name, ref=ref),
+                metadata={"uri": uri, "snapshotSha256": digest, "start": meta["start"], "end": meta["end"],
+                          "lineStart": meta["lineStart"], "lineEnd": meta["lineEnd"], "heading": meta.get("heading")}))
+            if len(candidates) >= limit:
+                break
+        if skipped_records and self._notes_key is not None:
+            note = "passages of JSONL/BEIR records are not quoted (they have no file to snapshot)"
+            if note not in WALK_NOTES.get(self._notes_key, ()):
+                WALK_NOTES[self._notes_key] = (*WALK_NOTES.get(self._notes_key, ()), note)
+        return RetrievalSearchOutput(candidates=tuple(candidates), strategy=request.strategy, target=request.target)
+
+
+class _EmptyIndex:
+    """Stands for a folder cache with nothing to search (every file skipped): no hits."""

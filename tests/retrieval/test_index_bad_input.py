@@ -1,0 +1,128 @@
+"""Bad input to ``update_index``: skipped with a warning naming the file, or refused with nothing written (issue 18).
+
+Text files that cannot be used (unreadable, binary, not UTF-8, over the size limit) are skipped and named;
+a source with nothing to index, a JSONL line that is not an object and a duplicate id are refused, and the
+index is left exactly as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ditto.retrieval.index import SearchIndexError, open_index, update_index_sync
+from tests.retrieval.index_support import write_docs
+
+
+def _state(directory: Path) -> tuple[str, int]:
+    with open_index(directory) as index:
+        return index.generation, len(index)
+
+
+def test_unusable_text_files_are_skipped_with_a_warning_naming_each(tmp_path: Path) -> None:
+    """Issue 18: a binary file (NUL bytes), invalid UTF-8, a 50 MB file and an unreadable entry (a FIFO; or a
+    file without read permission when not root) are skipped, each named in the warnings; the rest is indexed."""
+    docs = write_docs(tmp_path / "docs", {"good.md": "Good text.\n"})
+    (docs / "binary.txt").write_bytes(b"PK\x03\x04\x00\x00 zip data")
+    (docs / "latin1.txt").write_bytes("caf\xe9 au lait".encode("latin-1"))
+    with (docs / "huge.md").open("wb") as handle:
+        handle.truncate(50 * 1024 * 1024)  # a sparse 50 MB file: no time spent writing it
+    os.mkfifo(docs / "pipe.md")
+    if os.geteuid() != 0:
+        (docs / "locked.md").write_text("secret\n")
+        (docs / "locked.md").chmod(0)
+    summary = update_index_sync(tmp_path / "idx", [docs])
+    warnings = "\n".join(summary.skipped)
+    for name in ("binary.txt", "latin1.txt", "huge.md", "pipe.md") + (("locked.md",) if os.geteuid() else ()):
+        assert name in warnings, (name, warnings)
+    assert "NUL" in warnings and "not UTF-8" in warnings and "larger than" in warnings
+    assert (summary.added, summary.passages) == (1, 1)
+
+
+def _refused(tmp_path: Path, source: Path, fragment: str) -> None:
+    before = _state(tmp_path / "idx")
+    with pytest.raises(SearchIndexError) as error:
+        update_index_sync(tmp_path / "idx", [source])
+    assert error.value.code == "INDEX_INVALID_INPUT" and fragment in error.value.message, error.value.message
+    assert _state(tmp_path / "idx") == before
+    assert [p.name for p in (tmp_path / "idx").iterdir() if p.name.startswith("g-")] == [before[0]]
+
+
+@pytest.fixture
+def indexed(tmp_path: Path) -> Path:
+    update_index_sync(tmp_path / "idx", [write_docs(tmp_path / "docs")])
+    return tmp_path
+
+
+def test_an_empty_folder_or_one_with_only_skipped_files_is_refused(indexed: Path) -> None:
+    """Issue 18: an empty folder (or one whose only file is binary) is refused; the index stays as it was."""
+    (indexed / "empty").mkdir()
+    _refused(indexed, indexed / "empty", "nothing to index")
+    (indexed / "binary").mkdir()
+    (indexed / "binary" / "x.txt").write_bytes(b"\x00\x01")
+    _refused(indexed, indexed / "binary", "nothing to index")
+    _refused(indexed, indexed / "does-not-exist", "no source exists")
+
+
+@pytest.mark.parametrize(("lines", "fragment"), [
+    (['{"id": "a", "content": "x"}', '["not", "an", "object"]'], "line 2: not a JSON object"),
+    (['{"id": "a", "content": "x"}', "{broken"], "line 2: not valid JSON"),
+    (['{"id": "a", "content": "x"}', '{"id": "a", "content": "y"}'], "given twice"),
+    (['{"content": "no id"}'], "needs a non-empty string or integer id"),
+    (['{"id": "a", "content": 42}'], "needs a string content"),
+    (['{"id": "a", "content": "nul \\u0000 here"}'], "NUL"),
+    (['{"id": "a", "content": "lone \\ud800 surrogate"}'], "surrogate"),
+    (['{"id": "a", "content": "x", "metadata": [1]}'], "metadata must be an object"),
+    (['{"id": "a", "content": "x", "metadata": {"n": 1e999}}'], "non-finite"),
+])
+def test_bad_jsonl_is_refused_naming_the_line(indexed: Path, lines: list[str], fragment: str) -> None:
+    """Issue 18: a JSONL line that is not an object (or not JSON, without id/content, with NUL, a lone
+    surrogate, a non-finite number) and a duplicate id are refused with the file and line; nothing written."""
+    source = indexed / "records.jsonl"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _refused(indexed, source, fragment)
+
+
+def test_an_id_already_held_by_another_file_is_refused(indexed: Path) -> None:
+    """Issue 18: a record id another indexed file already holds is a duplicate too."""
+    (indexed / "one.jsonl").write_text('{"id": "r1", "content": "first"}\n')
+    update_index_sync(indexed / "idx", [indexed / "one.jsonl"])
+    (indexed / "two.jsonl").write_text('{"id": "r1", "content": "second"}\n')
+    _refused(indexed, indexed / "two.jsonl", "already in the index")
+
+
+def test_invalid_utf8_and_overlong_lines_in_jsonl_are_refused(indexed: Path) -> None:
+    """Issue 18: bytes that are not UTF-8 and a line over 1 MiB in a JSONL file are refused, not skipped."""
+    (indexed / "bad.jsonl").write_bytes(b'{"id": "a", "content": "caf\xe9"}\n')
+    _refused(indexed, indexed / "bad.jsonl", "not UTF-8")
+    (indexed / "long.jsonl").write_text(json.dumps({"id": "a", "content": "x" * (1 << 20)}) + "\n")
+    _refused(indexed, indexed / "long.jsonl", "longer than")
+
+
+@settings(max_examples=40)
+@given(line=st.one_of(st.binary(max_size=60), st.text(max_size=60).map(str.encode),
+                      st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+                                   lambda inner: st.lists(inner, max_size=3)
+                                   | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+                                   max_leaves=8).map(lambda v: json.dumps(v).encode())))
+def test_any_jsonl_line_is_indexed_or_refused_with_a_clear_error(line: bytes) -> None:
+    """Issue 18 (bad input property): whatever one JSONL line holds, indexing it either succeeds or raises
+    INDEX_INVALID_INPUT; never another exception, never a half-written index."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        (root / "records.jsonl").write_bytes(line.replace(b"\n", b" ") + b"\n")
+        try:
+            update_index_sync(root / "idx", [root / "records.jsonl"])
+        except SearchIndexError as error:
+            assert error.code == "INDEX_INVALID_INPUT"
+            assert not (root / "idx" / "manifest.json").exists()
+            assert not any(p.name.startswith("g-") for p in (root / "idx").iterdir())
+        else:
+            assert _state(root / "idx")[1] == 1

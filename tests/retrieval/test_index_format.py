@@ -1,0 +1,119 @@
+"""The persistent index's directory format: manifest, version refusal, model and dimension checks (issue 18)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ditto.retrieval import RetrievalError
+from ditto.retrieval.index import (
+    FORMAT_VERSION,
+    SearchIndexError,
+    create_index_search_provider,
+    open_index,
+    update_index,
+)
+from tests.retrieval.index_support import WordHashEmbedder, write_docs
+
+
+async def test_the_directory_holds_a_manifest_one_generation_and_the_passages_with_stable_ids(tmp_path: Path) -> None:
+    """Issue 18: one directory: manifest.json (format_version, generation, analyzer), the generation it names
+    (index.sqlite + BM25 arrays), passage ids ``path#ordinal`` with line ranges, the file bytes kept."""
+    docs = write_docs(tmp_path / "docs")
+    summary = await update_index(tmp_path / "idx", [docs])
+    manifest = json.loads((tmp_path / "idx" / "manifest.json").read_text())
+    assert manifest["format"] == "ditto-index" and manifest["format_version"] == FORMAT_VERSION
+    assert manifest["generation"] == summary.generation
+    assert (tmp_path / "idx" / summary.generation / "index.sqlite").is_file()
+    assert [p.name for p in (tmp_path / "idx").iterdir() if p.name.startswith("g-")] == [summary.generation]
+    backups = str((docs / "ops/backups.md").resolve())
+    with open_index(tmp_path / "idx") as index:
+        rows = index.passages([f"{backups}#1", f"{backups}#2"])
+        assert rows[f"{backups}#1"].text == "Backups are kept for 30 days.\nThey run nightly at 02:00."
+        assert (rows[f"{backups}#1"].line_start, rows[f"{backups}#1"].line_end) == (3, 4)
+        assert rows[f"{backups}#2"].heading == "Backups › Restore"
+        stored = index.file_bytes(backups)
+        assert stored is not None and stored[1] == (docs / "ops/backups.md").read_bytes()
+
+
+@pytest.mark.parametrize("version", [FORMAT_VERSION + 1, 10**6])
+async def test_an_index_of_a_newer_format_version_is_refused_for_reading_and_writing(tmp_path: Path,
+                                                                                    version: int) -> None:
+    """Issue 18: an index from a newer format version: INDEX_NEWER_FORMAT naming both versions, on open and on
+    update; the directory is left as it was."""
+    docs = write_docs(tmp_path / "docs")
+    await update_index(tmp_path / "idx", [docs])
+    path = tmp_path / "idx" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    path.write_text(json.dumps({**manifest, "format_version": version}))
+    before = sorted(p.name for p in (tmp_path / "idx").iterdir())
+    with pytest.raises(SearchIndexError) as opened:
+        open_index(tmp_path / "idx")
+    assert opened.value.code == "INDEX_NEWER_FORMAT" and str(version) in opened.value.message
+    with pytest.raises(SearchIndexError) as updated:
+        await update_index(tmp_path / "idx", [docs])
+    assert updated.value.code == "INDEX_NEWER_FORMAT"
+    assert sorted(p.name for p in (tmp_path / "idx").iterdir()) == before
+
+
+@pytest.mark.parametrize("manifest", ["", "{", "[]", '{"format": "other"}', '{"format": "ditto-index"}'])
+def test_a_missing_or_damaged_manifest_is_index_not_found(tmp_path: Path, manifest: str) -> None:
+    """Issue 18: no manifest, or one that is not ours / is damaged: INDEX_NOT_FOUND, never a traceback."""
+    (tmp_path / "idx").mkdir()
+    if manifest:
+        (tmp_path / "idx" / "manifest.json").write_text(manifest)
+    with pytest.raises(SearchIndexError) as error:
+        open_index(tmp_path / "idx")
+    assert error.value.code == "INDEX_NOT_FOUND"
+
+
+async def test_a_model_of_another_dimension_or_id_is_refused_never_truncated(tmp_path: Path) -> None:
+    """Issue 18: the index records its embedding model and dimension; updating or searching with a model whose
+    dimension (or id) differs is INDEX_MODEL_MISMATCH, and an index with vectors refuses an update without one."""
+    docs = write_docs(tmp_path / "docs")
+    await update_index(tmp_path / "idx", [docs], embedding=WordHashEmbedder(16))
+    manifest = json.loads((tmp_path / "idx" / "manifest.json").read_text())
+    assert manifest["embedding"] == {"model": "word-hash", "dimensions": 16}
+    (docs / "ops/new.md").write_text("A new runbook.\n")
+    for embedding in (WordHashEmbedder(32), WordHashEmbedder(16, model_id="other-model"), None):
+        with pytest.raises(SearchIndexError) as error:
+            await update_index(tmp_path / "idx", [docs], embedding=embedding)
+        assert error.value.code == "INDEX_MODEL_MISMATCH"
+    with open_index(tmp_path / "idx") as index:
+        assert index.embedding is not None and index.embedding.dimensions == 16
+        assert len(index) == 5  # the refused runs added nothing
+        with pytest.raises(SearchIndexError) as error:
+            create_index_search_provider(index, embedding=WordHashEmbedder(32))
+        assert error.value.code == "INDEX_MODEL_MISMATCH"
+
+
+async def test_an_embedder_returning_vectors_of_the_wrong_length_fails_and_changes_nothing(tmp_path: Path) -> None:
+    """Issue 18: a model that claims 16 dimensions but returns 8 is RETRIEVAL_INVALID_EMBEDDING (never cut or
+    padded), and the published index is untouched."""
+
+    class Liar(WordHashEmbedder):
+        async def embed(self, contents, context=None):  # type: ignore[no-untyped-def]
+            return [vector[:8] for vector in await super().embed(contents, context)]
+
+    docs = write_docs(tmp_path / "docs")
+    first = await update_index(tmp_path / "idx", [docs], embedding=WordHashEmbedder(16))
+    (docs / "ops/new.md").write_text("A new runbook.\n")
+    with pytest.raises(RetrievalError) as error:
+        await update_index(tmp_path / "idx", [docs], embedding=Liar(16))
+    assert error.value.code == "RETRIEVAL_INVALID_EMBEDDING"
+    with open_index(tmp_path / "idx") as index:
+        assert index.generation == first.generation and len(index) == first.passages
+
+
+def test_the_option_terms_analysis_round_trips_with_a_saved_index() -> None:
+    """Issue 18: the folder cache's analysis (CJK one character a term, command-line options kept as terms, case
+    kept) is saved with the index and rebuilt identically; without the flag the saved config is as before."""
+    from ditto.text.analysis import TextAnalyzer
+
+    analyzer = TextAnalyzer(cjk="unigram", options=True)
+    assert analyzer.analyze("use mkdir -p, not -P") == ["use", "mkdir", "-p", "-P"]
+    again = TextAnalyzer.from_config(analyzer.config())
+    assert again.config() == analyzer.config() and again.analyze("mkdir -p") == ["mkdir", "-p"]
+    assert "options" not in TextAnalyzer().config() and TextAnalyzer().analyze("mkdir -p") == ["mkdir"]

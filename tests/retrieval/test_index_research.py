@@ -1,0 +1,109 @@
+"""Research over an index: ``--index DIR`` and the ``--documents`` folder cache; briefs verify offline (issue 18)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ditto.retrieval.index import update_index
+from ditto.workflows.research import run_research
+from ditto.workflows.research.errors import ResearchError
+from ditto.workflows.research.verify import check_task
+from tests.retrieval.index_support import write_docs
+
+QUESTION = "How long are backups kept?"
+
+
+def _brief(result: Any) -> dict[str, Any]:
+    assert result.status == "completed", (result.status, result.error)
+    return json.loads(Path(result.brief).read_text(encoding="utf-8"))
+
+
+def _generations(cache: Path) -> list[str]:
+    return sorted(json.loads(manifest.read_text())["generation"] for manifest in cache.glob("*/manifest.json"))
+
+
+async def test_research_over_a_prepared_index_quotes_the_files_and_verifies(tmp_path: Path) -> None:
+    """Issue 18: `document-search --index DIR` searches the index instead of reading folders; the brief quotes
+    the real file (URI, lines, the snapshot of the bytes indexed), says BM25 was used, and `verify` accepts it."""
+    docs = write_docs(tmp_path / "docs")
+    await update_index(tmp_path / "idx", [docs])
+    task, result = await run_research("document-search", {"question": QUESTION, "index": str(tmp_path / "idx")},
+                                      base_dir=tmp_path / "tasks", env={})
+    brief = _brief(result)
+    [item] = [e for e in brief["evidence"] if e["sourceType"] == "document"][:1]
+    assert item["uri"] == (docs / "ops/backups.md").resolve().as_uri()
+    assert "30 days" in item["quote"]
+    raw = (task.directory / "snapshots" / item["snapshotSha256"] / "raw").read_bytes()
+    assert raw == (docs / "ops/backups.md").read_bytes()
+    [coverage] = [c for c in brief["coverage"] if c["source"] == "document"]
+    assert any(note.startswith("retrieval: BM25 over the index") for note in coverage["notes"])
+    report = check_task(task.directory, signing_key=None)
+    assert report.ok, report.problems
+
+
+async def test_the_folder_cache_is_reused_while_files_are_unchanged_and_follows_changes(tmp_path: Path) -> None:
+    """Issue 18: a --documents folder is indexed once into the cache; a second task reuses it (no new
+    generation published), a changed file is re-indexed before the next task, which quotes the new text; every
+    brief verifies."""
+    docs = write_docs(tmp_path / "docs")
+    cache = tmp_path / "cache"
+    env = {"DITTO_INDEX_CACHE_DIR": str(cache)}
+    fields = {"question": QUESTION, "documents": [str(docs)]}
+    first_task, first = await run_research("document-search", fields, base_dir=tmp_path / "tasks", env=env)
+    assert "30 days" in json.dumps(_brief(first))
+    generations = _generations(cache)
+    assert len(generations) == 1
+    second_task, second = await run_research("document-search", {**fields, "tenant": "other"},
+                                             base_dir=tmp_path / "tasks", env=env)
+    assert "30 days" in json.dumps(_brief(second)) and _generations(cache) == generations
+    (docs / "ops/backups.md").write_text("# Backups\n\nBackups are kept for 90 days.\n", encoding="utf-8")
+    third_task, third = await run_research("document-search", {**fields, "tenant": "third"},
+                                           base_dir=tmp_path / "tasks", env=env)
+    text = json.dumps(_brief(third))
+    assert "90 days" in text and "30 days" not in text
+    assert _generations(cache) != generations
+    for task in (first_task, second_task, third_task):
+        report = check_task(task.directory, signing_key=None)
+        assert report.ok, report.problems
+
+
+async def test_documents_and_index_together_are_refused(tmp_path: Path) -> None:
+    """Issue 18: a request naming both --documents and --index is refused before any task is made."""
+    with pytest.raises(ResearchError) as error:
+        await run_research("document-search", {"question": QUESTION, "documents": [str(tmp_path)],
+                                               "index": str(tmp_path / "idx")}, base_dir=tmp_path / "tasks", env={})
+    assert error.value.code == "RESEARCH_INVALID_INPUT"
+
+
+async def test_a_missing_index_fails_the_source_with_its_reason(tmp_path: Path) -> None:
+    """Issue 18: --index naming no index: the documents source fails with the index's reason, not a traceback."""
+    _, result = await run_research("document-search", {"question": QUESTION, "index": str(tmp_path / "none")},
+                                   base_dir=tmp_path / "tasks", env={})
+    assert result.status == "blocked" and result.error is not None and result.error.code == "RESEARCH_SOURCE_FAILED"
+    [failed] = result.failed_sources
+    assert failed.code == "RETRIEVAL_PROVIDER_UNAVAILABLE" and "holds no index" in failed.message
+
+
+async def test_with_the_embed_extra_the_folder_cache_is_hybrid_and_says_so(tmp_path: Path) -> None:
+    """Issue 18 (real weights): with the embed extra installed, the documents source's folder cache holds
+    vectors of the local model, the search is hybrid, the coverage says so, and the brief verifies."""
+    from ditto.retrieval.index.embedding import embedding_available
+
+    assert embedding_available(), "the embed extra is part of the dev install"
+    docs = write_docs(tmp_path / "docs")
+    env = {"DITTO_INDEX_CACHE_DIR": str(tmp_path / "cache"), "DITTO_RESEARCH_EMBED": "1"}
+    task, result = await run_research("document-search", {"question": QUESTION, "documents": [str(docs)]},
+                                      base_dir=tmp_path / "tasks", env=env)
+    brief = _brief(result)
+    [coverage] = [c for c in brief["coverage"] if c["source"] == "document"]
+    assert any(note.startswith("retrieval: hybrid (BM25 + sentence-transformers/all-MiniLM-L6-v2")
+               for note in coverage["notes"]), coverage["notes"]
+    assert "30 days" in json.dumps(brief)
+    [manifest] = (tmp_path / "cache").glob("*/manifest.json")
+    assert json.loads(manifest.read_text())["embedding"]["dimensions"] == 384
+    report = check_task(task.directory, signing_key=None)
+    assert report.ok, report.problems
