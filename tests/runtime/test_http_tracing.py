@@ -81,3 +81,27 @@ async def test_ditto_serve_with_a_global_sdk_continues_the_callers_trace(tmp_pat
     (span,) = [json.loads(line) for line in spans.read_text().splitlines()]
     assert (span["name"], span["trace"], span["parent"]) == ("ditto.invoke", trace_id, parent_id)
     assert span["attributes"] == {"ditto.node": "OPS.HOLD", "ditto.status": "success"}
+
+
+async def test_the_client_carries_the_callers_trace_to_the_server() -> None:
+    """Issue 19 (tracing, client side): a call made through ``HttpTransport`` inside a caller's span sends W3C
+    trace context, so the server's ``ditto.invoke`` span joins the caller's trace; a call outside any span
+    sends none and starts a trace of its own."""
+    from ditto.transport import create_http_transport
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("test-client")
+    server = create_ditto(workers=make())
+    app = create_worker_http_app(server, token=TOKEN, tracer_provider=provider)
+    async with serve_app(app) as url, create_http_transport(id="traced", url=url, token=TOKEN) as transport:
+        address = next(w["address"] for w in await transport.workers() if "TEST.ECHO" in w["capabilities"])
+        with tracer.start_as_current_span("caller") as caller:
+            inside = await transport.invoke(address, "TEST.ECHO", 1, execution_id="x-1", timeout=10)
+        outside = await transport.invoke(address, "TEST.ECHO", 2, execution_id="x-2", timeout=10)
+    assert inside.output == 1 and outside.output == 2
+    traced, untraced = [s for s in exporter.get_finished_spans() if s.name == "ditto.invoke"]
+    assert traced.context.trace_id == caller.get_span_context().trace_id
+    assert traced.parent is not None and traced.parent.span_id == caller.get_span_context().span_id
+    assert untraced.parent is None and untraced.context.trace_id != caller.get_span_context().trace_id

@@ -38,6 +38,16 @@ def inject(headers: MutableMapping[str, str]) -> MutableMapping[str, str]:
     return headers
 
 
+def outgoing_headers() -> dict[str, str] | None:
+    """The trace context of the caller's current span as headers for an outgoing call, or ``None`` (no
+    OpenTelemetry, or no valid span: the common case costs one lookup, and the call sends no extra bytes)."""
+    if _propagate is None or not _trace.get_current_span().get_span_context().is_valid:
+        return None
+    headers: dict[str, str] = {}
+    _propagate.inject(headers)
+    return headers or None
+
+
 def extract(headers: Mapping[str, str]) -> Any:
     """The trace context carried by ``headers`` (``None`` without OpenTelemetry)."""
     if _propagate is None:

@@ -44,6 +44,7 @@ from ..errors import TIMEOUT, InvalidArgumentError, RoutingError, TransportError
 from ..runtime import NodeError, NodeResult
 from ..runtime.worker import MAX_TIMEOUT_S, valid_timeout
 from ..signal import CancelledBySignal, CancelSignal, await_with_signal
+from ._tracing import outgoing_headers
 from .wire import NotSerializable, dumps_wire, loads, to_wire_value
 
 __all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "HttpTransport", "create_http_transport"]
@@ -204,7 +205,7 @@ class HttpTransport:
     async def _exchange(self, body: bytes) -> tuple[int, bytes]:
         """POST one call; connection failures become TransportError."""
         try:
-            async with self._client().post(self._invoke_url, data=body) as response:
+            async with self._client().post(self._invoke_url, data=body, headers=outgoing_headers()) as response:
                 return response.status, await self._body(response)
         except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
             raise self._unavailable(exc) from None
