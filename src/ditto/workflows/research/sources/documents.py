@@ -62,6 +62,22 @@ def split_passages(text: str) -> list[tuple[int, int, int, int]]:
     return [(span.start, span.end, span.line_start, span.line_end) for span in cut_passages(text)]
 
 
+def document_query(input: Any, context: Any) -> tuple[Any, str]:
+    """A documents search's checked request and its query text: text only, no filters, not cancelled."""
+    from ....retrieval import RetrievalError, RetrievalSearchInput, parse_search_input
+
+    request = input if isinstance(input, RetrievalSearchInput) else parse_search_input(input)
+    signal = getattr(context, "signal", None)
+    if signal is not None and signal.aborted:
+        raise RetrievalError.from_signal(signal.reason)
+    text = request.query.content
+    if not isinstance(text, str):
+        raise RetrievalError("RETRIEVAL_INVALID_INPUT", "document search needs a text query")
+    if request.filter:
+        raise RetrievalError("RETRIEVAL_INVALID_INPUT", "document search does not support filters")
+    return request, text
+
+
 class DocumentSearchProvider:
     """A ``RetrievalSearchProvider`` over files and folders (recursive, ignore-globs)."""
 
@@ -142,20 +158,10 @@ class DocumentSearchProvider:
             RetrievalCandidate,
             RetrievalCandidateSource,
             RetrievalError,
-            RetrievalSearchInput,
             RetrievalSearchOutput,
-            parse_search_input,
         )
 
-        request = input if isinstance(input, RetrievalSearchInput) else parse_search_input(input)
-        signal = getattr(context, "signal", None)
-        if signal is not None and signal.aborted:
-            raise RetrievalError.from_signal(signal.reason)
-        text = request.query.content
-        if not isinstance(text, str):
-            raise RetrievalError("RETRIEVAL_INVALID_INPUT", "document search needs a text query")
-        if request.filter:
-            raise RetrievalError("RETRIEVAL_INVALID_INPUT", "document search does not support filters")
+        request, text = document_query(input, context)
         async with self._lock:
             if self._corpus is None:
                 try:

@@ -199,21 +199,11 @@ class IndexedDocumentSearchProvider:
             RetrievalCandidate,
             RetrievalCandidateSource,
             RetrievalError,
-            RetrievalSearchInput,
             RetrievalSearchOutput,
-            parse_search_input,
         )
-        from .documents import WALK_NOTES
+        from .documents import WALK_NOTES, document_query
 
-        request = input if isinstance(input, RetrievalSearchInput) else parse_search_input(input)
-        signal = getattr(context, "signal", None)
-        if signal is not None and signal.aborted:
-            raise RetrievalError.from_signal(signal.reason)
-        text = request.query.content
-        if not isinstance(text, str):
-            raise RetrievalError("RETRIEVAL_INVALID_INPUT", "document search needs a text query")
-        if request.filter:
-            raise RetrievalError("RETRIEVAL_INVALID_INPUT", "document search does not support filters")
+        request, text = document_query(input, context)
         async with self._lock:
             if self._state is None:
                 try:
