@@ -406,7 +406,7 @@ def test_scripts_research_installs_only_its_extra_and_runs(built: Built, tmp_pat
                             capture_output=True, text=True, timeout=120, env=_clean_env())
     installed = {entry["name"].lower() for entry in json.loads(listed.stdout)}
     assert {"bm25s", "numpy", "jieba"} <= installed
-    assert installed.isdisjoint({"pytest", "mypy", "ruff", "redis", "openai", "mcp", "aiohttp", "psycopg"})
+    assert installed.isdisjoint({"pytest", "mypy", "ruff", "redis", "openai", "mcp", "trafilatura", "psycopg", "torch"})
 
 
 def test_the_readme_install_section_is_what_this_check_installs() -> None:

@@ -46,7 +46,7 @@ __all__ = [
 
 
 def _web_module(name: str) -> Any:
-    """aiohttp (the ``web`` extra), imported on first use so ``import ditto`` stays light."""
+    """A module of the ``web`` extra (trafilatura), imported on first use so ``import ditto`` stays light."""
     return require_extra(name, "web", "web search and reading")
 
 BRAVE_API_KEY_ENV: Final = "DITTO_WORKER_INTERACTION_BRAVE_SEARCH_API_KEY"

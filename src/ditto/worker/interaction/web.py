@@ -127,7 +127,7 @@ class WebClient:
         return self._options
 
     def _client(self) -> aiohttp.ClientSession:
-        _web_module("aiohttp")  # a clear error when the extra is missing
+        _web_module("trafilatura")  # a clear error when the extra is missing (aiohttp is a base dependency)
         import aiohttp
 
         loop = asyncio.get_running_loop()
@@ -213,7 +213,7 @@ class WebClient:
         return WebSearchResult(engine=engine, query=request.query, candidates=tuple(candidates[:request.limit]))
 
     async def _get_json(self, url: str, params: Mapping[str, str], headers: Mapping[str, str], engine: str) -> Any:
-        _web_module("aiohttp")  # a clear error when the extra is missing
+        _web_module("trafilatura")  # a clear error when the extra is missing (aiohttp is a base dependency)
         import aiohttp
 
         try:
@@ -380,7 +380,7 @@ class WebClient:
             raise
 
     async def _fetch(self, target: yarl.URL) -> tuple[int, str, bytes]:
-        _web_module("aiohttp")  # a clear error when the extra is missing
+        _web_module("trafilatura")  # a clear error when the extra is missing (aiohttp is a base dependency)
         import aiohttp
 
         headers = {"Accept": "text/html,application/xhtml+xml;q=0.9"}
