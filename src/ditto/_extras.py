@@ -9,6 +9,7 @@ instead of a bare ``No module named 'numpy'`` from deep inside the package.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from types import ModuleType
 from typing import Final
 
@@ -40,3 +41,10 @@ def require_extra(module: str, extra: str, feature: str) -> ModuleType:
         return importlib.import_module(module)
     except ModuleNotFoundError as error:
         raise missing_extra(error, extra, feature) from None
+
+
+def check_extra(module: str, extra: str, feature: str) -> None:
+    """Like :func:`require_extra`, without importing ``module`` (whose import may be costly, or belong in
+    another process): :class:`MissingExtraError` when it cannot be found."""
+    if importlib.util.find_spec(module) is None:
+        raise missing_extra(ModuleNotFoundError(name=module), extra, feature)

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Final
 
-from ..._extras import require_extra
+from ..._extras import check_extra
 from ..._version import __version__
 from ...errors import InvalidArgumentError
 
@@ -45,9 +45,10 @@ __all__ = [
 ]
 
 
-def _web_module(name: str) -> Any:
-    """A module of the ``web`` extra (trafilatura), imported on first use so ``import ditto`` stays light."""
-    return require_extra(name, "web", "web search and reading")
+def _web_module(name: str) -> None:
+    """Check a module of the ``web`` extra (trafilatura) is installed, without importing it: pages are
+    extracted in a child process, and the parent stays light."""
+    check_extra(name, "web", "web search and reading")
 
 BRAVE_API_KEY_ENV: Final = "DITTO_WORKER_INTERACTION_BRAVE_SEARCH_API_KEY"
 #: Seed 004: "单次请求超时 20 秒".
