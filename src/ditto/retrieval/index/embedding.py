@@ -46,12 +46,12 @@ def local_embedding(model: str | None = None) -> EmbeddingProvider:
             factory = _factory()
             if factory is None:
                 raise SearchIndexError(INDEX_UNAVAILABLE, "embeddings need the embed extra: "
-                                                          "pip install 'pyditto[embed]'")
+                                                          "pip install 'ditto-agents[embed]'")
             try:
                 provider = factory(model)
             except ImportError:
                 raise SearchIndexError(INDEX_UNAVAILABLE, "embeddings need the embed extra: "
-                                                          "pip install 'pyditto[embed]'") from None
+                                                          "pip install 'ditto-agents[embed]'") from None
             _LOADED[model] = provider
             model_id = getattr(provider, "model_id", None)
             if isinstance(model_id, str):

@@ -24,7 +24,7 @@ __all__ = [
 
 #: The directory holds no index (no ``manifest.json``), or one this version cannot read.
 INDEX_NOT_FOUND: Final = "INDEX_NOT_FOUND"
-#: The index was written by a newer pyditto (its ``format_version`` is above ours): upgrade to read it.
+#: The index was written by a newer ditto-agents (its ``format_version`` is above ours): upgrade to read it.
 INDEX_NEWER_FORMAT: Final = "INDEX_NEWER_FORMAT"
 #: Another process is writing this index (``ditto index`` holds its lock): the second writer is refused.
 INDEX_BUSY: Final = "INDEX_BUSY"

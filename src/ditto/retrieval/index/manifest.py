@@ -73,7 +73,8 @@ def read_manifest(directory: Path) -> Manifest:
     version = data.get("format_version")
     if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
         raise SearchIndexError(INDEX_NEWER_FORMAT, f"{directory} was written in index format {version}; this "
-                                                   f"pyditto reads up to format {FORMAT_VERSION} (upgrade pyditto)")
+                                                   f"ditto-agents reads up to format {FORMAT_VERSION} "
+                                                   "(upgrade ditto-agents)")
     try:
         return Manifest.model_validate(data)
     except ValidationError:

@@ -71,7 +71,7 @@ def connect(path: Path, *, vectors: bool, read_only: bool = False) -> Any:
     driver = _vector_driver() if vectors else sqlite3
     if driver is None:
         raise SearchIndexError(INDEX_UNAVAILABLE, "this Python's sqlite3 cannot load extensions; install "
-                                                  "pyditto[sqlite-vec] (it brings sqlean-py) for vector search")
+                                                  "ditto-agents[embed] (it brings sqlean-py) for vector search")
     target = f"{path.resolve().as_uri()}?mode=ro" if read_only else str(path)
     connection = driver.connect(target, uri=read_only, check_same_thread=False, isolation_level=None)
     if vectors:
@@ -80,7 +80,7 @@ def connect(path: Path, *, vectors: bool, read_only: bool = False) -> Any:
         except ImportError:
             connection.close()
             raise SearchIndexError(INDEX_UNAVAILABLE, "vector search needs sqlite-vec: install "
-                                                      "pyditto[sqlite-vec]") from None
+                                                      "ditto-agents[embed]") from None
         connection.enable_load_extension(True)
         try:
             sqlite_vec.load(connection)

@@ -1,4 +1,4 @@
-"""Local embeddings on sentence-transformers (extra ``pyditto[embed]``): no server, no API key.
+"""Local embeddings on sentence-transformers (extra ``ditto-agents[embed]``): no server, no API key.
 
 :func:`create_local_embedding_provider` loads a model once per process and
 returns an :class:`~ditto.retrieval.providers.embedding.EmbeddingProvider`:
@@ -192,7 +192,7 @@ def _load_now(source: _Source, device: str) -> _Loaded:
         from sentence_transformers import SentenceTransformer
     except ImportError:
         raise RetrievalArgumentError(
-            PROVIDER_UNAVAILABLE, "local embeddings need sentence-transformers: pip install 'pyditto[embed]'"
+            PROVIDER_UNAVAILABLE, "local embeddings need sentence-transformers: pip install 'ditto-agents[embed]'"
         ) from None
     try:
         model = SentenceTransformer(source.location, device=device, local_files_only=source.offline)

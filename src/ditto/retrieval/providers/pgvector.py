@@ -23,7 +23,7 @@ Why it looks like this:
 * **Hidden backend text.** Driver failures become ``RETRIEVAL_BACKEND_ERROR`` (logged once); a
   fired signal cancels the statement on the server.
 
-Needs ``pip install 'pyditto[postgres]'`` and the ``vector`` extension on the server (``CREATE
+Needs ``pip install 'ditto-agents[postgres]'`` and the ``vector`` extension on the server (``CREATE
 EXTENSION vector`` is run on first use when the role may).
 """
 
@@ -45,7 +45,7 @@ from ..types import RetrievalExecutionContext
 from .embedding import EmbeddingProvider, Vector, embed_contents, validate_vector
 from .vector import VectorHit, VectorRecord, VectorSearchProvider
 
-if TYPE_CHECKING:  # psycopg (extra ``pyditto[postgres]``) is imported on first use
+if TYPE_CHECKING:  # psycopg (extra ``ditto-agents[postgres]``) is imported on first use
     import psycopg
     import psycopg_pool
 

@@ -4,7 +4,7 @@
 MEMORY.WRITE / GET / SEARCH / DELETE, ``create_sqlite_memory_store`` is the
 default store (one SQLite file, WAL, FTS5 keyword search) and
 ``create_postgres_memory_store`` the same contract on a PostgreSQL server that
-many processes share (extra ``pyditto[postgres]``, imported on first use). The data types in
+many processes share (extra ``ditto-agents[postgres]``, imported on first use). The data types in
 :mod:`ditto.worker.memory.types` are what other packages depend on.
 """
 

@@ -66,7 +66,7 @@ from .validation import (
     parse_search_input,
 )
 
-if TYPE_CHECKING:  # psycopg (extra ``pyditto[postgres]``) is imported on first use
+if TYPE_CHECKING:  # psycopg (extra ``ditto-agents[postgres]``) is imported on first use
     import psycopg
     import psycopg_pool
 
@@ -471,7 +471,7 @@ class PostgresMemoryStore:
 
 def create_postgres_memory_store(dsn: str, *, table: str = "ditto_memory", max_connections: int = 4,
                                  connect_timeout_s: float = 10.0) -> PostgresMemoryStore:
-    """A MEMORY store in the PostgreSQL database ``dsn`` (needs ``pip install 'pyditto[postgres]'``).
+    """A MEMORY store in the PostgreSQL database ``dsn`` (needs ``pip install 'ditto-agents[postgres]'``).
 
     The tables (``table``, ``<table>_stats``, ``<table>_meta``) are made on first
     use in the connection's schema; any number of processes may share them.
