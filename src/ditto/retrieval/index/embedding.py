@@ -4,20 +4,27 @@
 model (or take the default); a search over an index uses the model its manifest
 records. Loading a model costs seconds, so one provider per model id is kept for the
 process: the second research task of a run, or the second search of a server, pays
-nothing.
+nothing. Vectors are kept in an on-disk cache (``$DITTO_EMBEDDING_CACHE_DIR``, else
+the user cache folder's ``ditto/embeddings``; ``off`` disables it) keyed by the model
+and the SHA-256 of each text, so re-indexing an unchanged corpus, or indexing it into
+a second directory, does not run the model again.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import threading
-from typing import Any
+from pathlib import Path
+from typing import Any, Final
 
 from ..providers.embedding import EmbeddingProvider
 from .errors import INDEX_UNAVAILABLE, SearchIndexError
 
-__all__ = ["embedding_available", "local_embedding"]
+__all__ = ["CACHE_ENV", "embedding_available", "embedding_cache_dir", "local_embedding"]
+
+CACHE_ENV: Final = "DITTO_EMBEDDING_CACHE_DIR"
 
 _LOADED: dict[str | None, EmbeddingProvider] = {}
 _LOCK = threading.Lock()
@@ -38,6 +45,17 @@ def embedding_available() -> bool:
     return any(importlib.util.find_spec(runtime) is not None for runtime in ("sentence_transformers", "fastembed"))
 
 
+def embedding_cache_dir() -> Path | None:
+    """Where the local model's vectors are cached: ``$DITTO_EMBEDDING_CACHE_DIR`` (``off``: nowhere),
+    else the user cache folder's ``ditto/embeddings``."""
+    given = os.environ.get(CACHE_ENV)
+    if given:
+        return None if given.strip().lower() == "off" else Path(given)
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("ditto")) / "embeddings"
+
+
 def local_embedding(model: str | None = None) -> EmbeddingProvider:
     """The local embedding provider for ``model`` (``None``: the library's default), loaded once per process."""
     with _LOCK:
@@ -48,7 +66,7 @@ def local_embedding(model: str | None = None) -> EmbeddingProvider:
                 raise SearchIndexError(INDEX_UNAVAILABLE, "embeddings need the embed extra: "
                                                           "pip install 'ditto-agents[embed]'")
             try:
-                provider = factory(model)
+                provider = factory(model, cache_dir=embedding_cache_dir())
             except ImportError:
                 raise SearchIndexError(INDEX_UNAVAILABLE, "embeddings need the embed extra: "
                                                           "pip install 'ditto-agents[embed]'") from None
