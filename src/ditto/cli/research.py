@@ -24,6 +24,7 @@ import typer
 from ..config import RuntimeConfig
 from ..errors import DittoError
 from ..redaction import RedactingFilter, install_redaction
+from ..text.unwrap import unwrap
 from ..workflows.research.entries import ENTRIES, ENTRY_SPECS, Entry
 from ..workflows.research.types import is_postgres_dsn
 
@@ -193,7 +194,7 @@ def closing_summary(result: Any) -> str:
             lines.append("Answer:")
             for sentence in answer["sentences"]:
                 cited = ", ".join(sentence.get("evidence", []))
-                lines.append(f"  {sentence.get('text', '')} [{cited}]")
+                lines.append(f"  {unwrap(str(sentence.get('text', '')))} [{cited}]")
         for item in data.get("coverage", []) if isinstance(data, dict) else []:
             for note in item.get("notes", []):
                 lines.append(f"note ({item.get('source')}): {note}")

@@ -42,6 +42,7 @@ from typing import Final
 
 from ...text import CJK_CLASS, CJK_STOPWORDS, ENGLISH_STOPWORDS, TextAnalyzer, score_documents
 from ...text.sentences import MAX_SENTENCE_CHARS, Sentence, split_sentences
+from ...text.unwrap import join_hyphenated
 from .tasks import (
     MAX_ANSWER_SENTENCES,
     MAX_QUOTE_CHARS,
@@ -142,11 +143,8 @@ _SURFACE = re.compile(r"(?<![\w-])--?[A-Za-z][A-Za-z0-9-]*|"
                       f"[{CJK_CLASS}]+|[^\\W_{CJK_CLASS}]+(?:['’][^\\W_{CJK_CLASS}]+)*")
 
 
-#: Hyphenation at a line end (groff's U+2010 or a soft hyphen): the word continues on the next line.
-_HYPHENATED = re.compile(r"(?<=[^\W\d_])[\u2010\u00ad]\r?\n[ \t]*(?=[^\W\d_])")
 #: A command-line option: "-p", "-0", "--parents" (after white space, an opening bracket or the start).
 _OPTION = re.compile(r"(?<![^\s(\[,])--?[A-Za-z0-9][A-Za-z0-9-]{0,30}(?![\w-])")
-_WRAPPED_HYPHEN = re.compile(r"(?<=[^\W\d_]-)\r?\n[ \t]*(?=[^\W\d_])")
 
 
 def analyze(text: str) -> list[str]:
@@ -156,8 +154,7 @@ def analyze(text: str) -> list[str]:
     command-line options ("-p", "--parents", "-0") are terms as written (case kept: ``-S`` is
     not ``-s``), because "what does -p do?" is about ``-p``.
     """
-    if "\n" in text:
-        text = _WRAPPED_HYPHEN.sub("", _HYPHENATED.sub("", text))
+    text = join_hyphenated(text)
     terms = _ANALYZER.analyze(text)
     if "-" in text:
         terms.extend(_OPTION.findall(text))

@@ -14,6 +14,7 @@ from importlib import resources
 from typing import Any, Final
 from urllib.parse import unquote, urlsplit
 
+from ...text.unwrap import unwrap
 from .markdown import inline, quote_block
 from .types import Brief, Evidence
 
@@ -106,9 +107,9 @@ def _answer(brief: Brief) -> list[str]:
     out.append("")
     for sentence in answer.sentences:
         cited = ", ".join(inline(item) for item in sentence.evidence)
-        # shown on one line with its white space collapsed (a copied sentence may run over hard line breaks;
-        # the quotes below keep them)
-        out.append(f"- {inline(' '.join(sentence.text.split()))} \\[{cited}\\]")
+        # shown on one line as it reads (a copied sentence may run over hard line breaks and words hyphenated
+        # at a line end; the quotes below keep them)
+        out.append(f"- {inline(unwrap(sentence.text))} \\[{cited}\\]")
     return out
 
 
