@@ -247,3 +247,49 @@ async def test_relevance_threshold_option_is_checked() -> None:
         await client.reasoning.sample(model=ModelConfig(options={"relevanceThreshold": 2}),
                                       messages=task_messages(task))
     assert raised.value.code == "INFER_INVALID_INPUT"
+
+
+def test_a_named_subject_no_passage_holds_means_no_evidence() -> None:
+    """Issue 17.3, WF-7: a question about a name (FAT32, PostgreSQL, Jupiter) whose name no shown passage
+    holds gets no evidence, however many of its other words a passage shares ("Maximum file size
+    exceeded." is curl's, not FAT32's); the same passages answer once one of them names the subject."""
+    from ditto.worker.infer.extractive import subject_terms
+
+    assert subject_terms("What is the maximum file size on a FAT32 file system?") == ["fat32"]
+    assert subject_terms("Which port does PostgreSQL listen on by default?") == ["postgresql"]
+    assert subject_terms("How do I make ls sort files?") == []  # "I" and a question's first word are no name
+    assert subject_terms("What is the recommended intake of vitamin C?") == []
+    curl = P(source_id="curl", text="63      Maximum file size exceeded.", context="curl(1) › EXIT CODES")
+    ssh = P(source_id="ssh", text="By default, the local port is bound to the listen address.")
+    assert choose_excerpts(ExcerptTask(question="What is the maximum file size on a FAT32 file system?",
+                                       passages=(curl, ssh))) == []
+    assert choose_excerpts(ExcerptTask(question="Which port does PostgreSQL listen on by default?",
+                                       passages=(curl, ssh))) == []
+    fat = P(source_id="fat", text="On FAT32 the maximum file size is 4 GiB minus one byte.")
+    chosen = choose_excerpts(ExcerptTask(question="What is the maximum file size on a FAT32 file system?",
+                                         passages=(curl, fat)))
+    assert chosen and chosen[0].source_id == "fat"
+
+
+def test_chinese_option_questions_and_the_question_script() -> None:
+    """Issue 17.3 (Chinese): "选项有什么作用" only says what is asked — the option's line, which never says
+    选项, passes the gate on the command and the option; of two passages that say the same, the one in the
+    question's script is quoted."""
+    english = P(source_id="en", text="-a, --all\n       do not ignore entries starting with .", context="LS(1) › DESCRIPTION")
+    chinese = P(source_id="zh", text="-a, --all\n       不要忽略以点号（“.”）起始的条目", context="LS(1) › 描述")
+    noise = P(source_id="tar", text="--numeric-owner\n       总是用数字作为 用户/组 的名字", context="TAR(1) › 所有选项")
+    chosen = choose_excerpts(ExcerptTask(question="ls 的 -a 选项有什么作用？", passages=(english, noise, chinese),
+                                         max_excerpts=1))
+    assert [e.source_id for e in chosen] == ["zh"]
+    chosen = choose_excerpts(ExcerptTask(question="What does the -a option of ls do?",
+                                         passages=(chinese, noise, english), max_excerpts=1))
+    assert [e.source_id for e in chosen] == ["en"]
+
+
+def test_a_lead_in_does_not_open_the_answer() -> None:
+    """Issue 17.4: a sentence ending in a colon introduces a command or a list; it does not answer "What is
+    jq?" ahead of the sentence that does."""
+    evidence = (AnswerEvidence(id="e1", quote="To build a statically linked version of jq, run:"),
+                AnswerEvidence(id="e2", quote="jq is a lightweight and flexible command-line JSON processor."))
+    answer = answer_question(AnswerTask(question="What is jq?", evidence=evidence))
+    assert answer[0].text.startswith("jq is a lightweight") and answer[0].evidence == ("e2",)

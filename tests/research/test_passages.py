@@ -154,3 +154,25 @@ def test_plain_text_loses_nothing(words: list[str]) -> None:
         if lost:
             assert any(span.heading and " ".join(line.split()) in span.heading for span in spans if span.start > offset)
         offset += len(line) + 1
+
+
+def test_an_indented_block_has_its_lead_line_in_its_path() -> None:
+    """Issue 17.1: the second paragraph of an option's description, or a function's description under its
+    signature (pydoc), is found by that label: the lead line is the last step of its heading path; a
+    block back at the lead's indentation, or a new heading, ends it."""
+    text = ("FUNCTIONS\n"
+            "    rmtree(path, ignore_errors=False)\n"
+            "        Recursively delete a directory tree.\n"
+            "\n"
+            "        If ignore_errors is set, errors are ignored.\n"
+            "\n"
+            "    unpack_archive(filename)\n"
+            "        Unpack an archive.\n"
+            "\n"
+            "OPTIONS\n"
+            "       Plain prose at the body's margin.\n")
+    spans = {text[s.start:s.end].split("\n")[0].strip(): s.heading for s in cut_passages(text)}
+    assert spans["If ignore_errors is set, errors are ignored."] == "FUNCTIONS › rmtree(path, ignore_errors=False)"
+    assert spans["rmtree(path, ignore_errors=False)"] == "FUNCTIONS"
+    assert spans["unpack_archive(filename)"] == "FUNCTIONS"
+    assert spans["Plain prose at the body's margin."] == "OPTIONS"

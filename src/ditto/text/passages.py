@@ -7,7 +7,10 @@ list item with its continuation lines, a code block, or a man page's indented
 block (an option tag and its indented description). Headings are never
 passages of their own: each passage carries the path of headings above it
 (``heading``, e.g. ``"GREP(1) › OPTIONS › General Output Control"``), so a
-passage that never repeats its subject can still be found by it.
+passage that never repeats its subject can still be found by it. A block
+indented under a shorter, less indented line — the second paragraph of an
+option's description under ``-p, --parents``, a function's description under
+its signature in a pydoc page — has that line as the last step of its path.
 
 A block longer than :data:`MAX_PASSAGE_CHARS` is cut at sentence ends (code:
 at line ends; a single sentence longer than that at its line ends, then at a
@@ -44,12 +47,18 @@ from typing import Final, Literal
 
 from .sentences import split_sentences
 
-__all__ = ["MAX_HEADING_CHARS", "MAX_PASSAGE_CHARS", "PassageKind", "PassageSpan", "cut_passages"]
+__all__ = ["MAX_HEADING_CHARS", "MAX_LEAD_CHARS", "MAX_PASSAGE_CHARS", "PASSAGES_VERSION", "PassageKind", "PassageSpan",
+           "cut_passages"]
 
 #: The longest passage (seed 004: at most 1000 characters per passage).
 MAX_PASSAGE_CHARS: Final = 1000
 #: The longest heading path kept with a passage (its last headings win).
 MAX_HEADING_CHARS: Final = 300
+#: The longest first line that stands as the lead of the more indented blocks under it (an option
+#: tag, a function's signature); a longer one is prose, not a label.
+MAX_LEAD_CHARS: Final = 80
+#: Bumped whenever the same text is cut differently: caches of passages keyed by it are rebuilt.
+PASSAGES_VERSION: Final = 2
 
 PassageKind = Literal["paragraph", "list-item", "code", "indented"]
 
@@ -108,12 +117,17 @@ class _Cutter:
         self.block: list[_Line] = []
         self.block_kind: PassageKind = "paragraph"
         self.spans: list[PassageSpan] = []
+        self.leads: list[tuple[int, str]] = []  # (indent, first line) of the blocks a deeper one sits under
+        self.lead: str | None = None
 
     # -- headings -----------------------------------------------------------------
     def heading(self) -> str | None:
-        if not self.headings:
+        titles = [title for _, title in self.headings]
+        if self.lead is not None:
+            titles.append(self.lead)
+        if not titles:
             return None
-        path = _SEPARATOR.join(title for _, title in self.headings)
+        path = _SEPARATOR.join(titles)
         return path if len(path) <= MAX_HEADING_CHARS else path[-MAX_HEADING_CHARS:]
 
     def push_heading(self, level: int, title: str) -> None:
@@ -123,6 +137,7 @@ class _Cutter:
         while self.headings and self.headings[-1][0] >= level:
             self.headings.pop()
         self.headings.append((level, title[:MAX_HEADING_CHARS]))
+        self.leads = []
 
     # -- blocks -------------------------------------------------------------------
     def open(self, line: _Line, kind: PassageKind) -> None:
@@ -141,8 +156,16 @@ class _Cutter:
         end = block[-1].end
         while end > start and self.text[end - 1].isspace():
             end -= 1
+        indent = block[0].indent
+        while self.leads and self.leads[-1][0] >= indent:
+            self.leads.pop()
+        self.lead = self.leads[-1][1] if self.leads else None
         if end > start:
             self.emit(start, end, kind)
+        self.lead = None
+        first = " ".join(block[0].text.split())
+        if first and len(first) <= MAX_LEAD_CHARS and kind != "code":
+            self.leads.append((indent, first))
 
     def emit(self, start: int, end: int, kind: PassageKind) -> None:
         """Add ``text[start:end]`` as passages, cut at sentence (code: line) ends when too long."""

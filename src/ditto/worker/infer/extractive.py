@@ -55,9 +55,11 @@ from .tasks import (
 )
 
 __all__ = [
+    "CJK_GATE_STOPWORDS",
     "CJK_QUESTION_WORDS",
     "FOLLOW_UP_SHARE",
     "GATE_STOPWORDS",
+    "LEAD_IN_SHARE",
     "MAX_RUN_SENTENCES",
     "MAX_SENTENCE_CHARS",
     "MIN_MATCHED_TERMS",
@@ -66,6 +68,7 @@ __all__ = [
     "QUESTION_STOPWORDS",
     "RANK_WEIGHT",
     "RELEVANCE_THRESHOLD",
+    "SCRIPT_WEIGHT",
     "STRONG_MATCH_SHARE",
     "STRONG_MATCH_TERMS",
     "Relevance",
@@ -83,6 +86,7 @@ __all__ = [
     "passage_relevance",
     "sentence_texts",
     "split_sentences",
+    "subject_terms",
 ]
 
 #: Question and function words dropped on top of Lucene's English stop words: they say
@@ -104,6 +108,12 @@ PASSAGE_WEIGHT: Final = 1.0
 #: falls by a tenth per place (``RANK_WEIGHT * max(0, 1 - index / 10)``), so a clearly better match
 #: further down still wins; tuned on SciFact train together with :data:`PASSAGE_WEIGHT`.
 RANK_WEIGHT: Final = 1.5
+#: Bonus for a passage written in the question's script (CJK or not): a Chinese question about
+#: ``ls -a`` is answered from the Chinese page when the English one says the same (chosen on the
+#: training questions of bench/research_realdocs.py).
+SCRIPT_WEIGHT: Final = 0.5
+#: An answer sentence that ends in a colon (a lead-in to a command or a list) keeps this share of its score.
+LEAD_IN_SHARE: Final = 0.5
 #: A further excerpt or query must score at least this share of the best one.
 FOLLOW_UP_SHARE: Final = 0.5
 #: Sentences a plain chat answer quotes at most.
@@ -123,7 +133,9 @@ MAX_RUN_SENTENCES: Final = 3
 MIN_QUOTE_CHARS: Final = 20
 #: Words of a question that say what kind of answer is wanted; the relevance gate does not count them.
 GATE_STOPWORDS: Final = frozenset({"often", "long", "frequently", "exactly", "usually", "typically", "generally",
-                                   "actually", "really", "kind", "way"})
+                                   "actually", "really", "kind", "way", "option", "options", "flag", "flags"})
+#: The same for Chinese ("选项有什么作用": what the option does): an option's line never says 选项.
+CJK_GATE_STOPWORDS: Final = ("选项", "参数", "作用", "用途", "功能", "意思", "含义")
 #: Chinese question words: what kind of answer is wanted, not what it is about.
 CJK_QUESTION_WORDS: Final = ("做什么", "干什么", "有什么", "是什么", "为什么", "什么", "哪个", "哪些", "哪里",
                              "哪儿", "哪", "多少", "多久", "多长", "怎么样", "怎么", "怎样", "如何", "是否", "是不是",
@@ -135,6 +147,7 @@ _STOPWORDS: Final = ENGLISH_STOPWORDS | QUESTION_STOPWORDS
 _GATE_STOPWORDS: Final = frozenset(_ANALYZER.analyze(" ".join(GATE_STOPWORDS))) | GATE_STOPWORDS
 #: Where a question's clauses part: commas, semicolons, "and"/"or", Chinese enumeration commas.
 _CLAUSE = re.compile(r"[,;:，；：、]|\b(?:and|or)\b|以及|还有|并且|和")
+_NAME_WORD = re.compile(r"(?<![\w-])[^\W_]+(?:[.+#][^\W_]+)*")
 _CJK_SPLIT = re.compile(f"([{CJK_CLASS}]+)")
 _CJK_STOP_SPLIT = re.compile("[" + "".join(sorted(word for word in CJK_STOPWORDS if len(word) == 1)) + r"\s]+")
 #: A query's words as written: a command-line option keeps its dashes (``-p``, ``--parents``), so a search
@@ -206,18 +219,24 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
     sentence_scores = score_documents(question, [analyze(text) for text in texts])
     passage_scores = _normalised(score_documents(question, [analyze(_with_context(p)) for p in task.passages]))
     sentence_norm = _normalised(sentence_scores)
+    chinese = _has_cjk(task.question)
+    same_script = [_has_cjk(passage.text) == chinese for passage in task.passages]
     candidates = []
     for position, ((index, span), raw) in enumerate(zip(owners, sentence_scores, strict=True)):
         if raw <= 0:
             continue  # shares no meaningful term: never evidence
         score = (sentence_norm[position] + passage_weight * passage_scores[index]
-                 + rank_weight * max(0.0, 1.0 - index / 10))
+                 + rank_weight * max(0.0, 1.0 - index / 10) + (SCRIPT_WEIGHT if same_script[index] else 0.0))
         if similarities is not None and position < len(similarities):
             score += embedding_weight * similarities[position]
         candidates.append(ScoredSentence(index, span, sentence_norm[position], score))
     # Best first; ties keep passage then sentence order (deterministic, and the order a reader met them).
     candidates.sort(key=lambda c: (-c.score, c.passage, c.sentence.start))
     return candidates
+
+
+def _has_cjk(text: str) -> bool:
+    return _CJK_SPLIT.search(text) is not None
 
 
 def _with_context(passage: ExcerptPassage) -> str:
@@ -239,6 +258,9 @@ class Relevance:
     coverage: float
     matched: int
     terms: int
+    #: A name the question is about (see :func:`subject_terms`) that no passage shown holds: nothing shown
+    #: is about that subject, whatever else it shares with the question.
+    subject_missing: bool = False
 
     def passes(self, threshold: float = RELEVANCE_THRESHOLD, min_terms: int = MIN_MATCHED_TERMS) -> bool:
         """Whether the passage is about the question: ``threshold`` of its weight with at least
@@ -246,14 +268,14 @@ class Relevance:
         more), or :data:`STRONG_MATCH_TERMS` distinct terms and :data:`STRONG_MATCH_SHARE` of the
         threshold (a long question — a scientific claim — is answered by a passage that shares its
         core, not every incidental word; three distinct shared words are rarely chance)."""
-        if self.terms == 0:
+        if self.terms == 0 or self.subject_missing:
             return False
         if self.coverage >= threshold and self.matched >= min(min_terms, self.terms):
             return True
         return self.matched >= STRONG_MATCH_TERMS and self.coverage >= STRONG_MATCH_SHARE * threshold
 
 
-def gate_terms(text: str) -> list[str]:
+def gate_terms(text: str, *, question: bool = False) -> list[str]:
     """The terms the relevance gate counts: the model's analysed terms for non-CJK text, and for
     CJK text character bigrams (runs split at function characters and question words, a lone
     character kept), because single characters say too little in Chinese ("杯" is in "杯子")."""
@@ -266,6 +288,9 @@ def gate_terms(text: str) -> list[str]:
             continue
         for word in CJK_QUESTION_WORDS:
             part = part.replace(word, " ")
+        if question:
+            for word in CJK_GATE_STOPWORDS:
+                part = part.replace(word, " ")
         for chunk in _CJK_STOP_SPLIT.split(part):
             chunk = chunk.strip()
             if len(chunk) == 1:
@@ -296,16 +321,35 @@ def passage_relevance(question: str, passages: Sequence[str]) -> list[Relevance]
     for term in wanted:
         frequency = sum(1 for terms in present if term in terms)
         weights[term] = math.log(1 + (total + 1) / (max(frequency, 1) + 1))
+    everywhere = set().union(*present) if present else set()
+    missing = any(term not in everywhere for term in subject_terms(question))
     result = []
     for terms in present:
         hits = [term for term in wanted if term in terms]
         coverage = max((_covered(part, terms, weights) for part in (wanted, *clauses)), default=0.0)
-        result.append(Relevance(coverage, len(hits), len(wanted)))
+        result.append(Relevance(coverage, len(hits), len(wanted), missing))
     return result
 
 
+def subject_terms(question: str) -> list[str]:
+    """The gate terms of the names a question is about: words written with a capital inside them
+    (``PostgreSQL``, ``TCP``), with letters and digits (``FAT32``, ``ext4``), or capitalised after the
+    question's first word (``Jupiter``). When a passage about such a name is not among those shown, the
+    rest of the question's words match by chance: "the maximum file size on FAT32" is not answered by
+    curl's "Maximum file size exceeded." One letter (``I``, vitamin ``C``) is no name."""
+    names: list[str] = []
+    for position, match in enumerate(_NAME_WORD.finditer(question)):
+        word = match.group()
+        if len(word) < 2:
+            continue
+        mixed = any(char.isdigit() for char in word) and any(char.isalpha() for char in word)
+        if mixed or any(char.isupper() for char in word[1:]) or (position > 0 and word[0].isupper()):
+            names.extend(term for term in analyze(word) if term not in _GATE_STOPWORDS)
+    return list(dict.fromkeys(names))
+
+
 def _gate_question_terms(text: str) -> list[str]:
-    return [term for term in dict.fromkeys(gate_terms(text)) if term not in _GATE_STOPWORDS]
+    return [term for term in dict.fromkeys(gate_terms(text, question=True)) if term not in _GATE_STOPWORDS]
 
 
 def _covered(wanted: Sequence[str], present: set[str], weights: Mapping[str, float]) -> float:
@@ -421,6 +465,9 @@ def answer_question(task: AnswerTask) -> list[AnswerSentence]:
     # Coordinated: in a handful of sentences one rare frame word ("does grep *return*") would outweigh the rest.
     documents = [analyze(f"{context}\n{text}") for context, (_, text) in zip(contexts, sentences, strict=True)]
     scores = score_documents(question, documents, coordinate=True) if question else [0.0] * len(sentences)
+    # A lead-in ("To build a statically linked version of jq, run:") introduces what follows; it answers nothing.
+    scores = [score * LEAD_IN_SHARE if text.rstrip().endswith((":", "：")) else score
+              for score, (_, text) in zip(scores, sentences, strict=True)]
     order = sorted(range(len(sentences)), key=lambda i: (-scores[i], sentences[i][0], i))
     best = scores[order[0]]
     picked: list[str] = []

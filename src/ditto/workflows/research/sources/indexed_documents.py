@@ -38,6 +38,7 @@ from typing import Any, Final
 
 from ....redaction import printable
 from ....text.analysis import TextAnalyzer
+from ....text.passages import PASSAGES_VERSION
 
 __all__ = ["CACHE_ENV", "IndexedDocumentSearchProvider", "folder_cache_dir"]
 
@@ -68,7 +69,8 @@ def folder_cache_dir(env: Mapping[str, str]) -> Path:
 
 def _cache_key(roots: Sequence[Path], ignore: Sequence[str], model: str | None) -> str:
     described = json.dumps({"roots": sorted(str(root.resolve()) for root in roots), "ignore": list(ignore),
-                            "analyzer": _ANALYZER_CONFIG, "embedding": model}, sort_keys=True)
+                            "analyzer": _ANALYZER_CONFIG, "embedding": model, "passages": PASSAGES_VERSION},
+                           sort_keys=True)
     return hashlib.sha256(described.encode("utf-8")).hexdigest()[:24]
 
 
