@@ -14,9 +14,14 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPTED = "tests.research.scripted:create_scripted_infer_worker"
 
 
+#: The suite's own caches and its BM25-only research (tests/conftest.py): a child keeps them, so no test writes to
+#: the user's cache folders or loads an embedding model it was not asked to.
+_KEPT: frozenset[str] = frozenset({"DITTO_INDEX_CACHE_DIR", "DITTO_RESEARCH_EMBED", "DITTO_EMBEDDING_CACHE_DIR"})
+
+
 def cli_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items()
-           if not key.startswith("DITTO_")}
+           if not key.startswith("DITTO_") or key in _KEPT}
     env["PYTHONPATH"] = f"{ROOT / 'src'}{os.pathsep}{ROOT}"
     env.update(extra or {})
     return env
