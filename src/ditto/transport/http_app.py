@@ -6,8 +6,9 @@ Endpoints (JSON, camelCase):
   a NodeResult. Only this runtime's *local* replicas serve it.
 * ``GET /v1/workers`` → ``{"workers": [{address, type, capabilities, concurrency}]}``.
 * ``GET /healthz`` → ``{"status": "ok"}`` while the process lives (no token; reveals nothing).
-* ``GET /readyz`` → ``{"status": "ready"}``, or 503 ``{"status": "draining"}`` once a drain began
-  (no token): what a load balancer polls to stop sending calls.
+* ``GET /readyz`` → ``{"status": "ready"}``, or 503 ``{"status": "draining"}`` once a drain began, or
+  503 ``{"status": "closed"}`` once the runtime began closing (no token): what a load balancer polls to
+  stop sending calls.
 * ``GET /metrics`` → Prometheus text (the metrics token if one is set, else the worker token).
 
 Every other path needs exactly one ``Authorization: Bearer <token>`` header, compared in constant
@@ -82,6 +83,8 @@ class WorkerService:
 
     async def drained(self, timeout: float | None = None) -> bool:
         """Whether every accepted call answered within ``timeout`` seconds (``None``: wait for them all)."""
+        if self.inflight == 0:  # asyncio.wait_for(..., 0) times out even on a set event
+            return True
         try:
             await asyncio.wait_for(self._idle.wait(), timeout)
         except TimeoutError:
@@ -251,8 +254,12 @@ def create_worker_http_app(runtime: Runtime, *, token: str, max_body_bytes: int 
         return _json({"status": "ok"})
 
     async def ready(_request: Request) -> Response:
+        # Both are read per request: a runtime closed by its owner refuses every call (RUNTIME_CLOSED)
+        # from the first moment of close(), drain or no drain, so it must not look ready for a moment longer.
         if service.draining:
             return _json({"status": "draining"}, 503)
+        if runtime.closed:
+            return _json({"status": "closed"}, 503)
         return _json({"status": "ready"})
 
     async def scrape(request: Request) -> Response:
