@@ -144,7 +144,7 @@ def _timeout_ms_problem(value: Any) -> str | None:
 def create_worker_http_app(runtime: Runtime, *, token: str, max_body_bytes: int | None = None,
                            body_timeout: float = DEFAULT_BODY_TIMEOUT, metrics: bool = True,
                            metrics_token: str | None = None, tracing: bool = True,
-                           tracer_provider: Any = None) -> Starlette:
+                           tracer_provider: Any = None, trace_sample_ratio: float = 1.0) -> Starlette:
     """Serve ``runtime``'s local workers over HTTP, guarded by a bearer ``token``::
 
         runtime = create_ditto(workers=[create_context_worker()])
@@ -153,7 +153,10 @@ def create_worker_http_app(runtime: Runtime, *, token: str, max_body_bytes: int 
 
     ``metrics=False`` removes ``/metrics`` (and its bookkeeping); ``metrics_token`` guards it with a
     token of its own. ``tracing`` opens an OpenTelemetry span per call when ``opentelemetry-api`` is
-    installed (``tracer_provider``: the SDK provider to use instead of the global one).
+    installed (``tracer_provider``: the SDK provider to use instead of the global one). A call that
+    arrives without trace context starts a trace with probability ``trace_sample_ratio``, decided before
+    the SDK is asked (its ``start_span`` costs tens of µs even for a span it then drops); a caller's
+    ``traceparent`` decides for its calls: unsampled, and no span is opened.
     """
     if not isinstance(token, str) or not token:
         raise InvalidArgumentError("create_worker_http_app needs a non-empty token")
@@ -161,6 +164,10 @@ def create_worker_http_app(runtime: Runtime, *, token: str, max_body_bytes: int 
         raise InvalidArgumentError("create_worker_http_app needs a non-empty metrics_token when one is given")
     if isinstance(body_timeout, bool) or not isinstance(body_timeout, (int, float)) or not 0 < body_timeout < 1e6:
         raise InvalidArgumentError("body_timeout must be a positive number of seconds")
+    if isinstance(trace_sample_ratio, bool) or not isinstance(trace_sample_ratio, (int, float)) \
+            or not 0.0 <= trace_sample_ratio <= 1.0:
+        raise InvalidArgumentError("trace_sample_ratio must be a number from 0 to 1")
+    ratio = float(trace_sample_ratio)
     limit = max_body_bytes or runtime.config.transport.http.max_body_bytes or DEFAULT_MAX_BODY_BYTES
     expected = f"Bearer {token}".encode()
     expected_metrics = f"Bearer {metrics_token}".encode() if metrics_token else expected
@@ -168,6 +175,7 @@ def create_worker_http_app(runtime: Runtime, *, token: str, max_body_bytes: int 
     service = WorkerService(counters)
     failures = LogLimiter()
     tracer = _tracing.server_tracer(tracer_provider) if tracing else None
+    explicit = tracer_provider is not None
     logged = _access.isEnabledFor  # read per call: the level may be changed at run time
 
     def authorised(request: Request, wanted: bytes = expected) -> bool:
@@ -226,7 +234,7 @@ def create_worker_http_app(runtime: Runtime, *, token: str, max_body_bytes: int 
         problem = _timeout_ms_problem(timeout_ms)
         if problem is not None:
             return refuse(400, "INVALID_REQUEST", problem, node, started)
-        with _tracing.server_span(tracer, node, request.headers, explicit=tracer_provider is not None) as span:
+        with _tracing.server_span(tracer, node, request.headers, explicit=explicit, ratio=ratio) as span:
             try:
                 result = await runtime.invoke_local(
                     node, body["input"], address=address, execution_id=execution_id,
