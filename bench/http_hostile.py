@@ -264,8 +264,13 @@ def _hostile_rows(token: str, seconds: float, rounds: int) -> list[str]:
                     clean.append(wrk(server.url, token, seconds, [NOOP_BODY]))
                     continue
                 before = server.log_bytes()
-                sender = subprocess.Popen([sys.executable, __file__, "--hostile", server.url, str(seconds), "20"],
+                # The sender sends for a little longer than wrk runs, and wrk starts only once the sender's
+                # interpreter is up: its start-up (imports, on the same two cores) is not hostile traffic.
+                sender = subprocess.Popen([sys.executable, __file__, "--hostile", server.url, str(seconds + 1), "20"],
                                           cwd=ROOT, stdout=subprocess.PIPE, text=True)
+                assert sender.stdout is not None
+                if sender.stdout.readline().strip() != "ready":
+                    raise SystemExit("the hostile sender did not start")
                 mixed.append(wrk(server.url, token, seconds, [NOOP_BODY]))
                 sent = int(sender.communicate(timeout=60)[0].strip())
                 time.sleep(0.5)
@@ -347,6 +352,7 @@ if __name__ == "__main__":
     options = parser.parse_args()
     if options.hostile:
         url, secs, per_second = options.hostile
+        print("ready", flush=True)
         print(asyncio.run(hostile(url, float(secs), float(per_second))))
     else:
         sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -41,7 +41,7 @@ from rich.table import Table
 from ditto import TransportError, create_ditto, create_http_transport
 from ditto.runtime import Runtime
 from ditto.transport import HttpTransport
-from ditto.transport.wire import dumps_wire, to_wire_value
+from ditto.transport.wire import wire_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 ROUNDS = 3
@@ -133,8 +133,8 @@ async def ditto_transport(url: str, token: str, clients: int, seconds: float) ->
 def _identical_body(url: str, token: str) -> bytes:
     """The bytes HttpTransport sends for one call (same codec, same fields, the replica's address)."""
     workers = httpx.get(f"{url}/v1/workers", headers={"authorization": f"Bearer {token}"}).json()["workers"]
-    return dumps_wire(to_wire_value({"node": "BENCH.NOOP", "input": REQUEST, "address": workers[0]["address"],
-                                     "executionId": "0" * 32}))
+    return wire_bytes({"node": "BENCH.NOOP", "input": REQUEST, "address": workers[0]["address"],
+                       "executionId": os.urandom(16).hex()})
 
 
 async def raw_aiohttp(url: str, token: str, clients: int, seconds: float) -> Sample:

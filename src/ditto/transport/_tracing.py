@@ -16,6 +16,7 @@ and only then meets the SDK's own sampler.
 from __future__ import annotations
 
 import random
+import re
 import time
 from collections.abc import Iterator, Mapping, MutableMapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -112,12 +113,31 @@ def _sampled_flag(traceparent: str) -> bool | None:
 @contextmanager
 def _in_context(headers: Mapping[str, str]) -> Iterator[None]:
     """The caller's trace context made current, without a span of our own (yields ``None``, like no tracing)."""
-    assert _propagate is not None
-    token = _context.attach(_propagate.extract(headers))
+    assert _context is not None
+    token = _context.attach(_caller_context(headers))
     try:
         yield None
     finally:
         _context.detach(token)
+
+
+#: A version-00 ``traceparent`` exactly as the W3C propagator accepts it (lowercase hex).
+_CANONICAL = re.compile(r"00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})")
+
+
+def _caller_context(headers: Mapping[str, str]) -> Any:
+    """What ``propagate.extract(headers)`` gives, built directly for the common case (a canonical
+    ``traceparent`` alone: a third of the propagator's cost); anything else goes through the propagator."""
+    assert _trace is not None and _propagate is not None
+    match = _CANONICAL.fullmatch(headers.get("traceparent", ""))
+    if match is None or "tracestate" in headers or "baggage" in headers:
+        return _propagate.extract(headers)
+    trace_id, span_id = int(match[1], 16), int(match[2], 16)
+    if not trace_id or not span_id:
+        return _propagate.extract(headers)
+    span_context = _trace.SpanContext(trace_id, span_id, is_remote=True,
+                                      trace_flags=_trace.TraceFlags(int(match[3], 16)))
+    return _trace.set_span_in_context(_trace.NonRecordingSpan(span_context))
 
 
 _sdk_seen = False

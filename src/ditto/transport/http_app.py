@@ -41,7 +41,7 @@ from ..errors import OUTPUT_NOT_SERIALIZABLE, InvalidArgumentError, RoutingError
 from ..runtime import NodeError, NodeResult, Runtime
 from . import _tracing
 from ._metrics import CONTENT_TYPE, ServiceMetrics
-from .wire import NotJson, NotSerializable, dumps, dumps_wire, loads, to_wire_value
+from .wire import NotJson, NotSerializable, dumps, dumps_wire, loads, wire_bytes
 
 __all__ = ["DEFAULT_BODY_TIMEOUT", "DEFAULT_MAX_BODY_BYTES", "MAX_TIMEOUT_MS", "WorkerService",
            "create_worker_http_app"]
@@ -243,14 +243,14 @@ def create_worker_http_app(runtime: Runtime, *, token: str, max_body_bytes: int 
                 status = 503 if error.code == "RUNTIME_CLOSED" else 404
                 _tracing.set_span_result(span, "refused", error.code)
                 return refuse(status, error.code, error.message, node, started)
-            wire = await asyncio.to_thread(_result_to_wire, result) if large else _result_to_wire(result)
-            code = wire["error"]["code"] if "error" in wire else None
-            _tracing.set_span_result(span, wire["status"], code)
+            answer, outcome, code = await asyncio.to_thread(_result_to_wire, result) if large \
+                else _result_to_wire(result)
+            _tracing.set_span_result(span, outcome, code)
         if counters is not None:
-            counters.served(node, wire["status"], code, time.perf_counter() - started)
+            counters.served(node, outcome, code, time.perf_counter() - started)
         if logged(logging.INFO):
-            _log_access(node, 200, wire["status"], code, started)
-        return Response(wire.pop("_bytes"), media_type="application/json")
+            _log_access(node, 200, outcome, code, started)
+        return Response(answer, media_type="application/json")
 
     async def workers(request: Request) -> Response:
         if not authorised(request):
@@ -297,20 +297,21 @@ def _log_access(node: Any, http: int, status: str, code: str | None, started: fl
     _access.info(entry)
 
 
-def _result_to_wire(result: NodeResult[Any]) -> dict[str, Any]:
-    """The result's wire object with its encoded bytes under ``_bytes`` (encoding proves it is sendable)."""
+def _result_to_wire(result: NodeResult[Any]) -> tuple[bytes, str, str | None]:
+    """The result's JSON bytes (encoding proves it is sendable), its status and its error code.
+
+    A success is the envelope's bytes with the output's spliced in: the output is checked and written in
+    one pass (:func:`wire_bytes`), never turned into wire objects first and then walked again to write.
+    """
     if result.error is not None and len(result.error.message) > MAX_ERROR_MESSAGE:
         result = NodeResult(result.execution_id, result.node, result.status, error=NodeError(
             result.error.code, result.error.message[:MAX_ERROR_MESSAGE] + "…"))
     if result.status == "success":
         try:
-            wire = result.to_wire(to_wire_value(result.output))
-            wire["_bytes"] = dumps_wire(wire)
-            return wire
+            head = dumps_wire({"executionId": result.execution_id, "node": result.node, "status": "success"})
+            return head[:-1] + b',"output":' + wire_bytes(result.output) + b"}", "success", None
         except (NotSerializable, ValueError, TypeError, RecursionError):
             result = NodeResult(result.execution_id, result.node, "error", error=NodeError(
                 OUTPUT_NOT_SERIALIZABLE, f"the output of {result.node} cannot be sent as JSON"))
     wire = result.to_wire()
-    wire["_bytes"] = dumps(wire)
-    return wire
-
+    return dumps(wire), wire["status"], wire["error"]["code"] if "error" in wire else None
