@@ -190,3 +190,22 @@ def test_sampled_flag_reads_any_header_without_raising(header: str) -> None:
     parts = header.split("-")
     if flag is not None:
         assert int(parts[3], 16) & 1 == int(flag)
+
+
+@given(trace_id=st.integers(0, 2**128 - 1), span_id=st.integers(0, 2**64 - 1), flags=st.integers(0, 255),
+       upper=st.booleans(), state=st.sampled_from([None, "vendor=abc"]))
+def test_the_callers_context_is_what_the_propagator_extracts(trace_id: int, span_id: int, flags: int, upper: bool,
+                                                             state: str | None) -> None:
+    """Issue 19 (tracing cost): the context built directly from a canonical ``traceparent`` is the one
+    ``propagate.extract`` gives (ids, flags, remote, validity), and anything else (upper-case hex, all-zero ids,
+    a ``tracestate``) goes through the propagator."""
+    from opentelemetry import trace
+
+    header = f"00-{trace_id:032x}-{span_id:016x}-{flags:02x}"
+    headers = {"traceparent": header.upper() if upper else header}
+    if state is not None:
+        headers["tracestate"] = state
+    ours = trace.get_current_span(_tracing._caller_context(headers)).get_span_context()
+    theirs = trace.get_current_span(_tracing.extract(headers)).get_span_context()
+    assert (ours.trace_id, ours.span_id, ours.trace_flags, ours.is_remote, ours.is_valid, ours.trace_state) == \
+        (theirs.trace_id, theirs.span_id, theirs.trace_flags, theirs.is_remote, theirs.is_valid, theirs.trace_state)
