@@ -15,7 +15,8 @@ Rows (issue 19):
     before the SDK is asked, with callers sending an unsampled `traceparent`, and with an SDK recording
     every span (batched, to an exporter that drops them). Goal ≥ 0.9×.
   * RETRIEVAL.SEARCH (BM25 over SciFact's 5,183 abstracts, the test queries in turn) vs BENCH.NOOP on
-    the same replica, driven by one aiohttp process with 8 calls in flight. Goal ≥ 0.8×.
+    the same replica, driven by one aiohttp process with 8 calls in flight (answers not parsed) and by
+    the project's client (`runtime.invoke` → HttpTransport, answers parsed), in turn. Goal ≥ 0.8×.
 Scenarios alternate `--rounds` times (ABBA, or each first in turn); the table shows every round and the
 ratios of the medians.
 """
@@ -137,6 +138,37 @@ async def aiohttp_load(url: str, token: str, seconds: float, bodies: Sequence[by
                     answer = await response.read()
                 if response.status != 200 or b'"status":"success"' not in answer:
                     raise SystemExit(f"a call failed: {response.status} {answer[:200]!r}")
+                latencies.append(time.perf_counter() - started)
+
+        started = time.perf_counter()
+        await asyncio.gather(*(client() for _ in range(inflight)))
+        elapsed = time.perf_counter() - started
+    latencies.sort()
+    return (len(latencies) / elapsed, latencies[len(latencies) // 2] * 1000,
+            latencies[int(len(latencies) * 0.99)] * 1000)
+
+
+async def transport_load(url: str, token: str, seconds: float, calls: tuple[str, Sequence[Any]],
+                         inflight: int = 8) -> Result:
+    """The project's client (``runtime.invoke`` → HttpTransport), ``inflight`` calls at a time, each answer checked."""
+    from ditto import create_ditto, create_http_transport
+
+    node, inputs = calls
+    latencies: list[float] = []
+    turn = itertools.cycle(inputs)
+    async with create_http_transport(id="bench", url=url, token=token) as transport:
+        runtime = create_ditto(transports=[transport])
+        for worker in await transport.workers():
+            runtime.register_remote(address=worker["address"], transport_id="bench",
+                                    capabilities=worker["capabilities"])
+        deadline = time.perf_counter() + seconds
+
+        async def client() -> None:
+            while time.perf_counter() < deadline:
+                started = time.perf_counter()
+                result = await runtime.invoke(node, next(turn))
+                if result.status != "success":
+                    raise SystemExit(f"a call failed: {result.error}")
                 latencies.append(time.perf_counter() - started)
 
         started = time.perf_counter()
@@ -319,24 +351,28 @@ def _tracing_rows(token: str, seconds: float, rounds: int) -> list[str]:
 def _search_rows(token: str, seconds: float, rounds: int) -> list[str]:
     lines: list[str] = []
     searches = _scifact_bodies()
+    inputs = [json.loads(body)["input"] for body in searches]
     service = Server("scifact", token)
-    noop: list[Result] = []
-    search: list[Result] = []
+    runs: dict[tuple[str, bool], list[Result]] = {(client, searching): [] for client in ("aiohttp", "ditto")
+                                                  for searching in (False, True)}
     try:
         for round_ in range(rounds):
             for searching in (False, True) if round_ % 2 == 0 else (True, False):
-                if searching:
-                    search.append(asyncio.run(aiohttp_load(service.url, token, seconds,
-                                                           [b.encode() for b in searches])))
-                else:
-                    noop.append(asyncio.run(aiohttp_load(service.url, token, seconds, [NOOP_BODY.encode()])))
+                bodies = [b.encode() for b in searches] if searching else [NOOP_BODY.encode()]
+                runs["aiohttp", searching].append(asyncio.run(aiohttp_load(service.url, token, seconds, bodies)))
+                runs["ditto", searching].append(asyncio.run(transport_load(
+                    service.url, token, seconds, ("RETRIEVAL.SEARCH", inputs) if searching else
+                    ("BENCH.NOOP", [json.loads(NOOP_BODY)["input"]]))))
         wrk_noop = wrk(service.url, token, seconds, [NOOP_BODY])
         wrk_search = wrk(service.url, token, seconds, searches)
     finally:
         service.stop()
-    noop_rate, search_rate = statistics.median(r[0] for r in noop), statistics.median(r[0] for r in search)
-    lines.append(_row("aiohttp 1 × 8, BENCH.NOOP (SciFact replica)", noop, " |"))
-    lines.append(_row("aiohttp 1 × 8, RETRIEVAL.SEARCH BM25 SciFact", search, f" {search_rate / noop_rate:.2f}× |"))
+    for client, label in (("aiohttp", "aiohttp 1 × 8 (answers not parsed)"),
+                          ("ditto", "HttpTransport 1 × 8 (answers parsed into NodeResults)")):
+        noop, search = runs[client, False], runs[client, True]
+        ratio = statistics.median(r[0] for r in search) / statistics.median(r[0] for r in noop)
+        lines.append(_row(f"{label}, BENCH.NOOP (SciFact replica)", noop, " |"))
+        lines.append(_row(f"{label}, RETRIEVAL.SEARCH BM25 SciFact", search, f" {ratio:.2f}× |"))
     lines.append(_row("wrk, BENCH.NOOP (SciFact replica)", [wrk_noop], " |"))
     lines.append(_row("wrk, RETRIEVAL.SEARCH BM25 SciFact", [wrk_search], f" {wrk_search[0] / wrk_noop[0]:.2f}× |"))
     return lines

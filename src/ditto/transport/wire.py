@@ -225,11 +225,21 @@ def wire_bytes(value: Any) -> bytes:
     looking for ``null`` in its output. Whatever it refuses, and any output holding a ``null``, takes the
     exact path (:func:`to_wire_value`, then :func:`dumps_wire`), which decides and names the problem.
     """
-    try:
-        plain = value.model_dump(by_alias=True, exclude_none=True) if isinstance(value, BaseModel) else value
-        raw = orjson.dumps(plain, default=_not_plain, option=_PLAIN_ONLY)
-    except (TypeError, ValueError, RecursionError):
-        raw = None
+    raw = _plain_bytes(value)
     if raw is None or b"null" in raw:
         return dumps_wire(to_wire_value(value))
     return raw
+
+
+def _plain_bytes(value: Any) -> bytes | None:
+    # Plain data first: isinstance against pydantic's metaclass is slow enough to matter on small calls.
+    try:
+        return orjson.dumps(value, default=_not_plain, option=_PLAIN_ONLY)
+    except (TypeError, RecursionError):
+        if not isinstance(value, BaseModel):
+            return None
+    try:
+        return orjson.dumps(value.model_dump(by_alias=True, exclude_none=True), default=_not_plain,
+                            option=_PLAIN_ONLY)
+    except (TypeError, ValueError, RecursionError):
+        return None
