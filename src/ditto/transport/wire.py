@@ -78,7 +78,7 @@ def loads(raw: bytes) -> Any:
         except orjson.JSONDecodeError:
             pass  # NaN literals, lone surrogates, too deep, bad UTF-8...: the standard library says which
         else:
-            return _checked_depth(scanned, value)
+            return value if len(raw) <= MAX_WIRE_DEPTH else _checked_depth(scanned, value)
     try:
         value = json.loads(raw, parse_constant=_no_constants)
     except RecursionError:
@@ -89,7 +89,8 @@ def loads(raw: bytes) -> Any:
 
 
 def _checked_depth(scanned: bytes, value: Any) -> Any:
-    # Counting brackets is C speed; only a body with enough of them to be too deep is walked.
+    # Counting brackets is C speed; only a body with enough of them to be too deep is walked (and a
+    # body shorter than the bound cannot hold that many: the caller skips the count).
     if scanned.count(b"[") > MAX_WIRE_DEPTH and _deeper_than(value, MAX_WIRE_DEPTH):
         raise NotJson("nested too deeply")
     return value
