@@ -209,3 +209,21 @@ def test_the_callers_context_is_what_the_propagator_extracts(trace_id: int, span
     theirs = trace.get_current_span(_tracing.extract(headers)).get_span_context()
     assert (ours.trace_id, ours.span_id, ours.trace_flags, ours.is_remote, ours.is_valid, ours.trace_state) == \
         (theirs.trace_id, theirs.span_id, theirs.trace_flags, theirs.is_remote, theirs.is_valid, theirs.trace_state)
+
+
+async def test_ditto_serve_trace_sample_ratio_zero_traces_only_sampled_callers(tmp_path: Path) -> None:
+    """Issue 19 (tracing cost): `ditto serve --trace-sample-ratio 0` under a global SDK opens no span for calls
+    without trace context, and still one, in the caller's trace, for a call whose ``traceparent`` is sampled."""
+    spans = tmp_path / "spans.jsonl"
+    trace_id, parent_id = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+    with ditto_serve(["tests.runtime.service_workers:traced"], TOKEN, env={"DITTO_TEST_SPANS": str(spans)},
+                     args=["--trace-sample-ratio", "0"]) as (url, _process):
+        async with httpx.AsyncClient(base_url=url, headers={"authorization": f"Bearer {TOKEN}"}) as client:
+            for n in range(20):
+                answer = await client.post("/v1/invoke", json={"node": "OPS.HOLD", "input": {"ms": 0, "n": n}})
+                assert answer.json()["output"] == {"n": n}
+            assert not spans.exists() or spans.read_text() == ""
+            await client.post("/v1/invoke", json={"node": "OPS.HOLD", "input": {"ms": 0, "n": 99}},
+                              headers={"traceparent": f"00-{trace_id}-{parent_id}-01"})
+    (span,) = [json.loads(line) for line in spans.read_text().splitlines()]
+    assert (span["trace"], span["parent"]) == (trace_id, parent_id)
