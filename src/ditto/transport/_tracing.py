@@ -52,8 +52,8 @@ def inject(headers: MutableMapping[str, str]) -> MutableMapping[str, str]:
 def outgoing_headers() -> dict[str, str] | None:
     """The trace context of the caller's current span as headers for an outgoing call, or ``None`` (no
     OpenTelemetry, or no valid span: the common case costs one lookup, and the call sends no extra bytes)."""
-    if _propagate is None or not _trace.get_current_span().get_span_context().is_valid:
-        return None
+    if _propagate is None or not _context.get_current() or not _trace.get_current_span().get_span_context().is_valid:
+        return None  # (an empty context, the usual case, holds no span: one lookup instead of four)
     headers: dict[str, str] = {}
     _propagate.inject(headers)
     return headers or None

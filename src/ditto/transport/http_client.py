@@ -86,14 +86,18 @@ class _CheckedHandler(ResponseHandler):
             self.force_close()
         super().feed_data(data, size)
 
+    _poller: Any = None
+
     def is_connected(self) -> bool:
         if not super().is_connected() or self.transport is None or self.should_close:
             return False
-        sock = self.transport.get_extra_info("socket")
-        if sock is None:
-            return True
-        poller = select.poll()
-        poller.register(sock.fileno(), select.POLLIN)
+        poller = self._poller
+        if poller is None:  # one poll object per connection, registered once
+            sock = self.transport.get_extra_info("socket")
+            if sock is None:
+                return True
+            poller = self._poller = select.poll()
+            poller.register(sock.fileno(), select.POLLIN)
         return not poller.poll(0)
 
 
@@ -205,6 +209,9 @@ class HttpTransport:
         """POST one call; connection failures become TransportError."""
         try:
             async with self._client().post(self._invoke_url, data=body, headers=outgoing_headers()) as response:
+                declared = response.content_length  # the common case inline: one coroutine less per call
+                if declared is not None and declared <= self._max_response_bytes:
+                    return response.status, await response.read()
                 return response.status, await self._body(response)
         except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
             raise self._unavailable(exc) from None
