@@ -72,7 +72,7 @@ def loads(raw: bytes) -> Any:
     values and the same errors.
     """
     scanned = raw.translate(_SCAN)
-    if _LONG_DIGITS not in scanned:
+    if scanned.find(_LONG_DIGITS) < 0:  # find: `in` raises and clears a TypeError on every call
         try:
             value = orjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -227,7 +227,7 @@ def wire_bytes(value: Any) -> bytes:
     exact path (:func:`to_wire_value`, then :func:`dumps_wire`), which decides and names the problem.
     """
     raw = _plain_bytes(value)
-    if raw is None or b"null" in raw:
+    if raw is None or raw.find(b"null") >= 0:  # find, not `in`: `in` first tries the needle as an int
         return dumps_wire(to_wire_value(value))
     return raw
 
