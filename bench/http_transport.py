@@ -29,7 +29,7 @@ import tempfile
 import time
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,11 +57,12 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_server(token: str, worker: str = "bench._workers:make",
-                 env: dict[str, str] | None = None) -> tuple[str, subprocess.Popen[bytes]]:
+def start_server(token: str, worker: str = "bench._workers:make", env: dict[str, str] | None = None,
+                 extra: Sequence[str] = ()) -> tuple[str, subprocess.Popen[bytes]]:
     port = free_port()
     process_env = {**os.environ, "DITTO_TRANSPORT_HTTP_WORKER_TOKEN": token, **(env or {})}
-    process = subprocess.Popen([sys.executable, "-m", "ditto", "serve", "--worker", worker, "--port", str(port)],
+    process = subprocess.Popen([sys.executable, "-m", "ditto", "serve", "--worker", worker, "--port", str(port),
+                                *extra],
                                cwd=ROOT, env=process_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     for _ in range(600):
