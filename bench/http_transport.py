@@ -176,8 +176,9 @@ def wrk(url: str, token: str, clients: int, seconds: float) -> Row | None:
                           str(ROOT / "bench" / "wrk_invoke.lua"), f"{url}/v1/invoke"],
                          env=env, capture_output=True, text=True, check=True).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
-    p50 = _ms(re.search(r"50%\s+(\S+)", out).group(1))  # type: ignore[union-attr]
-    p99 = _ms(re.search(r"99%\s+(\S+)", out).group(1))  # type: ignore[union-attr]
+    # The distribution's lines only ("  50%  1.2ms"): a column of the thread stats may end in "50%" too.
+    p50 = _ms(re.search(r"^\s+50%\s+(\S+)", out, re.MULTILINE).group(1))  # type: ignore[union-attr]
+    p99 = _ms(re.search(r"^\s+99%\s+(\S+)", out, re.MULTILINE).group(1))  # type: ignore[union-attr]
     total = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
     if "Non-2xx" in out:
         raise SystemExit(f"wrk saw errors:\n{out}")
