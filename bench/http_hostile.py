@@ -1,7 +1,8 @@
 """A `ditto serve` replica under load, with and without hostile traffic, metrics and tracing, and serving
 RETRIEVAL.SEARCH over SciFact: every comparison in one run, as ratios.
 
-Run: .venv/bin/python bench/http_hostile.py [--seconds 10] [--rounds 2]   (needs Debian's `wrk`)
+Run: .venv/bin/python bench/http_hostile.py [--seconds 10] [--rounds 2] [--scenarios hostile,tracing,search]
+(needs Debian's `wrk`)
 
 Rows (issue 19):
   * clean vs hostile: wrk (2 threads, 8 connections) posting BENCH.NOOP, alone and with ~20 hostile
@@ -10,10 +11,12 @@ Rows (issue 19):
     hanging up mid-body, bodies and headers trickled past the 2 s timeouts). Goals: ≥ 0.9× the clean
     throughput, p99 ≤ 1.2× clean, ≤ 2 kB of server log per hostile request.
   * metrics + tracing on vs `--no-metrics --no-tracing`: with the OpenTelemetry API only (no SDK), with an
-    SDK keeping 1 trace in 100, and with an SDK recording every span (batched, to an exporter that drops
-    them). Goal ≥ 0.9×.
+    SDK keeping 1 trace in 100 by its own sampler, with 1 in 100 sampled by `--trace-sample-ratio 0.01`
+    before the SDK is asked, with callers sending an unsampled `traceparent`, and with an SDK recording
+    every span (batched, to an exporter that drops them). Goal ≥ 0.9×.
   * RETRIEVAL.SEARCH (BM25 over SciFact's 5,183 abstracts, the test queries in turn) vs BENCH.NOOP on
-    the same replica, driven by one aiohttp process with 8 calls in flight. Goal ≥ 0.8×.
+    the same replica, driven by one aiohttp process with 8 calls in flight (answers not parsed) and by
+    the project's client (`runtime.invoke` → HttpTransport, answers parsed), in turn. Goal ≥ 0.8×.
 Scenarios alternate `--rounds` times (ABBA, or each first in turn); the table shows every round and the
 ratios of the medians.
 """
@@ -90,14 +93,15 @@ def _ms(text: str) -> float:
     return float(number) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0}[unit]
 
 
-def wrk(url: str, token: str, seconds: float, bodies: Sequence[str]) -> Result:
-    """wrk with 2 threads and 8 connections posting ``bodies`` in turn."""
+def wrk(url: str, token: str, seconds: float, bodies: Sequence[str], traceparent: str | None = None) -> Result:
+    """wrk with 2 threads and 8 connections posting ``bodies`` in turn (with ``traceparent`` on every call)."""
     script = Path(tempfile.mkstemp(suffix=".lua")[1])
     quoted = ",".join("[==[" + body + "]==]" for body in bodies)
+    trace = f', ["traceparent"] = "{traceparent}"' if traceparent else ""
     script.write_text(f"""
 local bodies = {{{quoted}}}
 local i = 0
-local headers = {{["Content-Type"] = "application/json", ["Authorization"] = "Bearer {token}"}}
+local headers = {{["Content-Type"] = "application/json", ["Authorization"] = "Bearer {token}"{trace}}}
 request = function()
   i = i % #bodies + 1
   return wrk.format("POST", "/v1/invoke", headers, bodies[i])
@@ -134,6 +138,37 @@ async def aiohttp_load(url: str, token: str, seconds: float, bodies: Sequence[by
                     answer = await response.read()
                 if response.status != 200 or b'"status":"success"' not in answer:
                     raise SystemExit(f"a call failed: {response.status} {answer[:200]!r}")
+                latencies.append(time.perf_counter() - started)
+
+        started = time.perf_counter()
+        await asyncio.gather(*(client() for _ in range(inflight)))
+        elapsed = time.perf_counter() - started
+    latencies.sort()
+    return (len(latencies) / elapsed, latencies[len(latencies) // 2] * 1000,
+            latencies[int(len(latencies) * 0.99)] * 1000)
+
+
+async def transport_load(url: str, token: str, seconds: float, calls: tuple[str, Sequence[Any]],
+                         inflight: int = 8) -> Result:
+    """The project's client (``runtime.invoke`` → HttpTransport), ``inflight`` calls at a time, each answer checked."""
+    from ditto import create_ditto, create_http_transport
+
+    node, inputs = calls
+    latencies: list[float] = []
+    turn = itertools.cycle(inputs)
+    async with create_http_transport(id="bench", url=url, token=token) as transport:
+        runtime = create_ditto(transports=[transport])
+        for worker in await transport.workers():
+            runtime.register_remote(address=worker["address"], transport_id="bench",
+                                    capabilities=worker["capabilities"])
+        deadline = time.perf_counter() + seconds
+
+        async def client() -> None:
+            while time.perf_counter() < deadline:
+                started = time.perf_counter()
+                result = await runtime.invoke(node, next(turn))
+                if result.status != "success":
+                    raise SystemExit(f"a call failed: {result.error}")
                 latencies.append(time.perf_counter() - started)
 
         started = time.perf_counter()
@@ -227,14 +262,29 @@ def _row(name: str, results: list[Result], extra: str = "") -> str:
             f"{extra}")
 
 
-def main(seconds: float, rounds: int) -> None:
+#: A caller's trace context whose sampled flag is 0 (the caller decided not to record this trace).
+UNSAMPLED = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"
+SCENARIOS = ("hostile", "tracing", "search")
+
+
+def main(seconds: float, rounds: int, scenarios: Sequence[str] = SCENARIOS) -> None:
     if shutil.which("wrk") is None:
         raise SystemExit("needs wrk (apt-get install wrk)")
     token = secrets.token_hex(16)
     os.environ["DITTO_TRANSPORT_HTTP_WORKER_TOKEN"] = token
     lines = ["| scenario | calls/s per round | calls/s (median) | p50 ms | p99 ms | |",
              "| --- | ---: | ---: | ---: | ---: | --- |"]
+    if "hostile" in scenarios:
+        lines += _hostile_rows(token, seconds, rounds)
+    if "tracing" in scenarios:
+        lines += _tracing_rows(token, seconds, rounds)
+    if "search" in scenarios:
+        lines += _search_rows(token, seconds, rounds)
+    print("\n".join(lines))
 
+
+def _hostile_rows(token: str, seconds: float, rounds: int) -> list[str]:
+    lines: list[str] = []
     server = Server("make", token)
     clean: list[Result] = []
     mixed: list[Result] = []
@@ -246,8 +296,13 @@ def main(seconds: float, rounds: int) -> None:
                     clean.append(wrk(server.url, token, seconds, [NOOP_BODY]))
                     continue
                 before = server.log_bytes()
-                sender = subprocess.Popen([sys.executable, __file__, "--hostile", server.url, str(seconds), "20"],
+                # The sender sends for a little longer than wrk runs, and wrk starts only once the sender's
+                # interpreter is up: its start-up (imports, on the same two cores) is not hostile traffic.
+                sender = subprocess.Popen([sys.executable, __file__, "--hostile", server.url, str(seconds + 1), "20"],
                                           cwd=ROOT, stdout=subprocess.PIPE, text=True)
+                assert sender.stdout is not None
+                if sender.stdout.readline().strip() != "ready":
+                    raise SystemExit("the hostile sender did not start")
                 mixed.append(wrk(server.url, token, seconds, [NOOP_BODY]))
                 sent = int(sender.communicate(timeout=60)[0].strip())
                 time.sleep(0.5)
@@ -261,57 +316,83 @@ def main(seconds: float, rounds: int) -> None:
                       f" {mixed_rate / clean_rate:.2f}× calls/s, {mixed_p99 / clean_p99:.2f}× p99, "
                       f"{max(log_per_hostile):,.0f} log bytes per hostile request |"))
 
-    variants = {"metrics + tracing hooks, no SDK installed": Server("make", token),
-                "metrics + tracing, SDK keeping 1 % of traces": Server("traced_sampled", token),
-                "metrics + tracing, SDK recording every span": Server("traced", token),
-                "--no-metrics --no-tracing": Server("make", token, "--no-metrics", "--no-tracing")}
+    return lines
+
+
+def _tracing_rows(token: str, seconds: float, rounds: int) -> list[str]:
+    lines: list[str] = []
+    # name: (server, traceparent every call carries)
+    variants = {"metrics + tracing hooks, no SDK installed": (Server("make", token), None),
+                "metrics + tracing, SDK keeping 1 % of traces (its own sampler)": (Server("traced_sampled", token),
+                                                                                    None),
+                "metrics + tracing, SDK, `--trace-sample-ratio 0.01`": (
+                    Server("traced", token, "--trace-sample-ratio", "0.01"), None),
+                "metrics + tracing, SDK, callers send an unsampled `traceparent`": (Server("traced", token),
+                                                                                   UNSAMPLED),
+                "metrics + tracing, SDK recording every span": (Server("traced", token), None),
+                "--no-metrics --no-tracing": (Server("make", token, "--no-metrics", "--no-tracing"), None)}
     runs: dict[str, list[Result]] = {name: [] for name in variants}
     try:
         names = list(variants)
         for round_ in range(rounds):
             for name in names[round_ % len(names):] + names[:round_ % len(names)]:  # each goes first in turn
-                runs[name].append(wrk(variants[name].url, token, seconds, [NOOP_BODY]))
+                server, traceparent = variants[name]
+                runs[name].append(wrk(server.url, token, seconds, [NOOP_BODY], traceparent))
     finally:
-        for variant in variants.values():
+        for variant, _ in variants.values():
             variant.stop()
     off_rate = statistics.median(r[0] for r in runs["--no-metrics --no-tracing"])
     for name, results in runs.items():
         ratio = statistics.median(r[0] for r in results) / off_rate
         lines.append(_row(f"wrk, {name}", results, f" {ratio:.2f}× |"))
+    return lines
 
+
+def _search_rows(token: str, seconds: float, rounds: int) -> list[str]:
+    lines: list[str] = []
     searches = _scifact_bodies()
+    inputs = [json.loads(body)["input"] for body in searches]
     service = Server("scifact", token)
-    noop: list[Result] = []
-    search: list[Result] = []
+    runs: dict[tuple[str, bool], list[Result]] = {(client, searching): [] for client in ("aiohttp", "ditto")
+                                                  for searching in (False, True)}
     try:
         for round_ in range(rounds):
             for searching in (False, True) if round_ % 2 == 0 else (True, False):
-                if searching:
-                    search.append(asyncio.run(aiohttp_load(service.url, token, seconds,
-                                                           [b.encode() for b in searches])))
-                else:
-                    noop.append(asyncio.run(aiohttp_load(service.url, token, seconds, [NOOP_BODY.encode()])))
+                bodies = [b.encode() for b in searches] if searching else [NOOP_BODY.encode()]
+                runs["aiohttp", searching].append(asyncio.run(aiohttp_load(service.url, token, seconds, bodies)))
+                runs["ditto", searching].append(asyncio.run(transport_load(
+                    service.url, token, seconds, ("RETRIEVAL.SEARCH", inputs) if searching else
+                    ("BENCH.NOOP", [json.loads(NOOP_BODY)["input"]]))))
         wrk_noop = wrk(service.url, token, seconds, [NOOP_BODY])
         wrk_search = wrk(service.url, token, seconds, searches)
     finally:
         service.stop()
-    noop_rate, search_rate = statistics.median(r[0] for r in noop), statistics.median(r[0] for r in search)
-    lines.append(_row("aiohttp 1 × 8, BENCH.NOOP (SciFact replica)", noop, " |"))
-    lines.append(_row("aiohttp 1 × 8, RETRIEVAL.SEARCH BM25 SciFact", search, f" {search_rate / noop_rate:.2f}× |"))
+    for client, label in (("aiohttp", "aiohttp 1 × 8 (answers not parsed)"),
+                          ("ditto", "HttpTransport 1 × 8 (answers parsed into NodeResults)")):
+        noop, search = runs[client, False], runs[client, True]
+        ratio = statistics.median(r[0] for r in search) / statistics.median(r[0] for r in noop)
+        lines.append(_row(f"{label}, BENCH.NOOP (SciFact replica)", noop, " |"))
+        lines.append(_row(f"{label}, RETRIEVAL.SEARCH BM25 SciFact", search, f" {ratio:.2f}× |"))
     lines.append(_row("wrk, BENCH.NOOP (SciFact replica)", [wrk_noop], " |"))
     lines.append(_row("wrk, RETRIEVAL.SEARCH BM25 SciFact", [wrk_search], f" {wrk_search[0] / wrk_noop[0]:.2f}× |"))
-    print("\n".join(lines))
+    return lines
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS),
+                        help=f"comma-separated, any of {', '.join(SCENARIOS)} (default: all)")
     parser.add_argument("--hostile", nargs=3, metavar=("URL", "SECONDS", "RATE"), help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.hostile:
         url, secs, per_second = options.hostile
+        print("ready", flush=True)
         print(asyncio.run(hostile(url, float(secs), float(per_second))))
     else:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
-        main(options.seconds, options.rounds)
+        chosen = [name.strip() for name in options.scenarios.split(",") if name.strip()]
+        if not chosen or set(chosen) - set(SCENARIOS):
+            parser.error(f"--scenarios takes {', '.join(SCENARIOS)}")
+        main(options.seconds, options.rounds, chosen)

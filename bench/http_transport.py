@@ -29,7 +29,7 @@ import tempfile
 import time
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,7 +41,7 @@ from rich.table import Table
 from ditto import TransportError, create_ditto, create_http_transport
 from ditto.runtime import Runtime
 from ditto.transport import HttpTransport
-from ditto.transport.wire import dumps_wire, to_wire_value
+from ditto.transport.wire import wire_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 ROUNDS = 3
@@ -57,11 +57,12 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_server(token: str, worker: str = "bench._workers:make",
-                 env: dict[str, str] | None = None) -> tuple[str, subprocess.Popen[bytes]]:
+def start_server(token: str, worker: str = "bench._workers:make", env: dict[str, str] | None = None,
+                 extra: Sequence[str] = ()) -> tuple[str, subprocess.Popen[bytes]]:
     port = free_port()
     process_env = {**os.environ, "DITTO_TRANSPORT_HTTP_WORKER_TOKEN": token, **(env or {})}
-    process = subprocess.Popen([sys.executable, "-m", "ditto", "serve", "--worker", worker, "--port", str(port)],
+    process = subprocess.Popen([sys.executable, "-m", "ditto", "serve", "--worker", worker, "--port", str(port),
+                                *extra],
                                cwd=ROOT, env=process_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     for _ in range(600):
@@ -133,8 +134,8 @@ async def ditto_transport(url: str, token: str, clients: int, seconds: float) ->
 def _identical_body(url: str, token: str) -> bytes:
     """The bytes HttpTransport sends for one call (same codec, same fields, the replica's address)."""
     workers = httpx.get(f"{url}/v1/workers", headers={"authorization": f"Bearer {token}"}).json()["workers"]
-    return dumps_wire(to_wire_value({"node": "BENCH.NOOP", "input": REQUEST, "address": workers[0]["address"],
-                                     "executionId": "0" * 32}))
+    return wire_bytes({"node": "BENCH.NOOP", "input": REQUEST, "address": workers[0]["address"],
+                       "executionId": os.urandom(16).hex()})
 
 
 async def raw_aiohttp(url: str, token: str, clients: int, seconds: float) -> Sample:
@@ -175,8 +176,9 @@ def wrk(url: str, token: str, clients: int, seconds: float) -> Row | None:
                           str(ROOT / "bench" / "wrk_invoke.lua"), f"{url}/v1/invoke"],
                          env=env, capture_output=True, text=True, check=True).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
-    p50 = _ms(re.search(r"50%\s+(\S+)", out).group(1))  # type: ignore[union-attr]
-    p99 = _ms(re.search(r"99%\s+(\S+)", out).group(1))  # type: ignore[union-attr]
+    # The distribution's lines only ("  50%  1.2ms"): a column of the thread stats may end in "50%" too.
+    p50 = _ms(re.search(r"^\s+50%\s+(\S+)", out, re.MULTILINE).group(1))  # type: ignore[union-attr]
+    p99 = _ms(re.search(r"^\s+99%\s+(\S+)", out, re.MULTILINE).group(1))  # type: ignore[union-attr]
     total = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
     if "Non-2xx" in out:
         raise SystemExit(f"wrk saw errors:\n{out}")

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import httpx
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from ditto import create_ditto, create_worker_http_app
+from ditto import InvalidArgumentError, WorkerDefinition, create_ditto, create_worker_http_app
 from ditto.transport import _tracing
 
 from ..support.ditto_serve import ditto_serve
@@ -105,3 +109,121 @@ async def test_the_client_carries_the_callers_trace_to_the_server() -> None:
     assert traced.context.trace_id == caller.get_span_context().trace_id
     assert traced.parent is not None and traced.parent.span_id == caller.get_span_context().span_id
     assert untraced.parent is None and untraced.context.trace_id != caller.get_span_context().trace_id
+
+
+def _traced_app(exporter: InMemorySpanExporter, **options: Any) -> Any:
+    """An app over TEST.ECHO and TRACE.SEEN (answers the trace context its handler runs in), recording every
+    span its provider is offered: ALWAYS_ON ignores the parent's decision, so a span the app opened for an
+    unsampled caller would show up here."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace.sampling import ALWAYS_ON
+
+    async def seen(_input: Any) -> Any:
+        context = trace.get_current_span().get_span_context()
+        return {"valid": context.is_valid, "trace": format(context.trace_id, "032x"),
+                "sampled": context.trace_flags.sampled, "outgoing": _tracing.outgoing_headers()}
+
+    provider = TracerProvider(sampler=ALWAYS_ON)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    server = create_ditto(workers=[*make(), WorkerDefinition("TRACE", {"TRACE.SEEN": seen})])
+    return create_worker_http_app(server, token=TOKEN, tracer_provider=provider, **options)
+
+
+async def test_an_unsampled_caller_gets_no_span_but_its_context_is_carried_on() -> None:
+    """Issue 19 (tracing cost): a caller's ``traceparent`` with the sampled flag 0 opens no SDK span (not even
+    under a sampler that would record it), yet the handler runs in the caller's trace context, so the calls it
+    makes carry the same trace, still unsampled. A sampled ``traceparent`` still gets its child span."""
+    exporter = InMemorySpanExporter()
+    trace_id, parent_id = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+    auth = {"authorization": f"Bearer {TOKEN}"}
+    async with serve_app(_traced_app(exporter)) as url, httpx.AsyncClient(base_url=url, headers=auth) as client:
+        unsampled = await client.post("/v1/invoke", json={"node": "TRACE.SEEN", "input": None},
+                                      headers={"traceparent": f"00-{trace_id}-{parent_id}-00"})
+        assert [s for s in exporter.get_finished_spans() if s.name == "ditto.invoke"] == []
+        sampled = await client.post("/v1/invoke", json={"node": "TRACE.SEEN", "input": None},
+                                    headers={"traceparent": f"00-{trace_id}-{parent_id}-01"})
+    inside = unsampled.json()["output"]
+    assert inside["valid"] and inside["trace"] == trace_id and inside["sampled"] is False
+    assert inside["outgoing"]["traceparent"] == f"00-{trace_id}-{parent_id}-00"
+    (span,) = [s for s in exporter.get_finished_spans() if s.name == "ditto.invoke"]
+    assert format(span.context.trace_id, "032x") == trace_id and span.parent is not None
+    assert format(span.parent.span_id, "016x") == parent_id
+    child = sampled.json()["output"]
+    assert child["sampled"] is True and child["outgoing"]["traceparent"].split("-")[2] == format(
+        span.context.span_id, "016x")
+
+
+async def test_calls_without_trace_context_start_a_trace_at_the_sample_ratio() -> None:
+    """Issue 19 (tracing cost): ``trace_sample_ratio`` decides, before the SDK is asked, whether a call without
+    trace context starts a trace: 0 → none of 40 calls, 0.5 → about half of 400 (binomial, far from the
+    tails), and a caller's sampled ``traceparent`` is honoured whatever the ratio."""
+    auth = {"authorization": f"Bearer {TOKEN}"}
+    for ratio, calls, low, high in ((0.0, 40, 0, 0), (0.5, 400, 140, 260), (1.0, 40, 40, 40)):
+        exporter = InMemorySpanExporter()
+        app = _traced_app(exporter, trace_sample_ratio=ratio)
+        async with serve_app(app) as url, httpx.AsyncClient(base_url=url, headers=auth) as client:
+            for n in range(calls):
+                answer = await client.post("/v1/invoke", json={"node": "TEST.ECHO", "input": n})
+                assert answer.json()["output"] == n
+            roots = [s for s in exporter.get_finished_spans() if s.name == "ditto.invoke"]
+            assert low <= len(roots) <= high, (ratio, len(roots))
+            assert all(s.parent is None for s in roots)
+            await client.post("/v1/invoke", json={"node": "TEST.ECHO", "input": 0}, headers={
+                "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"})
+        kept = [s for s in exporter.get_finished_spans() if s.name == "ditto.invoke"]
+        assert len(kept) == len(roots) + 1 and kept[-1].parent is not None
+
+
+@pytest.mark.parametrize("ratio", [-0.1, 1.5, float("nan"), float("inf"), True, "0.5", None])
+def test_trace_sample_ratio_outside_0_to_1_is_refused(ratio: Any) -> None:
+    """Issue 19 (input bounds): a sample ratio that is not a number from 0 to 1 is INVALID_ARGUMENT at
+    construction, never a silent 'trace nothing' or 'trace everything'."""
+    with pytest.raises(InvalidArgumentError):
+        create_worker_http_app(create_ditto(workers=make()), token=TOKEN, trace_sample_ratio=ratio)
+
+
+@given(st.text(max_size=80) | st.from_regex(r"\A[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-zA-Z]{2}\Z"))
+def test_sampled_flag_reads_any_header_without_raising(header: str) -> None:
+    """Issue 19 (hostile input): any ``traceparent`` text gives True, False or None (malformed), never an
+    exception; for well-formed headers the answer is the low bit of the flags."""
+    flag = _tracing._sampled_flag(header)
+    parts = header.split("-")
+    if flag is not None:
+        assert int(parts[3], 16) & 1 == int(flag)
+
+
+@given(trace_id=st.integers(0, 2**128 - 1), span_id=st.integers(0, 2**64 - 1), flags=st.integers(0, 255),
+       upper=st.booleans(), state=st.sampled_from([None, "vendor=abc"]))
+def test_the_callers_context_is_what_the_propagator_extracts(trace_id: int, span_id: int, flags: int, upper: bool,
+                                                             state: str | None) -> None:
+    """Issue 19 (tracing cost): the context built directly from a canonical ``traceparent`` is the one
+    ``propagate.extract`` gives (ids, flags, remote, validity), and anything else (upper-case hex, all-zero ids,
+    a ``tracestate``) goes through the propagator."""
+    from opentelemetry import trace
+
+    header = f"00-{trace_id:032x}-{span_id:016x}-{flags:02x}"
+    headers = {"traceparent": header.upper() if upper else header}
+    if state is not None:
+        headers["tracestate"] = state
+    ours = trace.get_current_span(_tracing._caller_context(headers)).get_span_context()
+    theirs = trace.get_current_span(_tracing.extract(headers)).get_span_context()
+    assert (ours.trace_id, ours.span_id, ours.trace_flags, ours.is_remote, ours.is_valid, ours.trace_state) == \
+        (theirs.trace_id, theirs.span_id, theirs.trace_flags, theirs.is_remote, theirs.is_valid, theirs.trace_state)
+
+
+async def test_ditto_serve_trace_sample_ratio_zero_traces_only_sampled_callers(tmp_path: Path) -> None:
+    """Issue 19 (tracing cost): `ditto serve --trace-sample-ratio 0` under a global SDK opens no span for calls
+    without trace context, and still one, in the caller's trace, for a call whose ``traceparent`` is sampled."""
+    spans = tmp_path / "spans.jsonl"
+    trace_id, parent_id = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+    with ditto_serve(["tests.runtime.service_workers:traced"], TOKEN, env={"DITTO_TEST_SPANS": str(spans)},
+                     args=["--trace-sample-ratio", "0"]) as (url, _process):
+        async with httpx.AsyncClient(base_url=url, headers={"authorization": f"Bearer {TOKEN}"}) as client:
+            for n in range(20):
+                answer = await client.post("/v1/invoke", json={"node": "OPS.HOLD", "input": {"ms": 0, "n": n}})
+                assert answer.json()["output"] == {"n": n}
+            assert not spans.exists() or spans.read_text() == ""
+            await client.post("/v1/invoke", json={"node": "OPS.HOLD", "input": {"ms": 0, "n": 99}},
+                              headers={"traceparent": f"00-{trace_id}-{parent_id}-01"})
+    (span,) = [json.loads(line) for line in spans.read_text().splitlines()]
+    assert (span["trace"], span["parent"]) == (trace_id, parent_id)

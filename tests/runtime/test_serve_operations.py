@@ -209,3 +209,50 @@ def test_serve_refuses_a_keyfile_without_certfile(tmp_path: Path) -> None:
                            "--port", "1"], env=env, capture_output=True, text=True, timeout=60,
                           cwd=Path(__file__).resolve().parents[2])
     assert done.returncode == 2 and "--certfile" in done.stderr
+
+
+async def test_readyz_is_503_as_soon_as_the_runtime_begins_closing() -> None:
+    """Issue 19 (readiness): /readyz turns 503 the moment the app's runtime begins closing, while a call is still
+    in flight and without any drain (no SIGTERM, no grace period): a load balancer must not keep routing to a
+    replica that refuses every new call with RUNTIME_CLOSED. /healthz stays 200 (the process is alive)."""
+    from ditto import create_ditto, create_worker_http_app
+
+    from ..support.uvicorn_thread import serve_app
+    from .service_workers import make
+
+    runtime = create_ditto(workers=make())
+    async with serve_app(create_worker_http_app(runtime, token=TOKEN)) as url, \
+            httpx.AsyncClient(base_url=url, headers=AUTH, timeout=30) as client:
+        assert (await client.get("/readyz")).status_code == 200
+        held = asyncio.create_task(client.post("/v1/invoke", json={"node": "OPS.HOLD", "input": {"ms": 600, "n": 7}}))
+        await asyncio.sleep(0.2)
+        closing = asyncio.create_task(runtime.close())  # waits for the held call
+        await asyncio.sleep(0.05)
+        assert not closing.done()
+        ready = await client.get("/readyz")
+        assert ready.status_code == 503 and ready.json() == {"status": "closed"}
+        assert (await client.get("/healthz")).status_code == 200
+        refused = await client.post("/v1/invoke", json={"node": "OPS.HOLD", "input": {"ms": 0, "n": 8}})
+        assert refused.status_code == 503 and refused.json()["error"]["code"] == "RUNTIME_CLOSED"
+        assert (await held).json()["output"] == {"n": 7}
+        await closing
+
+
+async def test_readyz_is_503_from_the_first_signal_with_no_grace_period() -> None:
+    """Issue 19 (readiness): `--grace-period 0` still turns /readyz 503 at once on SIGTERM, before the server
+    stops listening (a probe on a kept-alive connection sees 503, then the connection is refused), and the
+    process exits 0."""
+    with ditto_serve(WORKERS, TOKEN, args=["--grace-period", "0"]) as (url, process):
+        async with httpx.AsyncClient(base_url=url, timeout=5) as probe:
+            assert (await probe.get("/readyz")).status_code == 200
+            os.kill(process.pid, signal.SIGTERM)
+            answers: list[int | str] = []
+            for _ in range(200):
+                try:
+                    answers.append((await probe.get("/readyz")).status_code)
+                except httpx.HTTPError:
+                    answers.append("refused")
+                    break
+                await asyncio.sleep(0.002)
+        assert 200 not in answers, answers
+        assert process.wait(timeout=10) == 0

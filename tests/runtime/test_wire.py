@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import json
 import math
+import uuid
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ditto.transport.wire import MAX_WIRE_DEPTH, NotJson, dumps, dumps_wire, loads, to_wire_value
+from ditto.contracts._base import DittoModel
+from ditto.contracts.json import frozen_json
+from ditto.transport.wire import (
+    MAX_WIRE_DEPTH,
+    NotJson,
+    NotSerializable,
+    dumps,
+    dumps_wire,
+    loads,
+    to_wire_value,
+    wire_bytes,
+)
 
 values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.integers(min_value=-(10**30), max_value=10**30)
@@ -65,3 +79,104 @@ def test_lone_surrogates_reach_the_worker() -> None:
         dumps_wire(["\ud800"])
     with pytest.raises(ValueError):
         dumps([math.nan])
+
+
+class _Colour(enum.Enum):
+    RED = "red"
+
+
+class _Hit(DittoModel):
+    doc_id: str
+    score: float
+    extra: Any = None
+
+
+@dataclasses.dataclass
+class _Point:
+    x: Any
+
+
+class _Text(str):
+    pass
+
+
+def _hit(doc_id: str, score: float, extra: Any) -> _Hit:
+    return _Hit.model_construct(doc_id=doc_id, score=score, extra=extra)  # unvalidated, as workers build answers
+
+
+def frozen_json_or_raw(value: dict[str, Any]) -> Any:
+    try:
+        return frozen_json(value)
+    except Exception:
+        return value
+
+
+hostile_leaves = (st.none() | st.booleans() | st.integers() | st.integers(min_value=-(10**400), max_value=10**400)
+                  | st.sampled_from([2**63, 2**64, -(2**63) - 1, 10**309, -0.0])
+                  | st.floats() | st.text() | st.sampled_from(["\ud800", "a\udfffb", _Text("sub")])
+                  | st.uuids() | st.just(_Colour.RED) | st.just(object()))
+hostile_values = st.recursive(
+    hostile_leaves,
+    lambda inner: st.lists(inner, max_size=4) | st.lists(inner, max_size=3).map(tuple)
+    | st.dictionaries(st.text(max_size=6) | st.sampled_from(["\ud800", 1]), inner, max_size=4)  # type: ignore[arg-type]
+    | st.dictionaries(st.text(max_size=6), inner, max_size=3).map(frozen_json_or_raw)
+    | st.builds(_hit, st.text(max_size=8), st.floats(), inner) | st.builds(_Point, x=inner),
+    max_leaves=16)
+
+
+
+def _exact(value: Any) -> bytes | type[NotSerializable]:
+    try:
+        return dumps_wire(to_wire_value(value))
+    except NotSerializable:
+        return NotSerializable
+
+
+@settings(max_examples=500, deadline=None)
+@given(value=hostile_values)
+def test_wire_bytes_is_exactly_the_walked_encoding(value: Any) -> None:
+    """Issue 19 (RETRIEVAL.SEARCH cost): ``wire_bytes`` (orjson checking and writing in one pass) gives the same
+    bytes as walking the value with ``to_wire_value`` and writing it, and refuses exactly the values that path
+    refuses: NaN/inf, lone surrogates, non-string keys, integers beyond a double, unknown objects, at any depth,
+    inside models, dataclasses, tuples and FrozenDicts."""
+    expected = _exact(value)
+    if expected is NotSerializable:
+        with pytest.raises(NotSerializable):
+            wire_bytes(value)
+    else:
+        assert wire_bytes(value) == expected
+
+
+def test_wire_bytes_of_deep_values_matches_the_walk() -> None:
+    """Issue 19: nesting past orjson's own limit (254) takes the exact path: accepted up to the contract depth,
+    NotSerializable beyond it, never RecursionError."""
+    from ditto.contracts.json import MAX_JSON_DEPTH
+
+    for depth in (253, 254, 255, MAX_JSON_DEPTH, MAX_JSON_DEPTH + 1, 2000):
+        value: Any = []
+        for _ in range(depth - 1):
+            value = [value]
+        assert (wire_bytes(value) if _exact(value) is not NotSerializable else NotSerializable) == _exact(value)
+
+
+def test_uuids_and_enum_members_are_sent_as_their_canonical_form() -> None:
+    """Issue 19: a UUID is its canonical string and an enum member its value, on both paths; an enum whose value
+    JSON cannot carry is still refused."""
+    ident = uuid.uuid4()
+    assert to_wire_value({"id": ident, "colour": _Colour.RED}) == {"id": str(ident), "colour": "red"}
+    assert wire_bytes({"id": ident, "colour": _Colour.RED}) == f'{{"id":"{ident}","colour":"red"}}'.encode()
+
+    class Odd(enum.Enum):
+        NAN = float("nan")
+
+    with pytest.raises(NotSerializable):
+        wire_bytes([Odd.NAN])
+
+
+@pytest.mark.parametrize("raw", [b"[18446744073709551616]", b"[-9223372036854775809, 1]", b'{"a":"' + b"7" * 40 + b'"}',
+                                 b'{"n":1234567890123456789}', b'{"n":123456789012345678}', b"[1.8446744073709552e19]",
+                                 b'{"a":[' + b"1," * 3000 + b"1]}"])
+def test_long_digit_runs_are_read_as_the_standard_library_reads_them(raw: bytes) -> None:
+    """Issue 19 (codec cost): the scan for 19-digit runs (integers orjson would turn into floats) finds them in
+    numbers and strings alike, and a body without one is read by orjson with the same result."""
+    assert _same(loads(raw), json.loads(raw))

@@ -65,6 +65,10 @@ def serve(
     metrics: Annotated[bool, typer.Option("--metrics/--no-metrics", help="Serve GET /metrics.")] = True,
     tracing: Annotated[bool, typer.Option(
         "--tracing/--no-tracing", help="An OpenTelemetry span per call (when opentelemetry-api is installed).")] = True,
+    trace_sample_ratio: Annotated[float, typer.Option(
+        "--trace-sample-ratio", min=0.0, max=1.0,
+        help="The share of calls without a caller's trace context that start a trace (decided before "
+             "the OpenTelemetry SDK's own sampler).")] = 1.0,
 ) -> None:
     """Serve workers over HTTP with the token from DITTO_TRANSPORT_HTTP_WORKER_TOKEN.
 
@@ -106,7 +110,7 @@ def serve(
         definitions.append(definition)
     runtime = create_ditto(config=runtime_config, workers=definitions)
     http_app = create_worker_http_app(runtime, token=token, body_timeout=body_timeout, metrics=metrics,
-                                      tracing=tracing,
+                                      tracing=tracing, trace_sample_ratio=trace_sample_ratio,
                                       metrics_token=os.environ.get(METRICS_TOKEN_ENV) or None)
     configure_logging(log_level)
     scheme = "https" if certfile else "http"

@@ -140,6 +140,12 @@ class _DrainingServer(uvicorn.Server):
             self._service.start_draining()
             self._drain_task = asyncio.ensure_future(self._drain())
 
+    async def shutdown(self, sockets: Any = None) -> None:
+        # However the server came to stop (a second signal, ``should_exit`` set by code, uvicorn's own
+        # limits), the replica is unready before its listeners close: a probe still in flight sees 503.
+        self._service.start_draining()
+        await super().shutdown(sockets)
+
     async def _drain(self) -> None:
         if not await self._service.drained(self._grace_period):
             logging.getLogger("ditto.transport.http").warning(

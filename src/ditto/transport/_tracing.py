@@ -4,10 +4,19 @@ The client calls :func:`inject` on its request headers, the server :func:`extrac
 opens one SERVER span per ``invoke`` (:func:`server_span`), so a call's trace crosses the process boundary
 with W3C trace context (``traceparent``/``tracestate``). Without the package every function here is a
 constant-time no-op: the import is tried once, at module load, and nothing else is imported.
+
+Sampling is decided before the SDK is asked, because the Python SDK's ``start_span`` costs 10–40 µs even
+for a span its sampler then drops, a large share of a no-op call. A caller that sent ``traceparent`` has
+made the decision: sampled, and the SERVER span is opened as a child; not sampled, and no span is opened,
+only the caller's context is made current so that calls this one makes carry the same (unsampled) trace.
+A call without trace context starts a trace with probability ``ratio`` (the app's ``trace_sample_ratio``)
+and only then meets the SDK's own sampler.
 """
 
 from __future__ import annotations
 
+import random
+import re
 import time
 from collections.abc import Iterator, Mapping, MutableMapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -16,9 +25,11 @@ from typing import Any
 __all__ = ["ENABLED", "extract", "inject", "server_span", "server_tracer", "set_span_result"]
 
 try:
+    from opentelemetry import context as _context
     from opentelemetry import propagate as _propagate
     from opentelemetry import trace as _trace
 except ImportError:  # pragma: no cover - exercised where the package is absent
+    _context = None  # type: ignore[assignment]
     _propagate = None  # type: ignore[assignment]
     _trace = None  # type: ignore[assignment]
 
@@ -41,8 +52,8 @@ def inject(headers: MutableMapping[str, str]) -> MutableMapping[str, str]:
 def outgoing_headers() -> dict[str, str] | None:
     """The trace context of the caller's current span as headers for an outgoing call, or ``None`` (no
     OpenTelemetry, or no valid span: the common case costs one lookup, and the call sends no extra bytes)."""
-    if _propagate is None or not _trace.get_current_span().get_span_context().is_valid:
-        return None
+    if _propagate is None or not _context.get_current() or not _trace.get_current_span().get_span_context().is_valid:
+        return None  # (an empty context, the usual case, holds no span: one lookup instead of four)
     headers: dict[str, str] = {}
     _propagate.inject(headers)
     return headers or None
@@ -64,17 +75,69 @@ def server_tracer(tracer_provider: Any = None) -> Any:
 
 
 def server_span(tracer: Any, node: str, headers: Mapping[str, str], *,
-                explicit: bool = False) -> AbstractContextManager[Any]:
+                explicit: bool = False, ratio: float = 1.0) -> AbstractContextManager[Any]:
     """A SERVER span ``ditto.invoke`` (attribute ``ditto.node``), child of the caller's span when its headers
     carry one. The node is an attribute, not part of the name, so a caller cannot mint span names.
 
     While no SDK is installed as the global provider (the API's placeholder is still in place), spans
     would record nothing: none is opened, which saves the 11 µs a no-op span costs per call. ``explicit``:
-    the tracer comes from a provider the app was given, so it is used as it is.
+    the tracer comes from a provider the app was given, so it is used as it is. A caller's unsampled
+    ``traceparent`` opens no span (its context is made current, see the module's docstring); a call
+    without one opens a span with probability ``ratio``.
     """
     if tracer is None or (not explicit and not _sdk_installed()):
         return nullcontext()
+    traceparent = headers.get("traceparent")
+    sampled = None if traceparent is None else _sampled_flag(traceparent)
+    if sampled is None:  # no usable trace context: this call would start a trace
+        if ratio < 1.0 and not random.random() < ratio:
+            return nullcontext()
+        return _span(tracer, node, None)
+    if not sampled:
+        return _in_context(headers)
     return _span(tracer, node, headers)
+
+
+def _sampled_flag(traceparent: str) -> bool | None:
+    """The sampled bit of a W3C ``traceparent`` (``version-traceid-parentid-flags``), or ``None`` when the
+    header is malformed (the propagator would ignore it too, and the call starts a trace of its own)."""
+    parts = traceparent.strip().split("-")
+    if len(parts) < 4 or len(parts[0]) != 2 or len(parts[1]) != 32 or len(parts[2]) != 16 or len(parts[3]) != 2:
+        return None
+    try:
+        return bool(int(parts[3], 16) & 1)
+    except ValueError:
+        return None
+
+
+@contextmanager
+def _in_context(headers: Mapping[str, str]) -> Iterator[None]:
+    """The caller's trace context made current, without a span of our own (yields ``None``, like no tracing)."""
+    assert _context is not None
+    token = _context.attach(_caller_context(headers))
+    try:
+        yield None
+    finally:
+        _context.detach(token)
+
+
+#: A version-00 ``traceparent`` exactly as the W3C propagator accepts it (lowercase hex).
+_CANONICAL = re.compile(r"00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})")
+
+
+def _caller_context(headers: Mapping[str, str]) -> Any:
+    """What ``propagate.extract(headers)`` gives, built directly for the common case (a canonical
+    ``traceparent`` alone: a third of the propagator's cost); anything else goes through the propagator."""
+    assert _trace is not None and _propagate is not None
+    match = _CANONICAL.fullmatch(headers.get("traceparent", ""))
+    if match is None or "tracestate" in headers or "baggage" in headers:
+        return _propagate.extract(headers)
+    trace_id, span_id = int(match[1], 16), int(match[2], 16)
+    if not trace_id or not span_id:
+        return _propagate.extract(headers)
+    span_context = _trace.SpanContext(trace_id, span_id, is_remote=True,
+                                      trace_flags=_trace.TraceFlags(int(match[3], 16)))
+    return _trace.set_span_in_context(_trace.NonRecordingSpan(span_context))
 
 
 _sdk_seen = False
@@ -96,9 +159,9 @@ def _sdk_installed() -> bool:
 
 
 @contextmanager
-def _span(tracer: Any, node: str, headers: Mapping[str, str]) -> Iterator[Any]:
+def _span(tracer: Any, node: str, headers: Mapping[str, str] | None) -> Iterator[Any]:
     assert _trace is not None and _propagate is not None
-    parent = _propagate.extract(headers) if "traceparent" in headers else None
+    parent = None if headers is None else _propagate.extract(headers)
     with tracer.start_as_current_span("ditto.invoke", context=parent, kind=_trace.SpanKind.SERVER,
                                       attributes={"ditto.node": node[:_MAX_NODE]}) as span:
         yield span

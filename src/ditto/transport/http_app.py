@@ -6,8 +6,9 @@ Endpoints (JSON, camelCase):
   a NodeResult. Only this runtime's *local* replicas serve it.
 * ``GET /v1/workers`` → ``{"workers": [{address, type, capabilities, concurrency}]}``.
 * ``GET /healthz`` → ``{"status": "ok"}`` while the process lives (no token; reveals nothing).
-* ``GET /readyz`` → ``{"status": "ready"}``, or 503 ``{"status": "draining"}`` once a drain began
-  (no token): what a load balancer polls to stop sending calls.
+* ``GET /readyz`` → ``{"status": "ready"}``, or 503 ``{"status": "draining"}`` once a drain began, or
+  503 ``{"status": "closed"}`` once the runtime began closing (no token): what a load balancer polls to
+  stop sending calls.
 * ``GET /metrics`` → Prometheus text (the metrics token if one is set, else the worker token).
 
 Every other path needs exactly one ``Authorization: Bearer <token>`` header, compared in constant
@@ -40,7 +41,7 @@ from ..errors import OUTPUT_NOT_SERIALIZABLE, InvalidArgumentError, RoutingError
 from ..runtime import NodeError, NodeResult, Runtime
 from . import _tracing
 from ._metrics import CONTENT_TYPE, ServiceMetrics
-from .wire import NotJson, NotSerializable, dumps, dumps_wire, loads, to_wire_value
+from .wire import NotJson, NotSerializable, dumps, dumps_wire, loads, wire_bytes
 
 __all__ = ["DEFAULT_BODY_TIMEOUT", "DEFAULT_MAX_BODY_BYTES", "MAX_TIMEOUT_MS", "WorkerService",
            "create_worker_http_app"]
@@ -82,6 +83,8 @@ class WorkerService:
 
     async def drained(self, timeout: float | None = None) -> bool:
         """Whether every accepted call answered within ``timeout`` seconds (``None``: wait for them all)."""
+        if self.inflight == 0:  # asyncio.wait_for(..., 0) times out even on a set event
+            return True
         try:
             await asyncio.wait_for(self._idle.wait(), timeout)
         except TimeoutError:
@@ -141,7 +144,7 @@ def _timeout_ms_problem(value: Any) -> str | None:
 def create_worker_http_app(runtime: Runtime, *, token: str, max_body_bytes: int | None = None,
                            body_timeout: float = DEFAULT_BODY_TIMEOUT, metrics: bool = True,
                            metrics_token: str | None = None, tracing: bool = True,
-                           tracer_provider: Any = None) -> Starlette:
+                           tracer_provider: Any = None, trace_sample_ratio: float = 1.0) -> Starlette:
     """Serve ``runtime``'s local workers over HTTP, guarded by a bearer ``token``::
 
         runtime = create_ditto(workers=[create_context_worker()])
@@ -150,7 +153,10 @@ def create_worker_http_app(runtime: Runtime, *, token: str, max_body_bytes: int 
 
     ``metrics=False`` removes ``/metrics`` (and its bookkeeping); ``metrics_token`` guards it with a
     token of its own. ``tracing`` opens an OpenTelemetry span per call when ``opentelemetry-api`` is
-    installed (``tracer_provider``: the SDK provider to use instead of the global one).
+    installed (``tracer_provider``: the SDK provider to use instead of the global one). A call that
+    arrives without trace context starts a trace with probability ``trace_sample_ratio``, decided before
+    the SDK is asked (its ``start_span`` costs tens of µs even for a span it then drops); a caller's
+    ``traceparent`` decides for its calls: unsampled, and no span is opened.
     """
     if not isinstance(token, str) or not token:
         raise InvalidArgumentError("create_worker_http_app needs a non-empty token")
@@ -158,6 +164,10 @@ def create_worker_http_app(runtime: Runtime, *, token: str, max_body_bytes: int 
         raise InvalidArgumentError("create_worker_http_app needs a non-empty metrics_token when one is given")
     if isinstance(body_timeout, bool) or not isinstance(body_timeout, (int, float)) or not 0 < body_timeout < 1e6:
         raise InvalidArgumentError("body_timeout must be a positive number of seconds")
+    if isinstance(trace_sample_ratio, bool) or not isinstance(trace_sample_ratio, (int, float)) \
+            or not 0.0 <= trace_sample_ratio <= 1.0:
+        raise InvalidArgumentError("trace_sample_ratio must be a number from 0 to 1")
+    ratio = float(trace_sample_ratio)
     limit = max_body_bytes or runtime.config.transport.http.max_body_bytes or DEFAULT_MAX_BODY_BYTES
     expected = f"Bearer {token}".encode()
     expected_metrics = f"Bearer {metrics_token}".encode() if metrics_token else expected
@@ -165,6 +175,7 @@ def create_worker_http_app(runtime: Runtime, *, token: str, max_body_bytes: int 
     service = WorkerService(counters)
     failures = LogLimiter()
     tracer = _tracing.server_tracer(tracer_provider) if tracing else None
+    explicit = tracer_provider is not None
     logged = _access.isEnabledFor  # read per call: the level may be changed at run time
 
     def authorised(request: Request, wanted: bytes = expected) -> bool:
@@ -223,7 +234,7 @@ def create_worker_http_app(runtime: Runtime, *, token: str, max_body_bytes: int 
         problem = _timeout_ms_problem(timeout_ms)
         if problem is not None:
             return refuse(400, "INVALID_REQUEST", problem, node, started)
-        with _tracing.server_span(tracer, node, request.headers, explicit=tracer_provider is not None) as span:
+        with _tracing.server_span(tracer, node, request.headers, explicit=explicit, ratio=ratio) as span:
             try:
                 result = await runtime.invoke_local(
                     node, body["input"], address=address, execution_id=execution_id,
@@ -232,14 +243,14 @@ def create_worker_http_app(runtime: Runtime, *, token: str, max_body_bytes: int 
                 status = 503 if error.code == "RUNTIME_CLOSED" else 404
                 _tracing.set_span_result(span, "refused", error.code)
                 return refuse(status, error.code, error.message, node, started)
-            wire = await asyncio.to_thread(_result_to_wire, result) if large else _result_to_wire(result)
-            code = wire["error"]["code"] if "error" in wire else None
-            _tracing.set_span_result(span, wire["status"], code)
+            answer, outcome, code = await asyncio.to_thread(_result_to_wire, result) if large \
+                else _result_to_wire(result)
+            _tracing.set_span_result(span, outcome, code)
         if counters is not None:
-            counters.served(node, wire["status"], code, time.perf_counter() - started)
+            counters.served(node, outcome, code, time.perf_counter() - started)
         if logged(logging.INFO):
-            _log_access(node, 200, wire["status"], code, started)
-        return Response(wire.pop("_bytes"), media_type="application/json")
+            _log_access(node, 200, outcome, code, started)
+        return Response(answer, media_type="application/json")
 
     async def workers(request: Request) -> Response:
         if not authorised(request):
@@ -251,8 +262,12 @@ def create_worker_http_app(runtime: Runtime, *, token: str, max_body_bytes: int 
         return _json({"status": "ok"})
 
     async def ready(_request: Request) -> Response:
+        # Both are read per request: a runtime closed by its owner refuses every call (RUNTIME_CLOSED)
+        # from the first moment of close(), drain or no drain, so it must not look ready for a moment longer.
         if service.draining:
             return _json({"status": "draining"}, 503)
+        if runtime.closed:
+            return _json({"status": "closed"}, 503)
         return _json({"status": "ready"})
 
     async def scrape(request: Request) -> Response:
@@ -282,20 +297,21 @@ def _log_access(node: Any, http: int, status: str, code: str | None, started: fl
     _access.info(entry)
 
 
-def _result_to_wire(result: NodeResult[Any]) -> dict[str, Any]:
-    """The result's wire object with its encoded bytes under ``_bytes`` (encoding proves it is sendable)."""
+def _result_to_wire(result: NodeResult[Any]) -> tuple[bytes, str, str | None]:
+    """The result's JSON bytes (encoding proves it is sendable), its status and its error code.
+
+    A success is the envelope's bytes with the output's spliced in: the output is checked and written in
+    one pass (:func:`wire_bytes`), never turned into wire objects first and then walked again to write.
+    """
     if result.error is not None and len(result.error.message) > MAX_ERROR_MESSAGE:
         result = NodeResult(result.execution_id, result.node, result.status, error=NodeError(
             result.error.code, result.error.message[:MAX_ERROR_MESSAGE] + "…"))
     if result.status == "success":
         try:
-            wire = result.to_wire(to_wire_value(result.output))
-            wire["_bytes"] = dumps_wire(wire)
-            return wire
+            head = dumps_wire({"executionId": result.execution_id, "node": result.node, "status": "success"})
+            return head[:-1] + b',"output":' + wire_bytes(result.output) + b"}", "success", None
         except (NotSerializable, ValueError, TypeError, RecursionError):
             result = NodeResult(result.execution_id, result.node, "error", error=NodeError(
                 OUTPUT_NOT_SERIALIZABLE, f"the output of {result.node} cannot be sent as JSON"))
     wire = result.to_wire()
-    wire["_bytes"] = dumps(wire)
-    return wire
-
+    return dumps(wire), wire["status"], wire["error"]["code"] if "error" in wire else None

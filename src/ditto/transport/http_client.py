@@ -45,7 +45,7 @@ from ..runtime import NodeError, NodeResult
 from ..runtime.worker import MAX_TIMEOUT_S, valid_timeout
 from ..signal import CancelledBySignal, CancelSignal, await_with_signal
 from ._tracing import outgoing_headers
-from .wire import NotSerializable, dumps_wire, loads, to_wire_value
+from .wire import NotSerializable, loads, wire_bytes
 
 __all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "HttpTransport", "create_http_transport"]
 
@@ -86,14 +86,18 @@ class _CheckedHandler(ResponseHandler):
             self.force_close()
         super().feed_data(data, size)
 
+    _poller: Any = None
+
     def is_connected(self) -> bool:
         if not super().is_connected() or self.transport is None or self.should_close:
             return False
-        sock = self.transport.get_extra_info("socket")
-        if sock is None:
-            return True
-        poller = select.poll()
-        poller.register(sock.fileno(), select.POLLIN)
+        poller = self._poller
+        if poller is None:  # one poll object per connection, registered once
+            sock = self.transport.get_extra_info("socket")
+            if sock is None:
+                return True
+            poller = self._poller = select.poll()
+            poller.register(sock.fileno(), select.POLLIN)
         return not poller.poll(0)
 
 
@@ -182,8 +186,7 @@ class HttpTransport:
         try:
             # The timeout is not sent: a client timeout stops waiting only (seed 000), the
             # server finishes the call. Callers that want a server deadline send timeoutMs.
-            body = dumps_wire(to_wire_value({"node": node, "input": input, "address": address,
-                                             "executionId": execution_id}))
+            body = wire_bytes({"node": node, "input": input, "address": address, "executionId": execution_id})
         except NotSerializable as exc:
             raise TransportError("TRANSPORT_INVALID_INPUT", f"input of {_shown(node)} cannot be sent as JSON: {exc}") \
                 from None
@@ -206,6 +209,9 @@ class HttpTransport:
         """POST one call; connection failures become TransportError."""
         try:
             async with self._client().post(self._invoke_url, data=body, headers=outgoing_headers()) as response:
+                declared = response.content_length  # the common case inline: one coroutine less per call
+                if declared is not None and declared <= self._max_response_bytes:
+                    return response.status, await response.read()
                 return response.status, await self._body(response)
         except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
             raise self._unavailable(exc) from None
@@ -236,6 +242,11 @@ class HttpTransport:
         raise TransportError("TRANSPORT_PROTOCOL_ERROR", f"{self.id} answered more than {limit} bytes")
 
     def _read(self, status: int, raw: bytes, node: str) -> NodeResult[Any]:
+        if status == 200:  # the common case first: an answer is a NodeResult or a protocol error
+            try:
+                return NodeResult.from_wire(loads(raw))
+            except ValueError:  # NotJson too
+                raise TransportError("TRANSPORT_PROTOCOL_ERROR", f"{self.id} answered something else") from None
         try:
             body = loads(raw)
         except ValueError:
@@ -250,13 +261,8 @@ class HttpTransport:
             raise TransportError("TRANSPORT_PAYLOAD_TOO_LARGE", f"the request to {self.id} is too large")
         if status == 503:
             raise TransportError("TRANSPORT_UNAVAILABLE", f"the runtime behind {self.id} is closed")
-        if status != 200:
-            shown = code if isinstance(code, str) and len(code) <= 64 and code.isprintable() else "no code"
-            raise TransportError("TRANSPORT_PROTOCOL_ERROR", f"{self.id} answered HTTP {status} ({shown})")
-        try:
-            return NodeResult.from_wire(body)
-        except ValueError:
-            raise TransportError("TRANSPORT_PROTOCOL_ERROR", f"{self.id} answered something else") from None
+        shown = code if isinstance(code, str) and len(code) <= 64 and code.isprintable() else "no code"
+        raise TransportError("TRANSPORT_PROTOCOL_ERROR", f"{self.id} answered HTTP {status} ({shown})")
 
     async def workers(self) -> list[dict[str, Any]]:
         """The replicas the server offers (for ``register_remote``)."""

@@ -2,7 +2,8 @@
 
 Pydantic models are written with their camelCase aliases and without unset
 optional fields (the seed's JSON shape); read-only snapshots (FrozenDict,
-tuples) become plain objects and arrays. Anything else is refused rather than
+tuples) become plain objects and arrays, a UUID its canonical string and an
+enum member its value. Anything else is refused rather than
 silently stringified, so a worker that returns, say, a socket gets a clear
 ``OUTPUT_NOT_SERIALIZABLE`` instead of a surprise on the other side. So is
 what JSON cannot carry faithfully: NaN and infinities, integers beyond a
@@ -15,9 +16,10 @@ every recursive reader).
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
 import math
-import re
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,7 +28,7 @@ from pydantic import BaseModel
 
 from ..contracts.json import MAX_JSON_DEPTH, valid_text
 
-__all__ = ["NotJson", "NotSerializable", "dumps", "dumps_wire", "loads", "to_wire_value"]
+__all__ = ["NotJson", "NotSerializable", "dumps", "dumps_wire", "loads", "to_wire_value", "wire_bytes"]
 
 #: Integers in this range are written by orjson without a range check.
 _INT64 = 2**63
@@ -50,9 +52,13 @@ def _no_constants(name: str) -> Any:
 MAX_WIRE_DEPTH = MAX_JSON_DEPTH + 2
 
 
+#: Every digit becomes ``0``, every ``[`` and ``{`` becomes ``[``, every other byte a space: one C pass
+#: (``bytes.translate``) from which both checks below are plain substring scans. A regular expression for
+#: the digit runs cost 30 ns a byte (half a millisecond for a 15 kB search answer), this about 2.
+_SCAN = bytes(48 if 48 <= byte <= 57 else 91 if byte in (91, 123) else 32 for byte in range(256))
 #: 19 digits in a row: text orjson may read differently from json (it turns an integer beyond 64 bits
 #: into a float). Such bodies, and any orjson refuses, are read by the standard library.
-_LONG_DIGITS = re.compile(rb"\d{19,}")
+_LONG_DIGITS = b"0" * 19
 
 
 def loads(raw: bytes) -> Any:
@@ -65,25 +71,27 @@ def loads(raw: bytes) -> Any:
     less); the standard library reads the rest and decides every refusal, so both give the same
     values and the same errors.
     """
-    if _LONG_DIGITS.search(raw) is None:
+    scanned = raw.translate(_SCAN)
+    if scanned.find(_LONG_DIGITS) < 0:  # find: `in` raises and clears a TypeError on every call
         try:
             value = orjson.loads(raw)
         except orjson.JSONDecodeError:
             pass  # NaN literals, lone surrogates, too deep, bad UTF-8...: the standard library says which
         else:
-            return _checked_depth(raw, value)
+            return value if len(raw) <= MAX_WIRE_DEPTH else _checked_depth(scanned, value)
     try:
         value = json.loads(raw, parse_constant=_no_constants)
     except RecursionError:
         raise NotJson("nested too deeply") from None
     except (ValueError, UnicodeDecodeError) as error:  # JSONDecodeError, NotJson, 4,300+ digit integers
         raise NotJson("not valid JSON") from error
-    return _checked_depth(raw, value)
+    return _checked_depth(scanned, value)
 
 
-def _checked_depth(raw: bytes, value: Any) -> Any:
-    # Counting brackets is C speed; only a body with enough of them to be too deep is walked.
-    if raw.count(b"[") + raw.count(b"{") > MAX_WIRE_DEPTH and _deeper_than(value, MAX_WIRE_DEPTH):
+def _checked_depth(scanned: bytes, value: Any) -> Any:
+    # Counting brackets is C speed; only a body with enough of them to be too deep is walked (and a
+    # body shorter than the bound cannot hold that many: the caller skips the count).
+    if scanned.count(b"[") > MAX_WIRE_DEPTH and _deeper_than(value, MAX_WIRE_DEPTH):
         raise NotJson("nested too deeply")
     return value
 
@@ -154,6 +162,10 @@ def _wire(value: Any, depth: int) -> Any:
         except RecursionError:
             raise NotSerializable("nested too deeply") from None
         return _wire(dumped, depth + 1)
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, enum.Enum):
+        return _wire(value.value, depth + 1)
     to_wire = getattr(value, "to_wire", None)
     if callable(to_wire):
         return _wire(to_wire(), depth + 1)
@@ -192,3 +204,43 @@ def dumps_wire(value: Any) -> bytes:
         return orjson.dumps(value)
     except TypeError:  # orjson.JSONEncodeError
         return dumps(value)
+
+
+#: orjson hands these to ``default`` instead of writing them itself: subclasses of str/int/dict/list (a
+#: FrozenDict, a str subclass), dataclasses and datetimes, none of which it may convert on our behalf.
+_PLAIN_ONLY = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+
+
+def _not_plain(_value: Any) -> Any:
+    raise TypeError
+
+
+def wire_bytes(value: Any) -> bytes:
+    """``dumps_wire(to_wire_value(value))`` in one step, refusing exactly the same values (:class:`NotSerializable`).
+
+    Most outputs are plain data, or pydantic models of plain data, and for them orjson checks and writes
+    in one C pass: a 15 kB search answer costs 2–3 µs instead of 20–25 µs walked in Python first and
+    written afterwards. orjson refuses what this module refuses (lone surrogates, integers beyond 64 bits,
+    non-string keys, nesting past 254 levels) and hands everything it is not sure of to a ``default``
+    that refuses too; the one value it writes differently, NaN and infinity as ``null``, is caught by
+    looking for ``null`` in its output. Whatever it refuses, and any output holding a ``null``, takes the
+    exact path (:func:`to_wire_value`, then :func:`dumps_wire`), which decides and names the problem.
+    """
+    raw = _plain_bytes(value)
+    if raw is None or raw.find(b"null") >= 0:  # find, not `in`: `in` first tries the needle as an int
+        return dumps_wire(to_wire_value(value))
+    return raw
+
+
+def _plain_bytes(value: Any) -> bytes | None:
+    # Plain data first: isinstance against pydantic's metaclass is slow enough to matter on small calls.
+    try:
+        return orjson.dumps(value, default=_not_plain, option=_PLAIN_ONLY)
+    except (TypeError, RecursionError):
+        if not isinstance(value, BaseModel):
+            return None
+    try:
+        return orjson.dumps(value.model_dump(by_alias=True, exclude_none=True), default=_not_plain,
+                            option=_PLAIN_ONLY)
+    except (TypeError, ValueError, RecursionError):
+        return None
