@@ -275,9 +275,11 @@ def test_chinese_option_questions_and_the_question_script() -> None:
     """Issue 17.3 (Chinese): "选项有什么作用" only says what is asked — the option's line, which never says
     选项, passes the gate on the command and the option; of two passages that say the same, the one in the
     question's script is quoted."""
-    english = P(source_id="en", text="-a, --all\n       do not ignore entries starting with .", context="LS(1) › DESCRIPTION")
+    english = P(source_id="en", text="-a, --all\n       do not ignore entries starting with .",
+                context="LS(1) › DESCRIPTION")
     chinese = P(source_id="zh", text="-a, --all\n       不要忽略以点号（“.”）起始的条目", context="LS(1) › 描述")
-    noise = P(source_id="tar", text="--numeric-owner\n       总是用数字作为 用户/组 的名字", context="TAR(1) › 所有选项")
+    noise = P(source_id="tar", text="--numeric-owner\n       总是用数字作为 用户/组 的名字",
+              context="TAR(1) › 所有选项")
     chosen = choose_excerpts(ExcerptTask(question="ls 的 -a 选项有什么作用？", passages=(english, noise, chinese),
                                          max_excerpts=1))
     assert [e.source_id for e in chosen] == ["zh"]

@@ -17,8 +17,8 @@ def test_hyphenation_at_a_line_end_is_undone() -> None:
         "moved to a different location (indicated with a Location: header)"
     assert unwrap("soft\u00ad\n  hyphen") == "softhyphen"
     assert unwrap("a built-\n   in command") == "a built-in command"
-    assert unwrap("需要时创建目标目录的父目录，但即使这些目录已存在也不视为错误，且其文件模式也不受\n              选项影响。") == \
-        "需要时创建目标目录的父目录，但即使这些目录已存在也不视为错误，且其文件模式也不受选项影响。"
+    assert unwrap("但即使这些目录已存在也不视为错误，且其文件模式也不受\n              选项影响。") == \
+        "但即使这些目录已存在也不视为错误，且其文件模式也不受选项影响。"
     assert unwrap("  two   words \n\n next ") == "two words next"
     assert join_hyphenated("no break\u2010 here") == "no break\u2010 here"
     assert join_hyphenated("ex\u2010\n  clude\nnext line") == "exclude\nnext line"
