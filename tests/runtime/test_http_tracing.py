@@ -227,3 +227,57 @@ async def test_ditto_serve_trace_sample_ratio_zero_traces_only_sampled_callers(t
                               headers={"traceparent": f"00-{trace_id}-{parent_id}-01"})
     (span,) = [json.loads(line) for line in spans.read_text().splitlines()]
     assert (span["trace"], span["parent"]) == (trace_id, parent_id)
+
+
+_CLIENT_SPANS = '''
+import asyncio, json
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from ditto import create_ditto, create_worker_http_app
+from ditto.transport import create_http_transport
+from tests.runtime.workers import make
+from tests.support.uvicorn_thread import serve_app
+
+exporter = InMemorySpanExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(exporter))
+trace.set_tracer_provider(provider)
+
+async def main():
+    app = create_worker_http_app(create_ditto(workers=make()), token="t" * 24)
+    async with serve_app(app) as url, create_http_transport(id="c", url=url, token="t" * 24) as transport:
+        address = next(w["address"] for w in await transport.workers() if "TEST.ECHO" in w["capabilities"])
+        with trace.get_tracer("app").start_as_current_span("caller"):
+            await transport.invoke(address, "TEST.ECHO", 1, execution_id="x-1", timeout=10)
+        await transport.invoke(address, "TEST.ECHO", 2, execution_id="x-2", timeout=10)
+    print(json.dumps([{"name": s.name, "kind": s.kind.name, "id": s.context.span_id, "trace": s.context.trace_id,
+                       "parent": s.parent.span_id if s.parent else None, "attributes": dict(s.attributes or {})}
+                      for s in exporter.get_finished_spans()]))
+
+asyncio.run(main())
+'''
+
+
+def test_a_call_inside_a_recording_span_is_a_client_span_parent_of_the_server_span() -> None:
+    """Issue 19 (tracing, client and server spans): with a global SDK, a call made inside a recording span
+    opens a CLIENT ``ditto.invoke`` span, child of the caller's, and the server's SERVER span is its child; a
+    call outside any span opens no client span (the server starts its own trace)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", _CLIENT_SPANS], cwd=root, capture_output=True, text=True,
+                          timeout=120, env={"PYTHONPATH": f"{root / 'src'}:{root}", "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    spans = json.loads(done.stdout.strip().splitlines()[-1])
+    caller = next(s for s in spans if s["name"] == "caller")
+    client = [s for s in spans if s["kind"] == "CLIENT"]
+    servers = [s for s in spans if s["kind"] == "SERVER"]
+    assert len(client) == 1 and len(servers) == 2
+    assert client[0]["parent"] == caller["id"] and client[0]["trace"] == caller["trace"]
+    assert client[0]["attributes"] == {"ditto.node": "TEST.ECHO", "ditto.status": "success"}
+    inside = next(s for s in servers if s["trace"] == caller["trace"])
+    outside = next(s for s in servers if s["trace"] != caller["trace"])
+    assert inside["parent"] == client[0]["id"] and outside["parent"] is None

@@ -1,9 +1,11 @@
 """OpenTelemetry for the HTTP transport, when ``opentelemetry-api`` is installed, and nothing when it is not.
 
-The client calls :func:`inject` on its request headers, the server :func:`extract` on the request's and
-opens one SERVER span per ``invoke`` (:func:`server_span`), so a call's trace crosses the process boundary
-with W3C trace context (``traceparent``/``tracestate``). Without the package every function here is a
-constant-time no-op: the import is tried once, at module load, and nothing else is imported.
+The client opens a CLIENT span when the call is made inside a recording span (:func:`client_span`) and
+sends the current trace context with the request (:func:`outgoing_headers`); the server reads it
+(:func:`extract`) and opens one SERVER span per ``invoke`` (:func:`server_span`), so a call's trace
+crosses the process boundary with W3C trace context (``traceparent``/``tracestate``). Without the
+package every function here is a constant-time no-op: the import is tried once, at module load, and
+nothing else is imported.
 
 Sampling is decided before the SDK is asked, because the Python SDK's ``start_span`` costs 10–40 µs even
 for a span its sampler then drops, a large share of a no-op call. A caller that sent ``traceparent`` has
@@ -22,7 +24,7 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
-__all__ = ["ENABLED", "extract", "inject", "server_span", "server_tracer", "set_span_result"]
+__all__ = ["ENABLED", "client_span", "extract", "inject", "server_span", "server_tracer", "set_span_result"]
 
 try:
     from opentelemetry import context as _context
@@ -57,6 +59,23 @@ def outgoing_headers() -> dict[str, str] | None:
     headers: dict[str, str] = {}
     _propagate.inject(headers)
     return headers or None
+
+
+def client_span(node: str) -> AbstractContextManager[Any]:
+    """A CLIENT span ``ditto.invoke`` (attribute ``ditto.node``) around an outgoing call made inside a
+    recording span — the caller traces this work, so the call is a step of its trace and the server's
+    span becomes this span's child. Outside one (the common case: one context lookup), or inside an
+    unsampled span, no span is opened; the call still carries the caller's context."""
+    if _trace is None or not _context.get_current() or not _trace.get_current_span().is_recording():
+        return nullcontext()
+    if not _sdk_installed():  # the caller's span is its own provider's; without a global one there is none to use
+        return nullcontext()
+    global _client_tracer
+    if _client_tracer is None:
+        _client_tracer = _trace.get_tracer(_TRACER_NAME)
+    span: AbstractContextManager[Any] = _client_tracer.start_as_current_span(
+        "ditto.invoke", kind=_trace.SpanKind.CLIENT, attributes={"ditto.node": node[:_MAX_NODE]})
+    return span
 
 
 def extract(headers: Mapping[str, str]) -> Any:
@@ -142,6 +161,7 @@ def _caller_context(headers: Mapping[str, str]) -> Any:
 
 _sdk_seen = False
 _next_check = 0.0
+_client_tracer: Any = None
 
 
 def _sdk_installed() -> bool:

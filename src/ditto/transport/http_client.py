@@ -44,7 +44,7 @@ from ..errors import TIMEOUT, InvalidArgumentError, RoutingError, TransportError
 from ..runtime import NodeError, NodeResult
 from ..runtime.worker import MAX_TIMEOUT_S, valid_timeout
 from ..signal import CancelledBySignal, CancelSignal, await_with_signal
-from ._tracing import outgoing_headers
+from ._tracing import client_span, outgoing_headers, set_span_result
 from .wire import NotSerializable, loads, wire_bytes
 
 __all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "HttpTransport", "create_http_transport"]
@@ -190,15 +190,21 @@ class HttpTransport:
         except NotSerializable as exc:
             raise TransportError("TRANSPORT_INVALID_INPUT", f"input of {_shown(node)} cannot be sent as JSON: {exc}") \
                 from None
-        try:
-            request = self._exchange(body) if timeout is None else self._exchange_within(body, timeout)
-            status, raw = await (request if signal is None else await_with_signal(request, signal))
-        except CancelledBySignal as stop:
-            return NodeResult(execution_id, node, stop.status, error=NodeError(stop.code, stop.message))
-        except TimeoutError:
-            return NodeResult(execution_id, node, "timeout",
-                              error=NodeError(TIMEOUT, f"no answer from {self.id} within {timeout} s"))
-        return self._read(status, raw, node)
+        with client_span(node) as span:
+            try:
+                request = self._exchange(body) if timeout is None else self._exchange_within(body, timeout)
+                status, raw = await (request if signal is None else await_with_signal(request, signal))
+            except CancelledBySignal as stop:
+                result: NodeResult[Any] = NodeResult(execution_id, node, stop.status,
+                                                     error=NodeError(stop.code, stop.message))
+            except TimeoutError:
+                result = NodeResult(execution_id, node, "timeout",
+                                    error=NodeError(TIMEOUT, f"no answer from {self.id} within {timeout} s"))
+            else:
+                result = self._read(status, raw, node)
+            if span is not None:
+                set_span_result(span, result.status, result.error.code if result.error is not None else None)
+            return result
 
     async def _exchange_within(self, body: bytes, timeout: float) -> tuple[int, bytes]:
         """:meth:`_exchange` under the caller's deadline (``TimeoutError`` when it passes)."""
