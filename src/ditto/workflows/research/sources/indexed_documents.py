@@ -39,7 +39,7 @@ from typing import Any, Final
 from ....redaction import printable
 from ....text.analysis import TextAnalyzer
 
-__all__ = ["CACHE_ENV", "IndexedDocumentSearchProvider", "folder_cache_dir"]
+__all__ = ["CACHE_ENV", "IndexedDocumentSearchProvider", "folder_cache_dir", "rank_documents"]
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +48,17 @@ EMBED_ENV: Final = "DITTO_RESEARCH_EMBED"
 #: How long a task waits for another task updating the same folder cache.
 _BUSY_WAIT_SECONDS: Final = 120.0
 _OPEN_LIMIT: Final = 4
+#: Passages of one file among a query's hits (seed 004: a query retrieves at most 3 *documents*; a
+#: document is a file, so three passages of one file would leave no room for the others).
+_PASSAGES_PER_DOCUMENT: Final = 1
+#: Passages asked of the index per hit wanted: enough that ``limit`` distinct files remain after the
+#: per-document cap (a SciFact abstract is three passages, a man page dozens).
+_POOL_FACTOR: Final = 10
+#: How much a file's next best passages add to its best one's score (:func:`rank_documents`), and how
+#: many count: chosen on SciFact train claims (a relevant abstract among those shown, two queries:
+#: 0.740 with the best passage alone, 0.759 with a quarter of the next two; docs/benchmarks.md).
+_REST_WEIGHT: Final = 0.25
+_REST_PASSAGES: Final = 2
 #: The documents source's analysis (see :mod:`.documents`): what the folder cache indexes with.
 _ANALYZER_CONFIG: Final = {"stopwords": "english", "stemmer": "english", "cjk": "unigram", "options": True}
 
@@ -143,7 +154,9 @@ class IndexedDocumentSearchProvider:
                 embedding = await asyncio.to_thread(local_embedding, index.embedding.model)
         except SearchIndexError as error:
             raise RetrievalError("RETRIEVAL_PROVIDER_UNAVAILABLE", error.message) from None
-        provider = create_index_search_provider(index, embedding=embedding)
+        # Coordinated BM25, as the in-memory documents search ranks (a passage holding every query word
+        # outranks a short one repeating one rare word).
+        provider = create_index_search_provider(index, embedding=embedding, coordinate=True)
         if provider.vectors:
             notes.append(f"retrieval: hybrid (BM25 + {index.embedding.model} embeddings) over {where}")
         else:
@@ -221,14 +234,13 @@ class IndexedDocumentSearchProvider:
         if isinstance(state.index, _EmptyIndex):
             return RetrievalSearchOutput(candidates=(), strategy=request.strategy, target=request.target)
         output = await state.provider.search({"query": {"content": text}, "target": {"name": request.target.name},
-                                              "limit": limit * 2}, context)
+                                              "limit": limit * _POOL_FACTOR}, context)
         candidates = []
-        skipped_records = False
-        for hit in output.candidates:
-            meta = hit.metadata or {}
-            path = meta.get("path")
-            stored = await asyncio.to_thread(state.index.file_bytes, path) if isinstance(path, str) else None
-            if stored is None or not isinstance(path, str):
+        skipped_records = any(not isinstance((hit.metadata or {}).get("path"), str) for hit in output.candidates)
+        for score, passages in rank_documents(output.candidates):
+            path = passages[0].metadata["path"]
+            stored = await asyncio.to_thread(state.index.file_bytes, path)
+            if stored is None:  # a JSONL/BEIR record: no file to quote from
                 skipped_records = True
                 continue
             digest, raw = stored
@@ -238,12 +250,15 @@ class IndexedDocumentSearchProvider:
                 logger.exception("saving a document snapshot failed")
                 raise RetrievalError("RETRIEVAL_BACKEND_ERROR", "a document snapshot could not be saved") from None
             uri = Path(path).as_uri()
-            ref = f"{uri}#L{meta['lineStart']}-L{meta['lineEnd']}"
-            candidates.append(RetrievalCandidate(
-                id=f"{digest[:16]}:{meta['start']}", content=hit.content, score=hit.score,
-                source=RetrievalCandidateSource(target=request.target.name, ref=ref),
-                metadata={"uri": uri, "snapshotSha256": digest, "start": meta["start"], "end": meta["end"],
-                          "lineStart": meta["lineStart"], "lineEnd": meta["lineEnd"], "heading": meta.get("heading")}))
+            for hit in passages[:_PASSAGES_PER_DOCUMENT]:
+                meta = hit.metadata
+                ref = f"{uri}#L{meta['lineStart']}-L{meta['lineEnd']}"
+                candidates.append(RetrievalCandidate(
+                    id=f"{digest[:16]}:{meta['start']}", content=hit.content, score=score,
+                    source=RetrievalCandidateSource(target=request.target.name, ref=ref),
+                    metadata={"uri": uri, "snapshotSha256": digest, "start": meta["start"], "end": meta["end"],
+                              "lineStart": meta["lineStart"], "lineEnd": meta["lineEnd"],
+                              "heading": meta.get("heading")}))
             if len(candidates) >= limit:
                 break
         if skipped_records and self._notes_key is not None:
@@ -251,6 +266,31 @@ class IndexedDocumentSearchProvider:
             if note not in WALK_NOTES.get(self._notes_key, ()):
                 WALK_NOTES[self._notes_key] = (*WALK_NOTES.get(self._notes_key, ()), note)
         return RetrievalSearchOutput(candidates=tuple(candidates), strategy=request.strategy, target=request.target)
+
+
+def rank_documents(hits: Sequence[Any], *, rest_weight: float = _REST_WEIGHT) -> list[tuple[float, list[Any]]]:
+    """The files among ranked passage ``hits``, best first: ``(score, the file's hits best first)``.
+
+    A research query retrieves *documents* (seed 004: at most 3 per query), and a document is a
+    file, so passages are grouped by their ``metadata["path"]``. A file scores its best passage's
+    score plus ``rest_weight`` times its next :data:`_REST_PASSAGES` best (negative ones count 0):
+    a file that matches the query in several passages (an abstract's title and text) is more
+    likely about it than one with a single matching passage, and the bound keeps a long file
+    (a man page of dozens of matching passages) from winning on length. Ties keep the order of
+    the files' best passages. Hits without a path (JSONL/BEIR records) are left out.
+    """
+    groups: dict[str, list[Any]] = {}
+    for hit in hits:
+        path = (hit.metadata or {}).get("path")
+        if isinstance(path, str):
+            groups.setdefault(path, []).append(hit)
+    scored = []
+    for position, passages in enumerate(groups.values()):
+        passages.sort(key=lambda hit: -hit.score)
+        rest = sum(max(0.0, hit.score) for hit in passages[1:1 + _REST_PASSAGES])
+        scored.append((passages[0].score + rest_weight * rest, position, passages))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return [(score, passages) for score, _, passages in scored]
 
 
 class _EmptyIndex:
