@@ -39,7 +39,7 @@ from typing import Any, Final
 from ....redaction import printable
 from ....text.analysis import TextAnalyzer
 
-__all__ = ["CACHE_ENV", "IndexedDocumentSearchProvider", "folder_cache_dir", "rank_documents"]
+__all__ = ["CACHE_ENV", "IndexedDocumentSearchProvider", "folder_cache_dir", "rank_documents", "select_passages"]
 
 logger = logging.getLogger(__name__)
 
@@ -48,16 +48,19 @@ EMBED_ENV: Final = "DITTO_RESEARCH_EMBED"
 #: How long a task waits for another task updating the same folder cache.
 _BUSY_WAIT_SECONDS: Final = 120.0
 _OPEN_LIMIT: Final = 4
-#: Passages of one file among a query's hits (seed 004: a query retrieves at most 3 *documents*; a
-#: document is a file, so three passages of one file would leave no room for the others).
-_PASSAGES_PER_DOCUMENT: Final = 1
+#: How much a file's further passages count against other files' best ones (:func:`select_passages`):
+#: a query retrieves documents (seed 004), so the slots go to distinct files first, but a long file's
+#: second passage may still beat a weak file.
+_REPEAT_WEIGHT: Final = 0.75
 #: Passages asked of the index per hit wanted: enough that ``limit`` distinct files remain after the
 #: per-document cap (a SciFact abstract is three passages, a man page dozens).
 _POOL_FACTOR: Final = 10
 #: How much a file's next best passages add to its best one's score (:func:`rank_documents`), and how
-#: many count: chosen on SciFact train claims (a relevant abstract among those shown, two queries:
-#: 0.740 with the best passage alone, 0.759 with a quarter of the next two; docs/benchmarks.md).
-_REST_WEIGHT: Final = 0.25
+#: many count. Both weights were chosen on training data only (docs/benchmarks.md): SciFact train
+#: claims (a relevant abstract among those shown) and the real-documents train questions (the answer
+#: passage among those shown), which pull apart: one abstract per file wants one passage per file, a
+#: man page's answer is often its second passage.
+_REST_WEIGHT: Final = 0.1
 _REST_PASSAGES: Final = 2
 #: The documents source's analysis (see :mod:`.documents`): what the folder cache indexes with.
 _ANALYZER_CONFIG: Final = {"stopwords": "english", "stemmer": "english", "cjk": "unigram", "options": True}
@@ -237,9 +240,12 @@ class IndexedDocumentSearchProvider:
                                               "limit": limit * _POOL_FACTOR}, context)
         candidates = []
         skipped_records = any(not isinstance((hit.metadata or {}).get("path"), str) for hit in output.candidates)
-        for score, passages in rank_documents(output.candidates):
-            path = passages[0].metadata["path"]
-            stored = await asyncio.to_thread(state.index.file_bytes, path)
+        files: dict[str, tuple[str, bytes] | None] = {}
+        for score, hit in select_passages(output.candidates):
+            path = hit.metadata["path"]
+            if path not in files:
+                files[path] = await asyncio.to_thread(state.index.file_bytes, path)
+            stored = files[path]
             if stored is None:  # a JSONL/BEIR record: no file to quote from
                 skipped_records = True
                 continue
@@ -250,15 +256,13 @@ class IndexedDocumentSearchProvider:
                 logger.exception("saving a document snapshot failed")
                 raise RetrievalError("RETRIEVAL_BACKEND_ERROR", "a document snapshot could not be saved") from None
             uri = Path(path).as_uri()
-            for hit in passages[:_PASSAGES_PER_DOCUMENT]:
-                meta = hit.metadata
-                ref = f"{uri}#L{meta['lineStart']}-L{meta['lineEnd']}"
-                candidates.append(RetrievalCandidate(
-                    id=f"{digest[:16]}:{meta['start']}", content=hit.content, score=score,
-                    source=RetrievalCandidateSource(target=request.target.name, ref=ref),
-                    metadata={"uri": uri, "snapshotSha256": digest, "start": meta["start"], "end": meta["end"],
-                              "lineStart": meta["lineStart"], "lineEnd": meta["lineEnd"],
-                              "heading": meta.get("heading")}))
+            meta = hit.metadata
+            ref = f"{uri}#L{meta['lineStart']}-L{meta['lineEnd']}"
+            candidates.append(RetrievalCandidate(
+                id=f"{digest[:16]}:{meta['start']}", content=hit.content, score=score,
+                source=RetrievalCandidateSource(target=request.target.name, ref=ref),
+                metadata={"uri": uri, "snapshotSha256": digest, "start": meta["start"], "end": meta["end"],
+                          "lineStart": meta["lineStart"], "lineEnd": meta["lineEnd"], "heading": meta.get("heading")}))
             if len(candidates) >= limit:
                 break
         if skipped_records and self._notes_key is not None:
@@ -268,7 +272,7 @@ class IndexedDocumentSearchProvider:
         return RetrievalSearchOutput(candidates=tuple(candidates), strategy=request.strategy, target=request.target)
 
 
-def rank_documents(hits: Sequence[Any], *, rest_weight: float = _REST_WEIGHT) -> list[tuple[float, list[Any]]]:
+def rank_documents(hits: Sequence[Any], *, rest_weight: float | None = None) -> list[tuple[float, list[Any]]]:
     """The files among ranked passage ``hits``, best first: ``(score, the file's hits best first)``.
 
     A research query retrieves *documents* (seed 004: at most 3 per query), and a document is a
@@ -279,6 +283,7 @@ def rank_documents(hits: Sequence[Any], *, rest_weight: float = _REST_WEIGHT) ->
     (a man page of dozens of matching passages) from winning on length. Ties keep the order of
     the files' best passages. Hits without a path (JSONL/BEIR records) are left out.
     """
+    weight = _REST_WEIGHT if rest_weight is None else rest_weight
     groups: dict[str, list[Any]] = {}
     for hit in hits:
         path = (hit.metadata or {}).get("path")
@@ -288,9 +293,29 @@ def rank_documents(hits: Sequence[Any], *, rest_weight: float = _REST_WEIGHT) ->
     for position, passages in enumerate(groups.values()):
         passages.sort(key=lambda hit: -hit.score)
         rest = sum(max(0.0, hit.score) for hit in passages[1:1 + _REST_PASSAGES])
-        scored.append((passages[0].score + rest_weight * rest, position, passages))
+        scored.append((passages[0].score + weight * rest, position, passages))
     scored.sort(key=lambda item: (-item[0], item[1]))
     return [(score, passages) for score, _, passages in scored]
+
+
+def select_passages(hits: Sequence[Any], *, repeat_weight: float | None = None,
+                    rest_weight: float | None = None) -> list[tuple[float, Any]]:
+    """Ranked passage ``hits`` reordered so that the slots of a query go to distinct files first.
+
+    Each file's best passage scores as the file (:func:`rank_documents`); its ``k``-th further
+    passage scores its own score times ``repeat_weight ** k``. ``repeat_weight`` 0 gives one
+    passage per file (the documents of seed 004's "at most 3 documents per query"), 1 the plain
+    passage order: an abstract is one passage's worth of answer, while a man page's answer is often
+    its second or third passage. Returns ``(score, hit)`` best first (ties: the files' order).
+    """
+    repeat = _REPEAT_WEIGHT if repeat_weight is None else repeat_weight
+    entries = []
+    for rank, (score, passages) in enumerate(rank_documents(hits, rest_weight=rest_weight)):
+        entries.append((score, rank, 0, passages[0]))
+        entries.extend((hit.score * repeat ** k, rank, k, hit) for k, hit in enumerate(passages[1:], start=1)
+                       if repeat > 0)
+    entries.sort(key=lambda entry: (-entry[0], entry[1], entry[2]))
+    return [(score, hit) for score, _, _, hit in entries]
 
 
 class _EmptyIndex:
