@@ -164,3 +164,27 @@ def test_a_long_question_gets_a_second_query_of_its_first_half() -> None:
     assert choose_queries(QueryTask(question=claim, min_queries=1, max_queries=1)) == [" ".join(words)]
     assert choose_queries(QueryTask(question="How long are backups kept?", min_queries=1, max_queries=2)) \
         == ["long backups kept"]
+
+
+async def test_folder_caches_beyond_the_limit_go_least_recently_used_first_never_one_in_use(tmp_path: Path) -> None:
+    """Issue 18: folder caches are kept to a limit: the least recently used go first; the task's own cache,
+    one whose writer lock another process holds (being updated) and every cache under the limit stay."""
+    import os
+
+    from ditto.retrieval.index.lock import writer_lock
+    from ditto.workflows.research.sources.indexed_documents import evict_folder_caches
+
+    root = tmp_path / "caches"
+    names = [f"c{n}" for n in range(5)]
+    for age, name in enumerate(names):  # c0 used longest ago, c4 last
+        folder = _write(tmp_path / f"docs-{name}", {"a.txt": f"Backups of {name} are kept.\n"})
+        await update_index(root / name, [folder])
+        (root / name / ".used").touch()
+        os.utime(root / name / ".used", (1_000_000 + age, 1_000_000 + age))
+    with writer_lock(root / "c1"):  # being updated by another task
+        removed = evict_folder_caches(root, root / "c0", limit=3)
+    assert sorted(path.name for path in removed) == ["c2"]
+    assert sorted(path.name for path in root.iterdir()) == ["c0", "c1", "c3", "c4"]
+    assert evict_folder_caches(root, root / "c0", limit=0) == []
+    assert sorted(path.name for path in evict_folder_caches(root, root / "c0", limit=1)) == ["c1", "c3", "c4"]
+    assert [path.name for path in root.iterdir()] == ["c0"]

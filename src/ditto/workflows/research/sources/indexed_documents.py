@@ -39,11 +39,17 @@ from typing import Any, Final
 from ....redaction import printable
 from ....text.analysis import TextAnalyzer
 
-__all__ = ["CACHE_ENV", "IndexedDocumentSearchProvider", "folder_cache_dir", "rank_documents", "select_passages"]
+__all__ = ["CACHE_ENV", "CACHE_LIMIT_ENV", "DEFAULT_CACHE_LIMIT", "IndexedDocumentSearchProvider",
+           "evict_folder_caches", "folder_cache_dir", "rank_documents", "select_passages"]
 
 logger = logging.getLogger(__name__)
 
 CACHE_ENV: Final = "DITTO_INDEX_CACHE_DIR"
+#: How many folder caches are kept (least recently used ones beyond it are removed); 0 keeps all.
+CACHE_LIMIT_ENV: Final = "DITTO_INDEX_CACHE_MAX"
+DEFAULT_CACHE_LIMIT: Final = 16
+#: Touched each time a task uses a folder cache: its modification time orders the caches for eviction.
+_USED_FILE: Final = ".used"
 EMBED_ENV: Final = "DITTO_RESEARCH_EMBED"
 #: How long a task waits for another task updating the same folder cache.
 _BUSY_WAIT_SECONDS: Final = 120.0
@@ -78,6 +84,65 @@ def folder_cache_dir(env: Mapping[str, str]) -> Path:
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("ditto")) / "indexes"
+
+
+def _cache_limit(env: Mapping[str, str]) -> int:
+    given = env.get(CACHE_LIMIT_ENV) or os.environ.get(CACHE_LIMIT_ENV)
+    if given is None:
+        return DEFAULT_CACHE_LIMIT
+    try:
+        return max(0, int(given))
+    except ValueError:
+        logger.warning("%s=%s is not a number; keeping %d folder caches", CACHE_LIMIT_ENV, printable(given),
+                       DEFAULT_CACHE_LIMIT)
+        return DEFAULT_CACHE_LIMIT
+
+
+def evict_folder_caches(root: Path, current: Path, limit: int) -> list[Path]:
+    """Keep at most ``limit`` folder caches under ``root``: remove the least recently used others.
+
+    Each folder searched gets its own cache, so without this ``root`` grows with every distinct
+    folder ever researched. ``current`` (the cache this task uses) is marked used and never removed;
+    nor is a cache another process is updating (its writer lock is taken: :mod:`ditto.retrieval.index.lock`)
+    or one this process has open. A task of another process that is only *reading* a cache holds no
+    lock; removing it under that task is safe on POSIX (its open files stay readable) and only a
+    cache used longer ago than ``limit`` others is removed. ``limit`` 0 keeps every cache.
+    Returns the caches removed; a cache that cannot be removed is logged and left.
+    """
+    import shutil
+
+    from ....retrieval.index import SearchIndexError
+    from ....retrieval.index.lock import writer_lock
+
+    (current / _USED_FILE).touch()
+    if limit <= 0:
+        return []
+    caches = []
+    for entry in root.iterdir():
+        marker = entry / _USED_FILE if (entry / _USED_FILE).exists() else entry / "manifest.json"
+        if entry.is_dir() and not entry.is_symlink() and marker.exists():
+            caches.append((marker.stat().st_mtime, entry))
+    caches.sort(key=lambda item: item[0], reverse=True)
+    with _OPENED_LOCK:
+        opened = {Path(directory) for directory, _ in _OPENED}
+    removed = []
+    kept = 1  # current
+    for _, entry in caches:
+        if entry.resolve() == current.resolve():
+            continue
+        if kept < limit or entry.resolve() in opened:
+            kept += 1
+            continue
+        try:
+            with writer_lock(entry):
+                shutil.rmtree(entry)
+        except SearchIndexError:
+            continue  # another task is updating it: in use
+        except OSError:
+            logger.exception("removing the folder cache %s failed", printable(entry))
+            continue
+        removed.append(entry)
+    return removed
 
 
 def _cache_key(roots: Sequence[Path], ignore: Sequence[str], model: str | None) -> str:
@@ -203,6 +268,7 @@ class IndexedDocumentSearchProvider:
                     return _EmptyIndex(), [*error.message.split("; ", 1)[1:], note]
                 raise
         index = await asyncio.to_thread(_open_cached, directory)
+        await asyncio.to_thread(evict_folder_caches, directory.parent, directory, _cache_limit(self._env))
         return index, list(summary.skipped)
 
     def _snapshot(self, raw: bytes, digest: str) -> None:
