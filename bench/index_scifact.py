@@ -188,9 +188,15 @@ def _cited(brief_path: str) -> set[str]:
     return {Path(item["uri"]).stem for item in brief["evidence"] if item["sourceType"] == "document"}
 
 
-async def _claims(data_root: Path, base: Path, claims: int, embed: bool) -> dict[str, Any]:
-    """Test claims as ``document-search`` tasks over a prepared index of the abstracts (one file each): the
-    share whose brief cites an abstract ``qrels/test.tsv`` marks relevant."""
+async def _claims(data_root: Path, base: Path, claims: int, embed: bool, split: str = "test",
+                  work: Path | None = None) -> dict[str, Any]:
+    """``split`` claims as ``document-search`` tasks over a prepared index of the abstracts (one file each): the
+    share whose brief cites an abstract ``qrels/<split>.tsv`` marks relevant, and the share for which one was
+    among the files shown to the model (their snapshots: the ceiling of the excerpt choice).
+
+    ``work`` keeps the abstracts folder and the index between runs (``update_index`` is incremental: a
+    later run only ``stat``s the files), so tuning runs do not rebuild them."""
+    import hashlib
     import os
 
     from ditto.retrieval.evaluation import read_beir_qrels, read_beir_queries
@@ -198,32 +204,42 @@ async def _claims(data_root: Path, base: Path, claims: int, embed: bool) -> dict
     from ditto.retrieval.index.embedding import local_embedding
     from ditto.workflows.research import run_research
 
-    folder = base / "claims-abstracts"
-    folder.mkdir()
+    home = work if work is not None else base
+    folder = home / "claims-abstracts"
+    folder.mkdir(parents=True, exist_ok=True)
+    by_digest: dict[str, str] = {}
     for document in iter_corpus(data_root):
-        (folder / f"{document['_id']}.txt").write_text(f"{document['title']}\n\n{document['text']}\n",
-                                                       encoding="utf-8")
+        raw = f"{document['title']}\n\n{document['text']}\n".encode()
+        path = folder / f"{document['_id']}.txt"
+        if not path.exists() or path.read_bytes() != raw:
+            path.write_bytes(raw)
+        by_digest[hashlib.sha256(raw).hexdigest()] = document["_id"]
     os.environ["DITTO_RESEARCH_EMBED"] = "1" if embed else "0"
+    index_dir = home / ("claims-index-embed" if embed else "claims-index")
     started = time.perf_counter()
-    await update_index(base / "claims-index", [folder], embedding=local_embedding() if embed else None)
+    await update_index(index_dir, [folder], embedding=local_embedding() if embed else None)
     build_s = time.perf_counter() - started
-    qrels = read_beir_qrels(data_root, "test")
+    qrels = read_beir_qrels(data_root, split)
     queries = read_beir_queries(data_root)
     selected = [(query_id, queries[query_id]) for query_id in qrels if query_id in queries][:claims]
-    hits = no_evidence = 0
+    hits = no_evidence = shown = 0
     started = time.perf_counter()
-    for number, (query_id, text) in enumerate(selected):
-        _, result = await run_research("document-search", {"question": text, "tenant": f"c{number}",
-                                                           "index": str(base / "claims-index")},
-                                       base_dir=base / "claim-tasks", env={})
-        if result.status == "no-evidence":
-            no_evidence += 1
-        if result.brief:
-            hits += bool(_cited(result.brief) & qrels[query_id])
+    with tempfile.TemporaryDirectory(prefix="ditto-bench-claims-") as tasks:
+        for number, (query_id, text) in enumerate(selected):
+            task, result = await run_research("document-search", {"question": text, "tenant": f"c{number}",
+                                                                        "index": str(index_dir)},
+                                                   base_dir=Path(tasks), env={})
+            if result.status == "no-evidence":
+                no_evidence += 1
+            if result.brief:
+                hits += bool(_cited(result.brief) & qrels[query_id])
+            snapshots = Path(task.directory) / "snapshots"
+            seen = {by_digest.get(entry.name) for entry in snapshots.iterdir()} if snapshots.is_dir() else set()
+            shown += bool(seen & qrels[query_id])
     count = len(selected)
-    return {"claims": count, "hit_rate": hits / count, "no_evidence": no_evidence / count,
+    return {"claims": count, "hit_rate": hits / count, "no_evidence": no_evidence / count, "shown": shown / count,
             "s_per_task": (time.perf_counter() - started) / count, "build_s": build_s,
-            "mode": "hybrid" if embed else "BM25"}
+            "mode": "hybrid" if embed else "BM25", "split": split}
 
 
 def main() -> None:
@@ -238,16 +254,21 @@ def main() -> None:
     parser.add_argument("--skip-research", action="store_true")
     parser.add_argument("--claims", type=int, default=0, help="also N test claims as research tasks (hit rate)")
     parser.add_argument("--only-claims", action="store_true", help="run only the claims row")
+    parser.add_argument("--split", choices=("test", "train"), default="test",
+                        help="the qrels the claims row takes its claims from (tune on train, report test)")
+    parser.add_argument("--work", type=Path, default=None,
+                        help="keep the claims row's abstracts and index in this folder between runs")
     args = parser.parse_args()
     data = load_dataset(args.data)
     with tempfile.TemporaryDirectory(prefix="ditto-bench-index-") as folder:
         base = Path(folder)
         if args.claims:
-            row = asyncio.run(_claims(args.data, base, args.claims, args.embed))
-            print(f"| research document-search, SciFact test claims, {row['mode']} over a prepared index | "
-                  f"cites a relevant abstract | no-evidence | s per task |\n| --- | ---: | ---: | ---: |")
+            row = asyncio.run(_claims(args.data, base, args.claims, args.embed, args.split, args.work))
+            print(f"| research document-search, SciFact {row['split']} claims, {row['mode']} over a prepared "
+                  "index | cites a relevant abstract | a relevant abstract shown | no-evidence | s per task |\n"
+                  "| --- | ---: | ---: | ---: | ---: |")
             print(f"| {row['claims']} claims (index built in {row['build_s']:.0f} s) | {row['hit_rate']:.3f} | "
-                  f"{row['no_evidence']:.3f} | {row['s_per_task']:.2f} |")
+                  f"{row['shown']:.3f} | {row['no_evidence']:.3f} | {row['s_per_task']:.2f} |")
             if args.only_claims:
                 return
         indexing = _indexing(args.data, base, args.repeats)

@@ -108,7 +108,9 @@ def judge(question: Question, brief: dict[str, Any] | None, corpus: Path) -> boo
 
 
 def run_cli(question: Question, corpus: Path, base: Path, src: Path) -> dict[str, Any] | None:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("DITTO_")}
+    # The caller's DITTO_ settings stay out, except the retrieval mode (DITTO_RESEARCH_EMBED=0: BM25 only).
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith("DITTO_") or key == "DITTO_RESEARCH_EMBED"}
     env["PYTHONPATH"] = str(src)
     done = subprocess.run([sys.executable, "-m", "ditto", "research", "document-search", "--documents", str(corpus),
                            "--question", question.question, "--json", "--base-dir", str(base)],

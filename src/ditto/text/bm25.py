@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["BM25_B", "BM25_K1", "bm25_score", "score_documents"]
+__all__ = ["BM25_B", "BM25_K1", "bm25_score", "coordination_weights", "score_documents"]
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -67,10 +67,24 @@ def score_documents(query_terms: Sequence[str], documents: Sequence[Sequence[str
               for count, document in zip(counts, documents, strict=True)]
     if not coordinate:
         return scores
-    weights = {term: _idf(frequency.get(term, 0), len(documents)) for term in wanted}
-    total = sum(weights.values())
-    return [score * sum(weights[term] for term in count) / total if score > 0 else score
+    shares = coordination_weights(wanted, frequency, len(documents))
+    return [score * sum(shares[term] for term in count) if score > 0 else score
             for score, count in zip(scores, counts, strict=True)]
+
+
+def coordination_weights(query_terms: Iterable[str], document_frequency: Mapping[str, int],
+                         total_documents: int) -> dict[str, float]:
+    """Each distinct query term's share of the query's idf (the shares sum to 1): the coordination factor
+    of a document is the sum of the shares of the terms it holds.
+
+    One definition for every BM25 here: :func:`score_documents` applies it to a handful of texts, the
+    index engine (:class:`ditto.retrieval.engines.BM25Index`, ``coordinate=True``) to a corpus, so a
+    folder searched in memory and the same folder searched through an index rank alike. A term no
+    document holds has the largest idf: it lowers every document's factor alike (no order changes).
+    """
+    weights = {term: _idf(document_frequency.get(term, 0), total_documents) for term in query_terms}
+    total = sum(weights.values())
+    return {term: weight / total for term, weight in weights.items()} if total > 0 else dict.fromkeys(weights, 0.0)
 
 
 def _idf(df: int, total_documents: int) -> float:

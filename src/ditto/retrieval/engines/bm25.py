@@ -36,6 +36,7 @@ from pydantic import Field, ValidationError
 from ...contracts import DittoModel, FrozenDict, InvalidJson, check_json, freeze_json, thaw_json
 from ...errors import InvalidArgumentError, describe_validation_error
 from ...text.analysis import TextAnalyzer
+from ...text.bm25 import coordination_weights
 from ..errors import INVALID_INPUT, RetrievalError
 from ..filters import equality_key
 from .filters import FilterCondition
@@ -287,15 +288,22 @@ class BM25Index:
 
     # -- search ---------------------------------------------------------------
     def search(self, query: str, *, limit: int = 10, mode: MatchMode = "any",
-               conditions: Sequence[FilterCondition] = ()) -> list[tuple[IndexedDocument, float]]:
+               conditions: Sequence[FilterCondition] = (), coordinate: bool = False
+               ) -> list[tuple[IndexedDocument, float]]:
         """The best ``limit`` documents for ``query`` among those matching ``conditions``.
 
         ``mode="any"`` ranks documents containing any query term (classic BM25);
         ``mode="all"`` keeps only documents containing every query term. Only documents
         with a positive score are returned; ties keep index order.
+
+        ``coordinate`` multiplies each score by the idf-weighted share of the query's
+        distinct terms the document holds (:func:`ditto.text.bm25.coordination_weights`, the
+        factor the in-memory ``score_documents(coordinate=True)`` applies), so a short
+        passage that repeats one rare query word no longer outranks one that holds them all.
         """
         snapshot = self._current()
-        term_ids = self._query_term_ids(query, snapshot.n_terms, mode)
+        terms = self._analyzer.analyze(query)
+        term_ids = self._query_term_ids(terms, snapshot.n_terms, mode)
         if not term_ids:
             return []
         indptr = snapshot.indptr
@@ -308,7 +316,9 @@ class BM25Index:
             rows = np.concatenate([snapshot.indices[s] for s in slices])
             weights = np.concatenate([snapshot.data[s] for s in slices])
         size = len(snapshot.documents)
-        scores = np.bincount(rows, weights=weights, minlength=size)
+        scores: _FloatArray = np.asarray(np.bincount(rows, weights=weights, minlength=size), dtype=np.float64)
+        if coordinate:
+            scores = scores * self._coordination(snapshot, terms, size)
         if mode == "all":
             distinct = set(term_ids)
             if len(distinct) > 1:
@@ -331,6 +341,26 @@ class BM25Index:
         return [(documents[position], score)
                 for position, score in zip(candidates[order].tolist(), chosen[order].tolist(), strict=True)]
 
+    def _coordination(self, snapshot: _Snapshot, terms: Sequence[str], size: int) -> _FloatArray:
+        """Each document's coordination factor for the query ``terms`` (0 where it holds none).
+
+        A term's document frequency is its column's length in the score matrix (every
+        document holding a term has a positive Lucene BM25 entry for it); a term no
+        document holds counts with frequency 0, as in ``score_documents``."""
+        vocabulary = self._terms
+        indptr = snapshot.indptr
+        ids = {term: vocabulary.get(term) for term in dict.fromkeys(terms)}
+        frequency = {term: int(indptr[term_id + 1] - indptr[term_id]) for term, term_id in ids.items()
+                     if term_id is not None and term_id < snapshot.n_terms}
+        shares = coordination_weights(ids, frequency, size)
+        factor = np.zeros(size)
+        for term, share in shares.items():
+            if term in frequency:
+                term_id = ids[term]
+                assert term_id is not None
+                factor[snapshot.indices[indptr[term_id]:indptr[term_id + 1]]] += share
+        return factor
+
     def matching_ids(self, conditions: Sequence[FilterCondition]) -> list[str]:
         """The ids of the documents whose metadata passes every condition, in index order.
 
@@ -346,10 +376,10 @@ class BM25Index:
         documents = snapshot.documents
         return [documents[position].id for position in np.flatnonzero(mask).tolist()]
 
-    def _query_term_ids(self, query: str, n_terms: int, mode: MatchMode) -> list[int]:
+    def _query_term_ids(self, terms: Sequence[str], n_terms: int, mode: MatchMode) -> list[int]:
         vocabulary = self._terms
         ids: list[int] = []
-        for term in self._analyzer.analyze(query):
+        for term in terms:
             term_id = vocabulary.get(term)
             if term_id is not None and term_id < n_terms:
                 ids.append(term_id)

@@ -76,9 +76,10 @@ class IndexSearchProvider:
     strategies: tuple[str, ...] = INDEX_STRATEGIES
 
     def __init__(self, index: SearchIndex, embedding: EmbeddingProvider | None, *, tuning: HybridTuning,
-                 candidate_limit: int) -> None:
+                 candidate_limit: int, coordinate: bool = False) -> None:
         self.index = index
         self.embedding = embedding
+        self.coordinate = coordinate
         self._sources: dict[tuple[str, str], RetrievalCandidateSource] = {}
         self._hybrid = create_text_vector_hybrid(_Branch(self, "bm25"), _Branch(self, "vector"), tuning=tuning,
                                                  text_strategy="bm25", vector_strategy="vector")
@@ -137,7 +138,7 @@ class IndexSearchProvider:
         else:
             mode: MatchMode = "all" if strategy == "keyword" else "any"
             hits = await self._run(lambda: self.index.bm25.search(text, limit=limit, mode=mode,
-                                                                  conditions=conditions),
+                                                                  conditions=conditions, coordinate=self.coordinate),
                                    offload=len(self.index) >= _OFFLOAD)
         check_signal(signal)
         target = request.target.name
@@ -177,7 +178,7 @@ class _Branch:
 
 def create_index_search_provider(index: SearchIndex, *, embedding: EmbeddingProvider | None = None,
                                  tuning: HybridTuning = TEXT_VECTOR_TUNING,
-                                 candidate_limit: int = 100) -> IndexSearchProvider:
+                                 candidate_limit: int = 100, coordinate: bool = False) -> IndexSearchProvider:
     """A search provider over ``index``; ``embedding`` (the index's model) enables vector, hybrid and rerank::
 
         index = open_index("docs.idx")
@@ -185,7 +186,10 @@ def create_index_search_provider(index: SearchIndex, *, embedding: EmbeddingProv
         output = await provider.search({"query": {"content": "backup retention"}, "target": {"name": "docs"}})
 
     ``tuning`` is how ``hybrid`` fuses (``HybridTuning``: RRF or convex, weights, pools);
-    ``candidate_limit`` is the pool ``rerank`` reorders.
+    ``candidate_limit`` is the pool ``rerank`` reorders; ``coordinate`` multiplies every BM25 score
+    (``bm25``, ``keyword`` and the BM25 side of ``hybrid`` and ``rerank``) by the idf-weighted share of
+    the query's terms the passage holds (see ``BM25Index.search``): research over documents uses it,
+    so an index ranks a folder's passages as the in-memory documents search does.
     An embedding provider whose ``model_id`` or ``dimensions`` differ from the index's
     is refused (``INDEX_MODEL_MISMATCH``).
     """
@@ -199,4 +203,5 @@ def create_index_search_provider(index: SearchIndex, *, embedding: EmbeddingProv
                                                          f"({dimensions} dimensions)")
     if not isinstance(tuning, HybridTuning):
         raise RetrievalError(INVALID_INPUT, "tuning must be a HybridTuning")
-    return IndexSearchProvider(index, embedding, tuning=tuning, candidate_limit=candidate_limit)
+    return IndexSearchProvider(index, embedding, tuning=tuning, candidate_limit=candidate_limit,
+                               coordinate=coordinate)

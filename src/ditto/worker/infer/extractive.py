@@ -20,7 +20,8 @@ the way a careful reader with a highlighter would:
   question (ties: vocabulary order); ``minQueries`` are always returned, more
   (up to ``maxQueries``) only while an entry scores at least :data:`FOLLOW_UP_SHARE`
   of the best. Without a vocabulary, the question's content words (surface forms,
-  stop words dropped) are the query.
+  stop words dropped) are the query; a second one, when allowed, is the Latin-script words of
+  a Chinese question or the first half of a long question's words (its subject).
 * **a plain chat** — the sentences of earlier messages that best match the last
   user message (at most three, each at least :data:`FOLLOW_UP_SHARE` of the best),
   in their original order.
@@ -71,6 +72,7 @@ __all__ = [
     "SCRIPT_WEIGHT",
     "STRONG_MATCH_SHARE",
     "STRONG_MATCH_TERMS",
+    "SUBJECT_QUERY_WORDS",
     "Relevance",
     "ScoredSentence",
     "Sentence",
@@ -116,6 +118,9 @@ SCRIPT_WEIGHT: Final = 0.5
 LEAD_IN_SHARE: Final = 0.5
 #: A further excerpt or query must score at least this share of the best one.
 FOLLOW_UP_SHARE: Final = 0.5
+#: Content words a question needs for a second keyword query of its first half's words (shorter
+#: questions are one subject already; chosen on SciFact train and the real-documents train questions).
+SUBJECT_QUERY_WORDS: Final = 4
 #: Sentences a plain chat answer quotes at most.
 CHAT_SENTENCES: Final = 3
 #: The relevance gate: a passage is evidence only when it holds at least this IDF-weighted share of
@@ -541,6 +546,11 @@ def choose_queries(task: QueryTask) -> list[str]:
         # A Chinese question names commands, options and products in Latin script ("mkdir 的 -p"):
         # those words alone find the passage that a character-by-character match of the rest drowns.
         queries.append(latin)
+    elif task.max_queries > 1 and len(words) >= SUBJECT_QUERY_WORDS:
+        # A long question (a claim) is ranked by its rarest words wherever they occur; the words of its
+        # first half, usually its subject, alone find the documents about that subject which the matches
+        # of the rest outrank (SciFact train: a relevant abstract among those shown 0.69 -> 0.74).
+        queries.append(" ".join(words[:(len(words) + 1) // 2]))
     # More queries than one are asked for: adjacent pairs of content words, in question order.
     for left, right in itertools.pairwise(words):
         if len(queries) >= task.min_queries:

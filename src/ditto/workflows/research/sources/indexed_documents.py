@@ -40,15 +40,35 @@ from ....redaction import printable
 from ....text.analysis import TextAnalyzer
 from ....text.passages import PASSAGES_VERSION
 
-__all__ = ["CACHE_ENV", "IndexedDocumentSearchProvider", "folder_cache_dir"]
+__all__ = ["CACHE_ENV", "CACHE_LIMIT_ENV", "DEFAULT_CACHE_LIMIT", "IndexedDocumentSearchProvider",
+           "evict_folder_caches", "folder_cache_dir", "rank_documents", "select_passages"]
 
 logger = logging.getLogger(__name__)
 
 CACHE_ENV: Final = "DITTO_INDEX_CACHE_DIR"
+#: How many folder caches are kept (least recently used ones beyond it are removed); 0 keeps all.
+CACHE_LIMIT_ENV: Final = "DITTO_INDEX_CACHE_MAX"
+DEFAULT_CACHE_LIMIT: Final = 16
+#: Touched each time a task uses a folder cache: its modification time orders the caches for eviction.
+_USED_FILE: Final = ".used"
 EMBED_ENV: Final = "DITTO_RESEARCH_EMBED"
 #: How long a task waits for another task updating the same folder cache.
 _BUSY_WAIT_SECONDS: Final = 120.0
 _OPEN_LIMIT: Final = 4
+#: How much a file's further passages count against other files' best ones (:func:`select_passages`):
+#: a query retrieves documents (seed 004), so the slots go to distinct files first, but a long file's
+#: second passage may still beat a weak file.
+_REPEAT_WEIGHT: Final = 0.75
+#: Passages asked of the index per hit wanted: enough that ``limit`` distinct files remain after the
+#: per-document cap (a SciFact abstract is three passages, a man page dozens).
+_POOL_FACTOR: Final = 10
+#: How much a file's next best passages add to its best one's score (:func:`rank_documents`), and how
+#: many count. Both weights were chosen on training data only (docs/benchmarks.md): SciFact train
+#: claims (a relevant abstract among those shown) and the real-documents train questions (the answer
+#: passage among those shown), which pull apart: one abstract per file wants one passage per file, a
+#: man page's answer is often its second passage.
+_REST_WEIGHT: Final = 0.1
+_REST_PASSAGES: Final = 2
 #: The documents source's analysis (see :mod:`.documents`): what the folder cache indexes with.
 _ANALYZER_CONFIG: Final = {"stopwords": "english", "stemmer": "english", "cjk": "unigram", "options": True}
 
@@ -65,6 +85,65 @@ def folder_cache_dir(env: Mapping[str, str]) -> Path:
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("ditto")) / "indexes"
+
+
+def _cache_limit(env: Mapping[str, str]) -> int:
+    given = env.get(CACHE_LIMIT_ENV) or os.environ.get(CACHE_LIMIT_ENV)
+    if given is None:
+        return DEFAULT_CACHE_LIMIT
+    try:
+        return max(0, int(given))
+    except ValueError:
+        logger.warning("%s=%s is not a number; keeping %d folder caches", CACHE_LIMIT_ENV, printable(given),
+                       DEFAULT_CACHE_LIMIT)
+        return DEFAULT_CACHE_LIMIT
+
+
+def evict_folder_caches(root: Path, current: Path, limit: int) -> list[Path]:
+    """Keep at most ``limit`` folder caches under ``root``: remove the least recently used others.
+
+    Each folder searched gets its own cache, so without this ``root`` grows with every distinct
+    folder ever researched. ``current`` (the cache this task uses) is marked used and never removed;
+    nor is a cache another process is updating (its writer lock is taken: :mod:`ditto.retrieval.index.lock`)
+    or one this process has open. A task of another process that is only *reading* a cache holds no
+    lock; removing it under that task is safe on POSIX (its open files stay readable) and only a
+    cache used longer ago than ``limit`` others is removed. ``limit`` 0 keeps every cache.
+    Returns the caches removed; a cache that cannot be removed is logged and left.
+    """
+    import shutil
+
+    from ....retrieval.index import SearchIndexError
+    from ....retrieval.index.lock import writer_lock
+
+    (current / _USED_FILE).touch()
+    if limit <= 0:
+        return []
+    caches = []
+    for entry in root.iterdir():
+        marker = entry / _USED_FILE if (entry / _USED_FILE).exists() else entry / "manifest.json"
+        if entry.is_dir() and not entry.is_symlink() and marker.exists():
+            caches.append((marker.stat().st_mtime, entry))
+    caches.sort(key=lambda item: item[0], reverse=True)
+    with _OPENED_LOCK:
+        opened = {Path(directory) for directory, _ in _OPENED}
+    removed = []
+    kept = 1  # current
+    for _, entry in caches:
+        if entry.resolve() == current.resolve():
+            continue
+        if kept < limit or entry.resolve() in opened:
+            kept += 1
+            continue
+        try:
+            with writer_lock(entry):
+                shutil.rmtree(entry)
+        except SearchIndexError:
+            continue  # another task is updating it: in use
+        except OSError:
+            logger.exception("removing the folder cache %s failed", printable(entry))
+            continue
+        removed.append(entry)
+    return removed
 
 
 def _cache_key(roots: Sequence[Path], ignore: Sequence[str], model: str | None) -> str:
@@ -145,7 +224,9 @@ class IndexedDocumentSearchProvider:
                 embedding = await asyncio.to_thread(local_embedding, index.embedding.model)
         except SearchIndexError as error:
             raise RetrievalError("RETRIEVAL_PROVIDER_UNAVAILABLE", error.message) from None
-        provider = create_index_search_provider(index, embedding=embedding)
+        # Coordinated BM25, as the in-memory documents search ranks (a passage holding every query word
+        # outranks a short one repeating one rare word).
+        provider = create_index_search_provider(index, embedding=embedding, coordinate=True)
         if provider.vectors:
             notes.append(f"retrieval: hybrid (BM25 + {index.embedding.model} embeddings) over {where}")
         else:
@@ -189,6 +270,7 @@ class IndexedDocumentSearchProvider:
                     return _EmptyIndex(), [*error.message.split("; ", 1)[1:], note]
                 raise
         index = await asyncio.to_thread(_open_cached, directory)
+        await asyncio.to_thread(evict_folder_caches, directory.parent, directory, _cache_limit(self._env))
         return index, list(summary.skipped)
 
     def _snapshot(self, raw: bytes, digest: str) -> None:
@@ -223,14 +305,16 @@ class IndexedDocumentSearchProvider:
         if isinstance(state.index, _EmptyIndex):
             return RetrievalSearchOutput(candidates=(), strategy=request.strategy, target=request.target)
         output = await state.provider.search({"query": {"content": text}, "target": {"name": request.target.name},
-                                              "limit": limit * 2}, context)
+                                              "limit": limit * _POOL_FACTOR}, context)
         candidates = []
-        skipped_records = False
-        for hit in output.candidates:
-            meta = hit.metadata or {}
-            path = meta.get("path")
-            stored = await asyncio.to_thread(state.index.file_bytes, path) if isinstance(path, str) else None
-            if stored is None or not isinstance(path, str):
+        skipped_records = any(not isinstance((hit.metadata or {}).get("path"), str) for hit in output.candidates)
+        files: dict[str, tuple[str, bytes] | None] = {}
+        for score, hit in select_passages(output.candidates):
+            path = hit.metadata["path"]
+            if path not in files:
+                files[path] = await asyncio.to_thread(state.index.file_bytes, path)
+            stored = files[path]
+            if stored is None:  # a JSONL/BEIR record: no file to quote from
                 skipped_records = True
                 continue
             digest, raw = stored
@@ -240,9 +324,10 @@ class IndexedDocumentSearchProvider:
                 logger.exception("saving a document snapshot failed")
                 raise RetrievalError("RETRIEVAL_BACKEND_ERROR", "a document snapshot could not be saved") from None
             uri = Path(path).as_uri()
+            meta = hit.metadata
             ref = f"{uri}#L{meta['lineStart']}-L{meta['lineEnd']}"
             candidates.append(RetrievalCandidate(
-                id=f"{digest[:16]}:{meta['start']}", content=hit.content, score=hit.score,
+                id=f"{digest[:16]}:{meta['start']}", content=hit.content, score=score,
                 source=RetrievalCandidateSource(target=request.target.name, ref=ref),
                 metadata={"uri": uri, "snapshotSha256": digest, "start": meta["start"], "end": meta["end"],
                           "lineStart": meta["lineStart"], "lineEnd": meta["lineEnd"], "heading": meta.get("heading")}))
@@ -253,6 +338,52 @@ class IndexedDocumentSearchProvider:
             if note not in WALK_NOTES.get(self._notes_key, ()):
                 WALK_NOTES[self._notes_key] = (*WALK_NOTES.get(self._notes_key, ()), note)
         return RetrievalSearchOutput(candidates=tuple(candidates), strategy=request.strategy, target=request.target)
+
+
+def rank_documents(hits: Sequence[Any], *, rest_weight: float | None = None) -> list[tuple[float, list[Any]]]:
+    """The files among ranked passage ``hits``, best first: ``(score, the file's hits best first)``.
+
+    A research query retrieves *documents* (seed 004: at most 3 per query), and a document is a
+    file, so passages are grouped by their ``metadata["path"]``. A file scores its best passage's
+    score plus ``rest_weight`` times its next :data:`_REST_PASSAGES` best (negative ones count 0):
+    a file that matches the query in several passages (an abstract's title and text) is more
+    likely about it than one with a single matching passage, and the bound keeps a long file
+    (a man page of dozens of matching passages) from winning on length. Ties keep the order of
+    the files' best passages. Hits without a path (JSONL/BEIR records) are left out.
+    """
+    weight = _REST_WEIGHT if rest_weight is None else rest_weight
+    groups: dict[str, list[Any]] = {}
+    for hit in hits:
+        path = (hit.metadata or {}).get("path")
+        if isinstance(path, str):
+            groups.setdefault(path, []).append(hit)
+    scored = []
+    for position, passages in enumerate(groups.values()):
+        passages.sort(key=lambda hit: -hit.score)
+        rest = sum(max(0.0, hit.score) for hit in passages[1:1 + _REST_PASSAGES])
+        scored.append((passages[0].score + weight * rest, position, passages))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return [(score, passages) for score, _, passages in scored]
+
+
+def select_passages(hits: Sequence[Any], *, repeat_weight: float | None = None,
+                    rest_weight: float | None = None) -> list[tuple[float, Any]]:
+    """Ranked passage ``hits`` reordered so that the slots of a query go to distinct files first.
+
+    Each file's best passage scores as the file (:func:`rank_documents`); its ``k``-th further
+    passage scores its own score times ``repeat_weight ** k``. ``repeat_weight`` 0 gives one
+    passage per file (the documents of seed 004's "at most 3 documents per query"), 1 the plain
+    passage order: an abstract is one passage's worth of answer, while a man page's answer is often
+    its second or third passage. Returns ``(score, hit)`` best first (ties: the files' order).
+    """
+    repeat = _REPEAT_WEIGHT if repeat_weight is None else repeat_weight
+    entries = []
+    for rank, (score, passages) in enumerate(rank_documents(hits, rest_weight=rest_weight)):
+        entries.append((score, rank, 0, passages[0]))
+        entries.extend((hit.score * repeat ** k, rank, k, hit) for k, hit in enumerate(passages[1:], start=1)
+                       if repeat > 0)
+    entries.sort(key=lambda entry: (-entry[0], entry[1], entry[2]))
+    return [(score, hit) for score, _, _, hit in entries]
 
 
 class _EmptyIndex:
