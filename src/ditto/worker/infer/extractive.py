@@ -215,13 +215,19 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
     ``similarities`` (optional) are cosine similarities of each sentence to the
     question, in passage then sentence order, weighted by ``embedding_weight``.
     """
-    question = analyze(task.question)
+    question = analyze(_without_answer_kind_words(task.question))
     if not question or not task.passages:
         return []
     spans = [split_sentences(passage.text) for passage in task.passages]
     owners = [(index, span) for index, passage_spans in enumerate(spans) for span in passage_spans]
     texts = [task.passages[index].text[span.start:span.end] for index, span in owners]
-    sentence_scores = score_documents(question, [analyze(text) for text in texts])
+    plain = score_documents(question, [analyze(text) for text in texts])
+    # Ranked with where it sits (an option's line rarely names its command: "rm" is in "RM(1) › 选项"), but
+    # a sentence sharing nothing with the question but its heading is never evidence.
+    contexts = [task.passages[index].context for index, _ in owners]
+    sentence_scores = score_documents(question, [analyze(f"{context}\n{text}" if context else text)
+                                                 for context, text in zip(contexts, texts, strict=True)])
+    sentence_scores = [score if alone > 0 else 0.0 for score, alone in zip(sentence_scores, plain, strict=True)]
     passage_scores = _normalised(score_documents(question, [analyze(_with_context(p)) for p in task.passages]))
     sentence_norm = _normalised(sentence_scores)
     chinese = _has_cjk(task.question)
@@ -490,6 +496,16 @@ def answer_question(task: AnswerTask) -> list[AnswerSentence]:
 
 def _distinct(entries: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(entries))
+
+
+def _without_answer_kind_words(text: str) -> str:
+    """A Chinese question without the words that say what kind of answer is wanted (选项, 作用, …): "rm 的 -f
+    选项做什么" is answered by the option's line, not by a sentence that happens to say 选项 twice."""
+    if _CJK_SPLIT.search(text) is None:
+        return text
+    for word in CJK_GATE_STOPWORDS:
+        text = text.replace(word, " ")
+    return text
 
 
 def _without_cjk_question_words(text: str) -> str:
