@@ -14,10 +14,11 @@ of a second, so a folder whose ``modules.json`` is Transformer → Pooling (→ 
 The graph is exported **once** from the folder's safetensors weights by :mod:`._onnx_export` (the only
 place torch is imported) into a cache folder, under a name made of the model id and the weights' SHA-256,
 so new weights never meet an old graph. The export records, inside the ONNX file, sentence-transformers'
-own vectors for a few probe texts; every load checks the first probe again (a few milliseconds), so a
-truncated or damaged file is caught (and exported again) instead of embedding garbage, and a freshly
-exported graph must reproduce every probe (tokenisation included) or it is refused. The SHA-256 of a
-90 MB weights file costs tens of milliseconds; it is remembered per file path, size and mtime.
+own vectors for a few probe texts: a freshly exported graph must reproduce every probe (tokenisation
+included) or it is refused, and every load checks the first probe again (a few milliseconds). The graph's
+own SHA-256 is kept beside it; a file that no longer hashes to it (truncated, patched, half-copied) is
+exported again instead of embedding garbage. Hashing 90 MB costs tens of milliseconds, so each digest is
+remembered under the file's path, size, inode and mtime, and only a file written again is hashed again.
 """
 
 from __future__ import annotations
@@ -82,6 +83,16 @@ def _json(path: Path) -> Any:
         raise OnnxUnsupported(f"{path.name} cannot be read: {error}") from None
 
 
+def _object(path: Path) -> Mapping[str, Any]:
+    """An optional JSON object file: ``{}`` when absent, :class:`OnnxUnsupported` when not an object."""
+    if not path.is_file():
+        return {}
+    value = _json(path)
+    if not isinstance(value, Mapping):
+        raise OnnxUnsupported(f"{path.name} is not a JSON object")
+    return value
+
+
 def _module_kind(entry: Any) -> tuple[str, str]:
     if not isinstance(entry, Mapping) or not isinstance(entry.get("type"), str):
         raise OnnxUnsupported("modules.json lists a module without a type")
@@ -116,20 +127,19 @@ def read_recipe(folder: Path) -> OnnxRecipe:
     pooling_config = _json(folder / kinds[1][1] / "config.json")
     pooling = _pooling_mode(pooling_config)
     dimensions = pooling_config.get("word_embedding_dimension")
-    if isinstance(dimensions, bool) or not isinstance(dimensions, int) or dimensions < 1:
+    if isinstance(dimensions, bool) or not isinstance(dimensions, int) or not 1 <= dimensions <= 65_536:
         raise OnnxUnsupported("the pooling config does not give the embedding dimension")
-    bert = _json(folder / "sentence_bert_config.json") if (folder / "sentence_bert_config.json").is_file() else {}
-    config = _json(folder / "config.json")
-    length = bert.get("max_seq_length") if isinstance(bert, Mapping) else None
+    bert = _object(folder / "sentence_bert_config.json")
+    config = _object(folder / "config.json")
+    length = bert.get("max_seq_length")
     if length is None:  # sentence-transformers' own fallback: the tokenizer's bound, capped by the positions
-        tokenizer_config = _json(folder / "tokenizer_config.json") if (folder / "tokenizer_config.json").is_file() \
-            else {}
-        bounds = [value for value in (tokenizer_config.get("model_max_length"), config.get("max_position_embeddings"))
+        bounds = [value for value in (_object(folder / "tokenizer_config.json").get("model_max_length"),
+                                      config.get("max_position_embeddings"))
                   if isinstance(value, int) and not isinstance(value, bool) and value > 0]
         length = min(bounds) if bounds else None
     if isinstance(length, bool) or not isinstance(length, int) or not 1 <= length <= 1_000_000:
         raise OnnxUnsupported("the model does not give its max_seq_length")
-    lower = bool(bert.get("do_lower_case", False)) if isinstance(bert, Mapping) else False
+    lower = bert.get("do_lower_case", False) is True
     return OnnxRecipe(folder, weights, tokenizer, length, lower, pooling, normalize=len(names) == 3,
                       dimensions=dimensions)
 
@@ -155,17 +165,19 @@ def _atomic_write(path: Path, data: bytes) -> None:
             file.write(data)
             file.flush()
             os.fsync(file.fileno())
+        os.chmod(temporary, 0o644)  # mkstemp's 0600 would hide a shared cache from other users
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
 
 
-def weights_digest(weights: Path, cache: Path) -> str:
-    """The weights' SHA-256, remembered in ``cache/digests`` under the file's path, size and mtime."""
-    stat = weights.stat()
-    memo = cache / "digests" / (hashlib.sha256(str(weights.resolve()).encode()).hexdigest()[:32] + ".json")
-    stamp = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+def file_digest(file: Path, cache: Path) -> str:
+    """``file``'s SHA-256, remembered in ``cache/digests`` under its path, size, inode and mtime: a file
+    written again (replaced, truncated, patched) has another stamp, so it is hashed again."""
+    stat = file.stat()
+    memo = cache / "digests" / (hashlib.sha256(str(file.resolve()).encode()).hexdigest()[:32] + ".json")
+    stamp = {"size": stat.st_size, "inode": stat.st_ino, "mtime_ns": stat.st_mtime_ns}
     try:
         known = json.loads(memo.read_text(encoding="utf-8"))
         if isinstance(known, dict) and {k: known.get(k) for k in stamp} == stamp \
@@ -173,14 +185,27 @@ def weights_digest(weights: Path, cache: Path) -> str:
             return str(known["sha256"])
     except (OSError, ValueError):
         pass
-    with weights.open("rb") as file:
-        digest = hashlib.file_digest(file, "sha256").hexdigest()
+    with file.open("rb") as handle:
+        digest = hashlib.file_digest(handle, "sha256").hexdigest()
     try:
         memo.parent.mkdir(parents=True, exist_ok=True)
         _atomic_write(memo, json.dumps({**stamp, "sha256": digest}).encode())
     except OSError as error:  # a read-only cache only costs the hash next time
-        _log.debug("the weights digest could not be remembered in %s: %s", memo, error)
+        _log.debug("the digest of %s could not be remembered in %s: %s", file, memo, error)
     return digest
+
+
+def _seal(path: Path) -> Path:
+    """Where the graph's own SHA-256 is kept, written after the graph: a graph without it, or that no
+    longer hashes to it, is not used."""
+    return path.with_name(path.name + ".sha256")
+
+
+def _intact(path: Path, cache: Path) -> bool:
+    try:
+        return path.is_file() and _seal(path).read_text(encoding="ascii").strip() == file_digest(path, cache)
+    except (OSError, ValueError):
+        return False
 
 
 def onnx_path(cache: Path, model_id: str, digest: str) -> Path:
@@ -298,19 +323,21 @@ def load_onnx_model(recipe: OnnxRecipe, model_id: str, *, cache: Path, threads: 
     it second finds the first one's file and loads it.
     """
     cache.mkdir(parents=True, exist_ok=True)
-    digest = weights_digest(recipe.weights, cache)
+    digest = file_digest(recipe.weights, cache)
     path = onnx_path(cache, model_id, digest)
-    if path.is_file():
+    if _intact(path, cache):
         try:
             return _open_checked(recipe, path, digest, model_id, threads, probes=1)
         except Exception as error:  # a truncated protobuf, a flipped byte: export it again
-            _log.warning("the ONNX graph %s is damaged or stale; exporting it again", path, exc_info=error)
+            _log.warning("the ONNX graph %s does not load; exporting it again", path, exc_info=error)
+    elif path.is_file():
+        _log.warning("the ONNX graph %s is damaged (it does not match its SHA-256); exporting it again", path)
     from filelock import FileLock
 
     from ._onnx_export import export_graph
 
     with FileLock(str(path) + ".lock", timeout=900):
-        if path.is_file():  # another process may have exported it while we waited
+        if _intact(path, cache):  # another process may have exported it while we waited
             try:
                 return _open_checked(recipe, path, digest, model_id, threads, probes=1)
             except Exception:  # still damaged: ours replaces it
@@ -322,9 +349,11 @@ def load_onnx_model(recipe: OnnxRecipe, model_id: str, *, cache: Path, threads: 
             export_graph(recipe, Path(temporary), metadata={"ditto.format": FORMAT, "ditto.model_id": model_id,
                                                               "ditto.weights_sha256": digest}, probes=PROBES)
             model = _open_checked(recipe, Path(temporary), digest, model_id, threads, probes=len(PROBES))
+            os.chmod(temporary, 0o644)
             os.replace(temporary, path)
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
+        _atomic_write(_seal(path), file_digest(path, cache).encode("ascii"))
         model.path = path
         return model
