@@ -221,6 +221,24 @@ def test_backends_are_chosen_and_checked(tmp_path: Path) -> None:
     assert raised.value.code == "RETRIEVAL_INVALID_INPUT"
 
 
+def test_auto_falls_back_to_torch_when_onnx_cannot_load(torch_backend: LocalEmbeddingProvider, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch,
+                                                        caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 18: when the graph cannot be had (here its cache folder is a file), ``auto`` logs why once and
+    embeds with sentence-transformers; ``onnx`` is RETRIEVAL_PROVIDER_UNAVAILABLE, the cause kept in the log."""
+    kept = {key: loaded for key, loaded in local_embedding._MODELS.items() if key[2] == "torch"}  # no reload
+    monkeypatch.setattr(local_embedding, "_MODELS", kept)
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file")
+    fallback = create_local_embedding_provider(onnx_dir=blocked)
+    assert fallback.backend == "torch"
+    assert np.allclose(fallback.encode(["still embedded"]), torch_backend.encode(["still embedded"]), atol=1e-6)
+    assert "using sentence-transformers" in caplog.text and "Traceback" not in str(fallback)
+    with pytest.raises(RetrievalError) as raised:
+        create_local_embedding_provider(backend="onnx", onnx_dir=blocked)
+    assert raised.value.code == "RETRIEVAL_PROVIDER_UNAVAILABLE" and str(blocked) not in raised.value.message
+
+
 def test_torch_loading_prints_no_progress_bars() -> None:
     """Issue 18: loading the model with sentence-transformers prints none of transformers' "Loading weights"
     bars on stderr (they appeared on every CLI run)."""
