@@ -12,7 +12,8 @@ Usage::
   run encodes for several minutes, later runs read them back in about a second.
 * **Throughput**: the same texts (the first ``--throughput-texts`` abstracts)
   embedded by ``SentenceTransformer.encode`` called directly and by our provider
-  (``await provider.embed``, no cache), timed in turns, best of ``--repeats``;
+  (``await provider.embed``, no cache, ``backend="torch"``; bench/embedding_backends.py compares the
+  ONNX backend), timed in turns, best of ``--repeats``;
   then the cache-hit speedup: the same call answered from a warm cache.
 """
 
@@ -30,8 +31,9 @@ from typing import Any
 
 import numpy as np
 from _scifact import iter_corpus, read_qrels, read_queries
-from retrieval_beir import DEFAULT_DATA, interleaved_best, ndcg_at_10, timed
+from retrieval_beir import DEFAULT_DATA, interleaved_best, timed
 
+from ditto.retrieval.evaluation import ndcg_at_k as ndcg_at_10
 from ditto.retrieval.providers.local_embedding import LocalEmbeddingProvider, create_local_embedding_provider
 
 CACHE_DIR = Path(__file__).resolve().parents[1] / ".cache" / "embeddings"
@@ -81,7 +83,7 @@ def dense_rankings(provider: LocalEmbeddingProvider, split: Split, depth: int = 
 def bench_throughput(provider: LocalEmbeddingProvider, texts: list[str], repeats: int) -> dict[str, float]:
     """Direct ``model.encode`` vs ``await provider.embed`` (no cache), then a warm cache's speedup."""
     model = provider._loaded.model
-    uncached = create_local_embedding_provider(batch_size=provider.batch_size)
+    uncached = create_local_embedding_provider(batch_size=provider.batch_size, backend="torch")
 
     def direct() -> Any:
         return model.encode(texts, batch_size=provider.batch_size, normalize_embeddings=True,
@@ -94,7 +96,7 @@ def bench_throughput(provider: LocalEmbeddingProvider, texts: list[str], repeats
     if not np.allclose(np.asarray(direct_vectors), np.asarray(our_vectors), atol=1e-5):
         raise SystemExit("the provider's vectors differ from the runtime's")
     with tempfile.TemporaryDirectory() as folder:
-        cached = create_local_embedding_provider(cache_dir=folder, batch_size=provider.batch_size)
+        cached = create_local_embedding_provider(cache_dir=folder, batch_size=provider.batch_size, backend="torch")
         _, miss_s = timed(lambda: asyncio.run(cached.embed(texts)))
         hits: Callable[[], Any] = lambda: asyncio.run(cached.embed(texts))  # noqa: E731
         [(hit_vectors, hit_s)] = interleaved_best(max(repeats, 3), [hits])
@@ -112,7 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     args = parser.parse_args(argv)
     split = load_split(args.data, "test")
-    provider = corpus_provider(threads=args.threads)
+    provider = corpus_provider(threads=args.threads, backend="torch")
     print(f"SciFact: {len(split.doc_ids)} documents, {len(split.queries)} test queries; "
           f"model {provider.model_id} ({provider.dimensions} dimensions)", file=sys.stderr)
     rankings, dense_s = timed(lambda: dense_rankings(provider, split))

@@ -64,9 +64,11 @@ def _index_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     stays BM25 (no embedding model loaded per test); the tests of hybrid research turn embeddings on."""
     folder = tmp_path_factory.mktemp("index-cache")
     saved = {name: os.environ.get(name)
-             for name in ("DITTO_INDEX_CACHE_DIR", "DITTO_RESEARCH_EMBED", "DITTO_EMBEDDING_CACHE_DIR")}
+             for name in ("DITTO_INDEX_CACHE_DIR", "DITTO_RESEARCH_EMBED", "DITTO_EMBEDDING_CACHE_DIR",
+                          "DITTO_ONNX_CACHE_DIR")}
     os.environ["DITTO_INDEX_CACHE_DIR"] = str(folder)
     os.environ["DITTO_EMBEDDING_CACHE_DIR"] = str(folder / "embeddings")
+    os.environ["DITTO_ONNX_CACHE_DIR"] = str(folder / "onnx")  # the model's graph: exported once per run
     os.environ["DITTO_RESEARCH_EMBED"] = "0"
     yield folder
     for name, value in saved.items():

