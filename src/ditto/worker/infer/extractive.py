@@ -111,9 +111,11 @@ PASSAGE_WEIGHT: Final = 1.0
 #: further down still wins; tuned on SciFact train together with :data:`PASSAGE_WEIGHT`.
 RANK_WEIGHT: Final = 1.5
 #: Bonus for a passage written in the question's script (CJK or not): a Chinese question about
-#: ``ls -a`` is answered from the Chinese page when the English one says the same (chosen on the
-#: training questions of bench/research_realdocs.py).
-SCRIPT_WEIGHT: Final = 0.5
+#: ``ls -a`` is answered from the Chinese page when the English one says the same. One unit of the
+#: normalised sentence score: a Chinese sentence analyses into more terms (one per character) and
+#: so scores lower than its English twin by BM25's length norm alone (0.5 and 1.0 were equal on the
+#: training questions of bench/research_realdocs.py; 1.0 also holds for twins two places apart).
+SCRIPT_WEIGHT: Final = 1.0
 #: An answer sentence that ends in a colon (a lead-in to a command or a list) keeps this share of its score.
 LEAD_IN_SHARE: Final = 0.5
 #: A further excerpt or query must score at least this share of the best one.
@@ -499,11 +501,12 @@ def _distinct(entries: Sequence[str]) -> list[str]:
 
 
 def _without_answer_kind_words(text: str) -> str:
-    """A Chinese question without the words that say what kind of answer is wanted (选项, 作用, …): "rm 的 -f
-    选项做什么" is answered by the option's line, not by a sentence that happens to say 选项 twice."""
+    """A Chinese question without its question words and the words that say what kind of answer is wanted
+    (什么, 选项, 作用, …): "rm 的 -f 选项做什么" is answered by the option's line, not by a sentence that
+    happens to say 选项 twice."""
     if _CJK_SPLIT.search(text) is None:
         return text
-    for word in CJK_GATE_STOPWORDS:
+    for word in (*CJK_QUESTION_WORDS, *CJK_GATE_STOPWORDS):
         text = text.replace(word, " ")
     return text
 
