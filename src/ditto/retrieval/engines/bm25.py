@@ -322,11 +322,14 @@ class BM25Index:
                 mask &= _condition_mask(snapshot, condition)
             scores[~mask] = 0.0
         candidates = np.flatnonzero(scores > 0.0)
-        if len(candidates) > limit:
-            best = np.argpartition(-scores[candidates], limit - 1)[:limit]
-            candidates = candidates[best]
         chosen = scores[candidates]
-        order = np.lexsort((candidates, -chosen))
+        if len(candidates) > limit:
+            # The limit-th best score by a value partition (cheaper than argpartition's index
+            # bookkeeping), then every candidate at least that good: ties at the cut keep index order.
+            cut = len(chosen) - limit
+            keep = np.flatnonzero(chosen >= np.partition(chosen, cut)[cut])
+            candidates, chosen = candidates[keep], chosen[keep]
+        order = np.lexsort((candidates, -chosen))[:limit]
         documents = snapshot.documents
         return [(documents[position], score)
                 for position, score in zip(candidates[order].tolist(), chosen[order].tolist(), strict=True)]

@@ -25,6 +25,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any, Final
 
+from .._results import trusted_candidate, trusted_output, trusted_source
 from ..config import context_limit
 from ..engines.bm25 import IndexedDocument, MatchMode
 from ..engines.filters import parse_filter
@@ -33,13 +34,7 @@ from ..providers.base import begin_search, query_text
 from ..providers.embedding import EmbeddingProvider, embed_contents
 from ..providers.hybrid import TEXT_VECTOR_TUNING, HybridTuning, create_text_vector_hybrid
 from ..providers.rerank import create_cosine_reranker, create_rerank_search_provider
-from ..types import (
-    RetrievalCandidate,
-    RetrievalCandidateSource,
-    RetrievalExecutionContext,
-    RetrievalSearchInput,
-    RetrievalSearchOutput,
-)
+from ..types import RetrievalCandidateSource, RetrievalExecutionContext, RetrievalSearchInput, RetrievalSearchOutput
 from .errors import INDEX_MODEL_MISMATCH, SearchIndexError
 from .reader import SearchIndex
 
@@ -51,7 +46,8 @@ _VECTOR_STRATEGIES: Final = frozenset({"vector", "hybrid", "rerank"})
 _OFFLOAD: Final = 20_000
 
 
-#: Candidate sources kept per (target, passage id): immutable, shared by every result (bounded).
+#: Per (target, passage id): the candidate source (immutable, shared by every result) and where the
+#: passage text starts in the engine's copy; bounded.
 _SOURCE_CACHE_LIMIT: Final = 200_000
 
 
@@ -61,13 +57,13 @@ def _source(document: IndexedDocument, target: str) -> RetrievalCandidateSource:
     path = meta["path"]
     from_file = document.id.startswith(f"{path}#") and document.id[len(path) + 1:].isdigit()
     ref = f"{path}#L{meta['lineStart']}-L{meta['lineEnd']}" if from_file else document.id  # a record: its id
-    return RetrievalCandidateSource.model_construct(target=target, ref=ref)
+    return trusted_source(target, ref)
 
 
-def _text(document: IndexedDocument) -> str:
-    """The passage text from the engine's search text (the heading path, a newline, then the passage)."""
+def _text_start(document: IndexedDocument) -> int:
+    """Where the passage text starts in the engine's search text (the heading path, a newline, the passage)."""
     heading = document.metadata.get("heading") if document.metadata is not None else None
-    return document.content[len(heading) + 1:] if heading else document.content
+    return len(heading) + 1 if heading else 0
 
 
 class IndexSearchProvider:
@@ -79,7 +75,7 @@ class IndexSearchProvider:
                  candidate_limit: int) -> None:
         self.index = index
         self.embedding = embedding
-        self._sources: dict[tuple[str, str], RetrievalCandidateSource] = {}
+        self._parts: dict[tuple[str, str], tuple[RetrievalCandidateSource, int]] = {}
         self._hybrid = create_text_vector_hybrid(_Branch(self, "bm25"), _Branch(self, "vector"), tuning=tuning,
                                                  text_strategy="bm25", vector_strategy="vector")
         self._rerank = create_rerank_search_provider(_Branch(self, "bm25"), create_cosine_reranker(embedding),
@@ -116,8 +112,7 @@ class IndexSearchProvider:
         except Exception as error:  # a backend failure: logged once here, hidden from the caller
             raise as_retrieval_error(error) from None
         check_signal(signal)
-        return RetrievalSearchOutput.model_construct(candidates=output.candidates, target=request.target,
-                                                     strategy=request.strategy, metadata=None)
+        return trusted_output(output.candidates, request.target, request.strategy)
 
     async def _direct(self, request: RetrievalSearchInput, strategy: str,
                       context: RetrievalExecutionContext | None) -> RetrievalSearchOutput:
@@ -141,20 +136,19 @@ class IndexSearchProvider:
                                    offload=len(self.index) >= _OFFLOAD)
         check_signal(signal)
         target = request.target.name
-        sources = self._sources
-        if len(sources) > _SOURCE_CACHE_LIMIT:
-            sources.clear()
+        parts = self._parts
+        if len(parts) > _SOURCE_CACHE_LIMIT:
+            parts.clear()
         candidates = []
         for document, score in hits:
             key = (target, document.id)
-            source = sources.get(key)
-            if source is None:
-                source = sources[key] = _source(document, target)
-            candidates.append(RetrievalCandidate.model_construct(id=document.id, content=_text(document),
-                                                                 score=score, source=source,
-                                                                 metadata=document.metadata))
-        return RetrievalSearchOutput.model_construct(candidates=tuple(candidates), target=request.target,
-                                                     strategy=strategy, metadata=None)
+            cached = parts.get(key)
+            if cached is None:
+                cached = parts[key] = (_source(document, target), _text_start(document))
+            source, start = cached
+            content = document.content[start:] if start else document.content
+            candidates.append(trusted_candidate(document.id, content, score, source, document.metadata))
+        return trusted_output(tuple(candidates), request.target, strategy)
 
     @staticmethod
     async def _run(function: Any, *, offload: bool) -> Any:

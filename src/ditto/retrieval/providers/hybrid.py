@@ -39,6 +39,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeVar
 
+from .._results import trusted_output, with_score
 from ..config import DEFAULT_CANDIDATE_LIMIT, DEFAULT_RRF_K, MAX_CANDIDATE_LIMIT, context_limit, pick_number
 from ..errors import (
     INVALID_BACKEND_OUTPUT,
@@ -259,9 +260,8 @@ class HybridSearchProvider:
                                 weights=weights, normalization=self.normalization)
         else:
             fused = rrf_fuse(rankings, key=self.key or default_candidate_key, weights=weights, rrf_k=rrf_k)
-        candidates = tuple(candidate.model_copy(update={"score": score}) for candidate, score in fused[:limit])
-        return RetrievalSearchOutput.model_construct(candidates=candidates, target=input.target,
-                                                     strategy=input.strategy, metadata=None)
+        candidates = tuple(with_score(candidate, score) for candidate, score in fused[:limit])
+        return trusted_output(candidates, input.target, input.strategy)
 
     def __repr__(self) -> str:
         return f"<HybridSearchProvider branches={len(self.branches)} fusion={self.fusion}>"

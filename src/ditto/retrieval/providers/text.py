@@ -32,12 +32,12 @@ from pydantic import Field, ValidationError
 from ...contracts import DittoModel
 from ...errors import InvalidArgumentError, describe_validation_error
 from ...text.analysis import TextAnalyzer
+from .._results import trusted_candidate, trusted_output, trusted_source
 from ..config import context_limit
 from ..engines.bm25 import BM25Index, MatchMode, ProgressCallback, TextDocument
 from ..engines.filters import parse_filter
 from ..errors import STRATEGY_UNSUPPORTED, RetrievalError
 from ..types import (
-    RetrievalCandidate,
     RetrievalCandidateSource,
     RetrievalExecutionContext,
     RetrievalSearchInput,
@@ -118,13 +118,9 @@ class TextSearchProvider:
             key = (target, document.id, document.ref)
             source = sources.get(key)
             if source is None:
-                source = sources[key] = RetrievalCandidateSource.model_construct(
-                    target=target, ref=document.ref or document.id)
-            candidates.append(RetrievalCandidate.model_construct(
-                id=document.id, content=document.content, score=score, source=source,
-                metadata=document.metadata))
-        return RetrievalSearchOutput.model_construct(
-            candidates=tuple(candidates), strategy=strategy, target=request.target, metadata=None)
+                source = sources[key] = trusted_source(target, document.ref or document.id)
+            candidates.append(trusted_candidate(document.id, document.content, score, source, document.metadata))
+        return trusted_output(tuple(candidates), request.target, strategy)
 
     async def add_documents(self, documents: Iterable[TextDocument | Mapping[str, Any]], *,
                             progress: Progress = None) -> int:

@@ -20,12 +20,11 @@ import numpy as np
 import numpy.typing as npt
 
 from ...contracts import freeze_json
+from .._results import trusted_candidate, trusted_output, trusted_source
 from ..config import context_limit
 from ..errors import INVALID_EMBEDDING, INVALID_INPUT, RetrievalArgumentError, RetrievalError, check_signal
 from ..filters import compile_filter
 from ..types import (
-    RetrievalCandidate,
-    RetrievalCandidateSource,
     RetrievalExecutionContext,
     RetrievalSearchInput,
     RetrievalSearchOutput,
@@ -255,13 +254,10 @@ class VectorSearchProvider:
         check_signal(signal)
         target = input.target.name
         candidates = tuple(
-            RetrievalCandidate.model_construct(
-                id=hit.id, content=hit.content, score=hit.score if math.isfinite(hit.score) else None,
-                source=RetrievalCandidateSource.model_construct(target=target, ref=hit.id),
-                metadata=hit.metadata)
+            trusted_candidate(hit.id, hit.content, hit.score if math.isfinite(hit.score) else None,
+                              trusted_source(target, hit.id), hit.metadata)
             for hit in list(hits)[:limit])
-        return RetrievalSearchOutput.model_construct(candidates=candidates, target=input.target,
-                                                     strategy=input.strategy, metadata=None)
+        return trusted_output(candidates, input.target, input.strategy)
 
     def __repr__(self) -> str:
         mode = "native" if self.native_embedding else "external" if self.embedding else "vector-only"
