@@ -121,6 +121,28 @@ def _build_column(documents: Sequence[IndexedDocument], key: str) -> _Column:
     return _Column(numbers=numbers, postings=postings)
 
 
+def _score_floor(scores: npt.NDArray[Any], snapshot: _Snapshot, term_ids: Sequence[int], limit: int) -> float | None:
+    """A score the ``limit``-th best document reaches for sure, to skip most candidates before the top-k.
+
+    The ``limit``-th best score among any ``limit`` or more documents is a lower bound of the
+    ``limit``-th best overall; the shortest posting list holding at least ``limit`` documents gives
+    such a set cheaply. ``None`` when there is no such bound above zero (zero scores are not hits).
+    """
+    indptr = snapshot.indptr
+    shortest: tuple[int, int] | None = None
+    for term in term_ids:
+        start, end = int(indptr[term]), int(indptr[term + 1])
+        if end - start >= limit and (shortest is None or end - start < shortest[1] - shortest[0]):
+            shortest = (start, end)
+    if shortest is not None:
+        sample = scores[snapshot.indices[shortest[0]:shortest[1]]]
+        cut = len(sample) - limit
+        floor = float(np.partition(sample, cut)[cut])
+        if floor > 0.0:
+            return floor
+    return None
+
+
 def _condition_mask(snapshot: _Snapshot, condition: FilterCondition) -> _BoolArray:
     column = snapshot.column(condition.field)
     size = len(snapshot.documents)
@@ -321,7 +343,8 @@ class BM25Index:
             for condition in conditions[1:]:
                 mask &= _condition_mask(snapshot, condition)
             scores[~mask] = 0.0
-        candidates = np.flatnonzero(scores > 0.0)
+        floor = _score_floor(scores, snapshot, term_ids, limit)
+        candidates = np.flatnonzero(scores >= floor if floor is not None else scores > 0.0)
         chosen = scores[candidates]
         if len(candidates) > limit:
             # The limit-th best score by a value partition (cheaper than argpartition's index
