@@ -30,8 +30,9 @@ from typing import Any
 
 import numpy as np
 from _scifact import iter_corpus, read_qrels, read_queries
-from retrieval_beir import DEFAULT_DATA, interleaved_best, ndcg_at_10, timed
+from retrieval_beir import DEFAULT_DATA, interleaved_best, timed
 
+from ditto.retrieval.evaluation import ndcg_at_k as ndcg_at_10
 from ditto.retrieval.providers.local_embedding import LocalEmbeddingProvider, create_local_embedding_provider
 
 CACHE_DIR = Path(__file__).resolve().parents[1] / ".cache" / "embeddings"

@@ -32,9 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from embeddings_scifact import Split, corpus_provider, load_split, mean_ndcg
-from retrieval_beir import DEFAULT_DATA, ndcg_at_10
+from retrieval_beir import DEFAULT_DATA
 
 from ditto.retrieval import InMemoryVectorIndex, RetrievalSearchInput
+from ditto.retrieval.evaluation import ndcg_at_k as ndcg_at_10
 from ditto.retrieval.providers.hybrid import (
     TEXT_VECTOR_TUNING,
     HybridTuning,

@@ -90,6 +90,14 @@ class _Snapshot:
     n_terms: int
     columns: dict[str, _Column] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    _positions: dict[str, int] | None = None
+
+    def positions(self) -> dict[str, int]:
+        """Document id → position in :attr:`documents` (built on first use)."""
+        positions = self._positions
+        if positions is None:
+            positions = self._positions = {document.id: n for n, document in enumerate(self.documents)}
+        return positions
 
     def column(self, key: str) -> _Column:
         column = self.columns.get(key)
@@ -317,9 +325,47 @@ class BM25Index:
         with a positive score are returned; ties keep index order.
         """
         snapshot = self._current()
+        scored = self._scores(snapshot, query, mode, conditions)
+        if scored is None:
+            return []
+        scores, term_ids = scored
+        floor = _score_floor(scores, snapshot, term_ids, limit)
+        candidates = np.flatnonzero(scores >= floor if floor is not None else scores > 0.0)
+        chosen = scores[candidates]
+        if len(candidates) > limit:
+            # The limit-th best score by a value partition (cheaper than argpartition's index
+            # bookkeeping), then every candidate at least that good: ties at the cut keep index order.
+            cut = len(chosen) - limit
+            keep = np.flatnonzero(chosen >= np.partition(chosen, cut)[cut])
+            candidates, chosen = candidates[keep], chosen[keep]
+        order = np.lexsort((candidates, -chosen))[:limit]
+        documents = snapshot.documents
+        return [(documents[position], score)
+                for position, score in zip(candidates[order].tolist(), chosen[order].tolist(), strict=True)]
+
+    def score(self, query: str, document_ids: Sequence[str], *, mode: MatchMode = "any",
+              conditions: Sequence[FilterCondition] = ()) -> list[float | None]:
+        """The score :meth:`search` gives each of ``document_ids`` for ``query``, in their order.
+
+        ``None`` for a document that would not be a hit (no query term, filtered out, or not
+        in the index). A hybrid search uses this to complete another branch's candidates.
+        """
+        snapshot = self._current()
+        scored = self._scores(snapshot, query, mode, conditions)
+        positions = snapshot.positions()
+        found = [positions.get(document_id) for document_id in document_ids]
+        if scored is None:
+            return [None] * len(found)
+        scores = scored[0]
+        values = [float(scores[position]) if position is not None else 0.0 for position in found]
+        return [value if value > 0.0 else None for value in values]
+
+    def _scores(self, snapshot: _Snapshot, query: str, mode: MatchMode, conditions: Sequence[FilterCondition]
+                ) -> tuple[npt.NDArray[Any], list[int]] | None:
+        """Every document's score for ``query`` (zero: not a hit) and the query's term ids; ``None``: no term."""
         term_ids = self._query_term_ids(query, snapshot.n_terms, mode)
         if not term_ids:
-            return []
+            return None
         indptr = snapshot.indptr
         if len(term_ids) == 1:
             start, end = indptr[term_ids[0]], indptr[term_ids[0] + 1]
@@ -343,19 +389,7 @@ class BM25Index:
             for condition in conditions[1:]:
                 mask &= _condition_mask(snapshot, condition)
             scores[~mask] = 0.0
-        floor = _score_floor(scores, snapshot, term_ids, limit)
-        candidates = np.flatnonzero(scores >= floor if floor is not None else scores > 0.0)
-        chosen = scores[candidates]
-        if len(candidates) > limit:
-            # The limit-th best score by a value partition (cheaper than argpartition's index
-            # bookkeeping), then every candidate at least that good: ties at the cut keep index order.
-            cut = len(chosen) - limit
-            keep = np.flatnonzero(chosen >= np.partition(chosen, cut)[cut])
-            candidates, chosen = candidates[keep], chosen[keep]
-        order = np.lexsort((candidates, -chosen))[:limit]
-        documents = snapshot.documents
-        return [(documents[position], score)
-                for position, score in zip(candidates[order].tolist(), chosen[order].tolist(), strict=True)]
+        return scores, term_ids
 
     def matching_ids(self, conditions: Sequence[FilterCondition]) -> list[str]:
         """The ids of the documents whose metadata passes every condition, in index order.

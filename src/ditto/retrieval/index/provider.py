@@ -22,7 +22,7 @@ record), and ``metadata``: the passage's own (a record's metadata, a file's ``pa
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from .._results import trusted_candidate, trusted_output, trusted_source
@@ -76,6 +76,8 @@ class IndexSearchProvider:
         self.index = index
         self.embedding = embedding
         self._parts: dict[tuple[str, str], tuple[RetrievalCandidateSource, int]] = {}
+        #: The last vector query's text and vector: a complete hybrid scores the same query right after.
+        self._last: tuple[str, Sequence[float]] | None = None
         self._hybrid = create_text_vector_hybrid(_Branch(self, "bm25"), _Branch(self, "vector"), tuning=tuning,
                                                  text_strategy="bm25", vector_strategy="vector")
         self._rerank = create_rerank_search_provider(_Branch(self, "bm25"), create_cosine_reranker(embedding),
@@ -124,6 +126,7 @@ class IndexSearchProvider:
             info = self.index.embedding
             assert self.embedding is not None and info is not None
             [vector] = await embed_contents(self.embedding, [text], dimensions=info.dimensions, context=context)
+            self._last = (text, vector)
             nearest = await self._run(
                 lambda: self.index.search_vectors(vector, limit=limit, conditions=conditions), offload=True)
             found = (self.index.bm25.get(passage_id) for passage_id, _ in nearest)
@@ -150,6 +153,24 @@ class IndexSearchProvider:
             candidates.append(trusted_candidate(document.id, content, score, source, document.metadata))
         return trusted_output(tuple(candidates), request.target, strategy)
 
+    async def _score(self, request: RetrievalSearchInput, strategy: str, ids: Sequence[str],
+                     context: RetrievalExecutionContext | None) -> list[float | None]:
+        """What :meth:`_direct` would score each of ``ids`` (``None``: not a hit or filtered out)."""
+        text = query_text(request, "An index")
+        conditions = parse_filter(request.filter) if request.filter else ()
+        if strategy == "vector":
+            info = self.index.embedding
+            assert self.embedding is not None and info is not None
+            last = self._last
+            if last is not None and last[0] == text:
+                vector = last[1]
+            else:
+                [vector] = await embed_contents(self.embedding, [text], dimensions=info.dimensions, context=context)
+            return list(await self._run(lambda: self.index.score_vectors(vector, ids, conditions), offload=True))
+        mode: MatchMode = "all" if strategy == "keyword" else "any"
+        return list(await self._run(lambda: self.index.bm25.score(text, ids, mode=mode, conditions=conditions),
+                                    offload=len(self.index) >= _OFFLOAD))
+
     @staticmethod
     async def _run(function: Any, *, offload: bool) -> Any:
         """Run an index read, in a worker thread when the index is large (failures reach :meth:`search`)."""
@@ -167,6 +188,11 @@ class _Branch:
                      context: RetrievalExecutionContext | None = None) -> RetrievalSearchOutput:
         request, _ = begin_search(input, context)
         return await self._owner._direct(request, self._strategy, context)
+
+    async def score_ids(self, input: RetrievalSearchInput | Mapping[str, Any], ids: Sequence[str],
+                        context: RetrievalExecutionContext | None = None) -> list[float | None]:
+        request, _ = begin_search(input, context)
+        return await self._owner._score(request, self._strategy, list(ids), context)
 
 
 def create_index_search_provider(index: SearchIndex, *, embedding: EmbeddingProvider | None = None,

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal
 
@@ -90,14 +90,7 @@ class TextSearchProvider:
                      context: RetrievalExecutionContext | None = None) -> RetrievalSearchOutput:
         request, signal = begin_search(input, context)
         query = query_text(request, "The text provider")
-        strategy = request.strategy
-        if strategy is None:
-            strategy, mode = self._options.default_strategy, self._default_mode
-        else:
-            found = _MODES.get(strategy)
-            if found is None:
-                raise RetrievalError(STRATEGY_UNSUPPORTED, "The text provider supports bm25 and keyword")
-            mode = found
+        strategy, mode = self._strategy(request)
         conditions = parse_filter(request.filter) if request.filter else ()
         limit = context_limit(request, context)
         index = self._index
@@ -121,6 +114,33 @@ class TextSearchProvider:
                 source = sources[key] = trusted_source(target, document.ref or document.id)
             candidates.append(trusted_candidate(document.id, document.content, score, source, document.metadata))
         return trusted_output(tuple(candidates), request.target, strategy)
+
+    async def score_ids(self, input: RetrievalSearchInput | Mapping[str, Any], ids: Sequence[str],
+                        context: RetrievalExecutionContext | None = None) -> list[float | None]:
+        """The BM25 score :meth:`search` gives each of ``ids`` (``None``: not a hit, filtered out or unknown)."""
+        request, signal = begin_search(input, context)
+        query = query_text(request, "The text provider")
+        _, mode = self._strategy(request)
+        conditions = parse_filter(request.filter) if request.filter else ()
+        index = self._index
+        if index.dirty:
+            await asyncio.to_thread(index.refresh)
+            check_signal(signal)
+        wanted = list(ids)
+        if len(index) >= self._offload:
+            scores = await asyncio.to_thread(index.score, query, wanted, mode=mode, conditions=conditions)
+            check_signal(signal)
+            return scores
+        return index.score(query, wanted, mode=mode, conditions=conditions)
+
+    def _strategy(self, request: RetrievalSearchInput) -> tuple[str, MatchMode]:
+        strategy = request.strategy
+        if strategy is None:
+            return self._options.default_strategy, self._default_mode
+        mode = _MODES.get(strategy)
+        if mode is None:
+            raise RetrievalError(STRATEGY_UNSUPPORTED, "The text provider supports bm25 and keyword")
+        return strategy, mode
 
     async def add_documents(self, documents: Iterable[TextDocument | Mapping[str, Any]], *,
                             progress: Progress = None) -> int:
