@@ -151,3 +151,28 @@ async def test_index_hybrid_completes_both_branches(tmp_path: Path) -> None:
     hybrid = create_text_vector_hybrid(create_text_search_provider(_DOCS), create_text_search_provider(_DOCS),
                                        tuning=tuning)
     assert hybrid.complete and hybrid.fusion == "convex"
+
+
+async def test_coordinating_tuning_reaches_the_text_branch(tmp_path: Path) -> None:
+    """Issue 18: a tuning with ``coordinate`` makes the hybrid's BM25 branch rank with the coordination factor,
+    for the text provider (``coordinated()``, same index) and for the index's own BM25 branch."""
+    text = create_text_search_provider(_DOCS)
+    coordinated = text.coordinated()
+    assert coordinated.index is text.index and coordinated.options.coordinate and not text.options.coordinate
+    query = "memory memory pasta agent"
+    engine = [(d.id, s) for d, s in text.index.search(query, limit=5, coordinate=True)]
+    output = await coordinated.search(_request(query))
+    assert [(c.id, c.score) for c in output.candidates] == engine
+    assert engine != [(d.id, s) for d, s in text.index.search(query, limit=5)]
+    tuning = HybridTuning(fusion="convex", vector_weight=0.5, text_weight=0.5, candidate_limit=5, coordinate=True)
+    hybrid = create_text_vector_hybrid(text, create_text_search_provider(_DOCS), tuning=tuning)
+    assert hybrid.branches[1].provider.options.coordinate  # type: ignore[attr-defined]
+
+    embedder = WordHashEmbedder()
+    await update_index(tmp_path / "idx", [write_docs(tmp_path / "docs")], embedding=embedder)
+    with open_index(tmp_path / "idx") as index:
+        provider = create_index_search_provider(index, embedding=embedder, tuning=tuning)
+        branch = provider._hybrid.branches[1].provider
+        found = await branch.search(_request("backups backups restore memory", 10))
+        expected = index.bm25.search("backups backups restore memory", limit=10, coordinate=True)
+        assert [(c.id, c.score) for c in found.candidates] == [(d.id, s) for d, s in expected]

@@ -317,15 +317,18 @@ class BM25Index:
 
     # -- search ---------------------------------------------------------------
     def search(self, query: str, *, limit: int = 10, mode: MatchMode = "any",
-               conditions: Sequence[FilterCondition] = ()) -> list[tuple[IndexedDocument, float]]:
+               conditions: Sequence[FilterCondition] = (), coordinate: bool = False
+               ) -> list[tuple[IndexedDocument, float]]:
         """The best ``limit`` documents for ``query`` among those matching ``conditions``.
 
         ``mode="any"`` ranks documents containing any query term (classic BM25);
         ``mode="all"`` keeps only documents containing every query term. Only documents
-        with a positive score are returned; ties keep index order.
+        with a positive score are returned; ties keep index order. ``coordinate`` counts a
+        repeated query term once and multiplies each score by the idf-weighted share of the
+        query's terms the document holds, as :func:`ditto.text.bm25.score_documents` does.
         """
         snapshot = self._current()
-        scored = self._scores(snapshot, query, mode, conditions)
+        scored = self._scores(snapshot, query, mode, conditions, coordinate)
         if scored is None:
             return []
         scores, term_ids = scored
@@ -344,14 +347,14 @@ class BM25Index:
                 for position, score in zip(candidates[order].tolist(), chosen[order].tolist(), strict=True)]
 
     def score(self, query: str, document_ids: Sequence[str], *, mode: MatchMode = "any",
-              conditions: Sequence[FilterCondition] = ()) -> list[float | None]:
+              conditions: Sequence[FilterCondition] = (), coordinate: bool = False) -> list[float | None]:
         """The score :meth:`search` gives each of ``document_ids`` for ``query``, in their order.
 
         ``None`` for a document that would not be a hit (no query term, filtered out, or not
         in the index). A hybrid search uses this to complete another branch's candidates.
         """
         snapshot = self._current()
-        scored = self._scores(snapshot, query, mode, conditions)
+        scored = self._scores(snapshot, query, mode, conditions, coordinate)
         positions = snapshot.positions()
         found = [positions.get(document_id) for document_id in document_ids]
         if scored is None:
@@ -360,12 +363,14 @@ class BM25Index:
         values = [float(scores[position]) if position is not None else 0.0 for position in found]
         return [value if value > 0.0 else None for value in values]
 
-    def _scores(self, snapshot: _Snapshot, query: str, mode: MatchMode, conditions: Sequence[FilterCondition]
-                ) -> tuple[npt.NDArray[Any], list[int]] | None:
+    def _scores(self, snapshot: _Snapshot, query: str, mode: MatchMode, conditions: Sequence[FilterCondition],
+                coordinate: bool = False) -> tuple[npt.NDArray[Any], list[int]] | None:
         """Every document's score for ``query`` (zero: not a hit) and the query's term ids; ``None``: no term."""
         term_ids = self._query_term_ids(query, snapshot.n_terms, mode)
         if not term_ids:
             return None
+        if coordinate:
+            term_ids = list(dict.fromkeys(term_ids))
         indptr = snapshot.indptr
         if len(term_ids) == 1:
             start, end = indptr[term_ids[0]], indptr[term_ids[0] + 1]
@@ -377,6 +382,13 @@ class BM25Index:
             weights = np.concatenate([snapshot.data[s] for s in slices])
         size = len(snapshot.documents)
         scores = np.bincount(rows, weights=weights, minlength=size)
+        if coordinate:
+            # Lucene's non-negative idf, ln(1 + (N - df + 0.5) / (df + 0.5)), as ditto.text.bm25 weighs terms.
+            counts = [int(indptr[term + 1] - indptr[term]) for term in term_ids]
+            frequencies = np.asarray(counts, dtype=np.float64)
+            idf = np.log1p((size - frequencies + 0.5) / (frequencies + 0.5))
+            held = np.bincount(rows, weights=np.repeat(idf, counts), minlength=size)
+            scores *= held / idf.sum()
         if mode == "all":
             distinct = set(term_ids)
             if len(distinct) > 1:

@@ -117,7 +117,7 @@ class IndexSearchProvider:
         return trusted_output(output.candidates, request.target, request.strategy)
 
     async def _direct(self, request: RetrievalSearchInput, strategy: str,
-                      context: RetrievalExecutionContext | None) -> RetrievalSearchOutput:
+                      context: RetrievalExecutionContext | None, coordinate: bool = False) -> RetrievalSearchOutput:
         text = query_text(request, "An index")
         conditions = parse_filter(request.filter) if request.filter else ()
         limit = context_limit(request, context)
@@ -135,7 +135,7 @@ class IndexSearchProvider:
         else:
             mode: MatchMode = "all" if strategy == "keyword" else "any"
             hits = await self._run(lambda: self.index.bm25.search(text, limit=limit, mode=mode,
-                                                                  conditions=conditions),
+                                                                  conditions=conditions, coordinate=coordinate),
                                    offload=len(self.index) >= _OFFLOAD)
         check_signal(signal)
         target = request.target.name
@@ -154,7 +154,7 @@ class IndexSearchProvider:
         return trusted_output(tuple(candidates), request.target, strategy)
 
     async def _score(self, request: RetrievalSearchInput, strategy: str, ids: Sequence[str],
-                     context: RetrievalExecutionContext | None) -> list[float | None]:
+                     context: RetrievalExecutionContext | None, coordinate: bool = False) -> list[float | None]:
         """What :meth:`_direct` would score each of ``ids`` (``None``: not a hit or filtered out)."""
         text = query_text(request, "An index")
         conditions = parse_filter(request.filter) if request.filter else ()
@@ -168,7 +168,8 @@ class IndexSearchProvider:
                 [vector] = await embed_contents(self.embedding, [text], dimensions=info.dimensions, context=context)
             return list(await self._run(lambda: self.index.score_vectors(vector, ids, conditions), offload=True))
         mode: MatchMode = "all" if strategy == "keyword" else "any"
-        return list(await self._run(lambda: self.index.bm25.score(text, ids, mode=mode, conditions=conditions),
+        return list(await self._run(lambda: self.index.bm25.score(text, ids, mode=mode, conditions=conditions,
+                                                                  coordinate=coordinate),
                                     offload=len(self.index) >= _OFFLOAD))
 
     @staticmethod
@@ -180,19 +181,24 @@ class IndexSearchProvider:
 class _Branch:
     """One strategy of the provider as a provider of its own (hybrid and rerank compose these)."""
 
-    def __init__(self, owner: IndexSearchProvider, strategy: str) -> None:
+    def __init__(self, owner: IndexSearchProvider, strategy: str, coordinate: bool = False) -> None:
         self._owner = owner
         self._strategy = strategy
+        self._coordinate = coordinate
+
+    def coordinated(self) -> _Branch:
+        """The same branch ranking with BM25's coordination factor (what a coordinating tuning asks for)."""
+        return _Branch(self._owner, self._strategy, coordinate=True)
 
     async def search(self, input: RetrievalSearchInput | Mapping[str, Any],
                      context: RetrievalExecutionContext | None = None) -> RetrievalSearchOutput:
         request, _ = begin_search(input, context)
-        return await self._owner._direct(request, self._strategy, context)
+        return await self._owner._direct(request, self._strategy, context, self._coordinate)
 
     async def score_ids(self, input: RetrievalSearchInput | Mapping[str, Any], ids: Sequence[str],
                         context: RetrievalExecutionContext | None = None) -> list[float | None]:
         request, _ = begin_search(input, context)
-        return await self._owner._score(request, self._strategy, list(ids), context)
+        return await self._owner._score(request, self._strategy, list(ids), context, self._coordinate)
 
 
 def create_index_search_provider(index: SearchIndex, *, embedding: EmbeddingProvider | None = None,

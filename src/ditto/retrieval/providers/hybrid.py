@@ -382,6 +382,8 @@ class HybridTuning:
     rrf_k: int | None = None
     normalization: HybridNormalization = "minmax"
     complete: bool = False
+    #: The text branch ranks with BM25's coordination factor, where it offers one (``coordinated()``).
+    coordinate: bool = False
 
 
 #: Chosen on SciFact ``qrels/train.tsv`` only, for BM25 + all-MiniLM-L6-v2 (``bench/hybrid_scifact.py``;
@@ -399,6 +401,9 @@ def create_text_vector_hybrid(text: RetrievalSearchProvider, vector: RetrievalSe
         hybrid = create_text_vector_hybrid(create_text_search_provider(documents),
                                            create_vector_search_provider(index, embedding=embedder))
     """
+    coordinated = getattr(text, "coordinated", None) if tuning.coordinate else None
+    if callable(coordinated):
+        text = coordinated()
     return create_hybrid_search_provider(
         [HybridBranch(vector, weight=tuning.vector_weight, strategy=vector_strategy),
          HybridBranch(text, weight=tuning.text_weight, strategy=text_strategy)],

@@ -63,6 +63,8 @@ class TextSearchOptions(DittoModel):
     stemmer: str | None = "english"
     cjk: bool = True
     offload_threshold: int = Field(default=50_000, ge=1)
+    #: Rank with BM25's coordination factor (see :meth:`BM25Index.search`); the hybrid's tuning asks for it.
+    coordinate: bool = False
 
 
 class TextSearchProvider:
@@ -98,10 +100,12 @@ class TextSearchProvider:
             await asyncio.to_thread(index.refresh)
             check_signal(signal)
         if len(index) >= self._offload:
-            hits = await asyncio.to_thread(index.search, query, limit=limit, mode=mode, conditions=conditions)
+            hits = await asyncio.to_thread(index.search, query, limit=limit, mode=mode, conditions=conditions,
+                                           coordinate=self._options.coordinate)
             check_signal(signal)
         else:
-            hits = index.search(query, limit=limit, mode=mode, conditions=conditions)
+            hits = index.search(query, limit=limit, mode=mode, conditions=conditions,
+                                coordinate=self._options.coordinate)
         target = request.target.name
         sources = self._sources
         if len(sources) > _SOURCE_CACHE_LIMIT:
@@ -128,10 +132,17 @@ class TextSearchProvider:
             check_signal(signal)
         wanted = list(ids)
         if len(index) >= self._offload:
-            scores = await asyncio.to_thread(index.score, query, wanted, mode=mode, conditions=conditions)
+            scores = await asyncio.to_thread(index.score, query, wanted, mode=mode, conditions=conditions,
+                                             coordinate=self._options.coordinate)
             check_signal(signal)
             return scores
-        return index.score(query, wanted, mode=mode, conditions=conditions)
+        return index.score(query, wanted, mode=mode, conditions=conditions, coordinate=self._options.coordinate)
+
+    def coordinated(self) -> TextSearchProvider:
+        """This provider over the same index, ranking with the coordination factor (the hybrid's text branch)."""
+        if self._options.coordinate:
+            return self
+        return TextSearchProvider(self._index, self._options.model_copy(update={"coordinate": True}))
 
     def _strategy(self, request: RetrievalSearchInput) -> tuple[str, MatchMode]:
         strategy = request.strategy
