@@ -4,7 +4,8 @@
 * ``vector`` — the query embedded by the index's model, exact cosine (:meth:`SearchIndex.search_vectors`).
 * ``hybrid`` — both, fused by :func:`~ditto.retrieval.providers.hybrid.create_text_vector_hybrid`
   with the fusion chosen on SciFact's train queries (:data:`TEXT_VECTOR_TUNING`: z-scored
-  scores, 0.45 vector / 0.55 BM25, pools of 20) unless ``tuning`` says otherwise.
+  scores, 0.75 vector / 0.25 BM25 with the coordination factor, pools of 200 each completed with the
+  other branch's scores) unless ``tuning`` says otherwise.
 * ``rerank`` — BM25's ``candidate_limit`` best, reordered by the embedding's cosine
   (:func:`~ditto.retrieval.create_rerank_search_provider` with the cosine reranker).
 

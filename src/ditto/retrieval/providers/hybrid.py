@@ -394,9 +394,10 @@ class HybridTuning:
 
 
 #: Chosen on SciFact ``qrels/train.tsv`` only, for BM25 + all-MiniLM-L6-v2 (``bench/hybrid_scifact.py``;
-#: the grid and the test score are in docs/design/retrieval.md, "Hybrid fusion").
-TEXT_VECTOR_TUNING: Final = HybridTuning(fusion="convex", vector_weight=0.45, text_weight=0.55, candidate_limit=20,
-                                         normalization="zscore")
+#: the grid and the test score are in docs/design/retrieval.md, "Hybrid fusion"): z-scores over pools of
+#: 200, each branch completed with its own scores of the other's pool, BM25 with the coordination factor.
+TEXT_VECTOR_TUNING: Final = HybridTuning(fusion="convex", vector_weight=0.75, text_weight=0.25, candidate_limit=200,
+                                         normalization="zscore", complete=True, coordinate=True)
 
 
 def create_text_vector_hybrid(text: RetrievalSearchProvider, vector: RetrievalSearchProvider, *,
