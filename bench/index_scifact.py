@@ -10,7 +10,7 @@ Rows, each against its peer in the same run (one process, single-threaded search
    every record in SQLite, BM25 arrays saved) against bm25s tokenising and indexing the same texts directly.
 2. **BM25 queries** — the 300 test queries through the index provider (``provider.search``, limit 10,
    candidates built from the engine's copy of the passages) against tantivy with the same stop words and
-   stemmer; nDCG@10.
+   stemmer (built once), timed in turns over ``5 × --repeats`` rounds, best of each; nDCG@10.
 3. **Dense** (``--dense``; with ``--embed`` the local embedding model, otherwise random unit vectors of
    the same dimension, which time the vector table but say nothing of quality) — sqlite-vec's exact scan
    (``search_vectors``) against a numpy brute force over the same vectors, the query vectors computed once
