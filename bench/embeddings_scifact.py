@@ -8,7 +8,8 @@ Usage::
   ``title + " " + text`` like MTEB's BEIR loader, exact cosine top-10 over all
   5,183 abstracts. The model's published SciFact score is 0.645, so matching it
   shows the packaged weights are the real ones. The corpus vectors come from the
-  provider's own on-disk cache in ``.cache/embeddings`` (git-ignored): the first
+  provider's on-disk cache (``--cache-dir``; default the library's, ``$DITTO_EMBEDDING_CACHE_DIR``
+  or the user cache's ``ditto/embeddings``): the first
   run encodes for several minutes, later runs read them back in about a second.
 * **Throughput**: the same texts (the first ``--throughput-texts`` abstracts)
   embedded by ``SentenceTransformer.encode`` called directly and by our provider
@@ -36,7 +37,6 @@ from retrieval_beir import DEFAULT_DATA, interleaved_best, timed
 from ditto.retrieval.evaluation import ndcg_at_k as ndcg_at_10
 from ditto.retrieval.providers.local_embedding import LocalEmbeddingProvider, create_local_embedding_provider
 
-CACHE_DIR = Path(__file__).resolve().parents[1] / ".cache" / "embeddings"
 PUBLISHED_NDCG = 0.645  # all-MiniLM-L6-v2 on SciFact (MTEB retrieval)
 
 
@@ -67,9 +67,23 @@ def mean_ndcg(split: Split, rankings: Sequence[Sequence[str]]) -> float:
                             for ranking, query in zip(rankings, split.query_ids, strict=True))
 
 
-def corpus_provider(**options: Any) -> LocalEmbeddingProvider:
-    """The default model with the benchmark's persistent cache (corpus vectors survive between runs)."""
-    return create_local_embedding_provider(cache_dir=CACHE_DIR, show_progress=True, **options)
+def default_cache_dir() -> Path | None:
+    """The library's default vector cache (``$DITTO_EMBEDDING_CACHE_DIR``, else the user cache's
+    ``ditto/embeddings``), which ``ditto index --embed`` and research fill too."""
+    from ditto.retrieval.index.embedding import embedding_cache_dir
+
+    return embedding_cache_dir()
+
+
+def add_cache_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cache-dir", type=Path, default=default_cache_dir(),
+                        help="the embedding cache holding the corpus vectors (default: $DITTO_EMBEDDING_CACHE_DIR, "
+                             "else the user cache's ditto/embeddings); the first run fills it")
+
+
+def corpus_provider(cache_dir: Path | None, **options: Any) -> LocalEmbeddingProvider:
+    """The default model with a persistent cache (corpus vectors survive between runs)."""
+    return create_local_embedding_provider(cache_dir=cache_dir, show_progress=True, **options)
 
 
 def dense_rankings(provider: LocalEmbeddingProvider, split: Split, depth: int = 10) -> list[list[str]]:
@@ -112,9 +126,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--throughput-texts", type=int, default=512, help="abstracts timed for throughput (0: skip)")
     parser.add_argument("--repeats", type=int, default=3, help="timed passes per path (best kept)")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
+    add_cache_option(parser)
     args = parser.parse_args(argv)
     split = load_split(args.data, "test")
-    provider = corpus_provider(threads=args.threads, backend="torch")
+    provider = corpus_provider(args.cache_dir, threads=args.threads, backend="torch")
     print(f"SciFact: {len(split.doc_ids)} documents, {len(split.queries)} test queries; "
           f"model {provider.model_id} ({provider.dimensions} dimensions)", file=sys.stderr)
     rankings, dense_s = timed(lambda: dense_rankings(provider, split))

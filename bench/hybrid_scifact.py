@@ -2,15 +2,18 @@
 
 Usage::
 
-    python bench/hybrid_scifact.py [--data ../shared/datasets/scifact]
+    python bench/hybrid_scifact.py [--data ../shared/datasets/scifact] [--cache-dir DIR]
 
 1. **Branches.** BM25 is our text provider (k1=1.2, b=0.75, English stop words and
    stemmer); dense is an exact in-memory cosine index over the provider's vectors
-   (``title + " " + text``; the corpus vectors come from the cache that
-   ``bench/embeddings_scifact.py`` fills in ``.cache/embeddings``).
+   (``title + " " + text``; the corpus vectors come from the embedding cache,
+   by default the library's own, ``$DITTO_EMBEDDING_CACHE_DIR`` or the user cache's
+   ``ditto/embeddings``, which ``bench/embeddings_scifact.py`` fills too).
 2. **Tuning on train only.** Each branch's ranked pool (up to 200, with scores) is
-   computed once per ``qrels/train.tsv`` query; every grid point fuses those pools
-   with the very functions the provider uses (``rrf_fuse``, ``convex_fuse``) and
+   computed once per ``qrels/train.tsv`` query, with each branch's ``score_ids`` of
+   the other branch's pool (what a ``complete`` hybrid asks for); every grid point
+   fuses those pools with the very functions the provider uses (``rrf_fuse``,
+   ``convex_fuse``, completed pools as ``HybridSearchProvider`` completes them) and
    the best mean nDCG@10 on train is kept, for RRF and for the convex combination.
 3. **Test once.** The 300 ``qrels/test.tsv`` queries then run through
    ``create_text_vector_hybrid`` (so ``create_hybrid_search_provider``) with the
@@ -31,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from embeddings_scifact import Split, corpus_provider, load_split, mean_ndcg
+from embeddings_scifact import Split, add_cache_option, corpus_provider, load_split, mean_ndcg
 from retrieval_beir import DEFAULT_DATA
 
 from ditto.retrieval import InMemoryVectorIndex, RetrievalSearchInput
@@ -53,8 +56,20 @@ RRF_KS = (1, 5, 10, 20, 40, 60, 100)
 DENSE_WEIGHTS = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0)  # the BM25 branch keeps weight 1
 CONVEX_ALPHAS = tuple(round(0.05 * i, 2) for i in range(1, 20))  # weight of dense; BM25 gets 1 - alpha
 NORMALIZATIONS = ("minmax", "zscore")
+COMPLETE = (False, True)  # convex only: each branch also scores the other branch's pool
+COORDINATE = (False, True)  # convex only: the BM25 branch with the coordination factor
 
 Pool = list[tuple[str, float]]  # (doc id, branch score), best first
+
+
+@dataclass(frozen=True)
+class QueryPools:
+    """One query's pools, best first, and each branch's score of every document of either pool."""
+
+    dense: Pool
+    text: dict[bool, Pool]  # by coordination
+    dense_scores: dict[str, float]
+    text_scores: dict[bool, dict[str, float]]
 
 
 @dataclass(frozen=True)
@@ -65,16 +80,21 @@ class Setting:
     text_weight: float
     rrf_k: int | None
     normalization: str = "minmax"
+    complete: bool = False
+    coordinate: bool = False
 
     def describe(self) -> str:
-        extra = f", rrf_k={self.rrf_k}" if self.fusion == "rrf" else f", {self.normalization}"
+        extra = (f", rrf_k={self.rrf_k}" if self.fusion == "rrf"
+                 else f", {self.normalization}{', complete' if self.complete else ''}"
+                      f"{', BM25 coordination' if self.coordinate else ''}")
         return (f"{self.fusion}: pool {self.pool}, weights dense {self.dense_weight:g} / BM25 "
                 f"{self.text_weight:g}{extra}")
 
     def tuning(self) -> HybridTuning:
         return HybridTuning(fusion=self.fusion, vector_weight=self.dense_weight,  # type: ignore[arg-type]
                             text_weight=self.text_weight, candidate_limit=self.pool, rrf_k=self.rrf_k,
-                            normalization=self.normalization)  # type: ignore[arg-type]
+                            normalization=self.normalization, complete=self.complete,  # type: ignore[arg-type]
+                            coordinate=self.coordinate)
 
 
 class Branches:
@@ -88,17 +108,35 @@ class Branches:
         self.index = InMemoryVectorIndex(metric="cosine", dimensions=embedder.dimensions)
         self.index.add([VectorRecord(i, v) for i, v in zip(split.doc_ids, vectors, strict=True)])
         self.vector = create_vector_search_provider(self.index, embedding=embedder)
+        self.texts = {False: self.text, True: self.text.coordinated()}
 
-    def pools(self, queries: Sequence[str]) -> tuple[list[Pool], list[Pool]]:
-        async def run() -> tuple[list[Pool], list[Pool]]:
-            dense, text = [], []
+    def pools(self, queries: Sequence[str]) -> list[QueryPools]:
+        """Each branch's pool of ``MAX_POOL`` and (``score_ids``, what a complete hybrid asks) its scores of
+        the other branch's pool."""
+        async def run() -> list[QueryPools]:
+            out = []
             for query in queries:
                 request = search_input(query, MAX_POOL)
+                text_request = request.model_copy(update={"strategy": "bm25"})
                 d = await self.vector.search(request)
-                t = await self.text.search(request.model_copy(update={"strategy": "bm25"}))
-                dense.append([(c.id or "", c.score or 0.0) for c in d.candidates])
-                text.append([(c.id or "", c.score or 0.0) for c in t.candidates])
-            return dense, text
+                dense = [(c.id or "", c.score or 0.0) for c in d.candidates]
+                text: dict[bool, Pool] = {}
+                for flag, provider in self.texts.items():
+                    t = await provider.search(text_request)
+                    text[flag] = [(c.id or "", c.score or 0.0) for c in t.candidates]
+                dense_scores = dict(dense)
+                text_scores = {flag: dict(pool) for flag, pool in text.items()}
+                branches: list[tuple[Pool, Any, RetrievalSearchInput, dict[str, float]]] = [
+                    *((pool, self.vector, request, dense_scores) for pool in text.values()),
+                    *((dense, self.texts[flag], text_request, text_scores[flag]) for flag in text)]
+                for other, provider, branch_request, scores in branches:
+                    ids = [i for i, _ in other]
+                    missing = [i for i in ids if i not in scores]
+                    for i, score in zip(missing, await provider.score_ids(branch_request, missing), strict=True):
+                        if score is not None:
+                            scores[i] = score
+                out.append(QueryPools(dense, text, dense_scores, text_scores))
+            return out
 
         return asyncio.run(run())
 
@@ -108,8 +146,15 @@ def search_input(query: str, limit: int) -> RetrievalSearchInput:
                                                 "limit": limit})
 
 
-def fuse(setting: Setting, dense: Pool, text: Pool) -> list[str]:
-    rankings = [dense[:setting.pool], text[:setting.pool]]
+def fuse(setting: Setting, pools: QueryPools) -> list[str]:
+    """Fuse one query's pools as the hybrid provider does with ``setting`` (the same pure functions)."""
+    dense, text = pools.dense[:setting.pool], pools.text[setting.coordinate][:setting.pool]
+    rankings = [dense, text]
+    if setting.complete:  # what HybridSearchProvider._complete adds: the other pool's documents, own scores
+        union = dict.fromkeys(i for ranking in rankings for i, _ in ranking)
+        rankings = [ranking + [(i, scores[i]) for i in union if i not in dict(ranking) and i in scores]
+                    for ranking, scores in ((dense, pools.dense_scores),
+                                            (text, pools.text_scores[setting.coordinate]))]
     weights = [setting.dense_weight, setting.text_weight]
     if setting.fusion == "rrf":
         fused = rrf_fuse(rankings, key=lambda hit: hit[0], weights=weights, rrf_k=setting.rrf_k or 60)
@@ -119,18 +164,19 @@ def fuse(setting: Setting, dense: Pool, text: Pool) -> list[str]:
     return [hit[0] for hit, _ in fused[:10]]
 
 
-def grid_search(split: Split, dense: list[Pool], text: list[Pool]) -> dict[str, list[tuple[float, Setting]]]:
+def grid_search(split: Split, pools: list[QueryPools]) -> dict[str, list[tuple[float, Setting]]]:
     grids = {
         "rrf": [Setting("rrf", pool, w, 1.0, k) for pool, k, w in itertools.product(POOLS, RRF_KS, DENSE_WEIGHTS)],
-        "convex": [Setting("convex", pool, a, round(1 - a, 2), None, normalization)
-                   for normalization, pool, a in itertools.product(NORMALIZATIONS, POOLS, CONVEX_ALPHAS)],
+        "convex": [Setting("convex", pool, a, round(1 - a, 2), None, normalization, complete, coordinate)
+                   for coordinate, complete, normalization, pool, a in itertools.product(
+                       COORDINATE, COMPLETE, NORMALIZATIONS, POOLS, CONVEX_ALPHAS)],
     }
     results: dict[str, list[tuple[float, Setting]]] = {}
     for fusion, settings in grids.items():
         scored = []
         for setting in settings:
-            ndcg = statistics.fmean(ndcg_at_10(fuse(setting, d, t), split.qrels[q])
-                                    for d, t, q in zip(dense, text, split.query_ids, strict=True))
+            ndcg = statistics.fmean(ndcg_at_10(fuse(setting, p), split.qrels[q])
+                                    for p, q in zip(pools, split.query_ids, strict=True))
             scored.append((ndcg, setting))
         scored.sort(key=lambda item: -item[0])
         results[fusion] = scored
@@ -162,14 +208,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--top", type=int, default=5, help="best train settings printed per fusion")
+    add_cache_option(parser)
     args = parser.parse_args(argv)
     train, test = load_split(args.data, "train"), load_split(args.data, "test")
-    embedder = corpus_provider()
+    embedder = corpus_provider(args.cache_dir)
     branches = Branches(test, embedder)
     print(f"SciFact: {len(test.doc_ids)} documents; {len(train.queries)} train and {len(test.queries)} test queries",
           file=sys.stderr)
-    dense, text = branches.pools(train.queries)
-    grid = grid_search(train, dense, text)
+    grid = grid_search(train, branches.pools(train.queries))
     print("### Train grid (qrels/train.tsv)\n")
     print(f"RRF: pools {POOLS} × rrf_k {RRF_KS} × dense weight {DENSE_WEIGHTS} (BM25 weight 1); "
           f"convex: {NORMALIZATIONS} × pools {POOLS} × dense weight α {CONVEX_ALPHAS[0]}…{CONVEX_ALPHAS[-1]} "
@@ -180,10 +226,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         for ndcg, setting in scored[:args.top]:
             print(f"| {setting.fusion} | {setting.describe()} | {ndcg:.4f} |")
     plain = Setting("rrf", 100, 1.0, 1.0, 60)
+    plain_convex = next(setting for _, setting in grid["convex"] if not setting.complete and not setting.coordinate)
     rows: list[tuple[str, Setting | None, str]] = [
         ("BM25 (text provider)", None, "bm25"), ("dense (all-MiniLM-L6-v2, exact cosine)", None, "vector"),
         ("hybrid, plain RRF (k=60, pool 100, equal weights)", plain, ""),
         (f"hybrid, tuned RRF ({grid['rrf'][0][1].describe()})", grid["rrf"][0][1], ""),
+        (f"hybrid, convex, pools as returned ({plain_convex.describe()})", plain_convex, ""),
         (f"hybrid, tuned convex ({grid['convex'][0][1].describe()})", grid["convex"][0][1], ""),
     ]
     print("\n### Test (qrels/test.tsv, through the providers)\n")

@@ -37,11 +37,10 @@ from ...worker.memory.types import (
     MemorySearchProvider,
     MemoryStore,
 )
+from .._results import trusted_candidate, trusted_output, trusted_source
 from ..errors import BACKEND_ERROR, INVALID_INPUT, RetrievalArgumentError, RetrievalError
 from ..sdk import RETRIEVAL_SEARCH
 from ..types import (
-    RetrievalCandidate,
-    RetrievalCandidateSource,
     RetrievalDefaults,
     RetrievalExecutionContext,
     RetrievalSearchInput,
@@ -259,12 +258,9 @@ class MemoryRetrievalProvider:
                 raise RetrievalError("RETRIEVAL_INVALID_BACKEND_OUTPUT", "the memory search returned a bad hit") \
                     from None
             memory = hit.memory
-            candidates.append(RetrievalCandidate.model_construct(
-                id=memory.id, content=memory.to_json_dict(), score=hit.score,
-                source=RetrievalCandidateSource.model_construct(target=input.target.name, ref=memory.id),
-                metadata=hit.metadata))
-        return RetrievalSearchOutput.model_construct(candidates=tuple(candidates), target=input.target,
-                                                     strategy=input.strategy, metadata=None)
+            candidates.append(trusted_candidate(memory.id, memory.to_json_dict(), hit.score,
+                                                trusted_source(input.target.name, memory.id), hit.metadata))
+        return trusted_output(tuple(candidates), input.target, input.strategy)
 
     def __repr__(self) -> str:
         return f"<MemoryRetrievalProvider {self.memory!r}>"

@@ -91,6 +91,14 @@ class _Snapshot:
     n_terms: int
     columns: dict[str, _Column] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    _positions: dict[str, int] | None = None
+
+    def positions(self) -> dict[str, int]:
+        """Document id → position in :attr:`documents` (built on first use)."""
+        positions = self._positions
+        if positions is None:
+            positions = self._positions = {document.id: n for n, document in enumerate(self.documents)}
+        return positions
 
     def column(self, key: str) -> _Column:
         column = self.columns.get(key)
@@ -120,6 +128,28 @@ def _build_column(documents: Sequence[IndexedDocument], key: str) -> _Column:
                 positions.setdefault(eq, []).append(position)
     postings = {eq: np.asarray(found, dtype=np.intp) for eq, found in positions.items()}
     return _Column(numbers=numbers, postings=postings)
+
+
+def _score_floor(scores: npt.NDArray[Any], snapshot: _Snapshot, term_ids: Sequence[int], limit: int) -> float | None:
+    """A score the ``limit``-th best document reaches for sure, to skip most candidates before the top-k.
+
+    The ``limit``-th best score among any ``limit`` or more documents is a lower bound of the
+    ``limit``-th best overall; the shortest posting list holding at least ``limit`` documents gives
+    such a set cheaply. ``None`` when there is no such bound above zero (zero scores are not hits).
+    """
+    indptr = snapshot.indptr
+    shortest: tuple[int, int] | None = None
+    for term in term_ids:
+        start, end = int(indptr[term]), int(indptr[term + 1])
+        if end - start >= limit and (shortest is None or end - start < shortest[1] - shortest[0]):
+            shortest = (start, end)
+    if shortest is not None:
+        sample = scores[snapshot.indices[shortest[0]:shortest[1]]]
+        cut = len(sample) - limit
+        floor = float(np.partition(sample, cut)[cut])
+        if floor > 0.0:
+            return floor
+    return None
 
 
 def _condition_mask(snapshot: _Snapshot, condition: FilterCondition) -> _BoolArray:
@@ -296,16 +326,57 @@ class BM25Index:
         ``mode="all"`` keeps only documents containing every query term. Only documents
         with a positive score are returned; ties keep index order.
 
-        ``coordinate`` multiplies each score by the idf-weighted share of the query's
-        distinct terms the document holds (:func:`ditto.text.bm25.coordination_weights`, the
-        factor the in-memory ``score_documents(coordinate=True)`` applies), so a short
-        passage that repeats one rare query word no longer outranks one that holds them all.
+        ``coordinate`` counts a repeated query term once and multiplies each score by the
+        idf-weighted share of the query's distinct terms the document holds
+        (:func:`ditto.text.bm25.coordination_weights`, the factor the in-memory
+        ``score_documents(coordinate=True)`` applies), so a short passage that repeats one rare
+        query word no longer outranks one that holds them all.
         """
         snapshot = self._current()
+        scored = self._scores(snapshot, query, mode, conditions, coordinate)
+        if scored is None:
+            return []
+        scores, term_ids = scored
+        floor = _score_floor(scores, snapshot, term_ids, limit)
+        candidates = np.flatnonzero(scores >= floor if floor is not None else scores > 0.0)
+        chosen = scores[candidates]
+        if len(candidates) > limit:
+            # The limit-th best score by a value partition (cheaper than argpartition's index
+            # bookkeeping), then every candidate at least that good: ties at the cut keep index order.
+            cut = len(chosen) - limit
+            keep = np.flatnonzero(chosen >= np.partition(chosen, cut)[cut])
+            candidates, chosen = candidates[keep], chosen[keep]
+        order = np.lexsort((candidates, -chosen))[:limit]
+        documents = snapshot.documents
+        return [(documents[position], score)
+                for position, score in zip(candidates[order].tolist(), chosen[order].tolist(), strict=True)]
+
+    def score(self, query: str, document_ids: Sequence[str], *, mode: MatchMode = "any",
+              conditions: Sequence[FilterCondition] = (), coordinate: bool = False) -> list[float | None]:
+        """The score :meth:`search` gives each of ``document_ids`` for ``query``, in their order.
+
+        ``None`` for a document that would not be a hit (no query term, filtered out, or not
+        in the index). A hybrid search uses this to complete another branch's candidates.
+        """
+        snapshot = self._current()
+        scored = self._scores(snapshot, query, mode, conditions, coordinate)
+        positions = snapshot.positions()
+        found = [positions.get(document_id) for document_id in document_ids]
+        if scored is None:
+            return [None] * len(found)
+        scores = scored[0]
+        values = [float(scores[position]) if position is not None else 0.0 for position in found]
+        return [value if value > 0.0 else None for value in values]
+
+    def _scores(self, snapshot: _Snapshot, query: str, mode: MatchMode, conditions: Sequence[FilterCondition],
+                coordinate: bool = False) -> tuple[npt.NDArray[Any], list[int]] | None:
+        """Every document's score for ``query`` (zero: not a hit) and the query's term ids; ``None``: no term."""
         terms = self._analyzer.analyze(query)
         term_ids = self._query_term_ids(terms, snapshot.n_terms, mode)
         if not term_ids:
-            return []
+            return None
+        if coordinate:
+            term_ids = list(dict.fromkeys(term_ids))
         indptr = snapshot.indptr
         if len(term_ids) == 1:
             start, end = indptr[term_ids[0]], indptr[term_ids[0] + 1]
@@ -316,7 +387,7 @@ class BM25Index:
             rows = np.concatenate([snapshot.indices[s] for s in slices])
             weights = np.concatenate([snapshot.data[s] for s in slices])
         size = len(snapshot.documents)
-        scores: _FloatArray = np.asarray(np.bincount(rows, weights=weights, minlength=size), dtype=np.float64)
+        scores = np.asarray(np.bincount(rows, weights=weights, minlength=size), dtype=np.float64)
         if coordinate:
             scores = scores * self._coordination(snapshot, terms, size)
         if mode == "all":
@@ -331,15 +402,7 @@ class BM25Index:
             for condition in conditions[1:]:
                 mask &= _condition_mask(snapshot, condition)
             scores[~mask] = 0.0
-        candidates = np.flatnonzero(scores > 0.0)
-        if len(candidates) > limit:
-            best = np.argpartition(-scores[candidates], limit - 1)[:limit]
-            candidates = candidates[best]
-        chosen = scores[candidates]
-        order = np.lexsort((candidates, -chosen))
-        documents = snapshot.documents
-        return [(documents[position], score)
-                for position, score in zip(candidates[order].tolist(), chosen[order].tolist(), strict=True)]
+        return scores, term_ids
 
     def _coordination(self, snapshot: _Snapshot, terms: Sequence[str], size: int) -> _FloatArray:
         """Each document's coordination factor for the query ``terms`` (0 where it holds none).

@@ -4,7 +4,8 @@
 * ``vector`` — the query embedded by the index's model, exact cosine (:meth:`SearchIndex.search_vectors`).
 * ``hybrid`` — both, fused by :func:`~ditto.retrieval.providers.hybrid.create_text_vector_hybrid`
   with the fusion chosen on SciFact's train queries (:data:`TEXT_VECTOR_TUNING`: z-scored
-  scores, 0.45 vector / 0.55 BM25, pools of 20) unless ``tuning`` says otherwise.
+  scores, 0.75 vector / 0.25 BM25 with the coordination factor, pools of 200 each completed with the
+  other branch's scores) unless ``tuning`` says otherwise.
 * ``rerank`` — BM25's ``candidate_limit`` best, reordered by the embedding's cosine
   (:func:`~ditto.retrieval.create_rerank_search_provider` with the cosine reranker).
 
@@ -22,9 +23,10 @@ record), and ``metadata``: the passage's own (a record's metadata, a file's ``pa
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from .._results import trusted_candidate, trusted_output, trusted_source
 from ..config import context_limit
 from ..engines.bm25 import IndexedDocument, MatchMode
 from ..engines.filters import parse_filter
@@ -33,13 +35,7 @@ from ..providers.base import begin_search, query_text
 from ..providers.embedding import EmbeddingProvider, embed_contents
 from ..providers.hybrid import TEXT_VECTOR_TUNING, HybridTuning, create_text_vector_hybrid
 from ..providers.rerank import create_cosine_reranker, create_rerank_search_provider
-from ..types import (
-    RetrievalCandidate,
-    RetrievalCandidateSource,
-    RetrievalExecutionContext,
-    RetrievalSearchInput,
-    RetrievalSearchOutput,
-)
+from ..types import RetrievalCandidateSource, RetrievalExecutionContext, RetrievalSearchInput, RetrievalSearchOutput
 from .errors import INDEX_MODEL_MISMATCH, SearchIndexError
 from .reader import SearchIndex
 
@@ -51,7 +47,8 @@ _VECTOR_STRATEGIES: Final = frozenset({"vector", "hybrid", "rerank"})
 _OFFLOAD: Final = 20_000
 
 
-#: Candidate sources kept per (target, passage id): immutable, shared by every result (bounded).
+#: Per (target, passage id): the candidate source (immutable, shared by every result) and where the
+#: passage text starts in the engine's copy; bounded.
 _SOURCE_CACHE_LIMIT: Final = 200_000
 
 
@@ -61,13 +58,13 @@ def _source(document: IndexedDocument, target: str) -> RetrievalCandidateSource:
     path = meta["path"]
     from_file = document.id.startswith(f"{path}#") and document.id[len(path) + 1:].isdigit()
     ref = f"{path}#L{meta['lineStart']}-L{meta['lineEnd']}" if from_file else document.id  # a record: its id
-    return RetrievalCandidateSource.model_construct(target=target, ref=ref)
+    return trusted_source(target, ref)
 
 
-def _text(document: IndexedDocument) -> str:
-    """The passage text from the engine's search text (the heading path, a newline, then the passage)."""
+def _text_start(document: IndexedDocument) -> int:
+    """Where the passage text starts in the engine's search text (the heading path, a newline, the passage)."""
     heading = document.metadata.get("heading") if document.metadata is not None else None
-    return document.content[len(heading) + 1:] if heading else document.content
+    return len(heading) + 1 if heading else 0
 
 
 class IndexSearchProvider:
@@ -80,7 +77,9 @@ class IndexSearchProvider:
         self.index = index
         self.embedding = embedding
         self.coordinate = coordinate
-        self._sources: dict[tuple[str, str], RetrievalCandidateSource] = {}
+        self._parts: dict[tuple[str, str], tuple[RetrievalCandidateSource, int]] = {}
+        #: The last vector query's text and vector: a complete hybrid scores the same query right after.
+        self._last: tuple[str, Sequence[float]] | None = None
         self._hybrid = create_text_vector_hybrid(_Branch(self, "bm25"), _Branch(self, "vector"), tuning=tuning,
                                                  text_strategy="bm25", vector_strategy="vector")
         self._rerank = create_rerank_search_provider(_Branch(self, "bm25"), create_cosine_reranker(embedding),
@@ -117,11 +116,10 @@ class IndexSearchProvider:
         except Exception as error:  # a backend failure: logged once here, hidden from the caller
             raise as_retrieval_error(error) from None
         check_signal(signal)
-        return RetrievalSearchOutput.model_construct(candidates=output.candidates, target=request.target,
-                                                     strategy=request.strategy, metadata=None)
+        return trusted_output(output.candidates, request.target, request.strategy)
 
     async def _direct(self, request: RetrievalSearchInput, strategy: str,
-                      context: RetrievalExecutionContext | None) -> RetrievalSearchOutput:
+                      context: RetrievalExecutionContext | None, coordinate: bool = False) -> RetrievalSearchOutput:
         text = query_text(request, "An index")
         conditions = parse_filter(request.filter) if request.filter else ()
         limit = context_limit(request, context)
@@ -130,6 +128,7 @@ class IndexSearchProvider:
             info = self.index.embedding
             assert self.embedding is not None and info is not None
             [vector] = await embed_contents(self.embedding, [text], dimensions=info.dimensions, context=context)
+            self._last = (text, vector)
             nearest = await self._run(
                 lambda: self.index.search_vectors(vector, limit=limit, conditions=conditions), offload=True)
             found = (self.index.bm25.get(passage_id) for passage_id, _ in nearest)
@@ -138,24 +137,43 @@ class IndexSearchProvider:
         else:
             mode: MatchMode = "all" if strategy == "keyword" else "any"
             hits = await self._run(lambda: self.index.bm25.search(text, limit=limit, mode=mode,
-                                                                  conditions=conditions, coordinate=self.coordinate),
+                                                                  conditions=conditions,
+                                                                  coordinate=coordinate or self.coordinate),
                                    offload=len(self.index) >= _OFFLOAD)
         check_signal(signal)
         target = request.target.name
-        sources = self._sources
-        if len(sources) > _SOURCE_CACHE_LIMIT:
-            sources.clear()
+        parts = self._parts
+        if len(parts) > _SOURCE_CACHE_LIMIT:
+            parts.clear()
         candidates = []
         for document, score in hits:
             key = (target, document.id)
-            source = sources.get(key)
-            if source is None:
-                source = sources[key] = _source(document, target)
-            candidates.append(RetrievalCandidate.model_construct(id=document.id, content=_text(document),
-                                                                 score=score, source=source,
-                                                                 metadata=document.metadata))
-        return RetrievalSearchOutput.model_construct(candidates=tuple(candidates), target=request.target,
-                                                     strategy=strategy, metadata=None)
+            cached = parts.get(key)
+            if cached is None:
+                cached = parts[key] = (_source(document, target), _text_start(document))
+            source, start = cached
+            content = document.content[start:] if start else document.content
+            candidates.append(trusted_candidate(document.id, content, score, source, document.metadata))
+        return trusted_output(tuple(candidates), request.target, strategy)
+
+    async def _score(self, request: RetrievalSearchInput, strategy: str, ids: Sequence[str],
+                     context: RetrievalExecutionContext | None, coordinate: bool = False) -> list[float | None]:
+        """What :meth:`_direct` would score each of ``ids`` (``None``: not a hit or filtered out)."""
+        text = query_text(request, "An index")
+        conditions = parse_filter(request.filter) if request.filter else ()
+        if strategy == "vector":
+            info = self.index.embedding
+            assert self.embedding is not None and info is not None
+            last = self._last
+            if last is not None and last[0] == text:
+                vector = last[1]
+            else:
+                [vector] = await embed_contents(self.embedding, [text], dimensions=info.dimensions, context=context)
+            return list(await self._run(lambda: self.index.score_vectors(vector, ids, conditions), offload=True))
+        mode: MatchMode = "all" if strategy == "keyword" else "any"
+        return list(await self._run(lambda: self.index.bm25.score(text, ids, mode=mode, conditions=conditions,
+                                                                  coordinate=coordinate or self.coordinate),
+                                    offload=len(self.index) >= _OFFLOAD))
 
     @staticmethod
     async def _run(function: Any, *, offload: bool) -> Any:
@@ -166,14 +184,24 @@ class IndexSearchProvider:
 class _Branch:
     """One strategy of the provider as a provider of its own (hybrid and rerank compose these)."""
 
-    def __init__(self, owner: IndexSearchProvider, strategy: str) -> None:
+    def __init__(self, owner: IndexSearchProvider, strategy: str, coordinate: bool = False) -> None:
         self._owner = owner
         self._strategy = strategy
+        self._coordinate = coordinate
+
+    def coordinated(self) -> _Branch:
+        """The same branch ranking with BM25's coordination factor (what a coordinating tuning asks for)."""
+        return _Branch(self._owner, self._strategy, coordinate=True)
 
     async def search(self, input: RetrievalSearchInput | Mapping[str, Any],
                      context: RetrievalExecutionContext | None = None) -> RetrievalSearchOutput:
         request, _ = begin_search(input, context)
-        return await self._owner._direct(request, self._strategy, context)
+        return await self._owner._direct(request, self._strategy, context, self._coordinate)
+
+    async def score_ids(self, input: RetrievalSearchInput | Mapping[str, Any], ids: Sequence[str],
+                        context: RetrievalExecutionContext | None = None) -> list[float | None]:
+        request, _ = begin_search(input, context)
+        return await self._owner._score(request, self._strategy, list(ids), context, self._coordinate)
 
 
 def create_index_search_provider(index: SearchIndex, *, embedding: EmbeddingProvider | None = None,

@@ -170,6 +170,33 @@ class SearchIndex:
         return [(ids[row], float(scores[position])) for row, position in zip(rows.tolist(), best.tolist(),
                                                                               strict=True)]
 
+    def score_vectors(self, vector: Sequence[float], ids: Sequence[str],
+                      conditions: Sequence[FilterCondition] = ()) -> list[float | None]:
+        """The cosine :meth:`search_vectors` gives each of ``ids`` (``None``: no vector, or filtered out)."""
+        if not self._vectors or not ids:
+            return [None] * len(ids)
+        query = np.asarray(vector, dtype=np.float32)
+        norm = float(np.linalg.norm(query))
+        if norm == 0.0:
+            return [None] * len(ids)
+        allowed = set(self.bm25.matching_ids(conditions)) if conditions else None
+        info = self.manifest.embedding
+        if info is not None and self.manifest.passages * info.dimensions * 4 <= MATRIX_BYTES:
+            _, positions, matrix = self._matrix()
+            rows = [positions.get(passage_id) for passage_id in ids]
+            known = [row for row in rows if row is not None]
+            values = iter((matrix[known] @ (query / norm)).tolist()) if known else iter(())
+            found = [next(values) if row is not None else None for row in rows]
+        else:
+            with self._lock:
+                scored = dict(self._connection.execute(
+                    "SELECT p.id, 1.0 - vec_distance_cosine(v.embedding, ?) FROM vectors v JOIN passages p "
+                    f"ON p.rowid = v.rowid WHERE p.id IN ({','.join('?' * len(ids))})", [query.tobytes(), *ids]
+                ).fetchall())
+            found = [float(scored[passage_id]) if passage_id in scored else None for passage_id in ids]
+        return [score if allowed is None or passage_id in allowed else None
+                for passage_id, score in zip(ids, found, strict=True)]
+
     def scan_vectors(self, vector: Sequence[float], *, limit: int,
                      conditions: Sequence[FilterCondition] = ()) -> list[tuple[str, float]]:
         """:meth:`search_vectors` through sqlite-vec's ``vec0`` scan, whatever the table's size."""

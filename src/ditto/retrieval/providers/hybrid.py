@@ -34,11 +34,11 @@ from __future__ import annotations
 
 import asyncio
 import math
-import statistics
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Final, Literal, Protocol, TypeVar, runtime_checkable
 
+from .._results import trusted_output, with_score
 from ..config import DEFAULT_CANDIDATE_LIMIT, DEFAULT_RRF_K, MAX_CANDIDATE_LIMIT, context_limit, pick_number
 from ..errors import (
     INVALID_BACKEND_OUTPUT,
@@ -65,6 +65,7 @@ __all__ = [
     "HybridNormalization",
     "HybridSearchProvider",
     "HybridTuning",
+    "ScoringSearchProvider",
     "convex_fuse",
     "create_hybrid_search_provider",
     "create_text_vector_hybrid",
@@ -78,6 +79,23 @@ HybridFusion = Literal["rrf", "convex"]
 HybridNormalization = Literal["minmax", "zscore"]
 _FUSIONS = ("rrf", "convex")
 _NORMALIZATIONS = ("minmax", "zscore")
+
+
+@runtime_checkable
+class ScoringSearchProvider(Protocol):
+    """A search provider that can also score given documents for a request's query (BM25, exact vectors).
+
+    ``score_ids`` returns, in order, the score :meth:`search` would give each id (``None``: not a
+    hit, filtered out, or unknown). A ``complete`` hybrid uses it to give a document one branch
+    found the score the other branch has for it, instead of that branch's lowest.
+    """
+
+    async def search(self, input: RetrievalSearchInput | Mapping[str, Any],
+                     context: RetrievalExecutionContext | None = None) -> RetrievalSearchOutput | Mapping[str, Any]:
+        ...
+
+    async def score_ids(self, input: RetrievalSearchInput, ids: Sequence[str],
+                        context: RetrievalExecutionContext | None = None) -> Sequence[float | None]: ...
 
 
 def _positive_int(value: Any, name: str, maximum: int | None = None) -> int:
@@ -154,7 +172,7 @@ def convex_fuse(rankings: Sequence[Sequence[T]], *, key: Callable[[T], Hashable]
         if not values:
             continue
         low = min(values)
-        spread = max(values) - low if normalization == "minmax" else statistics.pstdev(values)
+        spread = max(values) - low if normalization == "minmax" else _pstdev(values)
         seen: set[Hashable] = set()
         for item, value in zip(ranking, values, strict=True):
             k = key(item)
@@ -167,6 +185,14 @@ def convex_fuse(rankings: Sequence[Sequence[T]], *, key: Callable[[T], Hashable]
             scores[k] += weight * ((value - low) / spread if spread > 0 else 1.0)
     order = sorted(first, key=lambda k: -scores[k])  # stable: ties keep first-seen order
     return [(first[k], scores[k]) for k in order]
+
+
+def _pstdev(values: Sequence[float]) -> float:
+    """The population standard deviation in floats (``statistics.pstdev`` computes it in exact fractions,
+    a hundred times slower: it ran every hybrid query's fusion)."""
+    count = len(values)
+    mean = math.fsum(values) / count
+    return math.sqrt(math.fsum((value - mean) ** 2 for value in values) / count)
 
 
 def _candidate_score(candidate: RetrievalCandidate) -> float:
@@ -216,13 +242,14 @@ class HybridSearchProvider:
 
     def __init__(self, branches: Sequence[HybridBranch], candidate_limit: int | None, rrf_k: int | None,
                  key: CandidateKey | None, fusion: HybridFusion = "rrf",
-                 normalization: HybridNormalization = "minmax") -> None:
+                 normalization: HybridNormalization = "minmax", complete: bool = False) -> None:
         self.branches = tuple(branches)
         self.candidate_limit = candidate_limit
         self.rrf_k = rrf_k
         self.key = key
         self.fusion: HybridFusion = fusion
         self.normalization: HybridNormalization = normalization
+        self.complete = complete
 
     async def _branch(self, branch: HybridBranch, request: RetrievalSearchInput,
                       context: RetrievalExecutionContext | None, pool: int) -> tuple[RetrievalCandidate, ...]:
@@ -252,16 +279,57 @@ class HybridSearchProvider:
                     raise result
                 raise as_retrieval_error(result) from None
         check_signal(signal)
-        rankings = [r for r in results if not isinstance(r, BaseException)]
+        rankings: list[Sequence[RetrievalCandidate]] = [r for r in results if not isinstance(r, BaseException)]
         weights = [b.weight for b in self.branches]
         if self.fusion == "convex":
+            if self.complete:
+                rankings = await self._complete(rankings, requests, context)
+                check_signal(signal)
             fused = convex_fuse(rankings, key=self.key or default_candidate_key, score=_candidate_score,
                                 weights=weights, normalization=self.normalization)
         else:
             fused = rrf_fuse(rankings, key=self.key or default_candidate_key, weights=weights, rrf_k=rrf_k)
-        candidates = tuple(candidate.model_copy(update={"score": score}) for candidate, score in fused[:limit])
-        return RetrievalSearchOutput.model_construct(candidates=candidates, target=input.target,
-                                                     strategy=input.strategy, metadata=None)
+        candidates = tuple(with_score(candidate, score) for candidate, score in fused[:limit])
+        return trusted_output(candidates, input.target, input.strategy)
+
+    async def _complete(self, rankings: list[Sequence[RetrievalCandidate]], requests: list[RetrievalSearchInput],
+                        context: RetrievalExecutionContext | None) -> list[Sequence[RetrievalCandidate]]:
+        """Each branch that can score by id also scores the candidates only the other branches found."""
+        key = self.key or default_candidate_key
+        union: dict[Hashable, RetrievalCandidate] = {}
+        for ranking in rankings:
+            for candidate in ranking:
+                union.setdefault(key(candidate), candidate)
+
+        async def complete(position: int) -> Sequence[RetrievalCandidate]:
+            ranking = rankings[position]
+            scorer = getattr(self.branches[position].provider, "score_ids", None)
+            if not callable(scorer):
+                return ranking
+            have = {key(candidate) for candidate in ranking}
+            missing = [candidate for k, candidate in union.items() if k not in have and candidate.id is not None]
+            if not missing:
+                return ranking
+            scores = list(await scorer(requests[position], [candidate.id for candidate in missing], context))
+            if len(scores) != len(missing):
+                raise RetrievalError(INVALID_BACKEND_OUTPUT, "a hybrid branch scored a different number of ids")
+            extra = []
+            for candidate, score in zip(missing, scores, strict=True):
+                if score is None:
+                    continue
+                if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+                    raise RetrievalError(INVALID_BACKEND_OUTPUT, "a hybrid branch gave a non-finite score")
+                extra.append(with_score(candidate, float(score)))
+            return (*ranking, *extra)
+
+        results = await asyncio.gather(*(complete(position) for position in range(len(rankings))),
+                                       return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException):
+                if not isinstance(result, Exception):
+                    raise result
+                raise as_retrieval_error(result) from None
+        return [result for result in results if not isinstance(result, BaseException)]
 
     def __repr__(self) -> str:
         return f"<HybridSearchProvider branches={len(self.branches)} fusion={self.fusion}>"
@@ -270,9 +338,14 @@ class HybridSearchProvider:
 def create_hybrid_search_provider(branches: Sequence[HybridBranch | RetrievalSearchProvider | Mapping[str, Any]],
                                   *, candidate_limit: int | None = None, rrf_k: int | None = None,
                                   key: CandidateKey | None = None, fusion: HybridFusion = "rrf",
-                                  normalization: HybridNormalization = "minmax") -> HybridSearchProvider:
+                                  normalization: HybridNormalization = "minmax",
+                                  complete: bool = False) -> HybridSearchProvider:
     """Fuse ``branches`` with weighted RRF, or (``fusion="convex"``) a weighted sum of their scores
     normalised per branch (``normalization``: ``"minmax"`` or ``"zscore"``; see :func:`convex_fuse`).
+    ``complete=True`` (convex only) first asks each branch that is a :class:`ScoringSearchProvider`
+    for its scores of the candidates only the other branches returned, so a document one branch
+    missed is fused with its real score there rather than that branch's lowest; the branches must
+    then share document ids.
 
     ``candidate_limit`` (constructor → ``defaults.hybrid.candidate_limit`` → 100, at most 10,000)
     is a lower bound for each branch's pool, never a cap below ``limit``.
@@ -300,7 +373,9 @@ def create_hybrid_search_provider(branches: Sequence[HybridBranch | RetrievalSea
         raise RetrievalArgumentError(INVALID_INPUT, "fusion must be 'rrf' or 'convex'")
     if normalization not in _NORMALIZATIONS:
         raise RetrievalArgumentError(INVALID_INPUT, "normalization must be 'minmax' or 'zscore'")
-    return HybridSearchProvider(checked, candidate_limit, rrf_k, key, fusion, normalization)
+    if not isinstance(complete, bool) or (complete and fusion != "convex"):
+        raise RetrievalArgumentError(INVALID_INPUT, "complete must be a bool, and True only with fusion='convex'")
+    return HybridSearchProvider(checked, candidate_limit, rrf_k, key, fusion, normalization, complete)
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,12 +388,16 @@ class HybridTuning:
     candidate_limit: int
     rrf_k: int | None = None
     normalization: HybridNormalization = "minmax"
+    complete: bool = False
+    #: The text branch ranks with BM25's coordination factor, where it offers one (``coordinated()``).
+    coordinate: bool = False
 
 
 #: Chosen on SciFact ``qrels/train.tsv`` only, for BM25 + all-MiniLM-L6-v2 (``bench/hybrid_scifact.py``;
-#: the grid and the test score are in docs/design/retrieval.md, "Hybrid fusion").
-TEXT_VECTOR_TUNING: Final = HybridTuning(fusion="convex", vector_weight=0.45, text_weight=0.55, candidate_limit=20,
-                                         normalization="zscore")
+#: the grid and the test score are in docs/design/retrieval.md, "Hybrid fusion"): z-scores over pools of
+#: 200, each branch completed with its own scores of the other's pool, BM25 with the coordination factor.
+TEXT_VECTOR_TUNING: Final = HybridTuning(fusion="convex", vector_weight=0.75, text_weight=0.25, candidate_limit=200,
+                                         normalization="zscore", complete=True, coordinate=True)
 
 
 def create_text_vector_hybrid(text: RetrievalSearchProvider, vector: RetrievalSearchProvider, *,
@@ -330,8 +409,11 @@ def create_text_vector_hybrid(text: RetrievalSearchProvider, vector: RetrievalSe
         hybrid = create_text_vector_hybrid(create_text_search_provider(documents),
                                            create_vector_search_provider(index, embedding=embedder))
     """
+    coordinated = getattr(text, "coordinated", None) if tuning.coordinate else None
+    if callable(coordinated):
+        text = coordinated()
     return create_hybrid_search_provider(
         [HybridBranch(vector, weight=tuning.vector_weight, strategy=vector_strategy),
          HybridBranch(text, weight=tuning.text_weight, strategy=text_strategy)],
         candidate_limit=tuning.candidate_limit, rrf_k=tuning.rrf_k, key=key, fusion=tuning.fusion,
-        normalization=tuning.normalization)
+        normalization=tuning.normalization, complete=tuning.complete)

@@ -33,12 +33,11 @@ from pydantic import Field, ValidationError, field_validator
 
 from ...contracts import DittoModel, freeze_json
 from ...errors import InvalidArgumentError, describe_validation_error
+from .._results import trusted_candidate, trusted_output, trusted_source
 from ..config import context_limit
 from ..engines.filters import FilterCondition, parse_filter
 from ..errors import INVALID_INPUT, RetrievalError
 from ..types import (
-    RetrievalCandidate,
-    RetrievalCandidateSource,
     RetrievalExecutionContext,
     RetrievalSearchInput,
     RetrievalSearchOutput,
@@ -203,14 +202,11 @@ class MilvusSearchProvider:
             distance = float(hit["distance"])
             metadata = ({name: entity.get(name) for name in options.metadata_fields}
                         if options.metadata_fields else None)
-            candidates.append(RetrievalCandidate.model_construct(
-                id=identifier, content=entity.get(options.content_field),
-                score=-distance if negate else distance,
-                source=RetrievalCandidateSource.model_construct(target=target,
-                                                                ref=f"{options.collection}:{identifier}"),
-                metadata=freeze_json(metadata) if metadata is not None else None))
-        return RetrievalSearchOutput.model_construct(candidates=tuple(candidates), strategy=request.strategy,
-                                                     target=request.target, metadata=None)
+            candidates.append(trusted_candidate(
+                identifier, entity.get(options.content_field), -distance if negate else distance,
+                trusted_source(target, f"{options.collection}:{identifier}"),
+                freeze_json(metadata) if metadata is not None else None))
+        return trusted_output(tuple(candidates), request.target, request.strategy)
 
 
 def create_milvus_search_provider(client: Any, options: MilvusSearchOptions | Mapping[str, Any], *,

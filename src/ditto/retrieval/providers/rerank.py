@@ -15,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from .._results import trusted_output, with_score
 from ..config import DEFAULT_CANDIDATE_LIMIT, MAX_CANDIDATE_LIMIT, context_limit, pick_number
 from ..errors import INVALID_BACKEND_OUTPUT, INVALID_INPUT, RetrievalArgumentError, RetrievalError, check_signal
 from ..types import (
@@ -104,7 +105,7 @@ async def rerank_candidates(reranker: RerankProvider, query: RetrievalQuery | An
     order = sorted(range(len(candidates)), key=lambda i: -scores[i])
     if limit is not None:
         order = order[:limit]
-    return [candidates[i].model_copy(update={"score": float(scores[i])}) for i in order]
+    return [with_score(candidates[i], float(scores[i])) for i in order]
 
 
 class RerankSearchProvider:
@@ -127,8 +128,7 @@ class RerankSearchProvider:
         if len(inner.candidates) > pool:
             raise RetrievalError(INVALID_BACKEND_OUTPUT, "the inner provider returned more candidates than asked")
         ranked = await rerank_candidates(self.reranker, input.query, inner.candidates, limit=limit, context=context)
-        return RetrievalSearchOutput.model_construct(candidates=tuple(ranked), target=input.target,
-                                                     strategy=input.strategy, metadata=inner.metadata)
+        return trusted_output(tuple(ranked), input.target, input.strategy, inner.metadata)
 
     def __repr__(self) -> str:
         return f"<RerankSearchProvider {self.provider!r}>"

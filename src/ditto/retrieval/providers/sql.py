@@ -38,12 +38,11 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from ...contracts import DittoModel, freeze_json
 from ...errors import InvalidArgumentError, describe_validation_error
+from .._results import trusted_candidate, trusted_output, trusted_source
 from ..config import context_limit
 from ..engines.filters import FilterCondition, parse_filter
 from ..errors import BACKEND_ERROR, INVALID_INPUT, RetrievalError
 from ..types import (
-    RetrievalCandidate,
-    RetrievalCandidateSource,
     RetrievalExecutionContext,
     RetrievalSearchInput,
     RetrievalSearchOutput,
@@ -286,12 +285,9 @@ class SqlSearchProvider:
         for score, identifier, content, *extra in rows:
             key = str(identifier)
             metadata = freeze_json(dict(zip(metadata_columns, extra, strict=True))) if metadata_columns else None
-            candidates.append(RetrievalCandidate.model_construct(
-                id=key, content=content, score=float(score),
-                source=RetrievalCandidateSource.model_construct(target=target, ref=f"{locator}:{key}"),
-                metadata=metadata))
-        return RetrievalSearchOutput.model_construct(candidates=tuple(candidates), strategy=request.strategy,
-                                                     target=request.target, metadata=None)
+            candidates.append(trusted_candidate(key, content, float(score), trusted_source(target, f"{locator}:{key}"),
+                                                metadata))
+        return trusted_output(tuple(candidates), request.target, request.strategy)
 
 
 async def _postgres_rows(connection: Any, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:

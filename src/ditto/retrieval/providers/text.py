@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal
 
@@ -32,12 +32,12 @@ from pydantic import Field, ValidationError
 from ...contracts import DittoModel
 from ...errors import InvalidArgumentError, describe_validation_error
 from ...text.analysis import TextAnalyzer
+from .._results import trusted_candidate, trusted_output, trusted_source
 from ..config import context_limit
 from ..engines.bm25 import BM25Index, MatchMode, ProgressCallback, TextDocument
 from ..engines.filters import parse_filter
 from ..errors import STRATEGY_UNSUPPORTED, RetrievalError
 from ..types import (
-    RetrievalCandidate,
     RetrievalCandidateSource,
     RetrievalExecutionContext,
     RetrievalSearchInput,
@@ -63,6 +63,8 @@ class TextSearchOptions(DittoModel):
     stemmer: str | None = "english"
     cjk: bool = True
     offload_threshold: int = Field(default=50_000, ge=1)
+    #: Rank with BM25's coordination factor (see :meth:`BM25Index.search`); the hybrid's tuning asks for it.
+    coordinate: bool = False
 
 
 class TextSearchProvider:
@@ -90,14 +92,7 @@ class TextSearchProvider:
                      context: RetrievalExecutionContext | None = None) -> RetrievalSearchOutput:
         request, signal = begin_search(input, context)
         query = query_text(request, "The text provider")
-        strategy = request.strategy
-        if strategy is None:
-            strategy, mode = self._options.default_strategy, self._default_mode
-        else:
-            found = _MODES.get(strategy)
-            if found is None:
-                raise RetrievalError(STRATEGY_UNSUPPORTED, "The text provider supports bm25 and keyword")
-            mode = found
+        strategy, mode = self._strategy(request)
         conditions = parse_filter(request.filter) if request.filter else ()
         limit = context_limit(request, context)
         index = self._index
@@ -105,10 +100,12 @@ class TextSearchProvider:
             await asyncio.to_thread(index.refresh)
             check_signal(signal)
         if len(index) >= self._offload:
-            hits = await asyncio.to_thread(index.search, query, limit=limit, mode=mode, conditions=conditions)
+            hits = await asyncio.to_thread(index.search, query, limit=limit, mode=mode, conditions=conditions,
+                                           coordinate=self._options.coordinate)
             check_signal(signal)
         else:
-            hits = index.search(query, limit=limit, mode=mode, conditions=conditions)
+            hits = index.search(query, limit=limit, mode=mode, conditions=conditions,
+                                coordinate=self._options.coordinate)
         target = request.target.name
         sources = self._sources
         if len(sources) > _SOURCE_CACHE_LIMIT:
@@ -118,13 +115,43 @@ class TextSearchProvider:
             key = (target, document.id, document.ref)
             source = sources.get(key)
             if source is None:
-                source = sources[key] = RetrievalCandidateSource.model_construct(
-                    target=target, ref=document.ref or document.id)
-            candidates.append(RetrievalCandidate.model_construct(
-                id=document.id, content=document.content, score=score, source=source,
-                metadata=document.metadata))
-        return RetrievalSearchOutput.model_construct(
-            candidates=tuple(candidates), strategy=strategy, target=request.target, metadata=None)
+                source = sources[key] = trusted_source(target, document.ref or document.id)
+            candidates.append(trusted_candidate(document.id, document.content, score, source, document.metadata))
+        return trusted_output(tuple(candidates), request.target, strategy)
+
+    async def score_ids(self, input: RetrievalSearchInput | Mapping[str, Any], ids: Sequence[str],
+                        context: RetrievalExecutionContext | None = None) -> list[float | None]:
+        """The BM25 score :meth:`search` gives each of ``ids`` (``None``: not a hit, filtered out or unknown)."""
+        request, signal = begin_search(input, context)
+        query = query_text(request, "The text provider")
+        _, mode = self._strategy(request)
+        conditions = parse_filter(request.filter) if request.filter else ()
+        index = self._index
+        if index.dirty:
+            await asyncio.to_thread(index.refresh)
+            check_signal(signal)
+        wanted = list(ids)
+        if len(index) >= self._offload:
+            scores = await asyncio.to_thread(index.score, query, wanted, mode=mode, conditions=conditions,
+                                             coordinate=self._options.coordinate)
+            check_signal(signal)
+            return scores
+        return index.score(query, wanted, mode=mode, conditions=conditions, coordinate=self._options.coordinate)
+
+    def coordinated(self) -> TextSearchProvider:
+        """This provider over the same index, ranking with the coordination factor (the hybrid's text branch)."""
+        if self._options.coordinate:
+            return self
+        return TextSearchProvider(self._index, self._options.model_copy(update={"coordinate": True}))
+
+    def _strategy(self, request: RetrievalSearchInput) -> tuple[str, MatchMode]:
+        strategy = request.strategy
+        if strategy is None:
+            return self._options.default_strategy, self._default_mode
+        mode = _MODES.get(strategy)
+        if mode is None:
+            raise RetrievalError(STRATEGY_UNSUPPORTED, "The text provider supports bm25 and keyword")
+        return strategy, mode
 
     async def add_documents(self, documents: Iterable[TextDocument | Mapping[str, Any]], *,
                             progress: Progress = None) -> int:

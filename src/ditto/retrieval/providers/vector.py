@@ -20,12 +20,11 @@ import numpy as np
 import numpy.typing as npt
 
 from ...contracts import freeze_json
+from .._results import trusted_candidate, trusted_output, trusted_source
 from ..config import context_limit
 from ..errors import INVALID_EMBEDDING, INVALID_INPUT, RetrievalArgumentError, RetrievalError, check_signal
 from ..filters import compile_filter
 from ..types import (
-    RetrievalCandidate,
-    RetrievalCandidateSource,
     RetrievalExecutionContext,
     RetrievalSearchInput,
     RetrievalSearchOutput,
@@ -186,9 +185,7 @@ class InMemoryVectorIndex:
         scores: npt.NDArray[np.float64] = self._matrix @ query
         return scores
 
-    def query(self, vector: Sequence[float], *, limit: int, filter: Mapping[str, Any] | None = None
-              ) -> list[VectorHit]:
-        """Synchronous exact search (the async methods wrap this)."""
+    def _query_vector(self, vector: Sequence[float]) -> npt.NDArray[np.float64]:
         checked = validate_vector(vector, dimensions=self.dimensions)
         query = np.asarray(checked, dtype=np.float64)
         if self.metric == "cosine":
@@ -196,6 +193,12 @@ class InMemoryVectorIndex:
             if norm == 0.0:
                 raise RetrievalError(INVALID_EMBEDDING, "the query is a zero vector (cosine)")
             query = query / norm
+        return query
+
+    def query(self, vector: Sequence[float], *, limit: int, filter: Mapping[str, Any] | None = None
+              ) -> list[VectorHit]:
+        """Synchronous exact search (the async methods wrap this)."""
+        query = self._query_vector(vector)
         predicate = compile_filter(filter)
         if not self._ids or limit < 1:
             return []
@@ -213,6 +216,24 @@ class InMemoryVectorIndex:
                             context: RetrievalExecutionContext | None = None) -> list[VectorHit]:
         check_signal(context.signal if context else None)
         return self.query(vector, limit=limit, filter=filter)
+
+    def score_vector(self, vector: Sequence[float], ids: Sequence[str], *,
+                     filter: Mapping[str, Any] | None = None) -> list[float | None]:
+        """The score :meth:`query` gives each of ``ids`` (``None``: unknown id or filtered out)."""
+        query = self._query_vector(vector)
+        predicate = compile_filter(filter)
+        rows = [self._rows.get(record_id) for record_id in ids]
+        known = [row for row in rows if row is not None]
+        if not known:
+            return [None] * len(rows)
+        if self._matrix is None:
+            self._scores(query)  # builds the matrix
+        assert self._matrix is not None
+        picked = self._matrix[known]
+        values = (-np.linalg.norm(picked - query, axis=1) if self.metric == "l2" else picked @ query).tolist()
+        found = dict(zip(known, values, strict=True))
+        return [found[row] if row is not None and (predicate is None or predicate(self._metadata[row])) else None
+                for row in rows]
 
     async def search_text(self, content: Any, *, limit: int, filter: Mapping[str, Any] | None,
                           context: RetrievalExecutionContext | None = None) -> list[VectorHit]:
@@ -233,6 +254,35 @@ class VectorSearchProvider:
         self.native_embedding = native_embedding
         self.dimensions = dimensions
         self.batch_size = batch_size
+        #: The last text query and its vector: a complete hybrid asks for the same query's scores right after.
+        self._last: tuple[str, Vector] | None = None
+
+    async def _embed(self, content: Any, context: RetrievalExecutionContext | None, *, reuse: bool = False
+                     ) -> Vector:
+        """The query's vector; ``reuse``: the last search's, when it was for the same text."""
+        assert self.embedding is not None
+        last = self._last
+        if reuse and last is not None and isinstance(content, str) and last[0] == content:
+            return last[1]
+        [vector] = await embed_contents(self.embedding, [content], batch_size=self.batch_size,
+                                        dimensions=self.dimensions, context=context)
+        if isinstance(content, str):
+            self._last = (content, vector)
+        return vector
+
+    async def score_ids(self, input: RetrievalSearchInput | Mapping[str, Any], ids: Sequence[str],
+                        context: RetrievalExecutionContext | None = None) -> list[float | None]:
+        """The score :meth:`search` gives each of ``ids`` (``None`` for all when the index cannot score by id)."""
+        input = coerce_input(input)
+        check_signal(context.signal if context else None)
+        scorer = getattr(self.index, "score_vector", None)
+        content = input.query.content
+        if not callable(scorer) or not (_is_vector_query(content) or self.embedding is not None):
+            return [None] * len(ids)
+        vector = validate_vector(content, dimensions=self.dimensions) if _is_vector_query(content) else \
+            await self._embed(content, context, reuse=True)
+        scores: list[float | None] = scorer(vector, list(ids), filter=input.filter)
+        return [score if score is not None and math.isfinite(score) else None for score in scores]
 
     async def search(self, input: RetrievalSearchInput | Mapping[str, Any],
                      context: RetrievalExecutionContext | None = None) -> RetrievalSearchOutput:
@@ -245,8 +295,7 @@ class VectorSearchProvider:
             vector = validate_vector(content, dimensions=self.dimensions)
             hits = await self.index.search_vector(vector, limit=limit, filter=input.filter, context=context)
         elif self.embedding is not None:
-            [vector] = await embed_contents(self.embedding, [content], batch_size=self.batch_size,
-                                            dimensions=self.dimensions, context=context)
+            vector = await self._embed(content, context)
             hits = await self.index.search_vector(vector, limit=limit, filter=input.filter, context=context)
         elif self.native_embedding:
             hits = await self.index.search_text(content, limit=limit, filter=input.filter, context=context)
@@ -255,13 +304,10 @@ class VectorSearchProvider:
         check_signal(signal)
         target = input.target.name
         candidates = tuple(
-            RetrievalCandidate.model_construct(
-                id=hit.id, content=hit.content, score=hit.score if math.isfinite(hit.score) else None,
-                source=RetrievalCandidateSource.model_construct(target=target, ref=hit.id),
-                metadata=hit.metadata)
+            trusted_candidate(hit.id, hit.content, hit.score if math.isfinite(hit.score) else None,
+                              trusted_source(target, hit.id), hit.metadata)
             for hit in list(hits)[:limit])
-        return RetrievalSearchOutput.model_construct(candidates=candidates, target=input.target,
-                                                     strategy=input.strategy, metadata=None)
+        return trusted_output(candidates, input.target, input.strategy)
 
     def __repr__(self) -> str:
         mode = "native" if self.native_embedding else "external" if self.embedding else "vector-only"
