@@ -29,7 +29,7 @@ import logging
 import os
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -316,8 +316,15 @@ def _open_checked(recipe: OnnxRecipe, path: Path, digest: str, model_id: str, th
     return model
 
 
-def load_onnx_model(recipe: OnnxRecipe, model_id: str, *, cache: Path, threads: int | None) -> OnnxModel:
-    """The checked graph for ``recipe``'s weights from ``cache``, exported there first when missing or damaged.
+#: Writes the ONNX graph of a recipe's weights to a path (:func:`._onnx_export.export_graph`, handed in by the
+#: caller so that this module never imports the exporter, nor torch through it).
+Exporter = Callable[..., None]
+
+
+def load_onnx_model(recipe: OnnxRecipe, model_id: str, *, cache: Path, threads: int | None,
+                    export: Exporter) -> OnnxModel:
+    """The checked graph for ``recipe``'s weights from ``cache``, exported there first (by ``export``) when
+    missing or damaged.
 
     Processes that start together are serialised by a lock file around the export only; whoever gets
     it second finds the first one's file and loads it.
@@ -334,8 +341,6 @@ def load_onnx_model(recipe: OnnxRecipe, model_id: str, *, cache: Path, threads: 
         _log.warning("the ONNX graph %s is damaged (it does not match its SHA-256); exporting it again", path)
     from filelock import FileLock
 
-    from ._onnx_export import export_graph
-
     with FileLock(str(path) + ".lock", timeout=900):
         if _intact(path, cache):  # another process may have exported it while we waited
             try:
@@ -346,7 +351,7 @@ def load_onnx_model(recipe: OnnxRecipe, model_id: str, *, cache: Path, threads: 
         handle, temporary = tempfile.mkstemp(dir=cache, prefix=f".{path.name}.", suffix=".tmp")
         os.close(handle)
         try:
-            export_graph(recipe, Path(temporary), metadata={"ditto.format": FORMAT, "ditto.model_id": model_id,
+            export(recipe, Path(temporary), metadata={"ditto.format": FORMAT, "ditto.model_id": model_id,
                                                               "ditto.weights_sha256": digest}, probes=PROBES)
             model = _open_checked(recipe, Path(temporary), digest, model_id, threads, probes=len(PROBES))
             os.chmod(temporary, 0o644)

@@ -243,10 +243,12 @@ def _onnx_recipe(source: _Source, device: str, *, required: bool) -> OnnxRecipe 
 
 def _load_onnx(source: _Source, recipe: OnnxRecipe, threads: int | None, onnx_dir: Path | None, *,
                required: bool) -> _Loaded | None:
+    from . import _onnx_export
     from ._onnx_model import default_onnx_dir, load_onnx_model
 
     try:
-        model = load_onnx_model(recipe, source.model_id, cache=onnx_dir or default_onnx_dir(), threads=threads)
+        model = load_onnx_model(recipe, source.model_id, cache=onnx_dir or default_onnx_dir(), threads=threads,
+                                export=_onnx_export.export_graph)
     except Exception as error:  # no torch to export with, an unexportable model, an unwritable cache
         _log.warning("the embedding model %r could not run on ONNX Runtime%s", source.model_id,
                      "" if required else "; using sentence-transformers", exc_info=error)
