@@ -37,7 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -125,27 +125,24 @@ async def aiohttp_load(url: str, token: str, seconds: float, bodies: Sequence[by
     """One process, ``inflight`` calls at a time on pooled keep-alive connections, each answer checked."""
     import aiohttp
 
-    latencies: list[float] = []
     turn = itertools.cycle(bodies)
     headers = {"authorization": f"Bearer {token}", "content-type": "application/json"}
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=inflight)) as session:
-        deadline = time.perf_counter() + seconds
+        async def call() -> None:
+            async with session.post(f"{url}/v1/invoke", data=next(turn), headers=headers) as response:
+                answer = await response.read()
+            if response.status != 200 or b'"status":"success"' not in answer:
+                raise SystemExit(f"a call failed: {response.status} {answer[:200]!r}")
 
-        async def client() -> None:
-            while time.perf_counter() < deadline:
-                started = time.perf_counter()
-                async with session.post(f"{url}/v1/invoke", data=next(turn), headers=headers) as response:
-                    answer = await response.read()
-                if response.status != 200 or b'"status":"success"' not in answer:
-                    raise SystemExit(f"a call failed: {response.status} {answer[:200]!r}")
-                latencies.append(time.perf_counter() - started)
+        return await _timed_calls(call, seconds, inflight)
 
-        started = time.perf_counter()
-        await asyncio.gather(*(client() for _ in range(inflight)))
-        elapsed = time.perf_counter() - started
-    latencies.sort()
-    return (len(latencies) / elapsed, latencies[len(latencies) // 2] * 1000,
-            latencies[int(len(latencies) * 0.99)] * 1000)
+
+async def _timed_calls(call: Callable[[], Awaitable[None]], seconds: float, inflight: int) -> Result:
+    """``inflight`` loops calling ``call`` for ``seconds`` (the transport bench's driver): calls/s, p50, p99 ms."""
+    from http_transport import drive
+
+    rate, p50, p99, _calls, _cpu = (await drive(call, inflight, seconds)).row()
+    return rate, p50, p99
 
 
 async def transport_load(url: str, token: str, seconds: float, calls: tuple[str, Sequence[Any]],
@@ -154,29 +151,19 @@ async def transport_load(url: str, token: str, seconds: float, calls: tuple[str,
     from ditto import create_ditto, create_http_transport
 
     node, inputs = calls
-    latencies: list[float] = []
     turn = itertools.cycle(inputs)
     async with create_http_transport(id="bench", url=url, token=token) as transport:
         runtime = create_ditto(transports=[transport])
         for worker in await transport.workers():
             runtime.register_remote(address=worker["address"], transport_id="bench",
                                     capabilities=worker["capabilities"])
-        deadline = time.perf_counter() + seconds
 
-        async def client() -> None:
-            while time.perf_counter() < deadline:
-                started = time.perf_counter()
-                result = await runtime.invoke(node, next(turn))
-                if result.status != "success":
-                    raise SystemExit(f"a call failed: {result.error}")
-                latencies.append(time.perf_counter() - started)
+        async def call() -> None:
+            result = await runtime.invoke(node, next(turn))
+            if result.status != "success":
+                raise SystemExit(f"a call failed: {result.error}")
 
-        started = time.perf_counter()
-        await asyncio.gather(*(client() for _ in range(inflight)))
-        elapsed = time.perf_counter() - started
-    latencies.sort()
-    return (len(latencies) / elapsed, latencies[len(latencies) // 2] * 1000,
-            latencies[int(len(latencies) * 0.99)] * 1000)
+        return await _timed_calls(call, seconds, inflight)
 
 
 # -- hostile traffic (run in its own process: `http_hostile.py --hostile URL SECONDS RATE`) --------------
