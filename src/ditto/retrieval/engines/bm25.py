@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
-import bm25s
 import numpy as np
 import numpy.typing as npt
 from pydantic import Field, ValidationError
@@ -308,6 +307,8 @@ class BM25Index:
             empty = np.zeros(0, dtype=np.float32)
             return _Snapshot(documents, empty, np.zeros(0, dtype=np.int32),
                              np.zeros(n_terms + 1, dtype=np.int64), n_terms)
+        import bm25s  # here, not at the top: searching a saved index never builds (bm25s brings scipy, ~0.15 s)
+
         model = bm25s.BM25(k1=self._k1, b=self._b, method="lucene")
         scores = model.build_index_from_ids(
             unique_token_ids=list(range(n_terms)),
