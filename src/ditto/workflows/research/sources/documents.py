@@ -19,10 +19,10 @@ import asyncio
 import fnmatch
 import hashlib
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from ....redaction import printable
 from ....runtime import Graph, NodeResult, graph
@@ -60,6 +60,23 @@ class DocumentPassage:
 def split_passages(text: str) -> list[tuple[int, int, int, int]]:
     """``(start, end, line_start, line_end)`` of each passage of :func:`cut_passages`."""
     return [(span.start, span.end, span.line_start, span.line_end) for span in cut_passages(text)]
+
+
+_Loaded = TypeVar("_Loaded")
+
+
+async def load_documents(load: Callable[[], Awaitable[_Loaded]], failed: str) -> _Loaded:
+    """Run a documents source's one-time load: its own ``RetrievalError`` passes, anything else is logged
+    once with its traceback (``failed`` says what failed) and answered as a backend error, never forwarded."""
+    from ....retrieval import RetrievalError
+
+    try:
+        return await load()
+    except RetrievalError:
+        raise
+    except Exception:
+        logger.exception(failed)
+        raise RetrievalError("RETRIEVAL_BACKEND_ERROR", "the documents could not be read") from None
 
 
 def document_query(input: Any, context: Any) -> tuple[Any, str]:
@@ -164,13 +181,8 @@ class DocumentSearchProvider:
         request, text = document_query(input, context)
         async with self._lock:
             if self._corpus is None:
-                try:
-                    self._corpus = await asyncio.to_thread(self._load)
-                except RetrievalError:
-                    raise
-                except Exception:
-                    logger.exception("reading the documents failed")
-                    raise RetrievalError("RETRIEVAL_BACKEND_ERROR", "the documents could not be read") from None
+                self._corpus = await load_documents(lambda: asyncio.to_thread(self._load),
+                                                    "reading the documents failed")
                 texts = [f"{passage.heading or ''}\n{passage.text}" for passage in self._corpus]
                 self._terms = [terms + option_terms(text)
                                for terms, text in zip(self._analyzer.analyze_many(texts), texts, strict=True)]

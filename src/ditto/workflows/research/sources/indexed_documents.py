@@ -285,18 +285,12 @@ class IndexedDocumentSearchProvider:
             RetrievalError,
             RetrievalSearchOutput,
         )
-        from .documents import WALK_NOTES, document_query
+        from .documents import WALK_NOTES, document_query, load_documents
 
         request, text = document_query(input, context)
         async with self._lock:
             if self._state is None:
-                try:
-                    self._state = await self._open()
-                except RetrievalError:
-                    raise
-                except Exception:
-                    logger.exception("opening the documents index failed")
-                    raise RetrievalError("RETRIEVAL_BACKEND_ERROR", "the documents could not be read") from None
+                self._state = await load_documents(self._open, "opening the documents index failed")
                 if self._notes_key is not None:
                     WALK_NOTES[self._notes_key] = self._state.notes
         state = self._state
