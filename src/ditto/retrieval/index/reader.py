@@ -60,6 +60,7 @@ class SearchIndex:
         self._lock = threading.Lock()
         self._vectors = manifest.embedding is not None and has_vector_table(connection)
         self._loaded: tuple[list[str], dict[str, int], npt.NDArray[np.float32]] | None = None
+        self._record_files: frozenset[str] | None = None
 
     @property
     def embedding(self) -> EmbeddingInfo | None:
@@ -106,6 +107,17 @@ class SearchIndex:
             row = self._connection.execute("SELECT sha256, raw FROM files WHERE path = ? AND kind = 'text'",
                                            (path,)).fetchone()
         return (row[0], bytes(row[1])) if row is not None and row[1] is not None else None
+
+    def record_files(self) -> frozenset[str]:
+        """The paths of the indexed JSONL/BEIR files: their passages are records (one per line), not file text.
+
+        Read once per opened index: a generation never changes.
+        """
+        if self._record_files is None:
+            with self._lock:
+                rows = self._connection.execute("SELECT path FROM files WHERE kind = 'records'").fetchall()
+            self._record_files = frozenset(row[0] for row in rows)
+        return self._record_files
 
     def files(self) -> list[tuple[str, str, str]]:
         """``(path, kind, sha256)`` of every indexed file."""

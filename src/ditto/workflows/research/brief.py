@@ -81,6 +81,10 @@ def _lines(item: Evidence) -> str:
 def location(item: Evidence) -> str:
     """Where a quote is, in words: a file and line range, a knowledge record, a page (plain text, unescaped)."""
     if item.source_type == "document":
+        record = (item.locator or {}).get("recordId")
+        if isinstance(record, str):  # a JSONL/BEIR record of an index
+            return (f"record {record} of {_file_path(item.uri)} (line {(item.locator or {}).get('recordLine')}), "
+                    f"lines {_lines(item)} of the record")
         return f"{_file_path(item.uri)}:{_lines(item)}"
     if item.source_type == "knowledge-internal":
         return f"internal knowledge record {item.uri}, lines {_lines(item)}"

@@ -13,7 +13,9 @@ In order:
 3. the queries keep the request's query contract (count, provenance,
    vocabulary); every evidence item comes from a source the request reads, in
    reading order, numbered ``e1``, ``e2``, … and found by a listed query; its
-   ``uri`` and ``locator`` have the shape that source writes;
+   ``uri`` and ``locator`` have the shape that source writes (a record of an
+   index's JSONL/BEIR file: ``file://…#<percent-encoded id>`` and the same id in
+   the locator);
 4. every snapshot's ``raw`` hashes to its folder name (a web page's
    ``extracted.txt`` to ``locator.extractedSha256``), and every quote is the
    snapshot text at ``start:end`` on lines ``lineStart``-``lineEnd``;
@@ -58,6 +60,7 @@ from .archived import ArchiveError, archived_brief
 from .brief import brief_json, brief_markdown, brief_schema
 from .config import MAX_EXCERPTS_PER_GROUP, MAX_PASSAGES_PER_PAGE
 from .signing import SIGNATURE_FILE, check_signature, key_id
+from .sources.indexed_documents import record_uri
 from .taskdir import task_path
 from .types import Brief, Evidence, ResearchRequest, SourceType, request_id
 from .untrusted_files import UntrustedFileError, list_dir, open_dir, parse_json, read_file
@@ -163,6 +166,31 @@ def _file_path(uri: str) -> PurePosixPath | None:
     if not path.is_absolute() or ".." in path.parts or path.as_uri() != uri:  # only the form ditto writes
         return None
     return path
+
+
+def _record_fits(uri: str, locator: Any) -> bool:
+    """``uri``/``locator`` are what the documents source writes for a JSONL/BEIR record of an index.
+
+    The URI is rebuilt from the file path and the decoded id (:func:`record_uri`), so only the one
+    encoding ditto writes passes, and the locator names the same id and a line of the file.
+    """
+    base, _, fragment = uri.partition("#")
+    path = _file_path(base)
+    record_id = _unquoted(fragment)
+    if path is None or not record_id or record_uri(str(path), record_id) != uri:
+        return False
+    if not isinstance(locator, dict) or set(locator) != {"recordId", "recordLine"}:
+        return False
+    line = locator["recordLine"]
+    return locator["recordId"] == record_id and type(line) is int and line >= 1
+
+
+def _unquoted(fragment: str) -> str:
+    """The percent-decoded ``fragment``; empty when its bytes are not UTF-8."""
+    try:
+        return unquote(fragment, errors="strict")
+    except UnicodeDecodeError:
+        return ""
 
 
 def _external_base(request: ResearchRequest) -> tuple[str, ...]:
@@ -374,7 +402,10 @@ class _Check:
         """
         wrong = f"{item.id}: uri or locator does not fit a {item.source_type} of this request"
         locator = item.locator
-        if item.source_type == "document":
+        if item.source_type == "document" and "#" in item.uri:  # a record of a prepared index's JSONL/BEIR file
+            if request.index is None or not _record_fits(item.uri, locator):
+                self.problem(wrong)
+        elif item.source_type == "document":
             path = _file_path(item.uri)
             if locator is not None or path is None:
                 self.problem(wrong)

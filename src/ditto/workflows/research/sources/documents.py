@@ -221,7 +221,8 @@ class DocumentsSource:
     """The ``document`` source: ``RETRIEVAL.SEARCH`` on the task's documents target, one node per query.
 
     At most 3 passages per query (seed 004); each candidate's metadata carries
-    the file URI, the snapshot SHA-256 and the passage's offsets.
+    the file URI, the snapshot SHA-256 and the passage's offsets (and, for a record of
+    a prepared index, its ``locator``).
     """
 
     source_type = "document"
@@ -250,6 +251,7 @@ class DocumentsSource:
             passages.append(Passage(id="", source_type=self.source_type, uri=meta["uri"],
                                     snapshot_sha256=meta["snapshotSha256"], text=candidate.content,
                                     start=meta["start"], end=meta["end"], query=query.text,
-                                    found_by=(query.text,), context=meta.get("heading")))
+                                    found_by=(query.text,), context=meta.get("heading"),
+                                    locator=meta.get("locator")))
         return SourceHits(passages=passages, hits=len(passages),
                           notes=WALK_NOTES.get(self.setup.task.directory, ()))

@@ -12,8 +12,12 @@ the folder gives.
 
 A brief stays verifiable offline as with folders: a hit's snapshot is the file's
 bytes *as indexed* (kept in the index), its offsets and lines point into them, and
-``verify`` checks the quote against that snapshot. Passages of JSONL or BEIR records
-have no file to quote from and are left out (with a coverage note).
+``verify`` checks the quote against that snapshot. A JSONL or BEIR record has no file
+of its own to quote from, so its snapshot is the record's text as indexed (UTF-8; a
+BEIR record's title and text), its URI the record file's ``file://`` URI with the
+percent-encoded record id as the fragment (:func:`record_uri`), and its locator
+``{"recordId", "recordLine"}`` (the id as given and its line in that file). Each record
+is a document of its own for the per-query limit.
 
 Retrieval: hybrid (BM25 + the index's embedding model) when the index has
 vectors and the ``embed`` extra can load their model, BM25 otherwise; the folder cache
@@ -35,13 +39,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
+from urllib.parse import quote
 
 from ....redaction import printable
 from ....text.analysis import TextAnalyzer
-from ....text.passages import PASSAGES_VERSION
+from ....text.passages import MAX_PASSAGE_CHARS, PASSAGES_VERSION
+from .spans import ranked_spans
 
 __all__ = ["CACHE_ENV", "CACHE_LIMIT_ENV", "DEFAULT_CACHE_LIMIT", "IndexedDocumentSearchProvider",
-           "evict_folder_caches", "folder_cache_dir", "rank_documents", "select_passages"]
+           "evict_folder_caches", "folder_cache_dir", "rank_documents", "record_span", "record_uri",
+           "select_passages"]
 
 logger = logging.getLogger(__name__)
 
@@ -174,11 +181,45 @@ def _open_cached(directory: Path) -> Any:
     return index
 
 
+def record_uri(path: str, record_id: str) -> str:
+    """Where a JSONL/BEIR record is: its file's ``file://`` URI, the record id as the fragment.
+
+    Every character of the id but the unreserved ones (letters, digits, ``-._~``) is
+    percent-encoded as UTF-8, so an id holding spaces, ``#``, ``/``, ``%`` or any Unicode is
+    one well-formed fragment that ``unquote`` gives back, and this is the only form a
+    brief holds (``verify`` rebuilds it from the parts and compares).
+    """
+    return f"{Path(path).as_uri()}#{quote(record_id, safe='')}"
+
+
+def record_span(text: str, query: str) -> tuple[int, int] | None:
+    """The ``(start, end)`` of a record's text shown for ``query``; ``None`` for a blank record.
+
+    A record that fits one passage (:data:`MAX_PASSAGE_CHARS`, surrounding white space
+    trimmed) is shown whole: the index found the record, and its paragraphs belong
+    together. A longer one shows its passage that best matches the query (its first when
+    none shares a term, as a vector hit may), like a knowledge record's.
+    """
+    start = len(text) - len(text.lstrip())
+    end = len(text.rstrip())
+    if start >= end:
+        return None
+    if end - start <= MAX_PASSAGE_CHARS:
+        return start, end
+    spans = ranked_spans(text, [query], 1, fallback=True)
+    if not spans:  # only headings or rules: its beginning
+        return start, start + MAX_PASSAGE_CHARS
+    span = spans[0][0]
+    return span.start, span.end
+
+
 @dataclass(slots=True)
 class _State:
     index: Any
     provider: Any
     notes: tuple[str, ...]
+    #: The index's JSONL/BEIR files (their hits are records); empty for a folder cache, which has none.
+    records: frozenset[str] = frozenset()
 
 
 class IndexedDocumentSearchProvider:
@@ -212,8 +253,10 @@ class IndexedDocumentSearchProvider:
             if self._index_dir is not None:
                 directory = self._index_dir
                 index = await asyncio.to_thread(_open_cached, directory)
+                records = await asyncio.to_thread(index.record_files)
                 where = f"the index {printable(directory)}"
             else:
+                records = frozenset()
                 index, skipped = await self._folder_cache()
                 notes.extend(skipped)
                 where = "the folder cache"
@@ -231,7 +274,7 @@ class IndexedDocumentSearchProvider:
             notes.append(f"retrieval: hybrid (BM25 + {index.embedding.model} embeddings) over {where}")
         else:
             notes.append(f"retrieval: BM25 over {where}")
-        return _State(index, provider, tuple(notes))
+        return _State(index, provider, tuple(notes), records)
 
     async def _folder_cache(self) -> tuple[Any, list[str]]:
         from ....retrieval import RetrievalError
@@ -274,17 +317,60 @@ class IndexedDocumentSearchProvider:
         return index, list(summary.skipped)
 
     def _snapshot(self, raw: bytes, digest: str) -> None:
+        from ....retrieval import RetrievalError
+
         if digest not in self._saved:
-            self._save_snapshot(raw)
+            try:
+                self._save_snapshot(raw)
+            except Exception:
+                logger.exception("saving a document snapshot failed")
+                raise RetrievalError("RETRIEVAL_BACKEND_ERROR", "a document snapshot could not be saved") from None
             self._saved.add(digest)
 
+    def _file_candidate(self, hit: Any, stored: tuple[str, bytes] | None, target: str, score: float) -> Any:
+        """A text file's passage hit as a candidate over the file's bytes as indexed (its snapshot)."""
+        from ....retrieval import RetrievalCandidate, RetrievalCandidateSource
+
+        if stored is None:  # not a text file the index keeps (it never is: records are handled apart)
+            return None
+        digest, raw = stored
+        self._snapshot(raw, digest)
+        meta = hit.metadata
+        uri = Path(meta["path"]).as_uri()
+        ref = f"{uri}#L{meta['lineStart']}-L{meta['lineEnd']}"
+        return RetrievalCandidate(
+            id=f"{digest[:16]}:{meta['start']}", content=hit.content, score=score,
+            source=RetrievalCandidateSource(target=target, ref=ref),
+            metadata={"uri": uri, "snapshotSha256": digest, "start": meta["start"], "end": meta["end"],
+                      "lineStart": meta["lineStart"], "lineEnd": meta["lineEnd"], "heading": meta.get("heading")})
+
+    def _record_candidate(self, hit: Any, query: str, target: str, score: float) -> Any:
+        """A JSONL/BEIR record hit as a candidate over the record's own snapshot, or ``None`` (blank record)."""
+        from ....retrieval import RetrievalCandidate, RetrievalCandidateSource
+        from ..verification import line_range
+
+        text, record_id = hit.content, hit.id
+        if not isinstance(text, str) or not isinstance(record_id, str):
+            return None
+        span = record_span(text, query)
+        if span is None:
+            return None
+        start, end = span
+        raw = text.encode("utf-8")
+        digest = hashlib.sha256(raw).hexdigest()
+        self._snapshot(raw, digest)
+        meta = hit.metadata
+        uri = record_uri(meta["path"], record_id)
+        first, last = line_range(text, start, end)
+        return RetrievalCandidate(
+            id=f"{digest[:16]}:{start}", content=text[start:end], score=score,
+            source=RetrievalCandidateSource(target=target, ref=uri),
+            metadata={"uri": uri, "snapshotSha256": digest, "start": start, "end": end, "lineStart": first,
+                      "lineEnd": last, "heading": None,
+                      "locator": {"recordId": record_id, "recordLine": meta["lineStart"]}})
+
     async def search(self, input: Any, context: Any = None) -> Any:
-        from ....retrieval import (
-            RetrievalCandidate,
-            RetrievalCandidateSource,
-            RetrievalError,
-            RetrievalSearchOutput,
-        )
+        from ....retrieval import RetrievalSearchOutput
         from .documents import WALK_NOTES, document_query, load_documents
 
         request, text = document_query(input, context)
@@ -301,56 +387,49 @@ class IndexedDocumentSearchProvider:
         output = await state.provider.search({"query": {"content": text}, "target": {"name": request.target.name},
                                               "limit": limit * _POOL_FACTOR}, context)
         candidates = []
-        skipped_records = any(not isinstance((hit.metadata or {}).get("path"), str) for hit in output.candidates)
         files: dict[str, tuple[str, bytes] | None] = {}
-        for score, hit in select_passages(output.candidates):
+        for score, hit in select_passages(output.candidates, records=state.records):
             path = hit.metadata["path"]
-            if path not in files:
-                files[path] = await asyncio.to_thread(state.index.file_bytes, path)
-            stored = files[path]
-            if stored is None:  # a JSONL/BEIR record: no file to quote from
-                skipped_records = True
-                continue
-            digest, raw = stored
-            try:
-                self._snapshot(raw, digest)
-            except Exception:
-                logger.exception("saving a document snapshot failed")
-                raise RetrievalError("RETRIEVAL_BACKEND_ERROR", "a document snapshot could not be saved") from None
-            uri = Path(path).as_uri()
-            meta = hit.metadata
-            ref = f"{uri}#L{meta['lineStart']}-L{meta['lineEnd']}"
-            candidates.append(RetrievalCandidate(
-                id=f"{digest[:16]}:{meta['start']}", content=hit.content, score=score,
-                source=RetrievalCandidateSource(target=request.target.name, ref=ref),
-                metadata={"uri": uri, "snapshotSha256": digest, "start": meta["start"], "end": meta["end"],
-                          "lineStart": meta["lineStart"], "lineEnd": meta["lineEnd"], "heading": meta.get("heading")}))
-            if len(candidates) >= limit:
-                break
-        if skipped_records and self._notes_key is not None:
-            note = "passages of JSONL/BEIR records are not quoted (they have no file to snapshot)"
-            if note not in WALK_NOTES.get(self._notes_key, ()):
-                WALK_NOTES[self._notes_key] = (*WALK_NOTES.get(self._notes_key, ()), note)
+            if path in state.records:
+                candidate = self._record_candidate(hit, text, request.target.name, score)
+            else:
+                if path not in files:
+                    files[path] = await asyncio.to_thread(state.index.file_bytes, path)
+                candidate = self._file_candidate(hit, files[path], request.target.name, score)
+            if candidate is not None:
+                candidates.append(candidate)
+                if len(candidates) >= limit:
+                    break
         return RetrievalSearchOutput(candidates=tuple(candidates), strategy=request.strategy, target=request.target)
 
 
-def rank_documents(hits: Sequence[Any], *, rest_weight: float | None = None) -> list[tuple[float, list[Any]]]:
-    """The files among ranked passage ``hits``, best first: ``(score, the file's hits best first)``.
+def _document(hit: Any, records: frozenset[str]) -> tuple[str, str | None] | None:
+    """The document a hit belongs to: its file, or for a JSONL/BEIR file (in ``records``) the record itself."""
+    path = (hit.metadata or {}).get("path")
+    if not isinstance(path, str):
+        return None
+    return (path, str(hit.id)) if path in records else (path, None)
+
+
+def rank_documents(hits: Sequence[Any], *, rest_weight: float | None = None,
+                   records: frozenset[str] = frozenset()) -> list[tuple[float, list[Any]]]:
+    """The documents among ranked passage ``hits``, best first: ``(score, the document's hits best first)``.
 
     A research query retrieves *documents* (seed 004: at most 3 per query), and a document is a
-    file, so passages are grouped by their ``metadata["path"]``. A file scores its best passage's
+    file, so passages are grouped by their ``metadata["path"]``; in a JSONL/BEIR file (a path in
+    ``records``) each record is a document of its own (grouped by path and hit id). A file scores its best passage's
     score plus ``rest_weight`` times its next :data:`_REST_PASSAGES` best (negative ones count 0):
     a file that matches the query in several passages (an abstract's title and text) is more
     likely about it than one with a single matching passage, and the bound keeps a long file
     (a man page of dozens of matching passages) from winning on length. Ties keep the order of
-    the files' best passages. Hits without a path (JSONL/BEIR records) are left out.
+    the files' best passages. Hits without a path are left out.
     """
     weight = _REST_WEIGHT if rest_weight is None else rest_weight
-    groups: dict[str, list[Any]] = {}
+    groups: dict[tuple[str, str | None], list[Any]] = {}
     for hit in hits:
-        path = (hit.metadata or {}).get("path")
-        if isinstance(path, str):
-            groups.setdefault(path, []).append(hit)
+        document = _document(hit, records)
+        if document is not None:
+            groups.setdefault(document, []).append(hit)
     scored = []
     for position, passages in enumerate(groups.values()):
         passages.sort(key=lambda hit: -hit.score)
@@ -361,7 +440,8 @@ def rank_documents(hits: Sequence[Any], *, rest_weight: float | None = None) -> 
 
 
 def select_passages(hits: Sequence[Any], *, repeat_weight: float | None = None,
-                    rest_weight: float | None = None) -> list[tuple[float, Any]]:
+                    rest_weight: float | None = None, records: frozenset[str] = frozenset()
+                    ) -> list[tuple[float, Any]]:
     """Ranked passage ``hits`` reordered so that the slots of a query go to distinct files first.
 
     Each file's best passage scores as the file (:func:`rank_documents`); its ``k``-th further
@@ -372,7 +452,7 @@ def select_passages(hits: Sequence[Any], *, repeat_weight: float | None = None,
     """
     repeat = _REPEAT_WEIGHT if repeat_weight is None else repeat_weight
     entries = []
-    for rank, (score, passages) in enumerate(rank_documents(hits, rest_weight=rest_weight)):
+    for rank, (score, passages) in enumerate(rank_documents(hits, rest_weight=rest_weight, records=records)):
         entries.append((score, rank, 0, passages[0]))
         entries.extend((hit.score * repeat ** k, rank, k, hit) for k, hit in enumerate(passages[1:], start=1)
                        if repeat > 0)
