@@ -317,12 +317,12 @@ class IndexedDocumentSearchProvider:
         return index, list(summary.skipped)
 
     def _snapshot(self, raw: bytes, digest: str) -> None:
-        from ....retrieval import RetrievalError
-
         if digest not in self._saved:
             try:
                 self._save_snapshot(raw)
             except Exception:
+                from ....retrieval import RetrievalError
+
                 logger.exception("saving a document snapshot failed")
                 raise RetrievalError("RETRIEVAL_BACKEND_ERROR", "a document snapshot could not be saved") from None
             self._saved.add(digest)
@@ -403,14 +403,6 @@ class IndexedDocumentSearchProvider:
         return RetrievalSearchOutput(candidates=tuple(candidates), strategy=request.strategy, target=request.target)
 
 
-def _document(hit: Any, records: frozenset[str]) -> tuple[str, str | None] | None:
-    """The document a hit belongs to: its file, or for a JSONL/BEIR file (in ``records``) the record itself."""
-    path = (hit.metadata or {}).get("path")
-    if not isinstance(path, str):
-        return None
-    return (path, str(hit.id)) if path in records else (path, None)
-
-
 def rank_documents(hits: Sequence[Any], *, rest_weight: float | None = None,
                    records: frozenset[str] = frozenset()) -> list[tuple[float, list[Any]]]:
     """The documents among ranked passage ``hits``, best first: ``(score, the document's hits best first)``.
@@ -425,11 +417,11 @@ def rank_documents(hits: Sequence[Any], *, rest_weight: float | None = None,
     the files' best passages. Hits without a path are left out.
     """
     weight = _REST_WEIGHT if rest_weight is None else rest_weight
-    groups: dict[tuple[str, str | None], list[Any]] = {}
+    groups: dict[str | tuple[str, str], list[Any]] = {}
     for hit in hits:
-        document = _document(hit, records)
-        if document is not None:
-            groups.setdefault(document, []).append(hit)
+        path = (hit.metadata or {}).get("path")
+        if isinstance(path, str):  # the document: the file, or in a JSONL/BEIR file the record itself
+            groups.setdefault((path, str(hit.id)) if path in records else path, []).append(hit)
     scored = []
     for position, passages in enumerate(groups.values()):
         passages.sort(key=lambda hit: -hit.score)
