@@ -269,3 +269,17 @@ def test_a_record_shows_a_bounded_span_of_its_own_text(text: str, query: str) ->
     assert 0 <= start < end <= len(text) and end - start <= MAX_PASSAGE_CHARS and text[start:end].strip()
     if len(text.strip()) <= MAX_PASSAGE_CHARS:
         assert text[start:end] == text.strip()
+
+
+def test_a_corpus_named_as_the_index_is_a_clear_error(tmp_path: Path) -> None:
+    """Issue 18: `--index corpus.jsonl` (the corpus, not an index of it) blocks the task with the documents
+    source's failure saying so and how to build the index; exit 1, the result JSON, no traceback."""
+    corpus = _jsonl(tmp_path / "corpus.jsonl", RECORDS)
+    done = run_cli(research_args("document-search", "--index", str(corpus), "--question", QUESTION, "--json",
+                                 "--base-dir", str(tmp_path / "tasks"), scripted=False), env=ENV)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    result = output(done)["result"]
+    assert result["status"] == "blocked"
+    [failed] = result["failedSources"]
+    assert failed["code"] == "RETRIEVAL_PROVIDER_UNAVAILABLE"
+    assert "is a file, not an index folder" in failed["message"] and "ditto index" in failed["message"]

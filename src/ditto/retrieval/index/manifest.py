@@ -66,6 +66,9 @@ def read_manifest(directory: Path) -> Manifest:
     except FileNotFoundError:
         raise SearchIndexError(INDEX_NOT_FOUND, f"{directory} holds no index (no {MANIFEST_FILE}); "
                                                 "build one with `ditto index SOURCE --index DIR`") from None
+    except NotADirectoryError:  # a corpus (corpus.jsonl) named where its index was meant
+        raise SearchIndexError(INDEX_NOT_FOUND, f"{directory} is a file, not an index folder; build an index of "
+                                                f"it with `ditto index {directory} --index DIR`") from None
     except (OSError, UnicodeDecodeError, ValueError):
         data = None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
