@@ -107,3 +107,29 @@ async def test_with_the_embed_extra_the_folder_cache_is_hybrid_and_says_so(tmp_p
     assert json.loads(manifest.read_text())["embedding"]["dimensions"] == 384
     report = check_task(task.directory, signing_key=None)
     assert report.ok, report.problems
+
+
+async def test_with_the_embed_extra_the_builtin_model_quotes_a_paraphrase(tmp_path: Path) -> None:
+    """Issues 17, 18 (real weights): over the user's documents with embeddings on, the built-in model reads with
+    the same local model, so a passage that answers in other words (one word shared) is quoted, and one that
+    only shares that word is not; with embeddings off the lexical gate alone finds nothing about it."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "health.md").write_text("# Health\n\nTobacco use markedly increases the likelihood of developing lung "
+                                    "carcinoma.\n", encoding="utf-8")
+    (docs / "anatomy.md").write_text("# Anatomy\n\nThe lung is an organ of the respiratory system.\n",
+                                     encoding="utf-8")
+    (docs / "backups.md").write_text("# Backups\n\nBackups are kept for 30 days.\n", encoding="utf-8")
+    question = "Does smoking raise the risk of lung cancer?"
+    results = {}
+    for embed in ("1", "0"):
+        env = {"DITTO_INDEX_CACHE_DIR": str(tmp_path / f"cache-{embed}"), "DITTO_RESEARCH_EMBED": embed}
+        task, result = await run_research("document-search", {"question": question, "documents": [str(docs)]},
+                                          base_dir=tmp_path / f"tasks-{embed}", env=env)
+        results[embed] = (task, result)
+    task, result = results["1"]
+    brief = _brief(result)
+    assert brief["status"] == "completed"
+    assert {Path(item["uri"]).name for item in brief["evidence"]} == {"health.md"}
+    assert check_task(task.directory, signing_key=None).ok
+    assert results["0"][1].status == "no-evidence"

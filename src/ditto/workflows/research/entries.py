@@ -32,9 +32,10 @@ QueryMode = Literal["model", "rewrite", "expand"]
 class EntrySpec:
     """One entry: its sources when the request names none, its query mode and counts, its defaults.
 
-    ``max_queries`` for a model query is 2 without a vocabulary (the question
-    plus one follow-up); with a vocabulary every mode takes at most 3 entries,
-    never more than the vocabulary has.
+    ``max_queries`` for a model query without a vocabulary is 3 for the local
+    sources (the question, then its two halves: each query is one more index
+    search) and 2 where a query costs a web search and a page read; with a
+    vocabulary every mode takes at most 3 entries, never more than the vocabulary has.
     """
 
     entry: Entry
@@ -56,12 +57,14 @@ class EntrySpec:
 
 
 _WEB_QUESTION: Final = "How does SQLite write-ahead logging work?"
+#: Model queries an entry over local sources may make (a web query also costs a page read: 2 there).
+_LOCAL_QUERIES: Final = 3
 
 ENTRY_SPECS: Final = MappingProxyType({spec.entry: spec for spec in (
     EntrySpec("document-search", "Search Markdown and text files; quotes carry the file URI, lines and snapshot.",
-              ("documents",)),
+              ("documents",), max_queries=_LOCAL_QUERIES),
     EntrySpec("knowledge-base", "Search internal (MEMORY) and/or external (SQLite FTS5, PostgreSQL, a RETRIEVAL "
-                                "target) knowledge, kept apart.", ("knowledge",)),
+                                "target) knowledge, kept apart.", ("knowledge",), max_queries=_LOCAL_QUERIES),
     EntrySpec("web-search", "Search the web (Wikipedia or any MediaWiki; Brave with a key) and read the first "
                             "allowed page.", ("web",), sample_question=_WEB_QUESTION),
     EntrySpec("web-read", "Read given HTML pages (SQLite's documentation by default) and extract their text.",
@@ -75,7 +78,7 @@ ENTRY_SPECS: Final = MappingProxyType({spec.entry: spec for spec in (
               ("knowledge",), query_mode="expand", min_queries=2, max_queries=3, needs_vocabulary=True,
               sample_question="what are the rules for our database backups?"),
     EntrySpec("source-location", "Link each excerpt to file lines, a database record or web text lines, with "
-                                 "the snapshot SHA-256.", ("documents", "knowledge")),
+                                 "the snapshot SHA-256.", ("documents", "knowledge"), max_queries=_LOCAL_QUERIES),
 )})
 
 assert tuple(ENTRY_SPECS) == ENTRIES, "the entry table and ENTRIES list the same entries in the same order"

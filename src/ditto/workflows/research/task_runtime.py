@@ -43,7 +43,7 @@ from .sample import KB_CONTENT_COLUMN, KB_TABLE
 from .sources.documents import DOCUMENTS_TARGET, DocumentSearchProvider
 from .sources.knowledge import EXTERNAL_TARGET
 from .taskdir import ResearchTask
-from .types import ModelRef
+from .types import ModelRef, ResearchRequest
 
 __all__ = ["open_research_runtime", "research_workers"]
 
@@ -174,7 +174,7 @@ def research_workers(task: ResearchTask, *, env: Mapping[str, str] | None = None
         bindings.update(targets or {})
         workers.append(_lazy_retrieval_worker(bindings))
     if "INFER" not in skip:
-        workers.append(_infer_worker(source, request.model))
+        workers.append(_infer_worker(source, request.model, semantic=_reads_semantically(request, source)))
     if "web" in request.sources and "INTERACTION" not in skip:
         interaction = _interaction_worker(task, source, web or {})
         workers.append(interaction)
@@ -233,17 +233,46 @@ def _lazy_retrieval_worker(bindings: Mapping[str, Any]) -> WorkerDefinition:
     return WorkerDefinition("RETRIEVAL", {"RETRIEVAL.SEARCH": search})
 
 
-def _infer_worker(env: Mapping[str, str], model: ModelRef) -> WorkerDefinition:
+def _reads_semantically(request: ResearchRequest, env: Mapping[str, str]) -> bool:
+    """Whether the built-in model reads with embeddings too: when the task searches the user's documents
+    through an index with embeddings on (the same local model ranks them), never for the sample."""
+    from .sources.indexed_documents import embeddings_enabled
+
+    return (request.model.provider == "builtin:extractive" and "documents" in request.sources
+            and (request.index is not None or request.documents is not None) and embeddings_enabled(env))
+
+
+async def _local_embed(texts: list[str]) -> Sequence[Sequence[float]]:
+    """The research's local embedding model (loaded once per process, off the event loop) on ``texts``."""
+    from ...retrieval.index.embedding import local_embedding
+
+    provider = await asyncio.to_thread(local_embedding)
+    return await provider.embed(texts)
+
+
+def _infer_worker(env: Mapping[str, str], model: ModelRef, *, semantic: bool = False) -> WorkerDefinition:
     """The built-in model, plus the ``openai`` provider when ``DITTO_WORKER_INFER_*`` configures one.
 
     A request for ``openai/NAME`` names the model itself: the server's address is then all the
-    environment must give (``DITTO_WORKER_INFER_MODEL`` may stay unset).
+    environment must give (``DITTO_WORKER_INFER_MODEL`` may stay unset). ``semantic`` gives the
+    built-in model the local embedding model (see :func:`_reads_semantically`).
     """
-    from ...worker.infer import create_infer_worker, create_openai_provider, infer_config_from_env
+    from ...worker.infer import (
+        BUILTIN_PROVIDER,
+        InferProvider,
+        create_extractive_provider,
+        create_infer_worker,
+        create_openai_provider,
+        infer_config_from_env,
+    )
 
     config = infer_config_from_env(env, model=model.model if model.provider == "openai" else None)
-    providers = {"openai": create_openai_provider(config)} if config is not None else None
-    return create_infer_worker(providers)
+    providers: dict[str, InferProvider] = {}
+    if config is not None:
+        providers["openai"] = create_openai_provider(config)
+    if semantic:
+        providers[BUILTIN_PROVIDER] = create_extractive_provider(embed=_local_embed)
+    return create_infer_worker(providers or None)
 
 
 def _interaction_worker(task: ResearchTask, env: Mapping[str, str], web: Mapping[str, Any]) -> Any:

@@ -59,6 +59,7 @@ from ...errors import describe_validation_error
 from .archived import ArchiveError, archived_brief
 from .brief import brief_json, brief_markdown, brief_schema
 from .config import MAX_EXCERPTS_PER_GROUP, MAX_PASSAGES_PER_PAGE
+from .entries import entry_spec
 from .signing import SIGNATURE_FILE, check_signature, key_id
 from .sources.indexed_documents import record_uri
 from .taskdir import task_path
@@ -367,12 +368,7 @@ class _Check:
     def _queries(self, brief: Brief, request: ResearchRequest) -> None:
         vocabulary = request.vocabulary
         provenance = {"rewrite": "rewrite", "expand": "expand"}.get(request.entry, "model")
-        if request.entry == "rewrite":
-            low, high = 1, 1
-        elif request.entry == "expand":
-            low, high = 2, min(3, len(vocabulary or ()))
-        else:
-            low, high = 1, 2 if vocabulary is None else min(3, len(vocabulary))
+        low, high = entry_spec(request.entry).query_counts(len(vocabulary) if vocabulary is not None else None)
         texts = [query.text for query in brief.queries]
         if not low <= len(texts) <= high:
             self.problem(f"brief.json lists {len(texts)} queries; the request's query contract allows {low}-{high}")

@@ -46,7 +46,7 @@ from ....text.analysis import TextAnalyzer
 from ....text.passages import MAX_PASSAGE_CHARS, PASSAGES_VERSION
 from .spans import ranked_spans
 
-__all__ = ["CACHE_ENV", "CACHE_LIMIT_ENV", "DEFAULT_CACHE_LIMIT", "IndexedDocumentSearchProvider",
+__all__ = ["CACHE_ENV", "CACHE_LIMIT_ENV", "DEFAULT_CACHE_LIMIT", "IndexedDocumentSearchProvider", "embeddings_enabled",
            "evict_folder_caches", "folder_cache_dir", "rank_documents", "record_span", "record_uri",
            "select_passages"]
 
@@ -81,6 +81,15 @@ _ANALYZER_CONFIG: Final = {"stopwords": "english", "stemmer": "english", "cjk": 
 
 _OPENED: OrderedDict[tuple[str, str], Any] = OrderedDict()
 _OPENED_LOCK = threading.Lock()
+
+
+def embeddings_enabled(env: Mapping[str, str]) -> bool:
+    """Whether research embeds: the ``embed`` extra is installed and ``$DITTO_RESEARCH_EMBED`` (the task's
+    environment, then the process's) is not ``0``."""
+    from ....retrieval.index.embedding import embedding_available
+
+    wanted = env.get(EMBED_ENV) or os.environ.get(EMBED_ENV, "1")
+    return wanted != "0" and embedding_available()
 
 
 def folder_cache_dir(env: Mapping[str, str]) -> Path:
@@ -238,10 +247,7 @@ class IndexedDocumentSearchProvider:
         self._lock = asyncio.Lock()
 
     def _use_embeddings(self) -> bool:
-        from ....retrieval.index.embedding import embedding_available
-
-        wanted = self._env.get(EMBED_ENV) or os.environ.get(EMBED_ENV, "1")
-        return wanted != "0" and embedding_available()
+        return embeddings_enabled(self._env)
 
     async def _open(self) -> _State:
         from ....retrieval import RetrievalError

@@ -1,0 +1,125 @@
+"""The built-in model's semantic reading (INF-3, WF-11; issues 17 and 18): with each sentence's cosine to the
+question, a passage that says the question in other words passes the relevance gate and is quoted, a
+close further sentence joins the quotes, and Chinese text is left to the lexical rules."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ditto.worker.infer import ExcerptPassage, ExcerptTask, QueryTask
+from ditto.worker.infer.extractive import (
+    SEMANTIC_FOLLOW_UP,
+    SEMANTIC_THRESHOLD,
+    analyze,
+    choose_excerpts,
+    choose_queries,
+    keyword_query,
+    sentence_texts,
+    split_sentences,
+)
+from ditto.workflows.research.entries import ENTRY_SPECS
+
+P = ExcerptPassage
+QUESTION = "Does smoking raise the risk of lung cancer?"
+PARAPHRASE = "Tobacco use markedly increases the likelihood of developing lung carcinoma."
+
+
+def _one_per_sentence(task: ExcerptTask, values: dict[str, float]) -> list[float]:
+    """Cosines in sentence order: ``values`` by sentence text, 0 for the rest."""
+    return [values.get(text, 0.0) for text in sentence_texts(task)]
+
+
+def test_a_paraphrase_passes_the_gate_only_when_its_meaning_is_close() -> None:
+    """WF-11: one shared word ("lung") is never enough for the lexical gate; a sentence whose cosine reaches
+    the semantic threshold makes its passage evidence, one just below it does not."""
+    task = ExcerptTask(question=QUESTION, passages=(P(source_id="a", text=PARAPHRASE),
+                                                    P(source_id="b", text="The lung is an organ of the chest.")))
+    assert choose_excerpts(task) == []
+    close = _one_per_sentence(task, {PARAPHRASE: SEMANTIC_THRESHOLD, "The lung is an organ of the chest.": 0.3})
+    assert [(e.source_id, e.quote) for e in choose_excerpts(task, similarities=close)] == [("a", PARAPHRASE)]
+    below = _one_per_sentence(task, {PARAPHRASE: SEMANTIC_THRESHOLD - 0.01})
+    assert choose_excerpts(task, similarities=below) == []
+
+
+def test_a_close_sentence_sharing_no_word_is_still_never_quoted() -> None:
+    """WF-11: however close its meaning, a sentence that shares no meaningful term is not evidence."""
+    text = "Tobacco markedly increases the likelihood of carcinoma."
+    task = ExcerptTask(question=QUESTION, passages=(P(source_id="a", text=text),))
+    assert choose_excerpts(task, similarities=[0.99]) == []
+
+
+def test_chinese_text_is_left_to_the_lexical_rules() -> None:
+    """Issue 17: the local model reads English only (to it Chinese sentences look alike), so cosines of a Chinese
+    question or of a Chinese passage never open the gate."""
+    chinese = ExcerptTask(question="世界杯足球赛冠军是哪个国家？",
+                          passages=(P(source_id="a", text="显示国家的日期和时间。"),))
+    assert choose_excerpts(chinese, similarities=[0.99]) == []
+    mixed = ExcerptTask(question=QUESTION, passages=(P(source_id="a", text="吸烟 lung 的风险。"),
+                                                     P(source_id="b", text=PARAPHRASE)))
+    sims = _one_per_sentence(mixed, {"吸烟 lung 的风险。": 0.99, PARAPHRASE: 0.2})
+    assert choose_excerpts(mixed, similarities=sims) == []
+
+
+def test_a_close_further_sentence_joins_the_quotes() -> None:
+    """Issue 17: after the best quote, a sentence that matches few of the question's words joins only when its
+    meaning is close (SciFact: a second abstract saying the same in other words is evidence too)."""
+    best = "Smoking raises the risk of lung cancer in adults."
+    other = "Tobacco use markedly increases lung carcinoma incidence."
+    task = ExcerptTask(question=QUESTION, passages=(P(source_id="a", text=best), P(source_id="b", text=other)),
+                       max_excerpts=4)
+    lexical = choose_excerpts(task)
+    assert [e.source_id for e in lexical] == ["a"]
+    # Close enough for the gate, not for a follow-up: b is about the question, but a weak second quote.
+    far = _one_per_sentence(task, {best: 0.9, other: SEMANTIC_FOLLOW_UP - 0.05})
+    assert [e.source_id for e in choose_excerpts(task, similarities=far)] == ["a"]
+    close = _one_per_sentence(task, {best: 0.9, other: SEMANTIC_FOLLOW_UP})
+    assert [e.source_id for e in choose_excerpts(task, similarities=close)] == ["a", "b"]
+    # The follow-up rule never opens the gate: with the semantic gate shut, b stays out however close.
+    assert [e.source_id for e in choose_excerpts(task, similarities=close, semantic_threshold=1.01)] == ["a"]
+
+
+_WORDS = st.sampled_from(["smoking", "lung", "cancer", "risk", "tobacco", "the", "of", ".", "!", "肺", "\n", "x" * 30])
+
+
+@settings(max_examples=150, deadline=None)
+@given(texts=st.lists(st.lists(_WORDS, min_size=1, max_size=30).map(" ".join), min_size=1, max_size=6),
+       cosines=st.lists(st.floats(min_value=-1.0, max_value=1.0), max_size=200))
+def test_quotes_stay_verbatim_and_on_topic_whatever_the_cosines(texts: list[str], cosines: list[float]) -> None:
+    """INF-3: whatever the cosines (too few, too many, any value), every quote is an exact substring of its
+    passage, shares a meaningful term with the question, and the limits hold."""
+    task = ExcerptTask(question=QUESTION, passages=tuple(P(source_id=f"p{i}", text=t) for i, t in enumerate(texts)),
+                       max_excerpts=4, max_per_source=2)
+    chosen = choose_excerpts(task, similarities=cosines, embedding_weight=0.5)
+    wanted = set(analyze(QUESTION))
+    assert len(chosen) <= 4
+    by_id = {p.source_id: p.text for p in task.passages}
+    for excerpt in chosen:
+        assert excerpt.quote in by_id[excerpt.source_id]
+        assert set(analyze(excerpt.quote)) & wanted
+    assert all(sum(e.source_id == p.source_id for e in chosen) <= 2 for p in task.passages)
+    assert split_sentences  # the spans the cosines follow
+
+
+def test_a_long_question_gets_its_two_halves_as_further_queries() -> None:
+    """WF-11 (issue 17): without a vocabulary, a long question's keywords, then the first half of them (its
+    subject), then the second (what is said of it) when three queries are allowed."""
+    claim = "Vitamin D supplementation reduces fracture risk in elderly women"
+    words = keyword_query(claim).split(" ")
+    half = (len(words) + 1) // 2
+    assert choose_queries(QueryTask(question=claim, max_queries=3)) == [
+        " ".join(words), " ".join(words[:half]), " ".join(words[half:])]
+    assert choose_queries(QueryTask(question=claim, max_queries=2)) == [" ".join(words), " ".join(words[:half])]
+    assert choose_queries(QueryTask(question="How long are backups kept?", max_queries=3)) == ["long backups kept"]
+
+
+def test_local_entries_allow_three_model_queries_and_web_entries_two() -> None:
+    """WF-6, WF-9 (issue 17): a query over local sources is one more index search; over the web, a search and
+    a page read, so web entries keep two. Vocabulary modes are unchanged."""
+    assert ENTRY_SPECS["document-search"].query_counts(None) == (1, 3)
+    assert ENTRY_SPECS["knowledge-base"].query_counts(None) == (1, 3)
+    assert ENTRY_SPECS["source-location"].query_counts(None) == (1, 3)
+    for entry in ("web-search", "web-read", "multi-source"):
+        assert ENTRY_SPECS[entry].query_counts(None) == (1, 2)
+    assert ENTRY_SPECS["rewrite"].query_counts(5) == (1, 1)
+    assert ENTRY_SPECS["expand"].query_counts(5) == (2, 3)
