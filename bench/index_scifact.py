@@ -192,10 +192,14 @@ async def _research(data_root: Path, base: Path, tasks: int) -> dict[str, Any]:
     return results
 
 
-def _cited(brief_path: str) -> set[str]:
-    """The abstract ids a brief cites (its document evidence is ``file:///…/<id>.txt``)."""
+def _cited(brief_path: str) -> tuple[set[str], set[str]]:
+    """The abstract ids a brief cites (its document evidence is ``file:///…/<id>.txt``), and those its answer's
+    first sentence cites."""
     brief = json.loads(Path(brief_path).read_text(encoding="utf-8"))
-    return {Path(item["uri"]).stem for item in brief["evidence"] if item["sourceType"] == "document"}
+    uris = {item["id"]: Path(item["uri"]).stem for item in brief["evidence"] if item["sourceType"] == "document"}
+    sentences = (brief.get("answer") or {}).get("sentences") or []
+    first = {uris[key] for key in sentences[0]["evidence"] if key in uris} if sentences else set()
+    return set(uris.values()), first
 
 
 async def _claims(data_root: Path, base: Path, claims: int, embed: bool, split: str = "test",
@@ -232,7 +236,7 @@ async def _claims(data_root: Path, base: Path, claims: int, embed: bool, split: 
     qrels = read_beir_qrels(data_root, split)
     queries = read_beir_queries(data_root)
     selected = [(query_id, queries[query_id]) for query_id in qrels if query_id in queries][:claims]
-    hits = no_evidence = shown = 0
+    hits = no_evidence = shown = answers = 0
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="ditto-bench-claims-") as tasks:
         for number, (query_id, text) in enumerate(selected):
@@ -242,12 +246,15 @@ async def _claims(data_root: Path, base: Path, claims: int, embed: bool, split: 
             if result.status == "no-evidence":
                 no_evidence += 1
             if result.brief:
-                hits += bool(_cited(result.brief) & qrels[query_id])
+                cited, first = _cited(result.brief)
+                hits += bool(cited & qrels[query_id])
+                answers += bool(first & qrels[query_id])
             snapshots = Path(task.directory) / "snapshots"
             seen = {by_digest.get(entry.name) for entry in snapshots.iterdir()} if snapshots.is_dir() else set()
             shown += bool(seen & qrels[query_id])
     count = len(selected)
     return {"claims": count, "hit_rate": hits / count, "no_evidence": no_evidence / count, "shown": shown / count,
+            "answer": answers / count,
             "s_per_task": (time.perf_counter() - started) / count, "build_s": build_s,
             "mode": "hybrid" if embed else "BM25", "split": split}
 
@@ -275,10 +282,10 @@ def main() -> None:
         if args.claims:
             row = asyncio.run(_claims(args.data, base, args.claims, args.embed, args.split, args.work))
             print(f"| research document-search, SciFact {row['split']} claims, {row['mode']} over a prepared "
-                  "index | cites a relevant abstract | a relevant abstract shown | no-evidence | s per task |\n"
-                  "| --- | ---: | ---: | ---: | ---: |")
+                  "index | cites a relevant abstract | a relevant abstract shown | the answer opens with one | "
+                  "no-evidence | s per task |\n| --- | ---: | ---: | ---: | ---: | ---: |")
             print(f"| {row['claims']} claims (index built in {row['build_s']:.0f} s) | {row['hit_rate']:.3f} | "
-                  f"{row['shown']:.3f} | {row['no_evidence']:.3f} | {row['s_per_task']:.2f} |")
+                  f"{row['shown']:.3f} | {row['answer']:.3f} | {row['no_evidence']:.3f} | {row['s_per_task']:.2f} |")
             if args.only_claims:
                 return
         indexing = _indexing(args.data, base, args.repeats)

@@ -4,20 +4,34 @@ close further sentence joins the quotes, and Chinese text is left to the lexical
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ditto.worker.infer import ExcerptPassage, ExcerptTask, QueryTask
+from ditto.worker.infer import (
+    ExcerptPassage,
+    ExcerptTask,
+    QueryTask,
+    create_extractive_provider,
+    create_infer_client,
+    response_format,
+    task_messages,
+)
 from ditto.worker.infer.extractive import (
+    ANSWER_EMBEDDING_WEIGHT,
     SEMANTIC_FOLLOW_UP,
     SEMANTIC_THRESHOLD,
     analyze,
+    answer_question,
+    answer_sentences,
     choose_excerpts,
     choose_queries,
     keyword_query,
     sentence_texts,
     split_sentences,
 )
+from ditto.worker.infer.tasks import AnswerEvidence, AnswerTask
 from ditto.workflows.research.entries import ENTRY_SPECS
 
 P = ExcerptPassage
@@ -123,3 +137,46 @@ def test_local_entries_allow_three_model_queries_and_web_entries_two() -> None:
         assert ENTRY_SPECS[entry].query_counts(None) == (1, 2)
     assert ENTRY_SPECS["rewrite"].query_counts(5) == (1, 1)
     assert ENTRY_SPECS["expand"].query_counts(5) == (2, 3)
+
+
+_STATINS = "The use of statins was associated with reduced hip fracture risk in older adults."
+_VITAMIN = "Daily vitamin D lowered the number of fractures among elderly participants."
+_ANSWER_TASK = AnswerTask(question="Vitamin D supplementation reduces the risk of fractures in older adults.",
+                          evidence=(AnswerEvidence(id="e1", quote=_STATINS), AnswerEvidence(id="e2", quote=_VITAMIN)))
+
+
+def test_the_answer_opens_with_the_sentence_that_means_the_question() -> None:
+    """Issue 17: by words alone the statin sentence (risk, fracture, older adults) opens the answer to a vitamin D
+    claim; with the cosines the sentence about vitamin D and fractures does, and every sentence still cites
+    the evidence that holds it."""
+    lexical = answer_question(_ANSWER_TASK)
+    assert lexical[0].text == _STATINS
+    cosines = {_STATINS: 0.35, _VITAMIN: 0.8}
+    semantic = answer_question(_ANSWER_TASK, similarities=[cosines[text] for _, text in answer_sentences(_ANSWER_TASK)])
+    assert (semantic[0].text, semantic[0].evidence) == (_VITAMIN, ("e2",))
+    assert ANSWER_EMBEDDING_WEIGHT > 0
+
+
+def test_chinese_answers_keep_the_word_rules() -> None:
+    """Issue 17: cosines of the English-only model never reorder a Chinese answer."""
+    task = AnswerTask(question="rm 的 -f 选项做什么？", evidence=(
+        AnswerEvidence(id="e1", quote="-f, --force 忽略不存在的文件，从不给出提示。"),
+        AnswerEvidence(id="e2", quote="rm 删除每个指定的文件。")))
+    plain = answer_question(task)
+    assert answer_question(task, similarities=[0.0, 0.99]) == plain
+
+
+async def test_the_provider_embeds_the_answer_sentences_too() -> None:
+    """INF-3: the ``embed`` hook is asked for the question and every answer sentence, in order, and its cosines
+    choose the answer's first sentence."""
+    asked: list[list[str]] = []
+
+    async def embed(texts: list[str]) -> Sequence[Sequence[float]]:
+        asked.append(list(texts))
+        return [[1.0, 0.0] if "vitamin" in text.lower() else [0.3, 1.0] for text in texts]
+
+    client = create_infer_client({"builtin:extractive": create_extractive_provider(embed=embed)})
+    result = await client.reasoning.sample(messages=task_messages(_ANSWER_TASK),
+                                           response_format=response_format(_ANSWER_TASK))
+    assert asked == [[_ANSWER_TASK.question, _STATINS, _VITAMIN]]
+    assert result.parsed["sentences"][0] == {"text": _VITAMIN, "evidence": ["e2"]}

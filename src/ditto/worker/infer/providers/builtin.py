@@ -11,7 +11,10 @@ the same chat always gets the same answer.
 Optional embedding scores: ``ExtractiveProvider(embed=fn)`` where ``fn`` is an
 async function from a list of texts to their vectors (e.g. RETRIEVAL's HTTP
 embedding provider's ``embed``); the cosine of each sentence with the question
-is added to its lexical score with weight ``embedding_weight``.
+is added to its lexical score with weight ``embedding_weight``, opens the
+relevance gate and the follow-up share to close sentences, and weighs in the
+choice of the answer's sentences (English text only; see
+:func:`~ditto.worker.infer.extractive.choose_excerpts`).
 
 Model options (``ModelConfig.options``): ``passageWeight``, ``rankWeight`` and
 ``embeddingWeight`` (finite numbers in [0, 10]) override the constructor's weights
@@ -35,6 +38,7 @@ from ..extractive import (
     RELEVANCE_THRESHOLD,
     answer_chat,
     answer_question,
+    answer_sentences,
     choose_excerpts,
     choose_queries,
     sentence_texts,
@@ -90,7 +94,9 @@ class ExtractiveProvider:
         task = parse_task(request.messages)
         similarities = None
         if isinstance(task, ExcerptTask) and self._embed is not None and embedding_weight > 0:
-            similarities = await self._similarities(task)
+            similarities = await self._similarities(task.question, sentence_texts(task))
+        elif isinstance(task, AnswerTask) and self._embed is not None:
+            similarities = await self._similarities(task.question, [text for _, text in answer_sentences(task)])
         size = sum(len(content) for _, content in messages)
 
         def answer() -> tuple[str, str]:
@@ -102,14 +108,13 @@ class ExtractiveProvider:
         return ProviderReply(content=content, model=request.model or BUILTIN_MODEL, finish_reason=finish,
                              usage=usage)
 
-    async def _similarities(self, task: ExcerptTask) -> list[float]:
+    async def _similarities(self, question: str, texts: list[str]) -> list[float]:
+        """Each text's cosine with the question, by the ``embed`` hook."""
         assert self._embed is not None
-        texts = sentence_texts(task)
-        vectors = await self._embed([task.question, *texts])
+        vectors = await self._embed([question, *texts])
         if len(vectors) != len(texts) + 1:
             raise InferError("INFER_PROVIDER_UNAVAILABLE", "The embedding function returned a wrong number of vectors")
-        question = vectors[0]
-        return [_cosine(question, vector) for vector in vectors[1:]]
+        return [_cosine(vectors[0], vector) for vector in vectors[1:]]
 
     def __repr__(self) -> str:
         return f"<ExtractiveProvider embed={'yes' if self._embed else 'no'}>"
@@ -141,7 +146,7 @@ def _answer(task: QueryTask | ExcerptTask | AnswerTask | None, messages: list[tu
             items.pop()
         content = js_json_dumps({"excerpts": items})
     elif isinstance(task, AnswerTask):
-        sentences = [sentence.to_json_dict() for sentence in answer_question(task)]
+        sentences = [sentence.to_json_dict() for sentence in answer_question(task, similarities=similarities)]
         while len(sentences) > 1 and not _fits(js_json_dumps({"sentences": sentences}), limit):
             sentences.pop()
         content = js_json_dumps({"sentences": sentences})
