@@ -66,9 +66,9 @@ def _scope(traceparent: bytes | None) -> dict[str, Any]:
             "server": ("127.0.0.1", 8080), "state": {}}
 
 
-async def _batches(variant: str, calls: int, batches: int) -> list[float]:
+async def _batches(variant: str, calls: int, batches: int, app: Any = None) -> list[float]:
     """Mean µs per call of each batch of ``calls`` sequential calls (after a warm-up batch)."""
-    app = _app(variant)
+    app = app or _app(variant)
     scope = _scope(VARIANTS[variant][2])
     request = {"type": "http.request", "body": BODY, "more_body": False}
     statuses: list[int] = []
@@ -109,9 +109,10 @@ def _profile(variant: str, calls: int) -> None:
     profiler = cProfile.Profile()
 
     async def run() -> None:
-        await _batches(variant, 200, 1)
+        app = _app(variant)
+        await _batches(variant, 200, 1, app)
         profiler.enable()
-        await _batches(variant, calls, 1)
+        await _batches(variant, calls, 1, app)
         profiler.disable()
 
     asyncio.run(run())

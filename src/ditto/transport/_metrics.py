@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from bisect import bisect_left
 from collections.abc import Callable, Hashable, Iterator
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client import metrics as _prometheus_metrics
@@ -32,7 +32,8 @@ __all__ = ["CONTENT_TYPE", "ServiceMetrics"]
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 #: Latency buckets in seconds: sub-millisecond no-op nodes up to minute-long INFER calls.
 _BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
-_BUCKET_NAMES = (*(floatToGoString(bound) for bound in _BUCKETS), "+Inf")
+#: The buckets' ``le`` labels, written as prometheus_client writes them (its helper is untyped).
+_BUCKET_NAMES = (*map(cast(Callable[[float], str], floatToGoString), _BUCKETS), "+Inf")
 _K = TypeVar("_K", bound=Hashable)
 
 
@@ -129,8 +130,8 @@ class ServiceMetrics:
                                         labels=["node"])
         for node, histogram in tuple(self._seconds.items()):
             cumulative, running = [], 0
-            for bucket, count in zip(_BUCKET_NAMES, tuple(histogram.counts)):
-                running += count
+            for bucket, in_bucket in zip(_BUCKET_NAMES, tuple(histogram.counts), strict=True):
+                running += in_bucket
                 cumulative.append((bucket, float(running)))
             seconds.add_metric([node], cumulative, histogram.total)
             if created:
