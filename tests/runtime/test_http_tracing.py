@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -281,3 +283,48 @@ def test_a_call_inside_a_recording_span_is_a_client_span_parent_of_the_server_sp
     inside = next(s for s in servers if s["trace"] == caller["trace"])
     outside = next(s for s in servers if s["trace"] != caller["trace"])
     assert inside["parent"] == client[0]["id"] and outside["parent"] is None
+
+
+@pytest.mark.parametrize("raised", [None, ValueError("bad input"), asyncio.CancelledError()])
+def test_a_server_span_ends_like_start_as_current_span(raised: BaseException | None) -> None:
+    """Issue 19 (tracing cost): the SERVER span, now started with ``start_span`` and made current by our own
+    context manager, is current inside the block, restores the caller's context after it, and ends as the SDK's
+    ``start_as_current_span`` would: an ``Exception`` leaving the block is recorded (event and ERROR status)
+    and raised on, a ``BaseException`` such as cancellation only ends the span."""
+    from opentelemetry import context, trace
+
+    def run(block: Any) -> Any:
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        before = context.get_current()
+        with pytest.raises(type(raised)) if raised is not None else nullcontext(), block(provider) as span:
+            assert trace.get_current_span() is span and span.is_recording()
+            if raised is not None:
+                raise raised
+        assert context.get_current() is before
+        (finished,) = exporter.get_finished_spans()
+        return (finished.name, finished.kind, finished.status.status_code, finished.status.description,
+                [(e.name, {k: v for k, v in (e.attributes or {}).items() if k != "exception.stacktrace"})
+                 for e in finished.events], finished.end_time is not None)
+
+    ours = run(lambda provider: _tracing.server_span(_tracing.server_tracer(provider), "TEST.ECHO", {},
+                                                     explicit=True))
+    theirs = run(lambda provider: provider.get_tracer("t").start_as_current_span(
+        "ditto.invoke", kind=SpanKind.SERVER, attributes={"ditto.node": "TEST.ECHO"}))
+    assert ours == theirs
+
+
+def test_an_unsampled_callers_context_holds_only_its_span() -> None:
+    """Issue 19 (tracing cost): the context made current for an unsampled caller is what the propagator would
+    extract from its headers: the caller's span and nothing of the context that happened to be current."""
+    from opentelemetry import baggage, context, trace
+
+    headers = {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"}
+    token = context.attach(baggage.set_baggage("leftover", "x"))
+    try:
+        ours, theirs = _tracing._caller_context(headers), _tracing.extract(headers)
+    finally:
+        context.detach(token)
+    assert dict(ours).keys() == dict(theirs).keys() and baggage.get_all(ours) == baggage.get_all(theirs) == {}
+    assert trace.get_current_span(ours).get_span_context() == trace.get_current_span(theirs).get_span_context()
