@@ -308,7 +308,7 @@ def test_a_server_span_ends_like_start_as_current_span(raised: BaseException | N
                 [(e.name, {k: v for k, v in (e.attributes or {}).items() if k != "exception.stacktrace"})
                  for e in finished.events], finished.end_time is not None)
 
-    ours = run(lambda provider: _tracing.server_span(_tracing.server_tracer(provider), "TEST.ECHO", {},
+    ours = run(lambda provider: _tracing.server_span(_tracing.server_tracer(provider), "TEST.ECHO", [],
                                                      explicit=True))
     theirs = run(lambda provider: provider.get_tracer("t").start_as_current_span(
         "ditto.invoke", kind=SpanKind.SERVER, attributes={"ditto.node": "TEST.ECHO"}))
@@ -328,3 +328,68 @@ def test_an_unsampled_callers_context_holds_only_its_span() -> None:
         context.detach(token)
     assert dict(ours).keys() == dict(theirs).keys() and baggage.get_all(ours) == baggage.get_all(theirs) == {}
     assert trace.get_current_span(ours).get_span_context() == trace.get_current_span(theirs).get_span_context()
+
+
+_HEADER_VALUES = (st.from_regex(r"\A00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]\Z")
+                  | st.just("00-" + "0" * 32 + "-" + "1" * 16 + "-01")
+                  | st.from_regex(r"\A[0-9A-F]{2}-[0-9a-fA-F]{32}-[0-9a-f]{16}-[0-9a-f]{2}\Z")
+                  | st.text(max_size=60) | st.just("vendor=abc,other=1") | st.just("k=v"))
+
+
+@given(headers=st.lists(st.tuples(st.sampled_from(["traceparent", "tracestate", "baggage", "host", "x-other"]),
+                                  _HEADER_VALUES), max_size=6))
+def test_the_trace_headers_read_once_give_what_the_propagator_gives(headers: list[tuple[str, str]]) -> None:
+    """Issue 19 (tracing cost, hostile input): reading the trace headers in one pass over the raw ASGI headers
+    (repeated, malformed, upper-case or all-zero values included) gives the caller's context the propagator
+    extracts from Starlette's headers (ids, flags, remote, trace state, baggage), and never raises."""
+    from opentelemetry import baggage, trace
+    from starlette.datastructures import Headers
+
+    raw = [(name.encode(), value.encode("latin-1", "replace")) for name, value in headers]
+    carrier = _tracing._carrier(raw)
+    traceparent = carrier.get("traceparent")
+    sampled, ours = (None, None) if traceparent is None else _tracing._read_caller(traceparent, carrier)
+    if sampled is None:
+        return  # no usable trace context: the call starts a trace of its own
+    theirs = _tracing.extract(Headers(raw=raw))
+    mine, expected = trace.get_current_span(ours).get_span_context(), trace.get_current_span(theirs).get_span_context()
+    assert (mine.trace_id, mine.span_id, mine.trace_flags, mine.is_remote, mine.is_valid, mine.trace_state) == \
+        (expected.trace_id, expected.span_id, expected.trace_flags, expected.is_remote, expected.is_valid,
+         expected.trace_state)
+    assert baggage.get_all(ours) == baggage.get_all(theirs)
+    if mine.is_valid:
+        assert sampled is mine.trace_flags.sampled
+
+
+def test_headers_of_a_propagator_set_by_the_application_reach_it() -> None:
+    """Issue 19 (tracing cost): the one-pass read keeps the headers of whatever propagator the application made
+    global (here one reading ``x-request-trace``), not only W3C's."""
+    from opentelemetry import propagate
+    from opentelemetry.propagators.composite import CompositePropagator
+    from opentelemetry.propagators.textmap import TextMapPropagator
+
+    seen: list[Any] = []
+
+    class Custom(TextMapPropagator):
+        def extract(self, carrier: Any, context: Any = None, getter: Any = None) -> Any:
+            seen.append(getter.get(carrier, "X-Request-Trace"))
+            return context
+
+        def inject(self, carrier: Any, context: Any = None, setter: Any = None) -> None:
+            return None
+
+        @property
+        def fields(self) -> set[str]:
+            return {"X-Request-Trace"}
+
+    before = propagate.get_global_textmap()
+    propagate.set_global_textmap(CompositePropagator([before, Custom()]))
+    try:
+        raw = [(b"traceparent", b"00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01"),
+               (b"x-request-trace", b"r-1"), (b"x-other", b"no")]
+        carrier = _tracing._carrier(raw)
+        assert carrier == {"traceparent": raw[0][1].decode(), "x-request-trace": "r-1"}
+        _tracing._read_caller(carrier["traceparent"], carrier)  # upper-case hex: not canonical, the propagator reads it
+        assert seen == [["r-1"]]
+    finally:
+        propagate.set_global_textmap(before)

@@ -230,7 +230,8 @@ def create_worker_http_app(runtime: Runtime, *, token: str, max_body_bytes: int 
         problem = _timeout_ms_problem(timeout_ms)
         if problem is not None:
             return refuse(400, "INVALID_REQUEST", problem, node, started)
-        with _tracing.server_span(tracer, node, request.headers, explicit=explicit, ratio=ratio) as span:
+        with _tracing.server_span(tracer, node, request.scope["headers"], explicit=explicit,
+                                 ratio=ratio) as span:
             try:
                 result = await runtime.invoke_local(
                     node, body["input"], address=address, execution_id=execution_id,
