@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -116,7 +117,7 @@ def _profile(variant: str, calls: int) -> None:
         profiler.disable()
 
     asyncio.run(run())
-    pstats.Stats(profiler).sort_stats("tottime").print_stats(30)
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(int(os.environ.get("BENCH_PROFILE_ROWS", "30")))
 
 
 def main(variants: list[str], calls: int, batches: int, rounds: int) -> None:
