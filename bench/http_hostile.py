@@ -13,7 +13,8 @@ Rows (issue 19):
   * metrics + tracing on vs `--no-metrics --no-tracing`: with the OpenTelemetry API only (no SDK), with an
     SDK keeping 1 trace in 100 by its own sampler, with 1 in 100 sampled by `--trace-sample-ratio 0.01`
     before the SDK is asked, with callers sending an unsampled `traceparent`, and with an SDK recording
-    every span (batched, to an exporter that drops them). Goal ≥ 0.9×.
+    every span (batched, to an exporter that drops them). Goal ≥ 0.9×. Also the server's CPU time per call
+    (all its threads, from /proc), which the other load on a shared box moves much less than calls/s.
   * RETRIEVAL.SEARCH (BM25 over SciFact's 5,183 abstracts, the test queries in turn) vs BENCH.NOOP on
     the same replica, driven by one aiohttp process with 8 calls in flight (answers not parsed) and by
     the project's client (`runtime.invoke` → HttpTransport, answers parsed), in turn. Goal ≥ 0.8×.
@@ -78,6 +79,12 @@ class Server:
 
     def log_bytes(self) -> int:
         return self.log.stat().st_size
+
+    def cpu_ns(self) -> int:
+        """CPU time the server process has used so far, all its threads (Linux's schedstat, in ns): per call,
+        a measure of the server's own cost that other load on the box changes much less than calls/s."""
+        tasks = Path(f"/proc/{self.process.pid}/task")
+        return sum(int((task / "schedstat").read_text().split()[0]) for task in tasks.iterdir())
 
     def stop(self) -> None:
         self.process.terminate()
@@ -319,19 +326,25 @@ def _tracing_rows(token: str, seconds: float, rounds: int) -> list[str]:
                 "metrics + tracing, SDK recording every span": (Server("traced", token), None),
                 "--no-metrics --no-tracing": (Server("make", token, "--no-metrics", "--no-tracing"), None)}
     runs: dict[str, list[Result]] = {name: [] for name in variants}
+    cpu: dict[str, list[float]] = {name: [] for name in variants}  # server CPU µs per call, per round
     try:
         names = list(variants)
         for round_ in range(rounds):
             for name in names[round_ % len(names):] + names[:round_ % len(names)]:  # each goes first in turn
                 server, traceparent = variants[name]
+                before = server.cpu_ns()
                 runs[name].append(wrk(server.url, token, seconds, [NOOP_BODY], traceparent))
+                cpu[name].append((server.cpu_ns() - before) / 1000 / (runs[name][-1][0] * seconds))
     finally:
         for variant, _ in variants.values():
             variant.stop()
     off_rate = statistics.median(r[0] for r in runs["--no-metrics --no-tracing"])
+    off_cpu = statistics.median(cpu["--no-metrics --no-tracing"])
     for name, results in runs.items():
         ratio = statistics.median(r[0] for r in results) / off_rate
-        lines.append(_row(f"wrk, {name}", results, f" {ratio:.2f}× |"))
+        per_call = statistics.median(cpu[name])
+        lines.append(_row(f"wrk, {name}", results, f" {ratio:.2f}× calls/s; server CPU {per_call:.1f} µs/call "
+                                                   f"({off_cpu / per_call:.2f}×) |"))
     return lines
 
 

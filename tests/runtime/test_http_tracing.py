@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -281,3 +283,113 @@ def test_a_call_inside_a_recording_span_is_a_client_span_parent_of_the_server_sp
     inside = next(s for s in servers if s["trace"] == caller["trace"])
     outside = next(s for s in servers if s["trace"] != caller["trace"])
     assert inside["parent"] == client[0]["id"] and outside["parent"] is None
+
+
+@pytest.mark.parametrize("raised", [None, ValueError("bad input"), asyncio.CancelledError()])
+def test_a_server_span_ends_like_start_as_current_span(raised: BaseException | None) -> None:
+    """Issue 19 (tracing cost): the SERVER span, now started with ``start_span`` and made current by our own
+    context manager, is current inside the block, restores the caller's context after it, and ends as the SDK's
+    ``start_as_current_span`` would: an ``Exception`` leaving the block is recorded (event and ERROR status)
+    and raised on, a ``BaseException`` such as cancellation only ends the span."""
+    from opentelemetry import context, trace
+
+    def run(block: Any) -> Any:
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        before = context.get_current()
+        with pytest.raises(type(raised)) if raised is not None else nullcontext(), block(provider) as span:
+            assert trace.get_current_span() is span and span.is_recording()
+            if raised is not None:
+                raise raised
+        assert context.get_current() is before
+        (finished,) = exporter.get_finished_spans()
+        return (finished.name, finished.kind, finished.status.status_code, finished.status.description,
+                [(e.name, {k: v for k, v in (e.attributes or {}).items() if k != "exception.stacktrace"})
+                 for e in finished.events], finished.end_time is not None)
+
+    ours = run(lambda provider: _tracing.server_span(_tracing.server_tracer(provider), "TEST.ECHO", [],
+                                                     explicit=True))
+    theirs = run(lambda provider: provider.get_tracer("t").start_as_current_span(
+        "ditto.invoke", kind=SpanKind.SERVER, attributes={"ditto.node": "TEST.ECHO"}))
+    assert ours == theirs
+
+
+def test_an_unsampled_callers_context_holds_only_its_span() -> None:
+    """Issue 19 (tracing cost): the context made current for an unsampled caller is what the propagator would
+    extract from its headers: the caller's span and nothing of the context that happened to be current."""
+    from opentelemetry import baggage, context, trace
+
+    headers = {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"}
+    token = context.attach(baggage.set_baggage("leftover", "x"))
+    try:
+        ours, theirs = _tracing._caller_context(headers), _tracing.extract(headers)
+    finally:
+        context.detach(token)
+    assert dict(ours).keys() == dict(theirs).keys() and baggage.get_all(ours) == baggage.get_all(theirs) == {}
+    assert trace.get_current_span(ours).get_span_context() == trace.get_current_span(theirs).get_span_context()
+
+
+_HEADER_VALUES = (st.from_regex(r"\A00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]\Z")
+                  | st.just("00-" + "0" * 32 + "-" + "1" * 16 + "-01")
+                  | st.from_regex(r"\A[0-9A-F]{2}-[0-9a-fA-F]{32}-[0-9a-f]{16}-[0-9a-f]{2}\Z")
+                  | st.text(max_size=60) | st.just("vendor=abc,other=1") | st.just("k=v"))
+
+
+@given(headers=st.lists(st.tuples(st.sampled_from(["traceparent", "tracestate", "baggage", "host", "x-other"]),
+                                  _HEADER_VALUES), max_size=6))
+def test_the_trace_headers_read_once_give_what_the_propagator_gives(headers: list[tuple[str, str]]) -> None:
+    """Issue 19 (tracing cost, hostile input): reading the trace headers in one pass over the raw ASGI headers
+    (repeated, malformed, upper-case or all-zero values included) gives the caller's context the propagator
+    extracts from Starlette's headers (ids, flags, remote, trace state, baggage), and never raises."""
+    from opentelemetry import baggage, trace
+    from starlette.datastructures import Headers
+
+    raw = [(name.encode(), value.encode("latin-1", "replace")) for name, value in headers]
+    carrier = _tracing._carrier(raw)
+    traceparent = carrier.get("traceparent")
+    sampled, ours = (None, None) if traceparent is None else _tracing._read_caller(traceparent, carrier)
+    if sampled is None:
+        return  # no usable trace context: the call starts a trace of its own
+    theirs = _tracing.extract(Headers(raw=raw))
+    mine, expected = trace.get_current_span(ours).get_span_context(), trace.get_current_span(theirs).get_span_context()
+    assert (mine.trace_id, mine.span_id, mine.trace_flags, mine.is_remote, mine.is_valid, mine.trace_state) == \
+        (expected.trace_id, expected.span_id, expected.trace_flags, expected.is_remote, expected.is_valid,
+         expected.trace_state)
+    assert baggage.get_all(ours) == baggage.get_all(theirs)
+    if mine.is_valid:
+        assert sampled is mine.trace_flags.sampled
+
+
+def test_headers_of_a_propagator_set_by_the_application_reach_it() -> None:
+    """Issue 19 (tracing cost): the one-pass read keeps the headers of whatever propagator the application made
+    global (here one reading ``x-request-trace``), not only W3C's."""
+    from opentelemetry import propagate
+    from opentelemetry.propagators.composite import CompositePropagator
+    from opentelemetry.propagators.textmap import TextMapPropagator
+
+    seen: list[Any] = []
+
+    class Custom(TextMapPropagator):
+        def extract(self, carrier: Any, context: Any = None, getter: Any = None) -> Any:
+            seen.append(getter.get(carrier, "X-Request-Trace"))
+            return context
+
+        def inject(self, carrier: Any, context: Any = None, setter: Any = None) -> None:
+            return None
+
+        @property
+        def fields(self) -> set[str]:
+            return {"X-Request-Trace"}
+
+    before = propagate.get_global_textmap()
+    propagate.set_global_textmap(CompositePropagator([before, Custom()]))
+    try:
+        raw = [(b"traceparent", b"00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01"),
+               (b"x-request-trace", b"r-1"), (b"x-other", b"no")]
+        carrier = _tracing._carrier(raw)
+        assert carrier == {"traceparent": raw[0][1].decode(), "x-request-trace": "r-1"}
+        _tracing._read_caller(carrier["traceparent"], carrier)  # upper-case hex: not canonical, the propagator reads it
+        assert seen == [["r-1"]]
+    finally:
+        propagate.set_global_textmap(before)

@@ -71,10 +71,10 @@ class WorkerService:
     new call ``SERVICE_DRAINING``; :meth:`drained` waits until the calls already accepted have answered.
     """
 
-    def __init__(self, metrics: ServiceMetrics | None) -> None:
+    def __init__(self) -> None:
         self.draining = False
+        #: Calls accepted and not yet answered (also the metrics' in-flight gauge, read when scraped).
         self.inflight = 0
-        self._metrics = metrics
         self._idle = asyncio.Event()
         self._idle.set()
 
@@ -94,15 +94,11 @@ class WorkerService:
     def _enter(self) -> None:
         self.inflight += 1
         self._idle.clear()
-        if self._metrics is not None:
-            self._metrics.inflight.inc()
 
     def _leave(self) -> None:
         self.inflight -= 1
         if self.inflight == 0:
             self._idle.set()
-        if self._metrics is not None:
-            self._metrics.inflight.dec()
 
 
 def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -171,8 +167,8 @@ def create_worker_http_app(runtime: Runtime, *, token: str, max_body_bytes: int 
     limit = max_body_bytes or runtime.config.transport.http.max_body_bytes or DEFAULT_MAX_BODY_BYTES
     expected = f"Bearer {token}".encode()
     expected_metrics = f"Bearer {metrics_token}".encode() if metrics_token else expected
-    counters = ServiceMetrics() if metrics else None
-    service = WorkerService(counters)
+    service = WorkerService()
+    counters = ServiceMetrics(lambda: service.inflight) if metrics else None
     failures = LogLimiter()
     tracer = _tracing.server_tracer(tracer_provider) if tracing else None
     explicit = tracer_provider is not None
@@ -234,7 +230,8 @@ def create_worker_http_app(runtime: Runtime, *, token: str, max_body_bytes: int 
         problem = _timeout_ms_problem(timeout_ms)
         if problem is not None:
             return refuse(400, "INVALID_REQUEST", problem, node, started)
-        with _tracing.server_span(tracer, node, request.headers, explicit=explicit, ratio=ratio) as span:
+        with _tracing.server_span(tracer, node, request.scope["headers"], explicit=explicit,
+                                 ratio=ratio) as span:
             try:
                 result = await runtime.invoke_local(
                     node, body["input"], address=address, execution_id=execution_id,
