@@ -251,3 +251,29 @@ async def test_through_the_worker_and_hybrid(embedder: LocalEmbeddingProvider) -
             assert result.output.candidates[0].id == "tides"
     finally:
         await runtime.close()
+
+
+@settings(max_examples=200, deadline=None)
+@given(lengths=st.lists(st.integers(min_value=0, max_value=5000), max_size=80), batch_size=st.integers(1, 40))
+def test_length_batches_keep_order_bound_padding_and_size(lengths: list[int], batch_size: int) -> None:
+    """Issue 18: texts sorted longest first are cut into batches that keep their order, hold at most
+    ``batch_size``, and never pad a text to more than 1 / PAD_SHARE of its own length."""
+    from ditto.retrieval.providers.local_embedding import PAD_SHARE, length_batches
+
+    lengths = sorted(lengths, reverse=True)
+    batches = length_batches(list(range(len(lengths))), lengths, batch_size)
+    assert [item for batch in batches for item in batch] == list(range(len(lengths)))
+    for batch in batches:
+        assert 1 <= len(batch) <= batch_size
+        assert all(lengths[item] >= PAD_SHARE * lengths[batch[0]] for item in batch)
+
+
+async def test_mixed_lengths_embed_as_one_by_one() -> None:
+    """Issue 18: a call of long and short texts (cut into several batches by length) gives each text the
+    vector it gets alone, in input order."""
+    texts = ["x " * 200, "A short one.", "Medium length sentence about backups and retention.", "ok", "y " * 120]
+    provider = create_local_embedding_provider(batch_size=32)
+    single = create_local_embedding_provider(batch_size=1)
+    together = np.asarray(await provider.embed(texts))
+    alone = np.asarray([(await single.embed([text]))[0] for text in texts])
+    assert np.allclose(together, alone, atol=1e-5)

@@ -22,7 +22,10 @@ returns an :class:`~ditto.retrieval.providers.embedding.EmbeddingProvider`:
 * **Batched like the runtime.** Texts are sorted longest first before they are
   cut into batches (what ``SentenceTransformer.encode`` does inside one call),
   so padding stays small even though we encode batch by batch: the caller's
-  signal is checked and the cache written between batches.
+  signal is checked and the cache written between batches. A batch also ends
+  where a text is shorter than :data:`PAD_SHARE` of the batch's first (longest):
+  a handful of mixed sentences padded to the longest one cost twice the model
+  time of the same texts in two batches.
 * **Cache.** With ``cache_dir`` every vector is stored in
   ``cache_dir/embeddings.sqlite3`` under the model's key and the SHA-256 of its
   text; WAL mode and a busy timeout make it safe for several processes. A
@@ -52,7 +55,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -78,10 +81,17 @@ __all__ = [
     "BACKENDS",
     "DEFAULT_LOCAL_MODEL",
     "PACKAGED_MODELS",
+    "PAD_SHARE",
     "LocalEmbeddingProvider",
     "PackagedModel",
     "create_local_embedding_provider",
 ]
+
+_T = TypeVar("_T")
+#: A batch ends where a text is shorter than this share of the batch's longest (characters, a proxy for
+#: tokens): every text of a batch is padded to its longest. Measured on research excerpt sentences (17-34
+#: mixed texts a call): one batch 0.57 s of CPU a call, split at 0.5 0.28-0.37 s, at 0.7 0.25 s.
+PAD_SHARE: Final = 0.7
 
 _log = logging.getLogger(__name__)
 
@@ -434,9 +444,8 @@ class LocalEmbeddingProvider:
         missing = sorted((key for key in unique if key not in found), key=lambda key: -len(unique[key]))
         if missing:
             with self._progress(len(missing)) as advance:
-                for start in range(0, len(missing), self.batch_size):
+                for batch in length_batches(missing, [len(unique[key]) for key in missing], self.batch_size):
                     check_signal(signal)
-                    batch = missing[start:start + self.batch_size]
                     vectors = self._encode_batch([unique[key][:self._max_chars] for key in batch])
                     rows = list(zip(batch, vectors, strict=True))
                     found.update(rows)
@@ -579,3 +588,16 @@ def create_local_embedding_provider(model: str | None = None, *, cache_dir: str 
         torch.set_num_threads(threads)
     return LocalEmbeddingProvider(source, loaded, batch_size=batch_size, normalize=normalize,
                                   show_progress=show_progress, cache=_open_cache(cache_dir), device=device)
+
+
+def length_batches(items: Sequence[_T], lengths: Sequence[int], batch_size: int) -> list[list[_T]]:
+    """``items`` (sorted longest first) cut into batches of at most ``batch_size``, a new one starting where an
+    item is shorter than :data:`PAD_SHARE` of its batch's first; order kept."""
+    batches: list[list[_T]] = []
+    longest = 0
+    for item, length in zip(items, lengths, strict=True):
+        if not batches or len(batches[-1]) >= batch_size or length < PAD_SHARE * longest:
+            batches.append([])
+            longest = length
+        batches[-1].append(item)
+    return batches

@@ -92,6 +92,7 @@ __all__ = [
     "keyword_query",
     "latin_words",
     "passage_relevance",
+    "semantic_sentences",
     "sentence_texts",
     "split_sentences",
     "subject_terms",
@@ -297,6 +298,22 @@ def _with_context(passage: ExcerptPassage) -> str:
 def sentence_texts(task: ExcerptTask) -> list[str]:
     """Every sentence of every passage, in the order ``similarities`` must follow."""
     return [passage.text[span.start:span.end] for passage in task.passages for span in split_sentences(passage.text)]
+
+
+def semantic_sentences(task: ExcerptTask) -> list[str | None]:
+    """:func:`sentence_texts` with ``None`` for each sentence whose cosine :func:`choose_excerpts` never reads:
+    one that shares no meaningful term with the question (never quoted), one of a CJK passage, and every one
+    of a CJK question (see :data:`SEMANTIC_THRESHOLD`). An embedding hook embeds only the others."""
+    if _has_cjk(task.question):
+        return [None] * len(sentence_texts(task))
+    question = set(analyze(_without_answer_kind_words(task.question)))
+    texts: list[str | None] = []
+    for passage in task.passages:
+        cjk = _has_cjk(passage.text)
+        for span in split_sentences(passage.text):
+            text = passage.text[span.start:span.end]
+            texts.append(None if cjk or not question & set(analyze(text)) else text)
+    return texts
 
 
 @dataclass(frozen=True, slots=True)

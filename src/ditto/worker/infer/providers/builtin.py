@@ -41,7 +41,7 @@ from ..extractive import (
     answer_sentences,
     choose_excerpts,
     choose_queries,
-    sentence_texts,
+    semantic_sentences,
 )
 from ..tasks import AnswerTask, ExcerptTask, QueryTask, parse_task
 from ..types import BUILTIN_PROVIDER, INVALID_INPUT, InferError, InferUsage, ProviderReply, ProviderRequest
@@ -94,7 +94,7 @@ class ExtractiveProvider:
         task = parse_task(request.messages)
         similarities = None
         if isinstance(task, ExcerptTask) and self._embed is not None and embedding_weight > 0:
-            similarities = await self._similarities(task.question, sentence_texts(task))
+            similarities = await self._similarities(task.question, semantic_sentences(task))
         elif isinstance(task, AnswerTask) and self._embed is not None:
             similarities = await self._similarities(task.question, [text for _, text in answer_sentences(task)])
         size = sum(len(content) for _, content in messages)
@@ -108,13 +108,17 @@ class ExtractiveProvider:
         return ProviderReply(content=content, model=request.model or BUILTIN_MODEL, finish_reason=finish,
                              usage=usage)
 
-    async def _similarities(self, question: str, texts: list[str]) -> list[float]:
-        """Each text's cosine with the question, by the ``embed`` hook."""
+    async def _similarities(self, question: str, texts: Sequence[str | None]) -> list[float]:
+        """Each text's cosine with the question, by the ``embed`` hook (0 for ``None``, which is not embedded)."""
         assert self._embed is not None
-        vectors = await self._embed([question, *texts])
-        if len(vectors) != len(texts) + 1:
+        wanted = [text for text in texts if text is not None]
+        if not wanted:
+            return [0.0] * len(texts)
+        vectors = await self._embed([question, *wanted])
+        if len(vectors) != len(wanted) + 1:
             raise InferError("INFER_PROVIDER_UNAVAILABLE", "The embedding function returned a wrong number of vectors")
-        return [_cosine(vectors[0], vector) for vector in vectors[1:]]
+        cosines = iter([_cosine(vectors[0], vector) for vector in vectors[1:]])
+        return [0.0 if text is None else next(cosines) for text in texts]
 
     def __repr__(self) -> str:
         return f"<ExtractiveProvider embed={'yes' if self._embed else 'no'}>"
