@@ -25,7 +25,7 @@ from ..config import RuntimeConfig
 from ..errors import DittoError
 from ..redaction import RedactingFilter, install_redaction
 from ..text.unwrap import unwrap
-from ..workflows.research.entries import ENTRIES, ENTRY_SPECS, Entry
+from ..workflows.research.entries import ENTRIES, ENTRY_SPECS, Entry, entry_name
 from ..workflows.research.types import is_postgres_dsn
 
 __all__ = ["register"]
@@ -35,15 +35,11 @@ __all__ = ["register"]
 
 
 def _entry_name(value: str) -> Entry:
-    """The entry named on the command line; its Python name (``document_search``) means the same.
-
-    Someone who read the API (``ditto.workflows.research.document_search``) should not meet a
-    usage error for spelling the entry the way Python does; help and errors list the CLI spelling.
-    """
-    name = value.replace("_", "-")
-    if name not in ENTRIES:
+    """The entry named on the command line (its Python name, ``document_search``, means the same)."""
+    entry = entry_name(value)
+    if entry is None:
         raise typer.BadParameter(f"{value!r} is not one of {', '.join(map(repr, ENTRIES))}.")
-    return name
+    return entry
 
 
 _ENTRIES_EPILOG = "Entries:\n\n" + "\n\n".join(f"{spec.entry}: {spec.summary}" for spec in ENTRY_SPECS.values())
