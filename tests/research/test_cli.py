@@ -231,3 +231,15 @@ def test_sources_may_be_repeated(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     request = json.loads((Path(output(done)["directory"]) / "request.json").read_text(encoding="utf-8"))
     assert request["sources"] == ["documents", "knowledge"]
+
+
+def test_entry_may_be_spelled_as_its_python_name(tmp_path: Path) -> None:
+    """WF-1, WF-2: `ditto research document_search` (the entry's Python name) runs document-search;
+    an unknown entry is a usage error that lists the entries."""
+    done = run_cli(research_args("document_search", "--stop-after", "queries", "--json",
+                                 "--base-dir", str(tmp_path)))
+    assert done.returncode == 0, done.stderr[-2000:]
+    request = json.loads((Path(output(done)["directory"]) / "request.json").read_text(encoding="utf-8"))
+    assert request["entry"] == "document-search"
+    unknown = run_cli(research_args("document-find", "--base-dir", str(tmp_path)), env={"COLUMNS": "200"})
+    assert unknown.returncode == 2 and "source-location" in unknown.stderr

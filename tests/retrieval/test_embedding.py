@@ -145,6 +145,15 @@ def test_embedding_config_from_env() -> None:
         embedding_config_from_env({**env, "DITTO_WORKER_RETRIEVAL_EMBEDDING_BATCH_SIZE": "4096"})
 
 
+def test_embedding_base_url_stands_in_for_url() -> None:
+    """RET-6: `_BASE_URL` (INFER's spelling, DITTO_WORKER_INFER_BASE_URL) configures the embedding server when
+    `_URL` is unset; `_URL` wins when both are set."""
+    group = "DITTO_WORKER_RETRIEVAL_EMBEDDING_"
+    env = {group + "BASE_URL": "http://127.0.0.1:9/v1", group + "MODEL": "m"}
+    assert embedding_config_from_env(env).url == "http://127.0.0.1:9/v1"
+    assert embedding_config_from_env({**env, group + "URL": "http://127.0.0.1:8/v1"}).url == "http://127.0.0.1:8/v1"
+
+
 def _env(url: str, model: str = "hash-bow", **extra: str) -> dict[str, str]:
     return {"DITTO_WORKER_RETRIEVAL_EMBEDDING_URL": url, "DITTO_WORKER_RETRIEVAL_EMBEDDING_MODEL": model,
             **{f"DITTO_WORKER_RETRIEVAL_EMBEDDING_{k}": v for k, v in extra.items()}}

@@ -25,14 +25,23 @@ from ..config import RuntimeConfig
 from ..errors import DittoError
 from ..redaction import RedactingFilter, install_redaction
 from ..text.unwrap import unwrap
-from ..workflows.research.entries import ENTRIES, ENTRY_SPECS, Entry
+from ..workflows.research.entries import ENTRIES, ENTRY_SPECS, Entry, entry_name
 from ..workflows.research.types import is_postgres_dsn
 
 __all__ = ["register"]
 
 
 #: The entries, from the workflow's entry table (one home per entry: the stages and the API read it too).
-EntryName = StrEnum("EntryName", {entry.replace("-", "_"): entry for entry in ENTRIES})  # type: ignore[misc]
+
+
+def _entry_name(value: str) -> Entry:
+    """The entry named on the command line (its Python name, ``document_search``, means the same)."""
+    entry = entry_name(value)
+    if entry is None:
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(map(repr, ENTRIES))}.")
+    return entry
+
+
 _ENTRIES_EPILOG = "Entries:\n\n" + "\n\n".join(f"{spec.entry}: {spec.summary}" for spec in ENTRY_SPECS.values())
 
 
@@ -210,7 +219,9 @@ def register(app: typer.Typer) -> None:
 
     @app.command(epilog=_ENTRIES_EPILOG)
     def research(
-        entry: Annotated[EntryName, typer.Argument(help="Which research entry to run (listed below).")],
+        entry: Annotated[str, typer.Argument(
+            parser=_entry_name, metavar="entry", show_default=False,
+            help=f"Which research entry to run: {', '.join(ENTRIES)} (listed below).")],
         more_documents: Annotated[list[Path] | None, typer.Argument(
             help="More document paths after --documents (--documents A B is --documents A --documents B).",
             show_default=False)] = None,
@@ -313,7 +324,7 @@ def register(app: typer.Typer) -> None:
             try:
                 web = {"ca_file": str(ca_file.resolve())} if ca_file is not None else None
                 task, result = asyncio.run(_run_and_close(
-                    run_research(cast(Entry, entry.value), None if resuming else fields, directory=directory,
+                    run_research(cast(Entry, entry), None if resuming else fields, directory=directory,
                                  base_dir=base_dir, options=options, workers=workers, env=environment, web=web),
                     workers))
             except DittoError as error:  # ResearchError included: a refused request, a bad configuration

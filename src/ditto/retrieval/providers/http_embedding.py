@@ -123,11 +123,13 @@ def _env_int(env: Mapping[str, str], name: str) -> int | None:
 def embedding_config_from_env(env: Mapping[str, str]) -> EmbeddingConfig:
     """Read ``DITTO_WORKER_RETRIEVAL_EMBEDDING_{URL,MODEL,API_KEY}`` (+ ``DIMENSIONS``,
     ``BATCH_SIZE``, ``TIMEOUT_MS``) from ``env``. URL and MODEL are required; the key is
-    optional (local servers often need none)."""
-    url = (env.get(EMBEDDING_ENV_PREFIX + "URL") or "").strip()
+    optional (local servers often need none). ``_BASE_URL`` stands in for ``_URL`` when that is
+    unset: INFER's server is ``DITTO_WORKER_INFER_BASE_URL``, and one ``.env`` naming both servers
+    the same way should not leave the embedding server unconfigured."""
+    url = (env.get(EMBEDDING_ENV_PREFIX + "URL") or env.get(EMBEDDING_ENV_PREFIX + "BASE_URL") or "").strip()
     model = (env.get(EMBEDDING_ENV_PREFIX + "MODEL") or "").strip()
     if not url:
-        raise RetrievalArgumentError(INVALID_INPUT, f"{EMBEDDING_ENV_PREFIX}URL is not set")
+        raise RetrievalArgumentError(INVALID_INPUT, f"{EMBEDDING_ENV_PREFIX}URL (or _BASE_URL) is not set")
     if not model:
         raise RetrievalArgumentError(INVALID_INPUT, f"{EMBEDDING_ENV_PREFIX}MODEL is not set")
     api_key = env.get(EMBEDDING_ENV_PREFIX + "API_KEY") or None

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from ...errors import DittoError, InvalidArgumentError, describe_validation_error
 from ...runtime import WorkerDefinition
 from .config import ResearchOptions, default_base_dir
-from .entries import entry_spec
+from .entries import entry_name, entry_spec
 from .errors import ResearchError
 from .sample import SAMPLE_VOCABULARY, default_question
 from .signing import signing_key
@@ -32,16 +32,24 @@ from .task_runtime import open_research_runtime
 from .taskdir import ResearchTask, create_task, open_task
 from .types import ENTRIES, Entry, ResearchRequest, ResearchResult
 
-__all__ = ["build_request", "default_model", "entry_module", "run_research"]
+__all__ = ["build_request", "default_model", "entry_module", "known_entry", "run_research"]
 
 logger = logging.getLogger("ditto.workflows.research")
 
 
+def known_entry(entry: object) -> Entry:
+    """``entry`` as the table spells it (``document_search`` means ``document-search``);
+    ``RESEARCH_INVALID_INPUT`` for a name that is no entry."""
+    known = entry_name(entry)
+    if known is None:
+        raise ResearchError("RESEARCH_INVALID_INPUT",
+                            f"unknown research entry {entry!r}; the entries are {', '.join(ENTRIES)}")
+    return known
+
+
 def entry_module(entry: Entry) -> Any:
     """The module of an entry (``"multi-source"`` → ``ditto.workflows.research.multi_source``)."""
-    if entry not in ENTRIES:
-        raise ResearchError("RESEARCH_INVALID_INPUT", f"unknown research entry {entry!r}")
-    return importlib.import_module(f"{__package__}.{entry.replace('-', '_')}")
+    return importlib.import_module(f"{__package__}.{known_entry(entry).replace('-', '_')}")
 
 
 def default_model(env: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -74,6 +82,7 @@ def build_request(entry: Entry, fields: Mapping[str, Any] | None = None, env: Ma
     the kinds the caller named (so no sample knowledge base is cited next to
     the caller's files).
     """
+    entry = known_entry(entry)
     values = {key: value for key, value in dict(fields or {}).items() if value is not None}
     own = [name for name in _OWN_SOURCES if values.get(name) is not None]
     if own:
@@ -128,6 +137,7 @@ async def run_research(entry: Entry, request: Mapping[str, Any] | ResearchReques
     Resuming uses the stored request: passing ``request`` together with an
     existing task directory is refused unless it is the same request.
     """
+    entry = known_entry(entry)
     try:  # refused before a task folder exists
         chosen = ResearchOptions.coerce(options)
     except InvalidArgumentError as error:

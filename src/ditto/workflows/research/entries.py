@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, Literal
 
-__all__ = ["ENTRIES", "ENTRY_SPECS", "Entry", "EntrySpec", "QueryMode", "entry_spec"]
+__all__ = ["ENTRIES", "ENTRY_SPECS", "Entry", "EntrySpec", "QueryMode", "entry_name", "entry_spec"]
 
 Entry = Literal["document-search", "knowledge-base", "web-search", "web-read", "multi-source", "rewrite", "expand",
                 "source-location"]
@@ -82,6 +82,19 @@ ENTRY_SPECS: Final = MappingProxyType({spec.entry: spec for spec in (
 )})
 
 assert tuple(ENTRY_SPECS) == ENTRIES, "the entry table and ENTRIES list the same entries in the same order"
+
+
+def entry_name(name: object) -> Entry | None:
+    """The entry ``name`` means, ``None`` when it means none.
+
+    Its CLI spelling (``document-search``) or the Python name of its module
+    (``document_search``): a caller who read the API should not be refused for
+    spelling the entry the way Python does. Callers raise their own error for ``None``.
+    """
+    if not isinstance(name, str):
+        return None
+    wanted = name.replace("_", "-")
+    return next((entry for entry in ENTRIES if entry == wanted), None)
 
 
 def entry_spec(entry: str) -> EntrySpec:
