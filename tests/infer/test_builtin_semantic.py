@@ -180,3 +180,27 @@ async def test_the_provider_embeds_the_answer_sentences_too() -> None:
                                            response_format=response_format(_ANSWER_TASK))
     assert asked == [[_ANSWER_TASK.question, _STATINS, _VITAMIN]]
     assert result.parsed["sentences"][0] == {"text": _VITAMIN, "evidence": ["e2"]}
+
+
+def test_a_vocabulary_restatement_answers_for_a_colloquial_question() -> None:
+    """WF-9: "how long do we keep the backups around?" shares one word with the record that answers it; the
+    vocabulary entry chosen for it ("backup retention period") is the question in the index's words, so a
+    passage about that entry is evidence; without the restatement the one shared word is not enough."""
+    record = "Backup retention period: each database backup is kept for 61 days, then deleted."
+    other = "Backup interval: the database backup job runs every 6 hours."
+    task = ExcerptTask(question="how long do we keep the backups around?",
+                       passages=(P(source_id="k1", text=record), P(source_id="k2", text=other)))
+    assert choose_excerpts(task) == []
+    restated = task.model_copy(update={"restatements": ("backup retention period",)})
+    assert [(e.source_id, e.quote) for e in choose_excerpts(restated)] == [("k1", record)]
+
+
+def test_vocabulary_entries_are_ranked_as_labels_not_documents() -> None:
+    """WF-9: an entry's length says nothing about how well it names the question: of two entries sharing one
+    word with it, the caller's order decides, not the shorter one."""
+    from ditto.workflows.research.sample import SAMPLE_VOCABULARY
+
+    task = QueryTask(question="how long do we keep the backups around?", vocabulary=SAMPLE_VOCABULARY)
+    assert choose_queries(task) == ["backup retention period"]
+    flipped = QueryTask(question=task.question, vocabulary=("backup interval", "backup retention period"))
+    assert choose_queries(flipped) == ["backup interval"]

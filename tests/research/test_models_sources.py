@@ -32,9 +32,10 @@ from tests.support.postgres_server import running_postgres
 OPTIONS = ResearchOptions()
 
 
-@pytest.mark.parametrize("entry", ["document-search", "knowledge-base", "expand"])
+@pytest.mark.parametrize("entry", ["document-search", "knowledge-base", "expand", "rewrite", "source-location"])
 async def test_builtin_model_by_default(entry: str, tmp_path: Path) -> None:
-    """WF-11: with no model configured the built-in builtin:extractive INFER model answers, offline."""
+    """WF-11, WF-9: with no model configured the built-in builtin:extractive INFER model answers every offline
+    entry's sample question from this task's sample data (rewrite's colloquial one included)."""
     task, result = await run_research(entry, {"knowledge": "both"} if entry == "knowledge-base" else {},
                                       base_dir=tmp_path, env={}, options=OPTIONS)
     assert result.status == "completed", result

@@ -17,7 +17,7 @@ the way a careful reader with a highlighter would:
   inside the best passage). A sentence that shares no meaningful
   term with the question is never quoted, so "no passage answers" is ``[]``.
 * **choose_queries** — with a vocabulary, entries are ranked by BM25 against the
-  question (ties: vocabulary order); ``minQueries`` are always returned, more
+  question without length normalisation (an entry is a label; ties: vocabulary order); ``minQueries`` are always returned, more
   (up to ``maxQueries``) only while an entry scores at least :data:`FOLLOW_UP_SHARE`
   of the best. Without a vocabulary, the question's content words (surface forms,
   stop words dropped) are the query; a second one, when allowed, is the Latin-script words of
@@ -473,9 +473,13 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
                                     similarities=similarities, embedding_weight=embedding_weight)
     if not candidates:
         return []
-    relevance = passage_relevance(task.question, [_with_context(passage) for passage in task.passages])
+    judged = [_with_context(passage) for passage in task.passages]
+    relevance = passage_relevance(task.question, judged)
+    # A vocabulary query chosen for the question says it in the index's words: what answers it answers the question.
+    restated = [passage_relevance(text, judged) for text in task.restatements or ()]
     close = _semantically_close(task, similarities, semantic_threshold)
     candidates = [c for c in candidates if relevance[c.passage].passes(relevance_threshold)
+                  or any(other[c.passage].passes(relevance_threshold) for other in restated)
                   or (c.passage in close and not relevance[c.passage].subject_missing)]
     if not candidates:
         return []  # nothing shown is about the question: no evidence, not the nearest words
@@ -651,7 +655,10 @@ def choose_queries(task: QueryTask) -> list[str]:
     """``minQueries``–``maxQueries`` distinct queries: vocabulary entries ranked by BM25, or keywords."""
     if task.vocabulary:
         entries = _distinct(task.vocabulary)
-        scores = score_documents(analyze(task.question), [analyze(entry) for entry in entries])
+        # An entry is a label, not a document: its length says nothing (b=0), or "backup interval" would beat
+        # "backup retention period" for "how long do we keep the backups?" on "backup" alone; equal scores
+        # keep the caller's vocabulary order.
+        scores = score_documents(analyze(task.question), [analyze(entry) for entry in entries], b=0.0)
         order = sorted(range(len(entries)), key=lambda i: (-scores[i], i))
         chosen = order[:task.min_queries]
         best = scores[order[0]] if order else 0.0

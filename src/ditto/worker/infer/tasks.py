@@ -116,6 +116,11 @@ class ExcerptTask(DittoModel):
     max_excerpts: _Count = 4
     max_quote_chars: Annotated[int, Field(ge=1, le=MAX_QUOTE_CHARS)] = MAX_QUOTE_CHARS
     max_per_source: _Count = 2
+    #: The question in the index's controlled vocabulary, as chosen for it (rewrite, expand): a passage that
+    #: answers one of these answers the question ("backup retention period" for "how long do we keep the
+    #: backups around?"). ``None`` for a free question.
+    restatements: tuple[Annotated[str, Field(min_length=1, max_length=1000)], ...] | None = Field(
+        default=None, max_length=16)
 
 
 class AnswerEvidence(DittoModel):
@@ -240,7 +245,9 @@ _INSTRUCTIONS: Final = {
         "each quote at most maxQuoteChars characters. At most maxPerSource quotes from one sourceId and "
         "at most maxPerSource from one page; at most maxExcerpts in all. Never paraphrase, never invent a "
         "sourceId. A passage that only shares words with the question does not answer it: when none of "
-        "the passages answers the question, return an empty excerpt list, {\"excerpts\": []}. Answer "
+        "the passages answers the question, return an empty excerpt list, {\"excerpts\": []}. When the task "
+        "lists restatements (the question in the index's own vocabulary), a passage that answers one of "
+        "them answers the question. Answer "
         "only with JSON: {\"excerpts\": [{\"sourceId\": \"...\", \"quote\": \"...\"}]}."
     ),
     ANSWER_QUESTION: (

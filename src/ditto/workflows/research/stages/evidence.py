@@ -63,13 +63,17 @@ def name_passages(prefix: str, found: Sequence[Passage]) -> list[Passage]:
     return list(named.values())
 
 
-def excerpt_task(question: str, source: ResearchSource, passages: Sequence[Passage]) -> ExcerptTask:
-    """The model's excerpt task for one source, with that source's limits."""
+def excerpt_task(question: str, source: ResearchSource, passages: Sequence[Passage],
+                 queries: Sequence[QueryRecord] = ()) -> ExcerptTask:
+    """The model's excerpt task for one source, with that source's limits; the vocabulary queries chosen for
+    the question (rewrite, expand) go with it as its restatements."""
     limits = source.limits
     shown = tuple(ExcerptPassage(source_id=p.id, text=p.text, page=p.page, context=p.context) for p in passages)
+    restatements = tuple(query.text for query in queries if query.provenance != "model") or None
     return ExcerptTask(question=question, passages=shown,
                        max_excerpts=min(limits.excerpts, limits.excerpts_per_passage * len(passages)),
-                       max_quote_chars=MAX_QUOTE_CHARS, max_per_source=limits.excerpts_per_passage)
+                       max_quote_chars=MAX_QUOTE_CHARS, max_per_source=limits.excerpts_per_passage,
+                       restatements=restatements)
 
 
 async def evidence_stage(run: StageRun, queries: QueriesRecord, request_record: RequestRecord) -> EvidenceRecord:
@@ -120,7 +124,7 @@ async def _read_source(run: StageRun, source_run: _SourceRun, queries: list[Quer
         source_run.passages = name_passages(source_run.spec.prefix, source_run.hits.passages)
         if not source_run.passages:
             return SKIP
-        source_run.task = excerpt_task(run.request.question, source, source_run.passages)
+        source_run.task = excerpt_task(run.request.question, source, source_run.passages, queries)
         run.progress("evidence", "hits", source=source_run.spec.source_type, count=len(source_run.passages))
         run.progress("evidence", "choosing excerpts", source=source_run.spec.source_type,
                      count=len(source_run.passages))
