@@ -18,8 +18,8 @@ the way a careful reader with a highlighter would:
   term with the question is never quoted, so "no passage answers" is ``[]``.
 * **choose_queries** — with a vocabulary, entries are ranked by BM25 against the
   question without length normalisation (an entry is a label; ties: vocabulary order);
-  ``minQueries`` are always returned, more (up to ``maxQueries``) only while an entry scores at least :data:`FOLLOW_UP_SHARE`
-  of the best. Without a vocabulary, the question's content words (surface forms,
+  ``minQueries`` are always returned, more (up to ``maxQueries``) only while an entry scores
+  at least :data:`FOLLOW_UP_SHARE` of the best. Without a vocabulary, the question's content words (surface forms,
   stop words dropped) are the query; a second one, when allowed, is the Latin-script words of
   a Chinese question or the first half of a long question's words (its subject), and a third the
   second half.
