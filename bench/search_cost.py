@@ -99,8 +99,8 @@ def _peer(index: Any, term_ids: list[list[int]]) -> Any:
 
 def main(batches: int, queries_wanted: int, profile: bool) -> None:
     sys.path.insert(0, str(ROOT / "bench"))
-    import _service_workers as workers
-    from http_hostile import _scifact_bodies
+    import _service_workers as workers  # type: ignore[import-not-found]
+    from http_hostile import _scifact_bodies  # type: ignore[import-not-found]
 
     from ditto import create_ditto, create_worker_http_app
     from ditto.retrieval import create_retrieval_worker
