@@ -55,17 +55,23 @@ def traced_sampled() -> list[WorkerDefinition]:
     return make()
 
 
-def scifact() -> list[WorkerDefinition]:
-    """A RETRIEVAL worker over SciFact's 5,183 abstracts with the BM25 text provider."""
+def scifact_registry() -> tuple[Any, Any]:
+    """The BM25 text provider over SciFact's 5,183 abstracts (matrix built) and the one-target registry serving it."""
     import json
 
-    from ditto.retrieval import RetrievalTargetRegistry, create_retrieval_worker
+    from ditto.retrieval import RetrievalTargetRegistry
     from ditto.retrieval.providers.text import create_text_search_provider
 
     with (SCIFACT / "corpus.jsonl").open(encoding="utf-8") as handle:
         documents = [{"id": doc["_id"], "content": f"{doc['title']} {doc['text']}"} for doc in map(json.loads, handle)]
     provider = create_text_search_provider(documents, {"k1": 1.2, "b": 0.75})
     provider.index.refresh()
-    registry = RetrievalTargetRegistry({"scifact": {"default_strategy": "bm25", "providers": {"bm25": provider}}})
-    return [create_retrieval_worker(providers=registry, concurrency=1024), *make()]
+    return provider, RetrievalTargetRegistry({"scifact": {"default_strategy": "bm25", "providers": {"bm25": provider}}})
 
+
+def scifact() -> list[WorkerDefinition]:
+    """A RETRIEVAL worker over SciFact's 5,183 abstracts with the BM25 text provider."""
+    from ditto.retrieval import create_retrieval_worker
+
+    _, registry = scifact_registry()
+    return [create_retrieval_worker(providers=registry, concurrency=1024), *make()]

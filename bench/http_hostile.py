@@ -17,7 +17,9 @@ Rows (issue 19):
     (all its threads, from /proc), which the other load on a shared box moves much less than calls/s.
   * RETRIEVAL.SEARCH (BM25 over SciFact's 5,183 abstracts, the test queries in turn) vs BENCH.NOOP on
     the same replica, driven by one aiohttp process with 8 calls in flight (answers not parsed) and by
-    the project's client (`runtime.invoke` → HttpTransport, answers parsed), in turn. Goal ≥ 0.8×.
+    the project's client (`runtime.invoke` → HttpTransport, answers parsed), in turn, then by wrk once
+    each. Goal ≥ 0.8×. Also the server's CPU time per call, as for the tracing rows (`bench/search_cost.py`
+    splits it into its pieces in-process).
 Scenarios alternate `--rounds` times (ABBA, or each first in turn); the table shows every round and the
 ratios of the medians.
 """
@@ -353,28 +355,35 @@ def _search_rows(token: str, seconds: float, rounds: int) -> list[str]:
     searches = _scifact_bodies()
     inputs = [json.loads(body)["input"] for body in searches]
     service = Server("scifact", token)
-    runs: dict[tuple[str, bool], list[Result]] = {(client, searching): [] for client in ("aiohttp", "ditto")
+    runs: dict[tuple[str, bool], list[Result]] = {(client, searching): [] for client in ("aiohttp", "ditto", "wrk")
                                                   for searching in (False, True)}
+    cpu: dict[tuple[str, bool], list[float]] = {key: [] for key in runs}  # server CPU µs per call, per round
+
+    def measured(key: tuple[str, bool], load: Callable[..., Any], *args: Any) -> None:
+        before = service.cpu_ns()
+        result = load(*args)
+        runs[key].append(asyncio.run(result) if asyncio.iscoroutine(result) else result)
+        cpu[key].append((service.cpu_ns() - before) / 1000 / (runs[key][-1][0] * seconds))
+
     try:
         for round_ in range(rounds):
             for searching in (False, True) if round_ % 2 == 0 else (True, False):
                 bodies = [b.encode() for b in searches] if searching else [NOOP_BODY.encode()]
-                runs["aiohttp", searching].append(asyncio.run(aiohttp_load(service.url, token, seconds, bodies)))
-                runs["ditto", searching].append(asyncio.run(transport_load(
-                    service.url, token, seconds, ("RETRIEVAL.SEARCH", inputs) if searching else
-                    ("BENCH.NOOP", [json.loads(NOOP_BODY)["input"]]))))
-        wrk_noop = wrk(service.url, token, seconds, [NOOP_BODY])
-        wrk_search = wrk(service.url, token, seconds, searches)
+                calls = ("RETRIEVAL.SEARCH", inputs) if searching else ("BENCH.NOOP", [json.loads(NOOP_BODY)["input"]])
+                measured(("aiohttp", searching), aiohttp_load, service.url, token, seconds, bodies)
+                measured(("ditto", searching), transport_load, service.url, token, seconds, calls)
+        for searching in (False, True):
+            measured(("wrk", searching), wrk, service.url, token, seconds, searches if searching else [NOOP_BODY])
     finally:
         service.stop()
     for client, label in (("aiohttp", "aiohttp 1 × 8 (answers not parsed)"),
-                          ("ditto", "HttpTransport 1 × 8 (answers parsed into NodeResults)")):
+                          ("ditto", "HttpTransport 1 × 8 (answers parsed into NodeResults)"), ("wrk", "wrk")):
         noop, search = runs[client, False], runs[client, True]
         ratio = statistics.median(r[0] for r in search) / statistics.median(r[0] for r in noop)
-        lines.append(_row(f"{label}, BENCH.NOOP (SciFact replica)", noop, " |"))
-        lines.append(_row(f"{label}, RETRIEVAL.SEARCH BM25 SciFact", search, f" {ratio:.2f}× |"))
-    lines.append(_row("wrk, BENCH.NOOP (SciFact replica)", [wrk_noop], " |"))
-    lines.append(_row("wrk, RETRIEVAL.SEARCH BM25 SciFact", [wrk_search], f" {wrk_search[0] / wrk_noop[0]:.2f}× |"))
+        noop_cpu, search_cpu = statistics.median(cpu[client, False]), statistics.median(cpu[client, True])
+        lines.append(_row(f"{label}, BENCH.NOOP (SciFact replica)", noop, f" server CPU {noop_cpu:.1f} µs/call |"))
+        lines.append(_row(f"{label}, RETRIEVAL.SEARCH BM25 SciFact", search,
+                          f" {ratio:.2f}×; server CPU {search_cpu:.1f} µs/call ({noop_cpu / search_cpu:.2f}×) |"))
     return lines
 
 

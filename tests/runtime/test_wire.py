@@ -114,6 +114,7 @@ def frozen_json_or_raw(value: dict[str, Any]) -> Any:
 hostile_leaves = (st.none() | st.booleans() | st.integers() | st.integers(min_value=-(10**400), max_value=10**400)
                   | st.sampled_from([2**63, 2**64, -(2**63) - 1, 10**309, -0.0])
                   | st.floats() | st.text() | st.sampled_from(["\ud800", "a\udfffb", _Text("sub")])
+                  | st.sampled_from(["null", "the null hypothesis", "x:null", "[null]", ",null", "nullnull", "nul"])
                   | st.uuids() | st.just(_Colour.RED) | st.just(object()))
 hostile_values = st.recursive(
     hostile_leaves,
@@ -145,6 +146,29 @@ def test_wire_bytes_is_exactly_the_walked_encoding(value: Any) -> None:
             wire_bytes(value)
     else:
         assert wire_bytes(value) == expected
+
+
+def test_the_word_null_inside_text_keeps_the_one_pass_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 19 (RETRIEVAL.SEARCH cost): an answer whose text says "null" (SciFact: "null mice", "the null
+    hypothesis") is written by the one-pass path, not walked again; a real ``null`` or a NaN still is."""
+    import ditto.transport.wire as wire
+
+    text = _hit("d1", 1.5, {"content": "in null mice the null hypothesis held", "n": ["null", "nullnull"]})
+    others = ([None], {"a": None}, [1, math.nan], _hit("d", math.inf, None), {"t": "x:null"})
+    expected = [_exact(value) for value in (text, *others)]
+    walked: list[Any] = []
+    exact = wire.to_wire_value
+    monkeypatch.setattr(wire, "to_wire_value", lambda value: walked.append(value) or exact(value))
+    assert wire_bytes(text) == expected[0]
+    assert walked == []
+    for value, wanted in zip(others, expected[1:], strict=True):
+        walked.clear()
+        if wanted is NotSerializable:
+            with pytest.raises(NotSerializable):
+                wire_bytes(value)
+        else:
+            assert wire_bytes(value) == wanted
+        assert walked, value
 
 
 def test_wire_bytes_of_deep_values_matches_the_walk() -> None:
