@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -204,3 +205,30 @@ def test_vocabulary_entries_are_ranked_as_labels_not_documents() -> None:
     assert choose_queries(task) == ["backup retention period"]
     flipped = QueryTask(question=task.question, vocabulary=("backup interval", "backup retention period"))
     assert choose_queries(flipped) == ["backup interval"]
+
+
+async def test_a_failing_embedding_hook_leaves_the_words(caplog: pytest.LogCaptureFixture) -> None:
+    """INF-3: an ``embed`` hook that raises (or answers the wrong number of vectors) does not fail the task: the
+    built-in model answers by words alone, exactly as without the hook, and the failure is logged once."""
+    task = ExcerptTask(question="How long are backups kept?",
+                       passages=(P(source_id="a", text="Backups are kept for 30 days."),))
+    calls = 0
+
+    async def broken(texts: list[str]) -> Sequence[Sequence[float]]:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise RuntimeError("the model file is damaged")
+        return [[1.0]]  # one vector for several texts
+
+    client = create_infer_client({"builtin:extractive": create_extractive_provider(embed=broken)})
+    words = create_infer_client()
+    with caplog.at_level("ERROR", logger="ditto.worker.infer"):
+        for _ in range(2):
+            result = await client.reasoning.sample(messages=task_messages(task), response_format=response_format(task))
+            plain = await words.reasoning.sample(messages=task_messages(task), response_format=response_format(task))
+            assert result.parsed == plain.parsed == {"excerpts": [{"sourceId": "a",
+                                                                   "quote": "Backups are kept for 30 days."}]}
+    assert calls == 2
+    failures = [r for r in caplog.records if "embedding hook failed" in r.getMessage()]
+    assert len(failures) == 1 and failures[0].exc_info is not None

@@ -25,6 +25,7 @@ which a passage is not evidence (0 quotes any passage that shares a term).
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final
@@ -48,6 +49,8 @@ from ..types import BUILTIN_PROVIDER, INVALID_INPUT, InferError, InferUsage, Pro
 from ..usage import estimate_tokens
 
 __all__ = ["BUILTIN_MODEL", "EmbedFunction", "ExtractiveProvider", "create_extractive_provider"]
+
+_log = logging.getLogger("ditto.worker.infer")
 
 #: The model name the built-in provider reports.
 BUILTIN_MODEL: Final = "extractive"
@@ -79,6 +82,7 @@ class ExtractiveProvider:
                     or not 0 <= value <= 10:
                 raise InvalidArgumentError(f"{name} must be a number from 0 to 10")
         self._embed = embed
+        self._embed_failed = False
         self._embedding_weight = float(embedding_weight)
         self._passage_weight = float(passage_weight)
         self._rank_weight = float(rank_weight)
@@ -94,9 +98,9 @@ class ExtractiveProvider:
         task = parse_task(request.messages)
         similarities = None
         if isinstance(task, ExcerptTask) and self._embed is not None and embedding_weight > 0:
-            similarities = await self._similarities(task.question, semantic_sentences(task))
+            similarities = await self._read_closely(task.question, semantic_sentences(task))
         elif isinstance(task, AnswerTask) and self._embed is not None:
-            similarities = await self._similarities(task.question, [text for _, text in answer_sentences(task)])
+            similarities = await self._read_closely(task.question, [text for _, text in answer_sentences(task)])
         size = sum(len(content) for _, content in messages)
 
         def answer() -> tuple[str, str]:
@@ -107,6 +111,18 @@ class ExtractiveProvider:
                            output_tokens=estimate_tokens(content))
         return ProviderReply(content=content, model=request.model or BUILTIN_MODEL, finish_reason=finish,
                              usage=usage)
+
+    async def _read_closely(self, question: str, texts: Sequence[str | None]) -> list[float] | None:
+        """The cosines, or ``None`` when the ``embed`` hook fails: embeddings refine the reading, the words
+        suffice for it, so the task goes on by words alone and the failure is logged (with its traceback,
+        once per provider: every later task would log the same)."""
+        try:
+            return await self._similarities(question, texts)
+        except Exception:
+            if not self._embed_failed:
+                self._embed_failed = True
+                _log.exception("the built-in model's embedding hook failed; reading by words alone")
+            return None
 
     async def _similarities(self, question: str, texts: Sequence[str | None]) -> list[float]:
         """Each text's cosine with the question, by the ``embed`` hook (0 for ``None``, which is not embedded)."""
