@@ -57,31 +57,10 @@ def _time_async(call: Callable[[int], Awaitable[Any]], queries: int, batches: in
 
 
 def _asgi(app: Any) -> Callable[[bytes], Awaitable[None]]:
-    """One POST /v1/invoke through the app, its status checked (the scope is tracing_cost.py's)."""
-    headers = [(b"host", b"127.0.0.1:8080"), (b"content-type", b"application/json"),
-               (b"authorization", f"Bearer {TOKEN}".encode())]
+    """One POST /v1/invoke through the app, its status checked."""
+    from _asgi import invoker
 
-    async def call(body: bytes) -> None:
-        scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
-                 "method": "POST", "scheme": "http", "path": "/v1/invoke", "raw_path": b"/v1/invoke",
-                 "query_string": b"", "root_path": "", "client": ("127.0.0.1", 50000),
-                 "server": ("127.0.0.1", 8080), "state": {},
-                 "headers": [*headers, (b"content-length", str(len(body)).encode())]}
-        request = {"type": "http.request", "body": body, "more_body": False}
-        statuses: list[int] = []
-
-        async def receive() -> dict[str, Any]:
-            return request
-
-        async def send(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                statuses.append(message["status"])
-
-        await app(scope, receive, send)
-        if statuses != [200]:
-            raise SystemExit(f"the app answered {statuses}")
-
-    return call
+    return invoker(app, TOKEN)
 
 
 def _peer(index: Any, term_ids: list[list[int]]) -> Any:

@@ -57,40 +57,29 @@ def _app(variant: str) -> Any:
 
 
 def _scope(traceparent: bytes | None) -> dict[str, Any]:
-    headers = [(b"host", b"127.0.0.1:8080"), (b"content-type", b"application/json"),
-               (b"authorization", f"Bearer {TOKEN}".encode()), (b"content-length", str(len(BODY)).encode())]
-    if traceparent is not None:
-        headers.append((b"traceparent", traceparent))
-    return {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
-            "method": "POST", "scheme": "http", "path": "/v1/invoke", "raw_path": b"/v1/invoke",
-            "query_string": b"", "root_path": "", "headers": headers, "client": ("127.0.0.1", 50000),
-            "server": ("127.0.0.1", 8080), "state": {}}
+    from _asgi import invoke_scope
+
+    return invoke_scope(TOKEN, len(BODY), [(b"traceparent", traceparent)] if traceparent is not None else [])
 
 
 async def _batches(variant: str, calls: int, batches: int, app: Any = None) -> list[float]:
     """Mean µs per call of each batch of ``calls`` sequential calls (after a warm-up batch)."""
     app = app or _app(variant)
+    from _asgi import Exchange
+
     scope = _scope(VARIANTS[variant][2])
-    request = {"type": "http.request", "body": BODY, "more_body": False}
-    statuses: list[int] = []
-
-    async def receive() -> dict[str, Any]:
-        return request
-
-    async def send(message: dict[str, Any]) -> None:
-        if message["type"] == "http.response.start":
-            statuses.append(message["status"])
+    exchange = Exchange(BODY)
 
     async def one_batch() -> float:
         started = time.perf_counter_ns()
         for _ in range(calls):
-            await app(dict(scope), receive, send)
+            await app(dict(scope), exchange.receive, exchange.send)
         return (time.perf_counter_ns() - started) / calls / 1000
 
     await one_batch()
     means = [await one_batch() for _ in range(batches)]
-    if set(statuses) != {200}:
-        raise SystemExit(f"{variant}: the app answered {sorted(set(statuses))}")
+    if set(exchange.statuses) != {200}:
+        raise SystemExit(f"{variant}: the app answered {sorted(set(exchange.statuses))}")
     return means
 
 
