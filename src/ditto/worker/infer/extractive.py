@@ -468,7 +468,8 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
     ``semantic_follow_up`` past the follow-up share; English text only (:data:`SEMANTIC_THRESHOLD`)."""
     if task.max_excerpts == 0 or task.max_per_source == 0:
         return []
-    similarities = _english_only(task, similarities)
+    counts = [len(split_sentences(passage.text)) for passage in task.passages]
+    similarities = _english_only(task, similarities, counts)
     candidates = excerpt_candidates(task, passage_weight=passage_weight, rank_weight=rank_weight,
                                     similarities=similarities, embedding_weight=embedding_weight)
     if not candidates:
@@ -477,7 +478,7 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
     relevance = passage_relevance(task.question, judged)
     # A vocabulary query chosen for the question says it in the index's words: what answers it answers the question.
     restated = [passage_relevance(text, judged) for text in task.restatements or ()]
-    close = _semantically_close(task, similarities, semantic_threshold)
+    close = _semantically_close(similarities, counts, semantic_threshold)
     candidates = [c for c in candidates if relevance[c.passage].passes(relevance_threshold)
                   or any(other[c.passage].passes(relevance_threshold) for other in restated)
                   or (c.passage in close and not relevance[c.passage].subject_missing)]
@@ -522,28 +523,27 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
     return chosen
 
 
-def _semantically_close(task: ExcerptTask, similarities: Sequence[float] | None, threshold: float) -> set[int]:
-    """The passages one of whose sentences reaches ``threshold`` cosine with the question."""
+def _semantically_close(similarities: Sequence[float] | None, counts: Sequence[int], threshold: float) -> set[int]:
+    """The passages (``counts[i]`` sentences each) one of whose sentences reaches ``threshold`` cosine."""
     if similarities is None:
         return set()
     close: set[int] = set()
     position = 0
-    for index, passage in enumerate(task.passages):
-        count = len(split_sentences(passage.text))
+    for index, count in enumerate(counts):
         if any(value >= threshold for value in similarities[position:position + count]):
             close.add(index)
         position += count
     return close
 
 
-def _english_only(task: ExcerptTask, similarities: Sequence[float] | None) -> list[float] | None:
+def _english_only(task: ExcerptTask, similarities: Sequence[float] | None, counts: Sequence[int]
+                  ) -> list[float] | None:
     """``similarities`` with every sentence of a CJK passage at 0, or ``None`` for a CJK question: the local
     embedding model reads English only, and to it any two Chinese sentences look alike."""
     if similarities is None or _has_cjk(task.question):
         return None
     kept: list[float] = []
-    for passage in task.passages:
-        count = len(split_sentences(passage.text))
+    for passage, count in zip(task.passages, counts, strict=True):
         values = similarities[len(kept):len(kept) + count]
         kept.extend([0.0] * len(values) if _has_cjk(passage.text) else values)
     return kept
@@ -582,9 +582,10 @@ def answer_question(task: AnswerTask, *, similarities: Sequence[float] | None = 
     lexical = score_documents(question, documents, coordinate=True) if question else [0.0] * len(sentences)
     scores = _normalised(lexical)
     if similarities is not None and not _has_cjk(task.question):
+        # A short list of cosines leaves the rest of the sentences to their words.
         scores = [score + embedding_weight * cosine if score > 0 and not _has_cjk(text) else score
-                  for score, cosine, (_, text) in zip(scores, similarities, sentences, strict=False)]
-        scores += _normalised(lexical)[len(scores):]
+                  for score, cosine, (_, text) in zip(scores, similarities, sentences, strict=False)] \
+            + scores[len(similarities):]
     # A lead-in ("To build a statically linked version of jq, run:") introduces what follows; it answers nothing.
     scores = [score * LEAD_IN_SHARE if text.rstrip().endswith((":", "：")) else score
               for score, (_, text) in zip(scores, sentences, strict=True)]
