@@ -44,6 +44,20 @@ def test_max_per_source_is_exact() -> None:
                                                                       ("b", "Backups are kept echoes.")]
 
 
+def test_every_source_is_quoted_before_any_source_twice() -> None:
+    """INF-3, WF-11 (issue 17): when the brief has fewer quotes than the sources could fill, each source's best
+    sentence comes before any source's second: two quotes from two equally good sources, not both from the
+    first; the answer stays best first."""
+    task = ExcerptTask(question="How long are backups kept?", passages=(FLOOD_A, FLOOD_B), max_excerpts=2,
+                       max_per_source=2)
+    assert [(e.source_id, e.quote) for e in choose_excerpts(task)] == [("a", "Backups are kept alpha."),
+                                                                       ("b", "Backups are kept echoes.")]
+    both = ExcerptTask(question="How long are backups kept?", passages=(FLOOD_A, FLOOD_B), max_excerpts=4,
+                       max_per_source=2)
+    assert [e.quote for e in choose_excerpts(both)] == ["Backups are kept alpha.", "Backups are kept bravo.",
+                                                        "Backups are kept echoes.", "Backups are kept foxes."]
+
+
 async def test_max_per_source_through_the_sdk() -> None:
     """INF-3 (issue 15): the same limit holds for the built-in provider called through INFER, with the
     excerpt schema enforced on its answer."""

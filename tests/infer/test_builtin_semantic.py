@@ -78,20 +78,38 @@ def test_chinese_text_is_left_to_the_lexical_rules() -> None:
 
 def test_a_close_further_sentence_joins_the_quotes() -> None:
     """Issue 17: after the best quote, a sentence that matches few of the question's words joins only when its
-    meaning is close (SciFact: a second abstract saying the same in other words is evidence too)."""
+    meaning is close (SciFact: a second abstract saying the same in other words is evidence too): a source's
+    first quote as close as the semantic gate asks, a source's second one at the follow-up cosine."""
     best = "Smoking raises the risk of lung cancer in adults."
     other = "Tobacco use markedly increases lung carcinoma incidence."
     task = ExcerptTask(question=QUESTION, passages=(P(source_id="a", text=best), P(source_id="b", text=other)),
                        max_excerpts=4)
     lexical = choose_excerpts(task)
     assert [e.source_id for e in lexical] == ["a"]
-    # Close enough for the gate, not for a follow-up: b is about the question, but a weak second quote.
-    far = _one_per_sentence(task, {best: 0.9, other: SEMANTIC_FOLLOW_UP - 0.05})
+    # Below the semantic gate, b is not about the question at all.
+    far = _one_per_sentence(task, {best: 0.9, other: SEMANTIC_THRESHOLD - 0.05})
     assert [e.source_id for e in choose_excerpts(task, similarities=far)] == ["a"]
-    close = _one_per_sentence(task, {best: 0.9, other: SEMANTIC_FOLLOW_UP})
+    # At the gate, b's best sentence is its first quote.
+    close = _one_per_sentence(task, {best: 0.9, other: SEMANTIC_THRESHOLD})
     assert [e.source_id for e in choose_excerpts(task, similarities=close)] == ["a", "b"]
     # The follow-up rule never opens the gate: with the semantic gate shut, b stays out however close.
     assert [e.source_id for e in choose_excerpts(task, similarities=close, semantic_threshold=1.01)] == ["a"]
+
+
+def test_a_sources_second_quote_needs_the_follow_up_cosine() -> None:
+    """Issue 17: a source's further sentence that matches few of the question's words is quoted only at
+    SEMANTIC_FOLLOW_UP; each source's best sentence comes before any source's second."""
+    best = "Smoking raises the risk of lung cancer in adults."
+    aside = "Tobacco use markedly increases lung carcinoma incidence."
+    third = "Lung carcinoma incidence follows tobacco sales."
+    task = ExcerptTask(question=QUESTION, passages=(P(source_id="a", text=f"{best} {aside}"),
+                                                    P(source_id="b", text=third)), max_excerpts=4)
+    def quotes(cosine: float) -> list[str]:
+        sims = _one_per_sentence(task, {best: 0.9, aside: cosine, third: SEMANTIC_THRESHOLD})
+        return [e.quote for e in choose_excerpts(task, similarities=sims, semantic_threshold=SEMANTIC_THRESHOLD)]
+    assert aside not in " ".join(quotes(SEMANTIC_FOLLOW_UP - 0.05))
+    assert third in quotes(SEMANTIC_FOLLOW_UP - 0.05)
+    assert aside in quotes(SEMANTIC_FOLLOW_UP)
 
 
 _WORDS = st.sampled_from(["smoking", "lung", "cancer", "risk", "tobacco", "the", "of", ".", "!", "肺", "\n", "x" * 30])
