@@ -594,3 +594,16 @@ def test_options_are_search_terms() -> None:
 
     assert option_terms("mkdir 的 -p 选项有什么作用？") == ["-p"]
     assert option_terms("-p, --parents  make read-only copies - see -P") == ["-p", "--parents", "-P"]
+
+
+def test_an_option_may_start_with_a_digit_in_the_question_and_the_index() -> None:
+    """WF-12 (issue 17): ``xargs -0`` and ``kill -9`` name options as ``mkdir -p`` does: the built-in model's
+    queries keep the dash, and the documents analysis indexes the option, so the passage documenting
+    ``-0, --null`` is found by it; a range ("3-5") holds no option."""
+    from ditto.worker.infer.extractive import keyword_query
+    from ditto.workflows.research.sources.documents import option_terms
+
+    assert keyword_query("What does xargs -0 do with input items?") == "xargs -0 input items"
+    assert option_terms("-0, --null  Input items are terminated by a null character") == ["-0", "--null"]
+    assert option_terms("kill -9 1234") == ["-9"]
+    assert option_terms("pages 3-5") == []

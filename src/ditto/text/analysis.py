@@ -30,8 +30,8 @@ import Stemmer
 from .._extras import require_extra
 from ..errors import InvalidArgumentError
 
-__all__ = ["CJK_CLASS", "CJK_STOPWORDS", "ENGLISH_STOPWORDS", "CjkMode", "TextAnalyzer", "option_terms",
-           "word_terms"]
+__all__ = ["CJK_CLASS", "CJK_STOPWORDS", "ENGLISH_STOPWORDS", "OPTION_TERMS_VERSION", "CjkMode", "TextAnalyzer",
+           "option_terms", "word_terms"]
 
 #: Lucene's default English stop words (the same 33 words bm25s ships as ``STOPWORDS_EN``).
 ENGLISH_STOPWORDS: frozenset[str] = frozenset({
@@ -60,7 +60,10 @@ _PLAIN_TERM = re.compile(f"[{CJK_CLASS}]|[^\\W_{CJK_CLASS}]+")
 
 
 #: A command-line option as written in man pages and questions: ``-p``, ``--parents``, ``-mtime``.
-_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][A-Za-z0-9-]*")
+#: A command-line option: a dash or two, then a letter or a digit (``-p``, ``--parents``, ``xargs -0``, ``kill -9``).
+_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z0-9][A-Za-z0-9-]*")
+#: What :func:`option_terms` finds; caches of analysed text keep it in their key (2: options may start with a digit).
+OPTION_TERMS_VERSION: Final = 2
 
 
 def option_terms(text: str) -> list[str]:

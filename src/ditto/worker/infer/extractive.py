@@ -192,7 +192,7 @@ _CJK_SPLIT = re.compile(f"([{CJK_CLASS}]+)")
 _CJK_STOP_SPLIT = re.compile("[" + "".join(sorted(word for word in CJK_STOPWORDS if len(word) == 1)) + r"\s]+")
 #: A query's words as written: a command-line option keeps its dashes (``-p``, ``--parents``), so a search
 #: that indexes options can tell ``mkdir -p`` from the rest of the page.
-_SURFACE = re.compile(r"(?<![\w-])--?[A-Za-z][A-Za-z0-9-]*|"
+_SURFACE = re.compile(r"(?<![\w-])--?[A-Za-z0-9][A-Za-z0-9-]*|"
                       f"[{CJK_CLASS}]+|[^\\W_{CJK_CLASS}]+(?:['’][^\\W_{CJK_CLASS}]+)*")
 
 

@@ -42,7 +42,7 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from ....redaction import printable
-from ....text.analysis import TextAnalyzer
+from ....text.analysis import OPTION_TERMS_VERSION, TextAnalyzer
 from ....text.passages import MAX_PASSAGE_CHARS, PASSAGES_VERSION
 from .spans import ranked_spans
 
@@ -164,7 +164,8 @@ def evict_folder_caches(root: Path, current: Path, limit: int) -> list[Path]:
 
 def _cache_key(roots: Sequence[Path], ignore: Sequence[str], model: str | None) -> str:
     described = json.dumps({"roots": sorted(str(root.resolve()) for root in roots), "ignore": list(ignore),
-                            "analyzer": _ANALYZER_CONFIG, "embedding": model, "passages": PASSAGES_VERSION},
+                            "analyzer": _ANALYZER_CONFIG, "embedding": model, "passages": PASSAGES_VERSION,
+                            "options": OPTION_TERMS_VERSION},
                            sort_keys=True)
     return hashlib.sha256(described.encode("utf-8")).hexdigest()[:24]
 
