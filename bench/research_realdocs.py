@@ -17,7 +17,8 @@ Usage::
 3. **Runs** — every question is one real ``ditto research document-search --documents
    CORPUS --question Q --json`` child process (the built-in model, offline). A
    *hit*: some evidence item quotes the named file and holds an answer substring. An
-   unanswerable question is *right* when the brief is ``no-evidence``.
+   unanswerable question is *right* when the brief is ``no-evidence``. Also counted: answerable questions
+   whose brief's answer (the first thing ``brief.md`` shows) opens with a sentence holding an answer.
 4. **--tune** — the relevance threshold sweep on the **train** split only, in process
    (``run_research``; the built-in model's ``RELEVANCE_THRESHOLD`` is set per sweep
    value). The shipped threshold was chosen from this table; the test split is only
@@ -105,6 +106,13 @@ def judge(question: Question, brief: dict[str, Any] | None, corpus: Path) -> boo
         if item["uri"] == uri and any(_collapse(answer) in quote for answer in question.answers):
             return True
     return False
+
+
+def answer_opens(question: Question, brief: dict[str, Any] | None) -> bool:
+    """Whether the brief's answer (what ``brief.md`` shows first) opens with a sentence holding an answer."""
+    sentences = ((brief or {}).get("answer") or {}).get("sentences") or []
+    first = _collapse(sentences[0]["text"]) if sentences else ""
+    return bool(question.file) and any(_collapse(answer) in first for answer in question.answers)
 
 
 def run_cli(question: Question, corpus: Path, base: Path, src: Path) -> dict[str, Any] | None:
@@ -201,14 +209,20 @@ def main() -> None:
               f"break, {sum(s for _, s in shapes)} with the answer's sentence over several lines), "
               f"{len(questions) - len(answerable)} unanswerable; split {args.split}")
         rows = []
+        opens = Tally()
         started = time.perf_counter()
         for question in questions:
             brief = run_cli(question, corpus, work / "tasks", args.src)
             ok = judge(question, brief, corpus)
             rows.append((question, ok))
+            opened = answer_opens(question, brief)
+            if question.file:
+                opens.add(opened)
             if args.show:
                 quotes = [item["quote"][:100] for item in (brief or {}).get("evidence", [])][:2]
-                print(f"  {question.id} {'ok ' if ok else 'BAD'} {(brief or {}).get('status')} {quotes}", flush=True)
+                flag = ("answer-ok " if opened else "answer-BAD") if question.file else ""
+                print(f"  {question.id} {'ok ' if ok else 'BAD'} {(brief or {}).get('status')} {flag} {quotes}",
+                      flush=True)
         seconds = time.perf_counter() - started
         groups = table(rows)
         print(f"\n| split {args.split} | right | goal |\n| --- | ---: | ---: |")
@@ -217,6 +231,7 @@ def main() -> None:
             label = (f"{key.split()[0]}: quote holds the answer, right file" if "unanswerable" not in key
                      else f"{key.split()[0]}: unanswerable → no-evidence")
             print(f"| {label} | {tally.cell()} | {goal} |")
+        print(f"| answerable: the answer's first sentence holds the answer | {opens.cell()} | |")
         print(f"\n{len(rows)} CLI runs in {seconds:.0f} s ({seconds / len(rows):.2f} s each)")
 
 

@@ -176,6 +176,27 @@ def test_the_answer_opens_with_the_sentence_that_means_the_question() -> None:
     assert ANSWER_EMBEDDING_WEIGHT > 0
 
 
+_NULL = "-0, --null Input items are terminated by a null character instead of by whitespace."
+_XARGS = ("xargs reads items from the standard input, delimited by blanks or newlines, and executes the command "
+          "with any initial-arguments followed by items read from standard input.")
+
+
+def test_an_answer_about_an_option_opens_with_what_is_said_of_it() -> None:
+    """Issue 17 (real documents): "What does xargs -0 do?" opened with the page's description of xargs, which
+    holds more of the question's words and is closer in meaning; a question naming an option is answered by
+    the sentence that names it, with or without the cosines."""
+    task = AnswerTask(question="What does xargs -0 do with input items?",
+                      evidence=(AnswerEvidence(id="e1", quote=_XARGS), AnswerEvidence(id="e2", quote=_NULL)))
+    cosines = {_XARGS: 0.62, _NULL: 0.5}
+    semantic = answer_question(task, similarities=[cosines[text] for _, text in answer_sentences(task)])
+    assert (semantic[0].text, semantic[0].evidence) == (_NULL, ("e2",))
+    assert answer_question(task)[0].text == _NULL
+    # A question naming no option is untouched by the rule: the closer description opens.
+    plain = task.model_copy(update={"question": "What does xargs do with input items?"})
+    assert answer_question(plain, similarities=[cosines[text] for _, text in answer_sentences(plain)])[0].text \
+        == _XARGS
+
+
 def test_chinese_answers_keep_the_word_rules() -> None:
     """Issue 17: cosines of the English-only model never reorder a Chinese answer."""
     task = AnswerTask(question="rm 的 -f 选项做什么？", evidence=(
