@@ -59,8 +59,8 @@ _HAS_CJK = re.compile(f"[{CJK_CLASS}]")
 _PLAIN_TERM = re.compile(f"[{CJK_CLASS}]|[^\\W_{CJK_CLASS}]+")
 
 
-#: A command-line option as written in man pages and questions: ``-p``, ``--parents``, ``-mtime``.
-#: A command-line option: a dash or two, then a letter or a digit (``-p``, ``--parents``, ``xargs -0``, ``kill -9``).
+#: A command-line option as written in man pages and questions: a dash or two, then a letter or a digit
+#: (``-p``, ``--parents``, ``-mtime``, ``xargs -0``, ``kill -9``); a range ("3-5") is none.
 _OPTION = re.compile(r"(?<![\w-])--?[A-Za-z0-9][A-Za-z0-9-]*")
 #: What :func:`option_terms` finds; caches of analysed text keep it in their key (2: options may start with a digit).
 OPTION_TERMS_VERSION: Final = 2
