@@ -63,7 +63,6 @@ async def _record(data: Path, work: Path, split: str, claims: int, embed: bool, 
                          + "\n")
         return choose(task, **options)
 
-    out.write_text("", encoding="utf-8")
     builtin.choose_excerpts = spy  # type: ignore[assignment]  # this process only
     try:
         with tempfile.TemporaryDirectory(prefix="ditto-bench-replay-") as tasks:
@@ -130,6 +129,7 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     if args.command == "record":
+        args.out.write_text("", encoding="utf-8")  # the spy appends
         count = asyncio.run(_record(args.data, args.work, args.split, args.claims, not args.bm25, args.out))
         print(f"{count} claims recorded into {args.out} in {time.perf_counter() - started:.0f} s")
         return
