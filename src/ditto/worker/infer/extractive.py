@@ -43,7 +43,6 @@ from dataclasses import dataclass
 from typing import Final
 
 from ...text import CJK_CLASS, CJK_STOPWORDS, ENGLISH_STOPWORDS, TextAnalyzer, score_documents
-from ...text.analysis import option_terms
 from ...text.sentences import MAX_SENTENCE_CHARS, Sentence, split_sentences
 from ...text.unwrap import join_hyphenated
 from .tasks import (
@@ -596,16 +595,12 @@ def answer_question(task: AnswerTask, *, similarities: Sequence[float] | None = 
     sentences = answer_sentences(task)
     if not sentences:
         return []
-    # The options a question names are terms too, case kept: "What does xargs -0 do?" is answered by the line
-    # of "-0, --null", not by the page's description of xargs, which holds more of its words.
-    named = option_terms(task.question)
-    question = analyze(task.question) + named
+    question = analyze(task.question)
     # A sentence is scored together with where its quote sits: "1 if no lines were selected" is about grep
     # because it sits under GREP(1), and a sentence of find's page on exit statuses is not.
     contexts = [task.evidence[number].context or "" for number, _ in sentences]
     # Coordinated: in a handful of sentences one rare frame word ("does grep *return*") would outweigh the rest.
-    documents = [analyze(joined) + (option_terms(joined) if named else [])
-                 for joined in (f"{context}\n{text}" for context, (_, text) in zip(contexts, sentences, strict=True))]
+    documents = [analyze(f"{context}\n{text}") for context, (_, text) in zip(contexts, sentences, strict=True)]
     lexical = score_documents(question, documents, coordinate=True) if question else [0.0] * len(sentences)
     scores = _normalised(lexical)
     if similarities is not None and not _has_cjk(task.question):
@@ -616,8 +611,11 @@ def answer_question(task: AnswerTask, *, similarities: Sequence[float] | None = 
     # A lead-in ("To build a statically linked version of jq, run:") introduces what follows; it answers nothing.
     scores = [score * LEAD_IN_SHARE if text.rstrip().endswith((":", "：")) else score
               for score, (_, text) in zip(scores, sentences, strict=True)]
-    if named:  # a question about an option is answered by what is said of that option
-        scores = [score if set(named) & set(terms) else score * LEAD_IN_SHARE
+    # A question about an option ("What does xargs -0 do?") is answered by what is said of that option (the line
+    # of "-0, --null"), not by the page's description of xargs, which holds more of its words.
+    named = set(_OPTION.findall(task.question))
+    if named:
+        scores = [score if named.intersection(terms) else score * LEAD_IN_SHARE
                   for score, terms in zip(scores, documents, strict=True)]
     order = sorted(range(len(sentences)), key=lambda i: (-scores[i], sentences[i][0], i))
     best = scores[order[0]]
