@@ -6,7 +6,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 import typer
 
@@ -144,12 +144,29 @@ def _register_research() -> None:
 _register_research()
 
 
+# OpenBLAS's worker threads busy-wait for about 2**28 cycles (a tenth of a second) after every product
+# before they sleep; 2**4 cycles is its shortest wait.
+BLAS_THREAD_TIMEOUT: Final = "4"
+
+
+def quiet_blas_threads() -> None:
+    """Make OpenBLAS's idle threads sleep at once, unless the environment already says otherwise.
+
+    Why: a research task or a search multiplies one query by the index's vector matrix, then runs Python
+    for milliseconds; OpenBLAS's second thread spins all that time. On SciFact that spin was 10–25 % of a
+    research task's CPU, while a product's wall time stays the same (docs/benchmarks.md). OpenBLAS reads
+    the setting once, when numpy first loads it, which the command line does later than this.
+    """
+    os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", BLAS_THREAD_TIMEOUT)
+
+
 def main() -> None:
     """Run the command; an unexpected exception is printed with its secrets masked, then exit 1.
 
     Typer would print it (and, with rich, the frames' locals, which hold the
     environment) as is: a crash must not be the one path that leaks a key.
     """
+    quiet_blas_threads()
     try:
         app()
     except Exception:
