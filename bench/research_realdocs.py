@@ -3,7 +3,7 @@
 
 Usage::
 
-    python bench/research_realdocs.py [--work DIR] [--split train|test|all] [--tune] [--src SRC_DIR]
+    python bench/research_realdocs.py [--work DIR] [--split train|test|all] [--tune | --tune-answer] [--src SRC_DIR]
 
 1. **Corpus** — rebuilt at run time from this machine's files by :mod:`_realdocs_corpus`
    (32 English man pages rendered by ``man`` at 100 columns, 17 READMEs from
@@ -115,6 +115,18 @@ def answer_opens(question: Question, brief: dict[str, Any] | None) -> bool:
     return bool(question.file) and any(_collapse(answer) in first for answer in question.answers)
 
 
+def answer_precision(question: Question, brief: dict[str, Any] | None, corpus: Path) -> tuple[int, int]:
+    """``(sentences citing the named file, sentences)`` of the brief's answer: how much of what a reader
+    sees first comes from the file that answers the question."""
+    sentences = ((brief or {}).get("answer") or {}).get("sentences") or []
+    if question.file is None or not sentences:
+        return 0, len(sentences)
+    uri = (corpus / question.file).resolve().as_uri()
+    uris = {item["id"]: item["uri"] for item in (brief or {}).get("evidence", [])}
+    right = sum(any(uris.get(cited) == uri for cited in sentence.get("evidence", [])) for sentence in sentences)
+    return right, len(sentences)
+
+
 def run_cli(question: Question, corpus: Path, base: Path, src: Path) -> dict[str, Any] | None:
     # The caller's DITTO_ settings stay out, except the retrieval mode (DITTO_RESEARCH_EMBED=0: BM25 only).
     env = {key: value for key, value in os.environ.items()
@@ -153,20 +165,42 @@ def table(rows: Sequence[tuple[Question, bool]]) -> dict[str, Tally]:
     return groups
 
 
-async def _in_process(questions: Sequence[Question], corpus: Path, base: Path, threshold: float
-                      ) -> list[tuple[Question, bool]]:
+async def _in_process(questions: Sequence[Question], corpus: Path, base: Path, threshold: float | None = None
+                      ) -> list[tuple[Question, dict[str, Any] | None]]:
+    """Each question's brief from ``run_research`` in this process (``threshold``: the relevance threshold)."""
     from ditto.worker.infer.providers import builtin
     from ditto.workflows.research import ResearchOptions, run_research
 
-    builtin.RELEVANCE_THRESHOLD = threshold  # type: ignore[misc]  # the sweep value, this process only
+    if threshold is not None:
+        builtin.RELEVANCE_THRESHOLD = threshold  # type: ignore[misc]  # the sweep value, this process only
     rows = []
     for question in questions:
         _, result = await run_research("document-search", {"question": question.question,
                                                            "documents": [str(corpus)]},
                                        base_dir=base, env={}, options=ResearchOptions())
         brief = json.loads(Path(result.brief).read_text(encoding="utf-8")) if result.brief else None  # noqa: ASYNC240
-        rows.append((question, judge(question, brief, corpus)))
+        rows.append((question, brief))
     return rows
+
+
+def tune_answer(corpus: Path, base: Path, shares: Sequence[float]) -> None:
+    """The answer's follow-up share on the train split: the first sentence holding an answer, and how many
+    of the answer's sentences come from the file that answers the question."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from ditto.worker.infer import extractive
+
+    questions = [question for question in load_questions("train") if question.file]
+    print("Answer follow-up share sweep, TRAIN split only, answerable questions (in process, builtin:extractive)")
+    print("| share | the first sentence holds the answer | sentences from the right file | sentences a brief |")
+    print("| ---: | ---: | ---: | ---: |")
+    for share in shares:
+        extractive.ANSWER_FOLLOW_UP_SHARE = share  # type: ignore[misc]  # the sweep value, this process only
+        rows = asyncio.run(_in_process(questions, corpus, base / f"a{share}"))
+        opens = sum(answer_opens(question, brief) for question, brief in rows)
+        right = [answer_precision(question, brief, corpus) for question, brief in rows]
+        said = sum(total for _, total in right)
+        print(f"| {share:.2f} | {opens}/{len(rows)} | {sum(hit for hit, _ in right)}/{said} | "
+              f"{said / len(rows):.2f} |", flush=True)
 
 
 def tune(corpus: Path, base: Path, thresholds: Sequence[float]) -> None:
@@ -177,7 +211,8 @@ def tune(corpus: Path, base: Path, thresholds: Sequence[float]) -> None:
           "zh unanswerable → no-evidence | all right |")
     print("| ---: | ---: | ---: | ---: | ---: | ---: |")
     for threshold in thresholds:
-        rows = asyncio.run(_in_process(questions, corpus, base / f"t{threshold}", threshold))
+        briefs = asyncio.run(_in_process(questions, corpus, base / f"t{threshold}", threshold))
+        rows = [(question, judge(question, brief, corpus)) for question, brief in briefs]
         groups = table(rows)
         right = sum(ok for _, ok in rows)
         print(f"| {threshold:.2f} | " + " | ".join(groups[key].cell() for key in groups)
@@ -190,6 +225,8 @@ def main() -> None:
     parser.add_argument("--split", choices=("train", "test", "all"), default="all")
     parser.add_argument("--tune", action="store_true", help="sweep the relevance threshold on train")
     parser.add_argument("--thresholds", default="0,0.3,0.4,0.5,0.6,0.7")
+    parser.add_argument("--tune-answer", action="store_true", help="sweep the answer's follow-up share on train")
+    parser.add_argument("--shares", default="0.5,0.6,0.7,0.8,0.9")
     parser.add_argument("--src", type=Path, default=ROOT / "src", help="the source tree the CLI runs from")
     parser.add_argument("--show", action="store_true", help="print each question's outcome")
     args = parser.parse_args()
@@ -202,6 +239,9 @@ def main() -> None:
         if args.tune:
             tune(corpus, work / "tune", [float(value) for value in args.thresholds.split(",")])
             return
+        if args.tune_answer:
+            tune_answer(corpus, work / "tune", [float(value) for value in args.shares.split(",")])
+            return
         questions = load_questions(args.split)
         answerable = [q for q in questions if q.file]
         shapes = [layout(q, corpus) for q in answerable]
@@ -210,6 +250,7 @@ def main() -> None:
               f"{len(questions) - len(answerable)} unanswerable; split {args.split}")
         rows = []
         opens = Tally()
+        precise = [0, 0]  # answer sentences from the named file, answer sentences (answerable questions)
         started = time.perf_counter()
         for question in questions:
             brief = run_cli(question, corpus, work / "tasks", args.src)
@@ -218,6 +259,9 @@ def main() -> None:
             opened = answer_opens(question, brief)
             if question.file:
                 opens.add(opened)
+                right, said = answer_precision(question, brief, corpus)
+                precise[0] += right
+                precise[1] += said
             if args.show:
                 quotes = [item["quote"][:100] for item in (brief or {}).get("evidence", [])][:2]
                 flag = ("answer-ok " if opened else "answer-BAD") if question.file else ""
@@ -232,6 +276,8 @@ def main() -> None:
                      else f"{key.split()[0]}: unanswerable → no-evidence")
             print(f"| {label} | {tally.cell()} | {goal} |")
         print(f"| answerable: the answer's first sentence holds the answer | {opens.cell()} | |")
+        print(f"| answerable: answer sentences from the right file | {precise[0]}/{precise[1]} "
+              f"({precise[1] / max(1, opens.total):.1f} a brief) | |")
         print(f"\n{len(rows)} CLI runs in {seconds:.0f} s ({seconds / len(rows):.2f} s each)")
 
 

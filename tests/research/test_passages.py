@@ -176,3 +176,41 @@ def test_an_indented_block_has_its_lead_line_in_its_path() -> None:
     assert spans["rmtree(path, ignore_errors=False)"] == "FUNCTIONS"
     assert spans["unpack_archive(filename)"] == "FUNCTIONS"
     assert spans["Plain prose at the body's margin."] == "OPTIONS"
+
+
+SED_OPTIONS = ("SED(1)                       General Commands Manual                       SED(1)\n"
+               "\n"
+               "OPTIONS\n"
+               "       -n, --quiet, --silent\n"
+               "\n"
+               "              suppress automatic printing of pattern space\n"
+               "\n"
+               "              A second paragraph about -n.\n"
+               "\n"
+               "       --debug\n"
+               "\n"
+               "              annotate program execution\n"
+               "\n"
+               "       -x\n"
+               "\n"
+               "       not indented deeper: prose of its own.\n")
+
+
+def test_an_option_tag_over_a_blank_line_stays_with_its_description() -> None:
+    """Issue 17.1 (passages follow the text): sed's page puts a blank line between each option's tag and
+    its description. The tag and the description are one passage and one sentence, so a quote of what
+    ``-n`` does names ``-n``; a later paragraph still has the tag in its path; a line that is not indented
+    deeper than the tag is not its description."""
+    from ditto.text.sentences import split_sentences
+
+    spans = cut_passages(SED_OPTIONS)
+    found = texts(SED_OPTIONS, spans)
+    assert found[0] == "-n, --quiet, --silent\n\n              suppress automatic printing of pattern space"
+    assert spans[0].kind == "indented" and (spans[0].line_start, spans[0].line_end) == (4, 6)
+    assert [found[0][s.start:s.end] for s in split_sentences(found[0])] == [found[0]]
+    assert found[1] == "A second paragraph about -n." and spans[1].heading == "SED(1) › OPTIONS › -n, --quiet, --silent"
+    assert found[2] == "--debug\n\n              annotate program execution"
+    assert found[3:] == ["-x", "not indented deeper: prose of its own."]
+    # Sentences alone: a tag, then a blank line, then prose at the same depth are two sentences.
+    plain = "-x\n\nnot indented.\n\nTitle\n\n   body."
+    assert [plain[s.start:s.end] for s in split_sentences(plain)] == ["-x", "not indented.", "Title", "body."]

@@ -4,7 +4,8 @@ Documents, knowledge records and web text are cut into the passages the
 retriever scores and the model reads. A passage is a unit a reader would
 quote from: a paragraph (whose sentences may run across hard line breaks), a
 list item with its continuation lines, a code block, or a man page's indented
-block (an option tag and its indented description). Headings are never
+block (an option tag and its indented description, also when blank lines
+separate them, as on sed's page). Headings are never
 passages of their own: each passage carries the path of headings above it
 (``heading``, e.g. ``"GREP(1) › OPTIONS › General Output Control"``), so a
 passage that never repeats its subject can still be found by it. A block
@@ -45,7 +46,7 @@ import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from .sentences import split_sentences
+from .sentences import option_tag, split_sentences
 
 __all__ = ["MAX_HEADING_CHARS", "MAX_LEAD_CHARS", "MAX_PASSAGE_CHARS", "PASSAGES_VERSION", "PassageKind", "PassageSpan",
            "cut_passages"]
@@ -58,7 +59,7 @@ MAX_HEADING_CHARS: Final = 300
 #: tag, a function's signature); a longer one is prose, not a label.
 MAX_LEAD_CHARS: Final = 80
 #: Bumped whenever the same text is cut differently: caches of passages keyed by it are rebuilt.
-PASSAGES_VERSION: Final = 2
+PASSAGES_VERSION: Final = 3
 
 PassageKind = Literal["paragraph", "list-item", "code", "indented"]
 
@@ -150,7 +151,7 @@ class _Cutter:
         if not block:
             return
         kind = self.block_kind
-        if kind == "paragraph" and all(line.indent >= 4 for line in block):
+        if kind == "paragraph" and all(line.indent >= 4 for line in block if line.text.strip()):
             kind = "indented"
         start = block[0].start + (len(block[0].text) - len(block[0].text.lstrip()))
         end = block[-1].end
@@ -219,7 +220,10 @@ class _Cutter:
                     self.open(line, "code")
                 continue
             if not stripped:
-                self.close()
+                if self._tag_awaits_body(index):
+                    self.block.append(line)  # an option tag, blank lines, then its description: one passage
+                else:
+                    self.close()
                 continue
             marker = _FENCE.match(line.text)
             if marker is not None:
@@ -258,6 +262,18 @@ class _Cutter:
                 self.block.append(line)
         self.close()
         return self.spans
+
+
+    def _tag_awaits_body(self, index: int) -> bool:
+        """Whether the open block is an option tag alone (blank lines after it) and the next line with text,
+        from ``lines[index]`` on, is indented deeper: sed's page puts a blank line under each tag."""
+        written = [line for line in self.block if line.text.strip()]
+        if self.block_kind != "paragraph" or len(written) != 1 or not option_tag(written[0].text):
+            return False
+        for line in self.lines[index:]:
+            if line.text.strip():
+                return line.indent > written[0].indent
+        return False
 
 
 def _man_heading(line: _Line, following: _Line | None) -> bool:

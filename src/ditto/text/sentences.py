@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["MAX_SENTENCE_CHARS", "Sentence", "split_sentences"]
+__all__ = ["MAX_SENTENCE_CHARS", "Sentence", "option_tag", "split_sentences", "tag_over_body"]
 
 #: Words a full stop follows without ending the sentence (compared lower-case, without the final stop).
 _ABBREVIATIONS: Final = frozenset({
@@ -29,6 +29,10 @@ _LAST_WORD = re.compile(r"(?:^|[\s(\[])([^\W\d_]+(?:\.[^\W\d_]+)*)$")
 _ITEM = re.compile(r"[ \t]*(?:[-*+•·‣◦]|\d{1,3}[.)])[ \t]+\S")
 #: A Markdown heading or a rule line: it never runs on into the next line.
 _MARKUP_LINE = re.compile(r"[ \t]{0,3}(?:#{1,6}(?:[ \t]|$)|(?:=+|-+|\*+|_+|`{3,}.*|~{3,}.*)[ \t]*$)")
+#: An option's tag at the start of a line: one or two dashes (or a plus) and a letter, digit or ``#``.
+_OPTION_TAG = re.compile(r"(?:--?|\+)[A-Za-z0-9#?@]")
+#: The longest line taken for an option's tag.
+_MAX_TAG_CHARS: Final = 80
 #: A sentence that runs longer than this over line breaks is cut at line ends (a table or a synopsis
 #: has no full stops; a quote of forty lines is not a sentence).
 MAX_SENTENCE_CHARS: Final = 400
@@ -83,7 +87,9 @@ def _line_break_ends(text: str, newline: int) -> bool:
     """Whether the line break at ``newline`` ends a sentence (layout), not just wraps it."""
     line, following = _line_bounds(text, newline)
     if not line.strip() or not following.strip():
-        return True  # a blank line ends a paragraph
+        # A blank line ends a paragraph, except between an option tag and the more indented description
+        # under it: sed's page sets "-n, --quiet, --silent", a blank line, then what -n does.
+        return not tag_over_body(text, newline)
     if _MARKUP_LINE.match(line) or _MARKUP_LINE.match(following):
         return True
     if _ITEM.match(following):
@@ -98,6 +104,37 @@ def _line_break_ends(text: str, newline: int) -> bool:
     title = line.strip()
     return (text.rfind("\n", 0, newline) >= 0 and here <= 3 and there > here and len(title) <= 60 and title[0].isalpha()
             and title[-1] not in ".,;:!?")
+
+
+def option_tag(line: str) -> bool:
+    """Whether ``line`` is a command-line option's tag (``-n, --quiet, --silent``, ``--debug``,
+    ``-e script, --expression=script``): a short line that starts with an option and ends in no stop."""
+    title = line.strip()
+    return bool(_OPTION_TAG.match(title)) and len(title) <= _MAX_TAG_CHARS and title[-1] not in ".;:!?"
+
+
+def tag_over_body(text: str, newline: int) -> bool:
+    """Whether the line break at ``newline`` lies between an option tag and the more indented line
+    under it, with only blank lines between them."""
+    end = newline
+    line = text[text.rfind("\n", 0, end) + 1:end]
+    while not line.strip():  # back over blank lines to the last line with text
+        end = text.rfind("\n", 0, end)
+        if end < 0:
+            return False
+        line = text[text.rfind("\n", 0, end) + 1:end]
+    start = newline + 1
+    while True:  # on over blank lines to the next line with text
+        stop = text.find("\n", start)
+        following = text[start:stop if stop >= 0 else len(text)]
+        if following.strip():
+            break
+        if stop < 0:
+            return False
+        start = stop + 1
+    # The first line of a trimmed text (a passage starting at its tag) has lost its indentation; the
+    # description under it is still indented.
+    return option_tag(line) and _indent(following) > _indent(line)
 
 
 def _append_sentence(text: str, start: int, end: int, spans: list[Sentence]) -> None:
