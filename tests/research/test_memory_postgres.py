@@ -46,7 +46,7 @@ async def test_checkpoints_in_postgres_resume_each_task_of_a_shared_store(tmp_pa
     async with await psycopg.AsyncConnection.connect(postgres_server.dsn) as raw:
         keys = {row[0] for row in await (await raw.execute("SELECT key FROM ditto_memory")).fetchall()}
     for task in (first, second):
-        assert checkpoint_key(task.request_id, "evidence", task.task_id) in keys
+        assert checkpoint_key(task.request_id, "evidence", task.checkpoint_id) in keys
     for task in (first, second):
         before = len(source_and_model_calls(trace(task)))
         _, result = await run("document-search", None, base, model, directory=task.directory)

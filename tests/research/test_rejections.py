@@ -46,7 +46,7 @@ async def test_bad_excerpts_are_rejected(case: str, kind: str, answer: Any, code
     assert not (task.directory / "artifacts" / "brief.json").exists()
     store = create_sqlite_memory_store(str(task.directory / "memory.sqlite"))
     try:
-        assert await store.get(keys=[checkpoint_key(task.request_id, "evidence", task.task_id)]) == ()
+        assert await store.get(keys=[checkpoint_key(task.request_id, "evidence", task.checkpoint_id)]) == ()
     finally:
         await store.close()
 

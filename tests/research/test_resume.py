@@ -133,7 +133,7 @@ async def test_brief_write_failure_can_be_retried(base: Path, model: ScriptedMod
     assert result.error.code == "RESEARCH_BRIEF_WRITE_FAILED"
     store = create_sqlite_memory_store(str(task.directory / "memory.sqlite"))
     try:
-        archived = await store.get(keys=[checkpoint_key(task.request_id, "brief", task.task_id)])
+        archived = await store.get(keys=[checkpoint_key(task.request_id, "brief", task.checkpoint_id)])
     finally:
         await store.close()
     first_created = archived[0].content["data"]["createdAt"]
@@ -221,3 +221,38 @@ async def test_tasks_sharing_a_memory_store_keep_their_own_checkpoints(tmp_path:
     assert ResearchRequest.model_validate({k: v for k, v in document.items() if k != "requestId"}) == second.request
     stopped, result = await run("document-search", None, base, model, directory=stopped.directory)
     assert result.status == "completed" and verify_task(stopped.directory) == []
+
+
+async def test_the_task_store_holds_the_seed_checkpoint_keys(base: Path, model: ScriptedModel) -> None:
+    """WF-4/WF-8: in the task's own memory.sqlite every stage is archived under exactly
+    ``retrieval:<requestId>:<stage>`` (no other task writes that store, so no task id is appended)."""
+    task, result = await run("document-search", {}, base, model)
+    assert result.status == "completed" and task.checkpoint_id is None and task.task_id is not None
+    store = create_sqlite_memory_store(str(task.directory / "memory.sqlite"))
+    try:
+        found = await store.get(keys=[f"retrieval:{task.request_id}:{stage}"
+                                      for stage in ("request", "queries", "evidence", "brief")])
+    finally:
+        await store.close()
+    assert [item.content["stage"] for item in found] == ["request", "queries", "evidence", "brief"]
+    assert verify_task(task.directory) == []
+
+
+async def test_verify_reads_the_archived_brief_of_an_earlier_version(base: Path, model: ScriptedModel) -> None:
+    """WF-13: a task made before the task's own store used the seed's keys archived its brief under
+    ``retrieval:<requestId>:brief:<taskId>``; ``ditto verify`` still compares brief.json with it."""
+    import sqlite3
+
+    task, result = await run("document-search", {}, base, model)
+    assert result.status == "completed" and task.task_id is not None
+    with sqlite3.connect(task.directory / "memory.sqlite") as connection:
+        key = f"retrieval:{task.request_id}:brief"
+        (content,) = connection.execute("SELECT content FROM memory_records WHERE key = ?", (key,)).fetchone()
+        old = json.loads(content)
+        old["taskId"] = task.task_id
+        connection.execute("UPDATE memory_records SET key = ?, content = ? WHERE key = ?",
+                           (f"{key}:{task.task_id}", json.dumps(old), key))
+    assert verify_task(task.directory) == []
+    with sqlite3.connect(task.directory / "memory.sqlite") as connection:
+        connection.execute("DELETE FROM memory_records WHERE key LIKE 'retrieval:%:brief%'")
+    assert any("no archived brief" in problem for problem in verify_task(task.directory))

@@ -556,7 +556,7 @@ async def test_an_edited_checkpoint_is_never_published(base: Path, model: Script
     task, result = await run("document-search", {}, base, model, options=ResearchOptions(stop_after="evidence"))
     assert result.status == "stopped"
     store = create_sqlite_memory_store(str(task.directory / "memory.sqlite"))
-    key = checkpoint_key(task.request_id, "evidence", task.task_id)
+    key = checkpoint_key(task.request_id, "evidence", task.checkpoint_id)
     try:
         (item,) = await store.get(keys=[key])
         from ditto.contracts import thaw_json

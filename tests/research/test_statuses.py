@@ -42,7 +42,7 @@ async def test_source_failure_blocks_without_allow_partial(base: Path, model: Sc
     assert "excerpts-ext" not in steps and "excerpts-web" not in steps
     store = create_sqlite_memory_store(str(task.directory / "memory.sqlite"))
     try:
-        assert await store.get(keys=[checkpoint_key(task.request_id, "evidence", task.task_id)]) == ()
+        assert await store.get(keys=[checkpoint_key(task.request_id, "evidence", task.checkpoint_id)]) == ()
     finally:
         await store.close()
 

@@ -81,7 +81,7 @@ async def run_research_loop(loop: LoopContext, task: ResearchTask | Path | str,
 
 
 async def _stages(run: StageRun) -> ResearchResult:
-    checkpoints = CheckpointStore(run.invoke, run.task.request_id, str(run.task.directory), run.task.task_id)
+    checkpoints = CheckpointStore(run.invoke, run.task.request_id, str(run.task.directory), run.task.checkpoint_id)
     archived = await checkpoints.load()
     cache = await checkpoints.sync_cache(archived)
     run.progress("resume", f"checkpoints: {', '.join(archived) or 'none'}; cache {cache}")

@@ -293,6 +293,13 @@ class ResearchTask:
     task_id: str | None = None
 
     @property
+    def checkpoint_id(self) -> str | None:
+        """The task id as the last part of its checkpoint keys: only in a store other tasks may share
+        (``--memory``); in the task's own ``memory.sqlite`` the keys are the seed's
+        ``retrieval:<requestId>:<stage>``."""
+        return self.task_id if self.request.memory is not None else None
+
+    @property
     def memory_path(self) -> Path:
         """The MEMORY store of this task: the caller's ``memory`` or ``memory.sqlite``."""
         return Path(self.request.memory) if self.request.memory else self.directory / MEMORY_FILE
