@@ -63,7 +63,7 @@ MISUSE = '''
 from ditto.retrieval.providers.sql import create_sql_search_provider
 from ditto.worker.context import create_in_memory_context_store
 
-create_in_memory_context_store(42)
+create_in_memory_context_store("60s")
 create_sql_search_provider("postgresql://127.0.0.1/kb", {"dialect": "postgres", "table": "docs"})
 '''
 
@@ -79,8 +79,8 @@ def _mypy(code: str, tmp_path: Path) -> tuple[str, int]:
 def test_documented_calls_type_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """CX-1 CX-11 CX-13 INF-1 INT-4 RET-6: a redis-py client (plain or cluster), an adapter with get/eval, the YAML
     config sections or plain mappings as options, an injected AsyncOpenAI, plain functions as one-method CONTEXT
-    services, a list of origins and a sqlite3 or psycopg client are all accepted by mypy --strict; a number
-    as options and a DSN string as a client are refused."""
+    services, a list of origins and a sqlite3 or psycopg client are all accepted by mypy --strict; a string
+    as ttl_ms and a DSN string as a client are refused."""
     monkeypatch.setenv("MYPYPATH", str(SRC))  # this checkout's ditto, not an installed copy
     output, status = _mypy(USAGE, tmp_path)
     assert status == 0, output

@@ -160,7 +160,7 @@ async def test_in_memory_store_ttl_lru_and_eviction() -> None:
 
 async def test_queue_serialises_per_scope_and_bounds_capacity() -> None:
     """CX-13: per-scope serial, scopes independent, QUEUE_FULL at capacity, capacity released on failure."""
-    queue = create_context_operation_queue(max_pending=3)
+    queue = create_context_operation_queue(3)  # CX-13: max_pending, positionally
     log: list[str] = []
     gate = asyncio.Event()
 

@@ -131,9 +131,11 @@ async def test_redis_store_options_reach_the_store(redis_client: Redis) -> None:
         store = create_redis_context_store(redis_client, options)
         assert (store.ttl_ms, store.key_prefix) == (5000, "app:")
         assert store.key(SCOPE) == context_scope_key(SCOPE, "app:")
-    both = create_redis_context_store(redis_client, {"ttlMs": 5000, "keyPrefix": "app:"}, ttl_ms=7000,
+    both = create_redis_context_store(redis_client, options={"ttlMs": 5000, "keyPrefix": "app:"}, ttl_ms=7000,
                                       key_prefix="kw:")
     assert (both.ttl_ms, both.key_prefix) == (7000, "kw:")
+    positional = create_redis_context_store(redis_client, 6000, "pos:")  # CX-11's own order
+    assert (positional.ttl_ms, positional.key_prefix) == (6000, "pos:")
     await both.compare_and_set(SCOPE, None, Context())
     assert 5000 < await redis_client.pttl(context_scope_key(SCOPE, "kw:")) <= 7000
     assert _argument_refusal(lambda: create_redis_context_store(redis_client, {"ttl": 1})) == (
@@ -141,7 +143,7 @@ async def test_redis_store_options_reach_the_store(redis_client: Redis) -> None:
     assert _argument_refusal(lambda: create_redis_context_store(redis_client, {"ttlMs": 0})) == (
         "INVALID_INPUT", "ttlMs must be an integer from 1 to 2147483647")
     assert _argument_refusal(lambda: create_redis_context_store(redis_client, "x")) == (  # type: ignore[arg-type]
-        "INVALID_INPUT", "options must be an object")
+        "INVALID_INPUT", "ttlMs must be an integer from 1 to 2147483647")
 
     class GetOnly:
         async def get(self, name: str) -> Any:
@@ -191,8 +193,13 @@ async def test_in_memory_store_refusals_and_options() -> None:
         clock.now = 150.0  # the dict's clock is the one the store reads: expired exactly at the TTL
         assert await store.get(SCOPE) is None
         clock.now = 100.0
-    keywords = create_in_memory_context_store({"ttlMs": 50, "maxEntries": 3}, ttl_ms=70, max_entries=4, now=clock)
+    keywords = create_in_memory_context_store(options={"ttlMs": 50, "maxEntries": 3}, ttl_ms=70, max_entries=4,
+                                              now=clock)
     assert (keywords.ttl_ms, keywords.max_entries) == (70, 4)
+    positional = create_in_memory_context_store(80, 5, clock)  # CX-12's own order
+    assert (positional.ttl_ms, positional.max_entries) == (80, 5)
+    assert _argument_refusal(lambda: create_in_memory_context_store({"ttlMs": 1}, options={"ttlMs": 2})) == (
+        "INVALID_INPUT", "options were given twice")
     store = create_in_memory_context_store(now=clock)
     first = await store.compare_and_set(SCOPE, None, Context())
     assert await _refusal(store.compare_and_set(SCOPE, None, Context())) == (

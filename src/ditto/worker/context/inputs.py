@@ -20,7 +20,7 @@ from pydantic.alias_generators import to_camel
 
 from ...contracts import InvalidJson, frozen_json, try_frozen_json, valid_text
 from ...contracts.types import MAX_LIMIT, MAX_SAFE_INTEGER
-from .types import ContextError, ContextScope
+from .types import ContextArgumentError, ContextError, ContextScope
 
 __all__ = [
     "MAX_ITEM_ID_LENGTH",
@@ -34,6 +34,7 @@ __all__ = [
     "metadata_fits",
     "optional_bool",
     "optional_str",
+    "options_or_value",
     "parse_scope",
     "read_fields",
     "read_json",
@@ -235,3 +236,17 @@ def context_scope_key(scope: ContextScope | Mapping[str, Any], key_prefix: str =
     parsed = parse_scope(scope)
     raw = json.dumps(list(scope_tuple(parsed)), ensure_ascii=False, separators=(",", ":"))
     return key_prefix + hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+def options_or_value(first: Any, options: Any) -> tuple[Any, Any]:
+    """A factory's first argument as ``(options, value)``: the spec's own value (``ttl_ms``,
+    ``max_pending``) given positionally, or, as earlier releases took it, an options object there.
+
+    ``create_in_memory_context_store(60_000)`` and ``create_in_memory_context_store({"ttlMs": 60_000})``
+    both work; an options object given both ways is refused.
+    """
+    if isinstance(first, (Mapping, BaseModel)):
+        if options is not None:
+            raise ContextArgumentError("INVALID_INPUT", "options were given twice")
+        return first, None
+    return options, first

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from ...contracts.types import MAX_SAFE_INTEGER
-from .inputs import parse_scope, read_fields, scope_tuple
+from .inputs import options_or_value, parse_scope, read_fields, scope_tuple
 from .types import ContextArgumentError, ContextCallOptions, ContextError, ContextScope
 
 if TYPE_CHECKING:
@@ -106,13 +106,17 @@ class InProcessContextQueue:
         holder.add_done_callback(self._holders.discard)
 
 
-def create_context_operation_queue(options: ContextQueueConfig | Mapping[str, Any] | None = None, *,
-                                   max_pending: int | None = None) -> InProcessContextQueue:
-    """Create a queue; ``options`` may be ``config.context.queue`` or ``{"maxPending": n}``::
+def create_context_operation_queue(max_pending: int | ContextQueueConfig | Mapping[str, Any] | None = None, *,
+                                   options: ContextQueueConfig | Mapping[str, Any] | None = None
+                                   ) -> InProcessContextQueue:
+    """Create a queue; ``options`` may be ``config.context.queue`` or ``{"maxPending": n}``, also given in
+    ``max_pending``'s place::
 
+        queue = create_context_operation_queue(256)
         queue = create_context_operation_queue({"maxPending": 256})
         context = create_context(services={"operation_queue": queue})
     """
+    options, given = options_or_value(max_pending, options)
     fields = {} if options is None else read_fields(options, ("max_pending",), "options", error=ContextArgumentError)
-    return InProcessContextQueue(max_pending if max_pending is not None
+    return InProcessContextQueue(given if given is not None
                                  else fields.get("max_pending", DEFAULT_MAX_PENDING))

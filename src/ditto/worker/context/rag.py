@@ -99,7 +99,7 @@ def _stage(value: Any, method: str, name: str) -> None:
     raise ContextArgumentError("INVALID_INPUT", f"{name} must provide {method}()")
 
 
-def create_rag_strategy(*, retrieve: Any, embed: Any = None, rank: Any = None) -> RagStrategyPipeline:
+def create_rag_strategy(embed: Any = None, retrieve: Any = None, rank: Any = None) -> RagStrategyPipeline:
     """Build a RAG selection strategy from stage objects (or plain async functions).
 
     Optional ``embed`` → required ``retrieve`` → optional ``rank``, then the first

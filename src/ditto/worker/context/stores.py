@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 from ..._extras import require_extra
 from ...contracts import Context, ContextItem, valid_text
 from ...contracts.types import MAX_SAFE_INTEGER, MAX_TTL_MS
-from .inputs import construct, context_scope_key, parse_scope, read_fields, read_json, scope_tuple
+from .inputs import construct, context_scope_key, options_or_value, parse_scope, read_fields, read_json, scope_tuple
 from .items import coerce_reference, encode_json, facts, is_trusted, make_context, make_item, trusted_context
 from .types import ContextArgumentError, ContextCallOptions, ContextError, ContextScope, StoredContext
 
@@ -222,18 +222,22 @@ class InMemoryContextStore:
             self._entries.popitem(last=False)
 
 
-def create_in_memory_context_store(options: ContextLocalCacheConfig | Mapping[str, Any] | None = None, *,
-                                   ttl_ms: int | None = None, max_entries: int | None = None,
-                                   now: Callable[[], float] | None = None) -> InMemoryContextStore:
-    """Create a store; ``options`` may be ``config.context.local_cache`` or a dict (camelCase ok)::
+def create_in_memory_context_store(ttl_ms: int | ContextLocalCacheConfig | Mapping[str, Any] | None = None,
+                                   max_entries: int | None = None, now: Callable[[], float] | None = None, *,
+                                   options: ContextLocalCacheConfig | Mapping[str, Any] | None = None
+                                   ) -> InMemoryContextStore:
+    """Create a store; ``options`` may be ``config.context.local_cache`` or a dict (camelCase ok), also
+    given in ``ttl_ms``'s place::
 
+        store = create_in_memory_context_store(60_000, 100)
         store = create_in_memory_context_store({"ttlMs": 60_000, "maxEntries": 100})
         context = create_context(services={"state_store": store})
     """
+    options, given = options_or_value(ttl_ms, options)
     fields = {} if options is None else read_fields(options, ("ttl_ms", "max_entries", "now"), "options",
                                                     error=ContextArgumentError)
     return InMemoryContextStore(
-        ttl_ms=ttl_ms if ttl_ms is not None else fields.get("ttl_ms", DEFAULT_TTL_MS),
+        ttl_ms=given if given is not None else fields.get("ttl_ms", DEFAULT_TTL_MS),
         max_entries=max_entries if max_entries is not None else fields.get("max_entries", DEFAULT_MAX_ENTRIES),
         now=now if now is not None else fields.get("now"),
     )
@@ -382,17 +386,21 @@ class RedisContextStore:
 
 
 def create_redis_context_store(client: RedisContextClient,
-                               options: ContextCacheConfig | Mapping[str, Any] | None = None, *,
-                               ttl_ms: int | None = None, key_prefix: str | None = None) -> RedisContextStore:
-    """Create the store; ``options`` may be ``config.context.cache`` or ``{"ttlMs":…, "keyPrefix":…}``::
+                               ttl_ms: int | ContextCacheConfig | Mapping[str, Any] | None = None,
+                               key_prefix: str | None = None, *,
+                               options: ContextCacheConfig | Mapping[str, Any] | None = None) -> RedisContextStore:
+    """Create the store; ``options`` may be ``config.context.cache`` or ``{"ttlMs":…, "keyPrefix":…}``, also
+    given in ``ttl_ms``'s place::
 
+        store = create_redis_context_store(Redis.from_url(url), 3_600_000, "app:ctx:")
         store = create_redis_context_store(Redis.from_url(url), {"ttlMs": 3_600_000, "keyPrefix": "app:ctx:"})
         context = create_context(services={"state_store": store})
     """
+    options, given = options_or_value(ttl_ms, options)
     fields = {} if options is None else read_fields(options, ("ttl_ms", "key_prefix"), "options",
                                                     error=ContextArgumentError)
     return RedisContextStore(
         client,
-        ttl_ms=ttl_ms if ttl_ms is not None else fields.get("ttl_ms", DEFAULT_TTL_MS),
+        ttl_ms=given if given is not None else fields.get("ttl_ms", DEFAULT_TTL_MS),
         key_prefix=key_prefix if key_prefix is not None else fields.get("key_prefix", DEFAULT_KEY_PREFIX),
     )
