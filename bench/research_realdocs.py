@@ -183,18 +183,18 @@ async def _in_process(questions: Sequence[Question], corpus: Path, base: Path, t
     return rows
 
 
-def tune_answer(corpus: Path, base: Path, shares: Sequence[float]) -> None:
+def tune_answer(corpus: Path, base: Path, shares: Sequence[float], constant: str = "ANSWER_FOLLOW_UP_SHARE") -> None:
     """The answer's follow-up share on the train split: the first sentence holding an answer, and how many
     of the answer's sentences come from the file that answers the question."""
     sys.path.insert(0, str(ROOT / "src"))
     from ditto.worker.infer import extractive
 
     questions = [question for question in load_questions("train") if question.file]
-    print("Answer follow-up share sweep, TRAIN split only, answerable questions (in process, builtin:extractive)")
-    print("| share | the first sentence holds the answer | sentences from the right file | sentences a brief |")
+    print(f"{constant} sweep, TRAIN split only, answerable questions (in process, builtin:extractive)")
+    print(f"| {constant} | the first sentence holds the answer | sentences from the right file | sentences a brief |")
     print("| ---: | ---: | ---: | ---: |")
     for share in shares:
-        extractive.ANSWER_FOLLOW_UP_SHARE = share  # type: ignore[misc]  # the sweep value, this process only
+        setattr(extractive, constant, share)  # the sweep value, this process only
         rows = asyncio.run(_in_process(questions, corpus, base / f"a{share}"))
         opens = sum(answer_opens(question, brief) for question, brief in rows)
         right = [answer_precision(question, brief, corpus) for question, brief in rows]
@@ -227,6 +227,8 @@ def main() -> None:
     parser.add_argument("--thresholds", default="0,0.3,0.4,0.5,0.6,0.7")
     parser.add_argument("--tune-answer", action="store_true", help="sweep the answer's follow-up share on train")
     parser.add_argument("--shares", default="0.5,0.6,0.7,0.8,0.9")
+    parser.add_argument("--constant", default="ANSWER_FOLLOW_UP_SHARE",
+                        help="the constant of ditto.worker.infer.extractive that --tune-answer sweeps")
     parser.add_argument("--src", type=Path, default=ROOT / "src", help="the source tree the CLI runs from")
     parser.add_argument("--show", action="store_true", help="print each question's outcome")
     args = parser.parse_args()
@@ -240,7 +242,7 @@ def main() -> None:
             tune(corpus, work / "tune", [float(value) for value in args.thresholds.split(",")])
             return
         if args.tune_answer:
-            tune_answer(corpus, work / "tune", [float(value) for value in args.shares.split(",")])
+            tune_answer(corpus, work / "tune", [float(value) for value in args.shares.split(",")], args.constant)
             return
         questions = load_questions(args.split)
         answerable = [q for q in questions if q.file]

