@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from ditto.worker.infer import ExcerptPassage, ExcerptTask, InferError, ModelConfig, create_infer_client
-from ditto.worker.infer.extractive import answer_question, choose_excerpts, passage_relevance, split_sentences
+from ditto.worker.infer.extractive import analyze, answer_question, choose_excerpts, passage_relevance, split_sentences
 from ditto.worker.infer.tasks import (
     ANSWER_CHOICE_SCHEMA,
     AnswerEvidence,
@@ -299,3 +299,15 @@ def test_a_lead_in_does_not_open_the_answer() -> None:
                 AnswerEvidence(id="e2", quote="jq is a lightweight and flexible command-line JSON processor."))
     answer = answer_question(AnswerTask(question="What is jq?", evidence=evidence))
     assert answer[0].text.startswith("jq is a lightweight") and answer[0].evidence == ("e2",)
+
+
+def test_a_chinese_negation_is_a_function_word_as_english_not_is() -> None:
+    """Issue 17 (Chinese material): 不 ("not") is a stop character, as "not" is an English stop word, so the
+    而不是 ("rather than") of a question does not make "不应" in an unrelated sentence a match; the answer
+    opens with the sentence about symbolic links (ln's Chinese man page)."""
+    evidence = (AnswerEvidence(id="e1", quote="-s, --symbolic\n              创建符号链接而非硬链接"),
+                AnswerEvidence(id="e2", quote="默认创建硬链接，当使用\n       --symbolic\n       时创建符号链接。"
+                                              "默认情况下，创建每个目标时不应存在与新链接的名称相同的文件。"))
+    answer = answer_question(AnswerTask(question="ln 如何创建符号链接而不是硬链接？", evidence=evidence))
+    assert answer[0].text.endswith("创建符号链接而非硬链接") and answer[0].evidence == ("e1",)
+    assert "不" not in analyze("而不是")
