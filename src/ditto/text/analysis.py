@@ -31,7 +31,7 @@ from .._extras import require_extra
 from ..errors import InvalidArgumentError
 
 __all__ = ["CJK_CLASS", "CJK_STOPWORDS", "ENGLISH_STOPWORDS", "OPTION_TERMS_VERSION", "CjkMode", "TextAnalyzer",
-           "option_terms", "word_terms"]
+           "has_cjk", "option_terms", "word_terms"]
 
 #: Lucene's default English stop words (the same 33 words bm25s ships as ``STOPWORDS_EN``).
 ENGLISH_STOPWORDS: frozenset[str] = frozenset({
@@ -57,6 +57,11 @@ _CJK_RUN = re.compile(f"([{CJK_CLASS}]+)")
 _HAS_CJK = re.compile(f"[{CJK_CLASS}]")
 #: A plain term: one CJK character, or a run of other letters/digits (``str.isalnum``) without ``_``.
 _PLAIN_TERM = re.compile(f"[{CJK_CLASS}]|[^\\W_{CJK_CLASS}]+")
+
+
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` holds a Chinese, Japanese or Korean character (what the analysers segment apart)."""
+    return _HAS_CJK.search(text) is not None
 
 
 #: A command-line option as written in man pages and questions: a dash or two, then a letter or a digit

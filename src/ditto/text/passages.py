@@ -46,7 +46,7 @@ import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from .sentences import option_tag, split_sentences
+from .sentences import split_sentences, tag_over_body
 
 __all__ = ["MAX_HEADING_CHARS", "MAX_LEAD_CHARS", "MAX_PASSAGE_CHARS", "PASSAGES_VERSION", "PassageKind", "PassageSpan",
            "cut_passages"]
@@ -220,7 +220,7 @@ class _Cutter:
                     self.open(line, "code")
                 continue
             if not stripped:
-                if self._tag_awaits_body(index):
+                if self._tag_awaits_body(line):
                     self.block.append(line)  # an option tag, blank lines, then its description: one passage
                 else:
                     self.close()
@@ -264,16 +264,11 @@ class _Cutter:
         return self.spans
 
 
-    def _tag_awaits_body(self, index: int) -> bool:
-        """Whether the open block is an option tag alone (blank lines after it) and the next line with text,
-        from ``lines[index]`` on, is indented deeper: sed's page puts a blank line under each tag."""
+    def _tag_awaits_body(self, blank: _Line) -> bool:
+        """Whether the open block is an option tag alone and the next line with text after the ``blank``
+        line is its description (:func:`~.sentences.tag_over_body`): sed's page puts a blank line under each tag."""
         written = [line for line in self.block if line.text.strip()]
-        if self.block_kind != "paragraph" or len(written) != 1 or not option_tag(written[0].text):
-            return False
-        for line in self.lines[index:]:
-            if line.text.strip():
-                return line.indent > written[0].indent
-        return False
+        return self.block_kind == "paragraph" and len(written) == 1 and tag_over_body(self.text, blank.end)
 
 
 def _man_heading(line: _Line, following: _Line | None) -> bool:

@@ -127,13 +127,6 @@ PACKAGED_MODELS: Final[tuple[PackagedModel, ...]] = (
                   aliases=("all-MiniLM-L6-v2", "minilm")),
 )
 
-
-def model_languages(model: str) -> tuple[str, ...] | None:
-    """The languages a packaged model reads (``("en",)`` for all-MiniLM-L6-v2); ``None`` for a model
-    this library does not know (a folder, another hub id), whose languages only its user knows."""
-    known = _packaged(model)
-    return None if known is None else known.languages
-
 DEFAULT_LOCAL_MODEL: Final = PACKAGED_MODELS[0].model_id
 
 
@@ -150,6 +143,13 @@ def _packaged(name: str) -> PackagedModel | None:
         if folded in (known.model_id.casefold(), *(alias.casefold() for alias in known.aliases)):
             return known
     return None
+
+
+def model_languages(model: str) -> tuple[str, ...] | None:
+    """The languages a packaged model reads (``("en",)`` for all-MiniLM-L6-v2); ``None`` for a model
+    this library does not know (a folder, another hub id), whose languages only its user knows."""
+    known = _packaged(model)
+    return None if known is None else known.languages
 
 
 def _package_folder(known: PackagedModel) -> Path | None:

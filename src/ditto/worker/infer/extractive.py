@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from ...text import CJK_CLASS, CJK_STOPWORDS, ENGLISH_STOPWORDS, TextAnalyzer, score_documents
+from ...text.analysis import has_cjk
 from ...text.sentences import MAX_SENTENCE_CHARS, Sentence, split_sentences
 from ...text.unwrap import join_hyphenated
 from .tasks import (
@@ -273,8 +274,8 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
     sentence_scores = [score if alone > 0 else 0.0 for score, alone in zip(sentence_scores, plain, strict=True)]
     passage_scores = _normalised(score_documents(question, [analyze(_with_context(p)) for p in task.passages]))
     sentence_norm = _normalised(sentence_scores)
-    chinese = _has_cjk(task.question)
-    same_script = [_has_cjk(passage.text) == chinese for passage in task.passages]
+    chinese = has_cjk(task.question)
+    same_script = [has_cjk(passage.text) == chinese for passage in task.passages]
     candidates = []
     for position, ((index, span), raw) in enumerate(zip(owners, sentence_scores, strict=True)):
         if raw <= 0:
@@ -289,10 +290,6 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
     # Best first; ties keep passage then sentence order (deterministic, and the order a reader met them).
     candidates.sort(key=lambda c: (-c.score, c.passage, c.sentence.start))
     return candidates
-
-
-def _has_cjk(text: str) -> bool:
-    return _CJK_SPLIT.search(text) is not None
 
 
 def _with_context(passage: ExcerptPassage) -> str:
@@ -310,12 +307,12 @@ def semantic_sentences(task: ExcerptTask) -> list[str | None]:
     """:func:`sentence_texts` with ``None`` for each sentence whose cosine :func:`choose_excerpts` never reads:
     one that shares no meaningful term with the question (never quoted), one of a CJK passage, and every one
     of a CJK question (see :data:`SEMANTIC_THRESHOLD`). An embedding hook embeds only the others."""
-    if _has_cjk(task.question):
+    if has_cjk(task.question):
         return [None] * len(sentence_texts(task))
     question = set(analyze(_without_answer_kind_words(task.question)))
     texts: list[str | None] = []
     for passage in task.passages:
-        cjk = _has_cjk(passage.text)
+        cjk = has_cjk(passage.text)
         for span in split_sentences(passage.text):
             text = passage.text[span.start:span.end]
             texts.append(None if cjk or not question & set(analyze(text)) else text)
@@ -566,12 +563,12 @@ def _english_only(task: ExcerptTask, similarities: Sequence[float] | None, count
                   ) -> list[float] | None:
     """``similarities`` with every sentence of a CJK passage at 0, or ``None`` for a CJK question: the local
     embedding model reads English only, and to it any two Chinese sentences look alike."""
-    if similarities is None or _has_cjk(task.question):
+    if similarities is None or has_cjk(task.question):
         return None
     kept: list[float] = []
     for passage, count in zip(task.passages, counts, strict=True):
         values = similarities[len(kept):len(kept) + count]
-        kept.extend([0.0] * len(values) if _has_cjk(passage.text) else values)
+        kept.extend([0.0] * len(values) if has_cjk(passage.text) else values)
     return kept
 
 
@@ -609,9 +606,9 @@ def answer_question(task: AnswerTask, *, similarities: Sequence[float] | None = 
     documents = [analyze(f"{context}\n{text}") for context, (_, text) in zip(contexts, sentences, strict=True)]
     lexical = score_documents(question, documents, coordinate=True) if question else [0.0] * len(sentences)
     scores = _normalised(lexical)
-    if similarities is not None and not _has_cjk(task.question):
+    if similarities is not None and not has_cjk(task.question):
         # A short list of cosines leaves the rest of the sentences to their words.
-        scores = [score + embedding_weight * cosine if score > 0 and not _has_cjk(text) else score
+        scores = [score + embedding_weight * cosine if score > 0 and not has_cjk(text) else score
                   for score, cosine, (_, text) in zip(scores, similarities, sentences, strict=False)] \
             + scores[len(similarities):]
     # A lead-in ("To build a statically linked version of jq, run:") introduces what follows; it answers nothing.

@@ -33,7 +33,6 @@ import hashlib
 import json
 import logging
 import os
-import re
 import threading
 import time
 from collections import OrderedDict
@@ -44,7 +43,7 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from ....redaction import printable
-from ....text.analysis import CJK_CLASS, OPTION_TERMS_VERSION, TextAnalyzer
+from ....text.analysis import OPTION_TERMS_VERSION, TextAnalyzer, has_cjk
 from ....text.passages import MAX_PASSAGE_CHARS, PASSAGES_VERSION
 from .spans import ranked_spans
 
@@ -80,8 +79,6 @@ _REST_WEIGHT: Final = 0.1
 _REST_PASSAGES: Final = 2
 #: The documents source's analysis (see :mod:`.documents`): what the folder cache indexes with.
 _ANALYZER_CONFIG: Final = {"stopwords": "english", "stemmer": "english", "cjk": "unigram", "options": True}
-
-_HAS_CJK: Final = re.compile(f"[{CJK_CLASS}]")
 
 _OPENED: OrderedDict[tuple[str, str], Any] = OrderedDict()
 _OPENED_LOCK = threading.Lock()
@@ -403,7 +400,7 @@ class IndexedDocumentSearchProvider:
             return RetrievalSearchOutput(candidates=(), strategy=request.strategy, target=request.target)
         asked: dict[str, Any] = {"query": {"content": text}, "target": {"name": request.target.name},
                                  "limit": limit * _POOL_FACTOR}
-        if state.english_only and _HAS_CJK.search(text):
+        if state.english_only and has_cjk(text):
             # An English model's vector of a Chinese question is noise, and the hybrid weighs it 0.75: on the
             # real-documents questions "cp 如何递归复制目录？" lost cp's -R line to it (BM25 finds it first).
             asked["strategy"] = "bm25"
