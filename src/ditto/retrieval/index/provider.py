@@ -127,7 +127,8 @@ class IndexSearchProvider:
         if strategy == "vector":
             info = self.index.embedding
             assert self.embedding is not None and info is not None
-            [vector] = await embed_contents(self.embedding, [text], dimensions=info.dimensions, context=context)
+            [vector] = await embed_contents(self.embedding, [text], dimensions=info.dimensions, context=context,
+                                            query=True)
             self._last = (text, vector)
             nearest = await self._run(
                 lambda: self.index.search_vectors(vector, limit=limit, conditions=conditions), offload=True)
@@ -168,7 +169,8 @@ class IndexSearchProvider:
             if last is not None and last[0] == text:
                 vector = last[1]
             else:
-                [vector] = await embed_contents(self.embedding, [text], dimensions=info.dimensions, context=context)
+                [vector] = await embed_contents(self.embedding, [text], dimensions=info.dimensions,
+                                                context=context, query=True)
             return list(await self._run(lambda: self.index.score_vectors(vector, ids, conditions), offload=True))
         mode: MatchMode = "all" if strategy == "keyword" else "any"
         return list(await self._run(lambda: self.index.bm25.score(text, ids, mode=mode, conditions=conditions,

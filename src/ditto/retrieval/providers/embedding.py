@@ -113,25 +113,31 @@ def effective_dimensions(dimensions: int | None, context: RetrievalExecutionCont
 
 
 async def embed_contents(provider: EmbeddingProvider, contents: Sequence[Any], *, batch_size: int | None = None,
-                         dimensions: int | None = None, context: RetrievalExecutionContext | None = None
-                         ) -> list[Vector]:
+                         dimensions: int | None = None, context: RetrievalExecutionContext | None = None,
+                         query: bool = False) -> list[Vector]:
     """Embed ``contents`` in sequential batches and validate every vector.
 
     ``batch_size``: argument → ``context.defaults.embedding.batch_size`` → 64
     (1–2048). ``dimensions``: argument → ``context.defaults.embedding.dimensions``
     → the first vector's length (all vectors must then agree). The signal in
-    ``context`` is checked before every batch.
+    ``context`` is checked before every batch. ``query=True``: the contents are
+    search queries, sent to the provider's ``embed_queries`` when it has one (models
+    such as E5 embed a query differently from the passages it searches), else to
+    ``embed`` like any content.
     """
     if isinstance(contents, (str, bytes)) or not isinstance(contents, Sequence):
         raise RetrievalError(INVALID_INPUT, "contents must be a list")
     size = check_batch_size(pick_number(batch_size, context, "embedding", "batch_size", DEFAULT_BATCH_SIZE))
     expected = check_dimensions(effective_dimensions(dimensions, context))
     signal = context.signal if context is not None else None
+    embed = getattr(provider, "embed_queries", None) if query else None
+    if not callable(embed):
+        embed = provider.embed
     vectors: list[Vector] = []
     for start in range(0, len(contents), size):
         check_signal(signal)
         batch = list(contents[start:start + size])
-        answer = await provider.embed(batch, context)
+        answer = await embed(batch, context)
         if isinstance(answer, (str, bytes)) or not isinstance(answer, (Sequence, np.ndarray)):
             raise RetrievalError(INVALID_EMBEDDING, "the embedding provider did not return a list of vectors")
         if len(answer) != len(batch):

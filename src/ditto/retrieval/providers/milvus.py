@@ -185,7 +185,7 @@ class MilvusSearchProvider:
             if self._embedding is None:
                 raise RetrievalError(INVALID_INPUT, "Text queries need an embedding provider; pass a vector instead")
             [vector] = await embed_contents(self._embedding, [content], batch_size=self._options.batch_size,
-                                            dimensions=dimensions, context=context)
+                                            dimensions=dimensions, context=context, query=True)
             return vector
         if isinstance(content, Sequence) and not isinstance(content, (bytes, bytearray)):
             return validate_vector(content, dimensions=dimensions)

@@ -61,8 +61,15 @@ class CosineReranker:
                      context: RetrievalExecutionContext | None = None) -> list[float]:
         if not candidates:
             return []
-        vectors = await embed_contents(self.embedding, [query.content, *(c.content for c in candidates)],
-                                       batch_size=self.batch_size, context=context)
+        texts = [c.content for c in candidates]
+        if getattr(self.embedding, "asymmetric", False):  # E5: the query is embedded as a query
+            [question] = await embed_contents(self.embedding, [query.content], batch_size=self.batch_size,
+                                              context=context, query=True)
+            vectors = [question, *await embed_contents(self.embedding, texts, batch_size=self.batch_size,
+                                                       dimensions=len(question), context=context)]
+        else:  # one call for the query and the candidates
+            vectors = await embed_contents(self.embedding, [query.content, *texts], batch_size=self.batch_size,
+                                           context=context)
         matrix = np.asarray(vectors, dtype=np.float64)
         norms = np.linalg.norm(matrix, axis=1)
         norms[norms == 0.0] = 1.0  # a zero vector scores 0 against everything

@@ -240,7 +240,7 @@ class InMemoryVectorIndex:
         if self._embedding is None:
             raise RetrievalError(INVALID_INPUT, "this index has no native embedding")
         [vector] = await embed_contents(self._embedding, [content], batch_size=self._batch_size,
-                                        dimensions=self.dimensions, context=context)
+                                        dimensions=self.dimensions, context=context, query=True)
         return await self.search_vector(vector, limit=limit, filter=filter, context=context)
 
 
@@ -265,7 +265,7 @@ class VectorSearchProvider:
         if reuse and last is not None and isinstance(content, str) and last[0] == content:
             return last[1]
         [vector] = await embed_contents(self.embedding, [content], batch_size=self.batch_size,
-                                        dimensions=self.dimensions, context=context)
+                                        dimensions=self.dimensions, context=context, query=True)
         if isinstance(content, str):
             self._last = (content, vector)
         return vector
