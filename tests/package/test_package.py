@@ -475,6 +475,8 @@ def test_a_consumer_type_checks_strictly_against_the_installed_package(full: Ven
 HEAVY: dict[str, str] = {
     "embed": "import asyncio\nfrom ditto.retrieval import InMemoryVectorIndex, create_vector_search_provider\n"
              "print(InMemoryVectorIndex.__name__, create_vector_search_provider.__name__)",
+    "multilingual": "from ditto.retrieval import create_local_embedding_provider\n"
+                    "print(create_local_embedding_provider('multilingual-e5-small').model_id)",
     "milvus": "import pymilvus, milvus_lite\nfrom ditto.retrieval import create_milvus_search_provider\n"
               "print(create_milvus_search_provider.__name__)",
 }

@@ -163,3 +163,15 @@ def _env(tmp_path: Path) -> dict[str, str]:
     import os
 
     return {**os.environ, "DITTO_EMBEDDING_CACHE_DIR": str(tmp_path / "cache")}
+
+
+async def test_the_retrieval_guides_example(tmp_path: Path) -> None:
+    """Issue 18: the example of docs/retrieval.md ("Chinese and other languages") runs as written and the
+    question's vector is nearest the passage that answers it."""
+    embedder = create_local_embedding_provider("multilingual-e5-small", cache_dir=tmp_path / "embeddings")
+    [question] = await embedder.embed_queries(["怎样强制删除文件而不提示？"])
+    passages = await embedder.embed(["rm -f 强制删除文件，从不提示。", "cp -r 递归复制目录。"])
+    embedder.close()
+    scores = np.asarray(passages) @ np.asarray(question)
+    assert scores[0] > scores[1]
+    assert (tmp_path / "embeddings" / "embeddings.sqlite3").is_file()

@@ -33,7 +33,9 @@ class EmbeddingProvider(Protocol):
     """Turns contents (usually text) into vectors, one per content, in order.
 
     ``context`` carries the caller's signal and defaults; providers that do I/O
-    must honour ``context.signal``.
+    must honour ``context.signal``. A provider whose model embeds search queries
+    differently (E5's ``"query: "`` side) may also offer ``embed_queries`` with the
+    same signature; :func:`embed_contents` calls it for queries when present.
     """
 
     async def embed(self, contents: Sequence[Any], context: RetrievalExecutionContext | None = None
