@@ -207,10 +207,11 @@ def _cited(brief_path: str) -> tuple[set[str], set[str]]:
 
 
 async def _claims(data_root: Path, base: Path, claims: int, embed: bool, split: str = "test",
-                  work: Path | None = None) -> dict[str, Any]:
+                  work: Path | None = None, model: str | None = None) -> dict[str, Any]:
     """``split`` claims as ``document-search`` tasks over a prepared index of the abstracts (one file each): the
     share whose brief cites an abstract ``qrels/<split>.tsv`` marks relevant, and the share for which one was
-    among the files shown to the model (their snapshots: the ceiling of the excerpt choice).
+    among the files shown to the model (their snapshots: the ceiling of the excerpt choice). ``model``: the
+    index's embedding model (default the library's, all-MiniLM-L6-v2).
 
     ``work`` keeps the abstracts folder and the index between runs (``update_index`` is incremental: a
     later run only ``stat``s the files), so tuning runs do not rebuild them."""
@@ -233,9 +234,10 @@ async def _claims(data_root: Path, base: Path, claims: int, embed: bool, split: 
             path.write_bytes(raw)
         by_digest[hashlib.sha256(raw).hexdigest()] = document["_id"]
     os.environ["DITTO_RESEARCH_EMBED"] = "1" if embed else "0"
-    index_dir = home / ("claims-index-embed" if embed else "claims-index")
+    index_dir = home / ("claims-index" if not embed else "claims-index-embed" if model is None
+                        else f"claims-index-{model.replace('/', '-')}")
     started = time.perf_counter()
-    await update_index(index_dir, [folder], embedding=local_embedding() if embed else None)
+    await update_index(index_dir, [folder], embedding=local_embedding(model) if embed else None)
     build_s = time.perf_counter() - started
     qrels = read_beir_qrels(data_root, split)
     queries = read_beir_queries(data_root)
@@ -264,7 +266,7 @@ async def _claims(data_root: Path, base: Path, claims: int, embed: bool, split: 
             "answer": answers / count,
             "s_per_task": (time.perf_counter() - started) / count, "build_s": build_s,
             "cpu_per_task": statistics.fmean(cpu[1:]) if len(cpu) > 1 else float("nan"),
-            "mode": "hybrid" if embed else "BM25", "split": split}
+            "mode": (f"hybrid ({model})" if model else "hybrid") if embed else "BM25", "split": split}
 
 
 def main() -> None:
@@ -283,12 +285,15 @@ def main() -> None:
                         help="the qrels the claims row takes its claims from (tune on train, report test)")
     parser.add_argument("--work", type=Path, default=None,
                         help="keep the claims row's abstracts and index in this folder between runs")
+    parser.add_argument("--model", default=None,
+                        help="the claims row's embedding model with --embed (default all-MiniLM-L6-v2; "
+                             "e.g. multilingual-e5-small)")
     args = parser.parse_args()
     data = load_dataset(args.data)
     with tempfile.TemporaryDirectory(prefix="ditto-bench-index-") as folder:
         base = Path(folder)
         if args.claims:
-            row = asyncio.run(_claims(args.data, base, args.claims, args.embed, args.split, args.work))
+            row = asyncio.run(_claims(args.data, base, args.claims, args.embed, args.split, args.work, args.model))
             print(f"| research document-search, SciFact {row['split']} claims, {row['mode']} over a prepared "
                   "index | cites a relevant abstract | a relevant abstract shown | the answer opens with one | "
                   "no-evidence | s per task | CPU s per task after the first |\n"

@@ -4,6 +4,7 @@
 Usage::
 
     python bench/research_realdocs.py [--work DIR] [--split train|test|all] [--tune | --tune-answer] [--src SRC_DIR]
+                                      [--index-model multilingual-e5-small]
 
 1. **Corpus** — rebuilt at run time from this machine's files by :mod:`_realdocs_corpus`
    (32 English man pages rendered by ``man`` at 100 columns, 17 READMEs from
@@ -127,14 +128,27 @@ def answer_precision(question: Question, brief: dict[str, Any] | None, corpus: P
     return right, len(sentences)
 
 
-def run_cli(question: Question, corpus: Path, base: Path, src: Path) -> dict[str, Any] | None:
-    # The caller's DITTO_ settings stay out, except the retrieval mode (DITTO_RESEARCH_EMBED=0: BM25 only).
+def _cli_env(src: Path) -> dict[str, str]:
+    # The caller's DITTO_ settings stay out, except the retrieval mode (DITTO_RESEARCH_EMBED=0: BM25 only)
+    # and the embedding cache.
     env = {key: value for key, value in os.environ.items()
-           if not key.startswith("DITTO_") or key == "DITTO_RESEARCH_EMBED"}
+           if not key.startswith("DITTO_") or key in ("DITTO_RESEARCH_EMBED", "DITTO_EMBEDDING_CACHE_DIR")}
     env["PYTHONPATH"] = str(src)
-    done = subprocess.run([sys.executable, "-m", "ditto", "research", "document-search", "--documents", str(corpus),
+    return env
+
+
+def build_index(corpus: Path, index: Path, model: str, src: Path) -> None:
+    """``ditto index CORPUS --index INDEX --embed --model MODEL`` (incremental: a second run re-reads nothing)."""
+    subprocess.run([sys.executable, "-m", "ditto", "index", str(corpus), "--index", str(index), "--embed",
+                    "--model", model], check=True, env=_cli_env(src), timeout=3600)
+
+
+def run_cli(question: Question, corpus: Path, base: Path, src: Path, index: Path | None = None
+            ) -> dict[str, Any] | None:
+    source = ["--index", str(index)] if index is not None else ["--documents", str(corpus)]
+    done = subprocess.run([sys.executable, "-m", "ditto", "research", "document-search", *source,
                            "--question", question.question, "--json", "--base-dir", str(base)],
-                          capture_output=True, text=True, env=env, timeout=300)
+                          capture_output=True, text=True, env=_cli_env(src), timeout=300)
     try:
         result = json.loads(done.stdout)["result"]
     except (ValueError, KeyError):
@@ -231,6 +245,9 @@ def main() -> None:
                         help="the constant of ditto.worker.infer.extractive that --tune-answer sweeps")
     parser.add_argument("--src", type=Path, default=ROOT / "src", help="the source tree the CLI runs from")
     parser.add_argument("--show", action="store_true", help="print each question's outcome")
+    parser.add_argument("--index-model", default=None,
+                        help="search a prepared index embedded with this model (ditto index --embed --model M) "
+                             "instead of the folder cache, e.g. multilingual-e5-small")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ditto-bench-realdocs-") as folder:
         work = args.work or Path(folder)
@@ -250,12 +267,16 @@ def main() -> None:
         print(f"{len(answerable)} answerable ({sum(a for a, _ in shapes)} with the answer text across a line "
               f"break, {sum(s for _, s in shapes)} with the answer's sentence over several lines), "
               f"{len(questions) - len(answerable)} unanswerable; split {args.split}")
+        index = None
+        if args.index_model:
+            index = work / f"index-{re.sub(r'[^A-Za-z0-9.-]+', '-', args.index_model)}"
+            build_index(corpus, index, args.index_model, args.src)
         rows = []
         opens = Tally()
         precise = [0, 0]  # answer sentences from the named file, answer sentences (answerable questions)
         started = time.perf_counter()
         for question in questions:
-            brief = run_cli(question, corpus, work / "tasks", args.src)
+            brief = run_cli(question, corpus, work / "tasks", args.src, index)
             ok = judge(question, brief, corpus)
             rows.append((question, ok))
             opened = answer_opens(question, brief)

