@@ -325,6 +325,29 @@ async def test_rerank_over_hybrid_pool_sizes() -> None:
     assert left.calls[-1][0].limit == 100 and reranker.seen[-1] == 50 and len(out.candidates) == 8
 
 
+class QuerySideEmbedding(CountingEmbedding):
+    """A model with a query side of its own (as E5's prefixes): a query vector is its passage vector reversed."""
+
+    def __init__(self) -> None:
+        super().__init__(dimensions=64)
+        self.queries: list[list[str]] = []
+
+    async def embed_queries(self, contents: Sequence[Any], context: Any = None) -> Any:
+        self.queries.append([str(c) for c in contents])
+        return [tuple(reversed(v)) for v in await self.embed(contents, context)]
+
+
+async def test_cosine_reranker_embeds_the_query_on_its_query_side() -> None:
+    """RET-6 (issue 18): for a provider with ``embed_queries`` the reranker embeds the query there, in a call of
+    its own, and the candidates as passages; a provider without one keeps the single call."""
+    model = QuerySideEmbedding()
+    candidates = [RetrievalCandidate(id="1", content="cooking pasta"),
+                  RetrievalCandidate(id="2", content="agent memory migration plan")]
+    await rerank_candidates(create_cosine_reranker(model), "agent memory migration", candidates)
+    assert model.queries == [["agent memory migration"]]
+    assert model.batches == [1, 2]
+
+
 async def test_cosine_reranker() -> None:
     """RET-6: create_cosine_reranker embeds query and candidates and orders by cosine similarity."""
     model = CountingEmbedding(dimensions=64)

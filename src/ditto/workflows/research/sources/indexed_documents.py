@@ -274,7 +274,13 @@ class IndexedDocumentSearchProvider:
                     return _State(index, None, tuple(notes))
             embedding = None
             if index.embedding is not None and self._use_embeddings():
-                embedding = await asyncio.to_thread(local_embedding, index.embedding.model)
+                try:
+                    embedding = await asyncio.to_thread(local_embedding, index.embedding.model)
+                except RetrievalError as error:  # the index's model cannot run here (its package missing)
+                    if error.code != "RETRIEVAL_PROVIDER_UNAVAILABLE":
+                        raise
+                    logger.warning("documents: searching %s by BM25 alone: %s", where, error.message)
+                    notes.append(f"embeddings off: {error.message}")
         except SearchIndexError as error:
             raise RetrievalError("RETRIEVAL_PROVIDER_UNAVAILABLE", error.message) from None
         # Coordinated BM25, as the in-memory documents search ranks (a passage holding every query word
