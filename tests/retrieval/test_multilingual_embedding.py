@@ -143,10 +143,7 @@ def test_what_the_engine_cannot_run_is_unavailable(options: dict[str, Any], mess
 def test_ditto_index_and_search_a_chinese_folder_with_it(tmp_path: Path) -> None:
     """Issue 18: from the shell, ``ditto index --embed --model multilingual-e5-small`` records the model in
     the index, and ``ditto search --strategy vector`` embeds the question with it."""
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    for line in MANPAGE_LINES:
-        (docs / f"{line['id']}.txt").write_text(line["content"] + "\n", encoding="utf-8")
+    docs = _zh_docs(tmp_path / "docs")
     index = tmp_path / "index"
     cli = [str(Path(sys.executable).parent / "ditto")]
     subprocess.run([*cli, "index", str(docs), "--index", str(index), "--embed", "--model", "multilingual-e5-small"],
