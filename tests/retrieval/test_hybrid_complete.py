@@ -176,3 +176,41 @@ async def test_coordinating_tuning_reaches_the_text_branch(tmp_path: Path) -> No
         found = await branch.search(_request("backups backups restore memory", 10))
         expected = index.bm25.search("backups backups restore memory", limit=10, coordinate=True)
         assert [(c.id, c.score) for c in found.candidates] == [(d.id, s) for d, s in expected]
+
+
+async def test_index_branches_fuse_across_two_indexes_of_one_folder(tmp_path: Path) -> None:
+    """Issue 18: ``IndexSearchProvider.branch`` gives one strategy as a scoring provider of its own, so two indexes
+    of the same folder built with different models fuse into one three-branch hybrid keyed by passage id; the
+    branches score ids as the strategies search, and a branch the index cannot run is refused."""
+    docs = write_docs(tmp_path / "docs")
+    first, second = WordHashEmbedder(model_id="hash-16"), WordHashEmbedder(dimensions=8, model_id="hash-8")
+    await update_index(tmp_path / "a", [docs], embedding=first)
+    await update_index(tmp_path / "b", [docs], embedding=second)
+    await update_index(tmp_path / "plain", [docs])
+    with open_index(tmp_path / "a") as a, open_index(tmp_path / "b") as b, open_index(tmp_path / "plain") as plain:
+        one = create_index_search_provider(a, embedding=first, coordinate=True)
+        two = create_index_search_provider(b, embedding=second)
+        query = "backups restore memory"
+        for provider, strategy in ((one, "bm25"), (one, "vector"), (two, "vector")):
+            branch = provider.branch(strategy)
+            assert isinstance(branch, ScoringSearchProvider)
+            full = await _full(branch, query)
+            assert full == await _full(provider, query, strategy=strategy)
+            assert await branch.score_ids(_request(query), [*full, "nowhere#0"]) == [*full.values(), None]
+        repeated = "backups backups restore memory"
+        coordinated = await _full(one.branch("bm25"), repeated)
+        assert coordinated == {d.id: s for d, s in a.bm25.search(repeated, limit=1000, coordinate=True)}
+        assert coordinated != await _full(create_index_search_provider(a).branch("bm25"), repeated)
+        fused = create_hybrid_search_provider(
+            [HybridBranch(one.branch("bm25"), weight=0.35), HybridBranch(one.branch("vector"), weight=0.325),
+             HybridBranch(two.branch("vector"), weight=0.325)],
+            fusion="convex", normalization="zscore", complete=True, candidate_limit=50)
+        output = await fused.search(_request(query, 50))
+        ids = [c.id for c in output.candidates]
+        assert len(ids) == len(set(ids)) and set(ids) <= {d.id for d in a.bm25.documents()}
+        assert set(ids) >= set(await _full(one.branch("bm25"), query))  # one record per passage of both indexes
+        with pytest.raises(RetrievalError) as refused:
+            create_index_search_provider(plain).branch("vector")
+        assert refused.value.code == "RETRIEVAL_STRATEGY_UNSUPPORTED"
+        with pytest.raises(RetrievalError):
+            one.branch("hybrid")

@@ -33,7 +33,7 @@ from ..engines.filters import parse_filter
 from ..errors import INVALID_INPUT, STRATEGY_UNSUPPORTED, RetrievalError, as_retrieval_error, check_signal
 from ..providers.base import begin_search, query_text
 from ..providers.embedding import EmbeddingProvider, embed_contents
-from ..providers.hybrid import TEXT_VECTOR_TUNING, HybridTuning, create_text_vector_hybrid
+from ..providers.hybrid import TEXT_VECTOR_TUNING, HybridTuning, ScoringSearchProvider, create_text_vector_hybrid
 from ..providers.rerank import create_cosine_reranker, create_rerank_search_provider
 from ..types import RetrievalCandidateSource, RetrievalExecutionContext, RetrievalSearchInput, RetrievalSearchOutput
 from .errors import INDEX_MODEL_MISMATCH, SearchIndexError
@@ -84,6 +84,28 @@ class IndexSearchProvider:
                                                  text_strategy="bm25", vector_strategy="vector")
         self._rerank = create_rerank_search_provider(_Branch(self, "bm25"), create_cosine_reranker(embedding),
                                                      candidate_limit=candidate_limit) if embedding else None
+
+    def branch(self, strategy: str) -> ScoringSearchProvider:
+        """One of ``bm25``, ``keyword`` or ``vector`` as a provider of its own that can also score given ids
+        (``score_ids``), for composing a hybrid of your own, e.g. across two indexes of the same passages
+        built with different models::
+
+            fused = create_hybrid_search_provider(
+                [HybridBranch(english.branch("bm25"), weight=0.35),
+                 HybridBranch(english.branch("vector"), weight=0.325),
+                 HybridBranch(multilingual.branch("vector"), weight=0.325)],
+                fusion="convex", normalization="zscore", complete=True)
+
+        A ``bm25`` or ``keyword`` branch ranks as the provider does (with the coordination factor when it was
+        created with ``coordinate=True``). Candidates of two indexes are the same record when their passage ids are: an index of the same
+        folder cut by the same version of this library.
+        """
+        if strategy not in ("bm25", "keyword", "vector"):
+            raise RetrievalError(STRATEGY_UNSUPPORTED, "a branch is one of bm25, keyword, vector")
+        if strategy == "vector" and not self.vectors:
+            raise RetrievalError(STRATEGY_UNSUPPORTED, "vector needs an index built with --embed and its "
+                                                       "embedding model")
+        return _Branch(self, strategy)
 
     @property
     def vectors(self) -> bool:
