@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 from collections import Counter
 from pathlib import Path
@@ -72,6 +73,20 @@ def test_ret6_chinese_query_is_segmented() -> None:
     assert _ids(index.search("全文检索", limit=5)) == ["d5"]
     # mixed-language query
     assert set(_ids(index.search("memory 记忆", limit=10))) >= {"d1", "d4"}
+
+
+def test_ret6_loading_the_chinese_dictionary_prints_nothing() -> None:
+    """RET-6: the first Chinese text of a process loads jieba's dictionary without its "Building prefix dict"
+    lines on stderr (they broke into `ditto index` output), and jieba's own log level is left as it was."""
+    import subprocess
+    import sys
+
+    script = ("import jieba, logging; from ditto.text import TextAnalyzer; "
+              "print(TextAnalyzer(cjk='jieba').analyze('全文检索')); print(jieba.default_logger.level)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    terms, level = done.stdout.strip().splitlines()
+    assert "检索" in terms and int(level) == logging.DEBUG
+    assert "prefix dict" not in done.stderr and "Loading model" not in done.stderr
 
 
 def test_ret6_keyword_mode_requires_every_term() -> None:

@@ -20,6 +20,7 @@ per-query cost is a regular expression, a set lookup and one batched stem call.
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from collections.abc import Iterable, Sequence
@@ -193,6 +194,14 @@ def _segmenter() -> Any:
             if _JIEBA is None:
                 jieba = require_extra("jieba", "retrieval", "Chinese word segmentation")
                 tokenizer = jieba.Tokenizer()
-                tokenizer.initialize()
+                # jieba logs "Building prefix dict…", "Loading model cost…" at DEBUG to its own stderr handler:
+                # chatter in the middle of `ditto index` output. Only this load is quietened; its level is restored.
+                chatter = jieba.default_logger
+                level = chatter.level
+                chatter.setLevel(max(level, logging.WARNING))
+                try:
+                    tokenizer.initialize()
+                finally:
+                    chatter.setLevel(level)
                 _JIEBA = tokenizer
     return _JIEBA
