@@ -112,7 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--split", choices=("train", "test"), default="train")
     parser.add_argument("--model", default="multilingual-e5-small", help="the second index's model")
     parser.add_argument("--weights", type=_weights, action="append",
-                        help="BM25,default model,second model (repeatable; default: the shipped hybrid and 0.35,0.325,0.325)")
+                        help="BM25,default model,second model (repeatable; default: the shipped hybrid and "
+                             "0.35,0.325,0.325)")
     parser.add_argument("--claims", type=int, default=10_000)
     args = parser.parse_args(argv)
     weights = args.weights or [(0.25, 0.75, 0.0), (0.35, 0.325, 0.325)]

@@ -97,8 +97,8 @@ class IndexSearchProvider:
                 fusion="convex", normalization="zscore", complete=True)
 
         A ``bm25`` or ``keyword`` branch ranks as the provider does (with the coordination factor when it was
-        created with ``coordinate=True``). Candidates of two indexes are the same record when their passage ids are: an index of the same
-        folder cut by the same version of this library.
+        created with ``coordinate=True``). Candidates of two indexes are the same record when their passage
+        ids are: two indexes of the same folder cut by the same version of this library.
         """
         if strategy not in ("bm25", "keyword", "vector"):
             raise RetrievalError(STRATEGY_UNSUPPORTED, "a branch is one of bm25, keyword, vector")
