@@ -243,3 +243,17 @@ def test_entry_may_be_spelled_as_its_python_name(tmp_path: Path) -> None:
     assert request["entry"] == "document-search"
     unknown = run_cli(research_args("document-find", "--base-dir", str(tmp_path)), env={"COLUMNS": "200"})
     assert unknown.returncode == 2 and "source-location" in unknown.stderr
+
+
+def test_an_empty_path_is_a_usage_error_naming_the_flag(tmp_path: Path) -> None:
+    """WF-14: an empty path (an unset shell variable) is refused, never read as the current folder: ``--documents``,
+    ``--index``, ``--kb``, ``--memory``, ``--base-dir`` and ``ditto verify`` exit 2 naming the flag, and no task is
+    made."""
+    for flag in ("--documents", "--index", "--kb", "--memory", "--base-dir"):
+        args = [flag, ""] if flag == "--base-dir" else [flag, "", "--base-dir", str(tmp_path)]
+        done = run_cli(research_args("document-search", "--question", "What is kept?", *args, scripted=False))
+        assert done.returncode == 2, (flag, done.stderr)
+        assert "empty path" in done.stderr and flag in done.stderr and "Traceback" not in done.stderr
+    assert not list(tmp_path.iterdir())
+    done = run_cli(verify_args(""))
+    assert done.returncode == 2 and "empty path" in done.stderr

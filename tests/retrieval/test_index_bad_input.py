@@ -126,3 +126,38 @@ def test_any_jsonl_line_is_indexed_or_refused_with_a_clear_error(line: bytes) ->
             assert not any(p.name.startswith("g-") for p in (root / "idx").iterdir())
         else:
             assert _state(root / "idx")[1] == 1
+
+
+def test_an_index_folder_that_cannot_be_one_is_a_clear_error_from_python_and_the_shell(tmp_path: Path) -> None:
+    """Issue 18 (bad input): ``--index`` naming a file, a path under a file or an empty path, and ``--remove`` on
+    an index that does not exist, are refused with a code (a JSON error with ``--json``), never a traceback, and
+    nothing is created."""
+    import subprocess
+    import sys
+
+    docs = write_docs(tmp_path / "docs")
+    a_file = docs / "ops" / "alerts.txt"
+    cases = {a_file: "INDEX_INVALID_INPUT", a_file / "sub": "INDEX_UNAVAILABLE"}
+    for target, code in cases.items():
+        with pytest.raises(SearchIndexError) as refused:
+            update_index_sync(target, [docs])
+        assert refused.value.code == code and str(target) in refused.value.message
+    with pytest.raises(SearchIndexError) as refused:
+        update_index_sync("", [docs])
+    assert refused.value.code == "INDEX_INVALID_INPUT"
+    with pytest.raises(SearchIndexError) as refused:
+        update_index_sync(tmp_path / "never", remove=[docs])
+    assert refused.value.code == "INDEX_NOT_FOUND" and not (tmp_path / "never").exists()
+
+    cli = [str(Path(sys.executable).parent / "ditto"), "index"]
+    runs = {("docs", "--index", str(a_file)): (1, "INDEX_INVALID_INPUT"),
+            ("docs", "--index", str(a_file / "sub")): (1, "INDEX_UNAVAILABLE"),
+            ("--remove", "docs", "--index", "never"): (1, "INDEX_NOT_FOUND")}
+    for args, (status, code) in runs.items():
+        done = subprocess.run([*cli, *args, "--json"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert done.returncode == status, done.stderr
+        assert json.loads(done.stdout)["error"]["code"] == code and "Traceback" not in done.stderr
+    done = subprocess.run([*cli, "docs", "--index", "", "--json"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2 and "empty path" in done.stderr and "Traceback" not in done.stderr
+    assert sorted(entry.name for entry in tmp_path.iterdir()) == ["docs"]  # nothing written anywhere

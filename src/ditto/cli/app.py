@@ -13,6 +13,7 @@ import typer
 from .. import __version__
 from ..config import RuntimeConfig, load_runtime_config_file
 from ..errors import DittoError
+from ._paths import path_value
 from .factories import load_worker_factory
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -40,11 +41,11 @@ def _root(version: Annotated[bool, typer.Option("--version", callback=_version, 
 def serve(
     worker: Annotated[list[str] | None, typer.Option("--worker", help="module:factory returning "
                                                                       "WorkerDefinition(s).")] = None,
-    index: Annotated[Path | None, typer.Option("--index", help="Serve this index (ditto index) as a "
+    index: Annotated[Path | None, typer.Option("--index", parser=path_value, help="Serve this index (ditto index) as a "
                                                                "RETRIEVAL.SEARCH target.")] = None,
     target: Annotated[str | None, typer.Option("--target", help="The target name of --index (default: the "
                                                                 "index directory's name).")] = None,
-    config: Annotated[Path | None, typer.Option("--config", help="Root YAML (workers.*).")] = None,
+    config: Annotated[Path | None, typer.Option("--config", parser=path_value, help="Root YAML (workers.*).")] = None,
     host: Annotated[str, typer.Option("--host")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port")] = 8080,
     grace_period: Annotated[float, typer.Option(
@@ -57,9 +58,9 @@ def serve(
     keep_alive: Annotated[int, typer.Option(
         "--keep-alive", min=1, max=3600, help="Seconds an idle keep-alive connection stays open.")] = 5,
     certfile: Annotated[Path | None, typer.Option(
-        "--certfile", help="PEM certificate (chain) to serve HTTPS with.")] = None,
+        "--certfile", parser=path_value, help="PEM certificate (chain) to serve HTTPS with.")] = None,
     keyfile: Annotated[Path | None, typer.Option(
-        "--keyfile", help="PEM private key of --certfile (if it is not in the same file).")] = None,
+        "--keyfile", parser=path_value, help="PEM private key of --certfile (if it is not in the same file).")] = None,
     log_level: Annotated[str, typer.Option(
         "--log-level", help="debug, info (one JSON access line per call), warning or error.")] = "warning",
     metrics: Annotated[bool, typer.Option("--metrics/--no-metrics", help="Serve GET /metrics.")] = True,

@@ -18,6 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import DittoError
+from ._paths import path_value
 
 __all__ = ["register"]
 
@@ -136,10 +137,11 @@ def register(app: typer.Typer) -> None:
 
     @app.command("index")
     def index_command(
-        sources: Annotated[list[Path] | None, typer.Argument(
+        sources: Annotated[list[Path] | None, typer.Argument(parser=path_value,
             help="Folders or files of Markdown/plain text, .jsonl files (id, content, metadata) or BEIR corpus "
                  "folders (corpus.jsonl).", show_default=False)] = None,
-        index_dir: Annotated[Path, typer.Option("--index", help="The index directory (created if missing).")]
+        index_dir: Annotated[Path, typer.Option(
+            "--index", parser=path_value, help="The index directory (created if missing).")]
         = Path("ditto.index"),
         embed: Annotated[bool, typer.Option("--embed", help="Also embed the passages (the embed extra) for "
                                                             "vector and hybrid search.")] = False,
@@ -148,8 +150,9 @@ def register(app: typer.Typer) -> None:
                                                                   "multilingual-e5-small (Chinese and other "
                                                                   "languages; the multilingual extra), or a "
                                                                   "Hugging Face model id.")] = None,
-        remove: Annotated[list[Path] | None, typer.Option("--remove", help="Drop this file or folder from the "
-                                                                           "index (repeatable).")] = None,
+        remove: Annotated[list[Path] | None, typer.Option(
+            "--remove", parser=path_value, help="Drop this file or folder from the "
+                                                "index (repeatable).")] = None,
         ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Glob of files to skip.")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")] = False,
     ) -> None:
@@ -182,7 +185,8 @@ def register(app: typer.Typer) -> None:
     @app.command("search")
     def search_command(
         query: Annotated[str, typer.Argument(help="What to look for.")],
-        index_dir: Annotated[Path, typer.Option("--index", help="The index directory.")] = Path("ditto.index"),
+        index_dir: Annotated[Path, typer.Option(
+            "--index", parser=path_value, help="The index directory.")] = Path("ditto.index"),
         strategy: Annotated[str | None, typer.Option("--strategy", help="bm25, keyword, vector, hybrid or rerank "
                                                                         "(default: hybrid when the index has "
                                                                         "vectors, bm25 otherwise).")] = None,
@@ -242,9 +246,11 @@ def register(app: typer.Typer) -> None:
 
     @evaluation.command("beir")
     def eval_beir(
-        dataset: Annotated[Path, typer.Argument(help="A BEIR dataset folder (queries.jsonl, qrels/test.tsv).")],
-        index_dir: Annotated[Path, typer.Option("--index", help="An index of the dataset's corpus (ditto index "
-                                                                "DATASET --index IDX).")] = Path("ditto.index"),
+        dataset: Annotated[Path, typer.Argument(
+            parser=path_value, help="A BEIR dataset folder (queries.jsonl, qrels/test.tsv).")],
+        index_dir: Annotated[Path, typer.Option(
+            "--index", parser=path_value, help="An index of the dataset's corpus (ditto index "
+                                               "DATASET --index IDX).")] = Path("ditto.index"),
         strategy: Annotated[str, typer.Option("--strategy", help="bm25, keyword, vector, hybrid or rerank.")]
         = "bm25",
         as_json: Annotated[bool, typer.Option("--json", help="Print the scores as one JSON object.")] = False,

@@ -27,6 +27,7 @@ from ..redaction import RedactingFilter, install_redaction
 from ..text.unwrap import unwrap
 from ..workflows.research.entries import ENTRIES, ENTRY_SPECS, Entry, entry_name
 from ..workflows.research.types import is_postgres_dsn
+from ._paths import path_value
 
 __all__ = ["register"]
 
@@ -222,7 +223,7 @@ def register(app: typer.Typer) -> None:
         entry: Annotated[str, typer.Argument(
             parser=_entry_name, metavar="entry", show_default=False,
             help=f"Which research entry to run: {', '.join(ENTRIES)} (listed below).")],
-        more_documents: Annotated[list[Path] | None, typer.Argument(
+        more_documents: Annotated[list[Path] | None, typer.Argument(parser=path_value,
             help="More document paths after --documents (--documents A B is --documents A --documents B).",
             show_default=False)] = None,
         question: Annotated[str | None, typer.Option("--question", help="The question (required with your own sources; "
@@ -231,7 +232,8 @@ def register(app: typer.Typer) -> None:
         knowledge: Annotated[KnowledgeName | None, typer.Option("--knowledge", help="Internal, external or both.")]
         = None,
         stop_after: Annotated[StopAfter | None, typer.Option("--stop-after", help="Stop after this stage.")] = None,
-        directory: Annotated[Path | None, typer.Option("--directory", help="Resume the task in this directory.")]
+        directory: Annotated[Path | None, typer.Option(
+            "--directory", parser=path_value, help="Resume the task in this directory.")]
         = None,
         allow_partial: Annotated[bool | None, typer.Option("--allow-partial/--no-allow-partial",
                                                            help="Keep the sources that worked.")] = None,
@@ -240,13 +242,16 @@ def register(app: typer.Typer) -> None:
             "--wiki-url", help="Search this MediaWiki instead of Wikipedia: its API address, e.g. "
                                "https://wiki.example/w/api.php (an intranet wiki works).")] = None,
         ca_file: Annotated[Path | None, typer.Option(
-            "--ca-file", help="A PEM file of certificate authorities to trust for web search and reading "
+            "--ca-file", parser=path_value,
+            help="A PEM file of certificate authorities to trust for web search and reading "
                               "(a company CA); also allowed when resuming.")] = None,
-        documents: Annotated[list[Path] | None, typer.Option("--documents", help="Files or folders (recursive).")]
+        documents: Annotated[list[Path] | None, typer.Option(
+            "--documents", parser=path_value, help="Files or folders (recursive).")]
         = None,
         ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Glob of documents to skip.")] = None,
-        index: Annotated[Path | None, typer.Option("--index", help="Search this index (made by `ditto index`) "
-                                                                   "instead of reading --documents.")] = None,
+        index: Annotated[Path | None, typer.Option(
+            "--index", parser=path_value, help="Search this index (made by `ditto index`) "
+                                               "instead of reading --documents.")] = None,
         kb: Annotated[str | None, typer.Option("--kb", help="SQLite FTS5 file, PostgreSQL DSN or target:NAME.")]
         = None,
         memory: Annotated[str | None, typer.Option("--memory", help="An existing MEMORY SQLite store, or a "
@@ -256,7 +261,8 @@ def register(app: typer.Typer) -> None:
                                                                             "does not exist.")] = False,
         internal_key: Annotated[list[str] | None, typer.Option("--internal-key", help="Allowed knowledge key.")]
         = None,
-        vocabulary: Annotated[Path | None, typer.Option("--vocabulary", help="One query per line.")] = None,
+        vocabulary: Annotated[Path | None, typer.Option(
+            "--vocabulary", parser=path_value, help="One query per line.")] = None,
         sources: Annotated[list[str] | None, typer.Option("--sources", help="Comma list: documents,knowledge,web "
                                                                             "(or the option repeated).")]
         = None,
@@ -269,7 +275,7 @@ def register(app: typer.Typer) -> None:
         model: Annotated[str | None, typer.Option("--model", help="INFER provider or provider/model: "
                                                                   "builtin:extractive (default), openai or "
                                                                   "openai/NAME.")] = None,
-        base_dir: Annotated[Path | None, typer.Option("--base-dir", help="Where new task folders go "
+        base_dir: Annotated[Path | None, typer.Option("--base-dir", parser=path_value, help="Where new task folders go "
                                                                          "(default ./ditto-tasks).")] = None,
         worker: Annotated[list[str] | None, typer.Option("--worker", help="module:factory replacing a default "
                                                                           "worker of the same type.")] = None,
@@ -341,7 +347,8 @@ def register(app: typer.Typer) -> None:
         raise typer.Exit(0 if result.status in _OK_STATUSES else 1)
 
     @app.command()
-    def verify(directory: Annotated[Path, typer.Argument(help="A task directory with artifacts/brief.json.")]) -> None:
+    def verify(directory: Annotated[Path, typer.Argument(
+            parser=path_value, help="A task directory with artifacts/brief.json.")]) -> None:
         """Re-check a brief offline against its task folder (and its signature with DITTO_RESEARCH_SIGNING_KEY)."""
         from ..workflows.research.signing import signing_key
         from ..workflows.research.verify import check_task
@@ -374,10 +381,10 @@ async def _run_and_close(run: Any, workers: list[Any]) -> Any:
 def _memory_value(memory: str | None) -> str | None:
     if memory is None or is_postgres_dsn(memory):
         return memory
-    return str(Path(memory).resolve())
+    return str(path_value(memory, "--memory").resolve())
 
 
 def _kb_value(kb: str | None) -> str | None:
     if kb is None or kb.startswith(("postgres://", "postgresql://", "target:")):
         return kb
-    return str(Path(kb).resolve())
+    return str(path_value(kb, "--kb").resolve())

@@ -43,7 +43,13 @@ from ...text.analysis import TextAnalyzer
 from ...text.files import WalkReport
 from ..engines.bm25 import BM25Index
 from ..providers.embedding import EmbeddingProvider, embed_contents
-from .errors import INDEX_INVALID_INPUT, INDEX_MODEL_MISMATCH, INDEX_UNAVAILABLE, SearchIndexError
+from .errors import (
+    INDEX_INVALID_INPUT,
+    INDEX_MODEL_MISMATCH,
+    INDEX_NOT_FOUND,
+    INDEX_UNAVAILABLE,
+    SearchIndexError,
+)
 from .lock import writer_lock
 from .manifest import MANIFEST_FILE, EmbeddingInfo, Manifest, read_manifest, sync_folder, write_manifest
 from .sources import INDEX_LIMITS, IndexLimits, LoadedFile, PassageRow, SourceFile, discover, load_file
@@ -106,6 +112,23 @@ def _clean_stale(directory: Path, keep: str | None) -> None:
             shutil.rmtree(entry, ignore_errors=True)
 
 
+def _make_folder(directory: Path, *, creating: bool) -> None:
+    """The index folder, created when missing; a clear error when it cannot be one (a file is in the way, no
+    permission) and, for a removal alone, when it holds no index yet (nothing to remove from)."""
+    if (directory.exists() or directory.is_symlink()) and not directory.is_dir():
+        raise SearchIndexError(INDEX_INVALID_INPUT, f"{printable(directory)} is a file, not an index folder")
+    if not creating and not (directory / MANIFEST_FILE).exists():
+        raise SearchIndexError(INDEX_NOT_FOUND, f"{printable(directory)} holds no index: nothing to remove from")
+    if directory.is_dir():
+        return
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:  # a file where a parent folder should be, no permission, a read-only file system
+        reason = error.strerror or type(error).__name__
+        raise SearchIndexError(INDEX_UNAVAILABLE, f"cannot create the index folder {printable(directory)}: "
+                                                  f"{reason}") from None
+
+
 def _under(path: str, roots: Sequence[str]) -> bool:
     return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
 
@@ -122,6 +145,8 @@ async def update_index(directory: str | os.PathLike[str], sources: Sequence[str 
     blocking work runs in a worker thread; embedding runs on the caller's event loop.
     ``records=False`` reads ``.jsonl`` roots and BEIR folders as text like any file.
     """
+    if not os.fspath(directory):
+        raise SearchIndexError(INDEX_INVALID_INPUT, "the index folder is an empty path: name one (--index DIR)")
     loop = asyncio.get_running_loop()
     embed: Callable[[list[str]], list[Any]] | None = None
     info = _model_info(embedding) if embedding is not None else None
@@ -149,7 +174,7 @@ def _update(directory: Path, sources: list[Path], remove: list[Path], embed: Cal
             info: EmbeddingInfo | None, ignore: tuple[str, ...], analyzer: TextAnalyzer | None,
             limits: IndexLimits, progress: Progress | None, records: bool = True) -> IndexSummary:
     started = time.perf_counter()
-    directory.mkdir(parents=True, exist_ok=True)
+    _make_folder(directory, creating=not remove or bool(sources))
     summary = IndexSummary(str(directory))
     with writer_lock(directory):
         previous = read_manifest(directory) if (directory / MANIFEST_FILE).exists() else None
