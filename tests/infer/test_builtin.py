@@ -21,6 +21,7 @@ from ditto.worker.infer import (
     task_messages,
 )
 from ditto.worker.infer.extractive import choose_excerpts, choose_queries, keyword_query, split_sentences
+from ditto.worker.infer.tasks import MAX_QUERY_CHARS, QUERY_CHOICE_SCHEMA
 
 P = ExcerptPassage
 
@@ -273,6 +274,32 @@ def test_query_invariants(question: str, vocabulary: list[str], low: int, extra:
     queries = choose_queries(task)
     assert len(set(queries)) == len(queries) and set(queries) <= set(vocabulary)
     assert min(low, len(set(vocabulary))) <= len(queries) <= low + extra
+
+
+_words = st.text(alphabet=st.sampled_from("abcxyz 记忆迁-"), min_size=1, max_size=1400)
+
+
+@settings(max_examples=60)
+@given(words=st.lists(_words, min_size=1, max_size=4), low=st.integers(1, 3), extra=st.integers(0, 2))
+@example(words=["x" * 1024], low=1, extra=2)
+@example(words=[" ".join(f"w{n}" for n in range(900))], low=1, extra=2)
+def test_queries_of_any_allowed_question_fit_the_query_contract(words: list[str], low: int, extra: int) -> None:
+    """INF-3, WF-11: every question the request allows (up to 4000 characters, one 1024-character word or
+    hundreds of keywords) gets queries the research contract accepts: at most 1000 characters each, distinct,
+    as many as asked; the queries stage used to fail on a question whose keywords passed 1000 characters."""
+    from jsonschema import Draft202012Validator
+
+    from ditto.workflows.research.verification import verify_queries
+
+    question = " ".join(words)[:4000]
+    if not question.strip():
+        return
+    task = QueryTask(question=question, min_queries=low, max_queries=low + extra)
+    queries = choose_queries(task)
+    assert all(1 <= len(query) <= MAX_QUERY_CHARS and query.strip() for query in queries)
+    Draft202012Validator(dict(QUERY_CHOICE_SCHEMA)).validate({"queries": queries})
+    if len(queries) >= low:
+        verify_queries({"queries": queries}, task, "model")
 
 
 async def test_order_counts_only_as_weak_evidence() -> None:

@@ -48,6 +48,7 @@ from ...text.sentences import MAX_SENTENCE_CHARS, Sentence, split_sentences
 from ...text.unwrap import join_hyphenated
 from .tasks import (
     MAX_ANSWER_SENTENCES,
+    MAX_QUERY_CHARS,
     MAX_QUOTE_CHARS,
     AnswerSentence,
     AnswerTask,
@@ -699,7 +700,7 @@ def choose_queries(task: QueryTask) -> list[str]:
                 break
             chosen.append(index)
         return [entries[index] for index in chosen]
-    first = keyword_query(task.question)
+    first = _bounded_query(keyword_query(task.question))
     queries = [first]
     words = first.split(" ")
     latin = latin_words(first)
@@ -726,6 +727,15 @@ def choose_queries(task: QueryTask) -> list[str]:
         if pair not in queries:
             queries.append(pair)
     return queries
+
+
+def _bounded_query(query: str) -> str:
+    """``query`` within :data:`MAX_QUERY_CHARS`: cut after its last whole word that fits (a long question's
+    keywords), or at the limit when one word is longer. Its halves, cut from it, fit too."""
+    if len(query) <= MAX_QUERY_CHARS:
+        return query
+    cut = query[:MAX_QUERY_CHARS + 1].rsplit(" ", 1)[0] if " " in query[:MAX_QUERY_CHARS + 1] else ""
+    return (cut or query[:MAX_QUERY_CHARS]).rstrip()
 
 
 def answer_chat(messages: Sequence[tuple[str, str]]) -> str:

@@ -54,6 +54,7 @@ __all__ = [
     "CHOOSE_QUERIES",
     "EXCERPT_CHOICE_SCHEMA",
     "MAX_ANSWER_SENTENCES",
+    "MAX_QUERY_CHARS",
     "MAX_QUOTE_CHARS",
     "QUERY_CHOICE_SCHEMA",
     "AnswerChoice",
@@ -79,6 +80,8 @@ ANSWER_QUESTION: Final = "answer_question"
 MAX_ANSWER_SENTENCES: Final = 3
 #: The longest quote a brief may carry (seed 004: ≤ 1000 characters per passage).
 MAX_QUOTE_CHARS: Final = 1000
+#: The longest search query a model may choose (a question may be longer: 4000 characters).
+MAX_QUERY_CHARS: Final = 1000
 
 _Count = Annotated[int, Field(ge=0, le=100)]
 _Text = Annotated[str, Field(min_length=1, max_length=100_000)]
@@ -178,7 +181,7 @@ class AnswerChoice(DittoModel):
 QUERY_CHOICE_SCHEMA: Final[Mapping[str, Any]] = {
     "type": "object",
     "properties": {
-        "queries": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 1000},
+        "queries": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS},
                     "minItems": 1, "maxItems": 16},
     },
     "required": ["queries"],

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...worker.infer import ExcerptTask, QueryTask
-from ...worker.infer.tasks import MAX_ANSWER_SENTENCES
+from ...worker.infer.tasks import MAX_ANSWER_SENTENCES, MAX_QUERY_CHARS
 from .config import MAX_PASSAGES_PER_PAGE, MAX_QUOTE_CHARS
 from .errors import ResearchError
 from .records import Passage
@@ -53,7 +53,7 @@ def verify_queries(answer: Any, task: QueryTask, provenance: str) -> list[QueryR
         raise ResearchError("RESEARCH_QUERY_DUPLICATE", "the model chose the same query twice")
     records = []
     for query in queries:
-        if not query.strip() or len(query) > 1000 or "\x00" in query:
+        if not query.strip() or len(query) > MAX_QUERY_CHARS or "\x00" in query:
             raise ResearchError("RESEARCH_QUERY_COUNT", "the model chose a blank or oversized query")
         if task.vocabulary is not None and query not in task.vocabulary:
             raise ResearchError("RESEARCH_QUERY_OUT_OF_VOCABULARY",
