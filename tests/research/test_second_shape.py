@@ -574,6 +574,25 @@ async def test_an_edited_checkpoint_is_never_published(base: Path, model: Script
     assert not (task.directory / "artifacts" / "brief.json").exists()
 
 
+async def test_a_changed_snapshot_is_caught_on_resume_before_a_brief_is_written(base: Path,
+                                                                               model: ScriptedModel) -> None:
+    """WF-8, WF-13: a resumed task checks that each archived quote's snapshot still hashes to its name, not only
+    that the quote is in it: a byte changed anywhere in a snapshot (even outside every quote) fails the resume with
+    RESEARCH_CHECKPOINT_INVALID naming the snapshot, instead of publishing a brief that `ditto verify` rejects."""
+    task, result = await run("document-search", {}, base, model, options=ResearchOptions(stop_after="evidence"))
+    assert result.status == "stopped"
+    raws = sorted((task.directory / "snapshots").glob("*/raw"))
+    assert raws
+    for raw in raws:
+        data = bytearray(raw.read_bytes())
+        data[-1] ^= 0x01  # the last byte: past the quotes, so the quote slices still match
+        raw.write_bytes(bytes(data))
+    _, resumed = await run("document-search", None, base, model, directory=task.directory)
+    assert resumed.status == "failed" and resumed.error is not None
+    assert resumed.error.code == "RESEARCH_CHECKPOINT_INVALID" and "does not hash to its name" in resumed.error.message
+    assert not (task.directory / "artifacts" / "brief.json").exists()
+
+
 async def test_an_empty_documents_folder_says_so(tmp_path: Path, base: Path, model: ScriptedModel,
                                                 caplog: pytest.LogCaptureFixture) -> None:
     """WF-12 (issue 17): a folder without a readable document is said on the log and in the coverage, not a

@@ -140,8 +140,15 @@ def _recheck(run: StageRun, evidence: EvidenceRecord) -> None:
         digest = item.snapshot_sha256
         try:
             text = texts[digest] if digest in texts else texts.setdefault(
-                digest, snapshot_text(run.task.snapshots / digest))
-        except (OSError, UnicodeDecodeError, ValueError):
+                digest, snapshot_text(run.task.snapshots / digest, check_hash=True))
+        except UnicodeDecodeError:
+            raise ResearchError("RESEARCH_CHECKPOINT_INVALID",
+                                f"archived evidence {item.id}: its snapshot's text is unreadable") from None
+        except ValueError:  # changed bytes: a brief quoting them would not verify
+            raise ResearchError("RESEARCH_CHECKPOINT_INVALID",
+                                f"archived evidence {item.id}: its snapshot {digest} does not hash to its name "
+                                "(changed bytes)") from None
+        except OSError:
             raise ResearchError("RESEARCH_CHECKPOINT_INVALID",
                                 f"archived evidence {item.id} has no snapshot in this task") from None
         if text[item.start:item.end] != item.quote:

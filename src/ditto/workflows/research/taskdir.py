@@ -194,20 +194,25 @@ def atomic_write(path: Path, data: bytes) -> None:
         _write_at(fd, path.name, data)
 
 
-def snapshot_text(directory: Path) -> str:
+def snapshot_text(directory: Path, *, check_hash: bool = False) -> str:
     """The text quotes point into: ``extracted.txt`` for web pages, else the raw bytes as UTF-8.
 
     ``directory`` is ``<task>/snapshots/<sha256>``: it is reached from the task
     folder one part at a time, so neither ``snapshots`` nor the snapshot may be a link.
+    ``check_hash``: the raw bytes must hash to the folder's name (``ValueError`` otherwise), as
+    ``ditto verify`` checks; a resumed task checks its archived evidence this way.
     """
     parts: tuple[str, ...] = ()
     if directory.parent.name == SNAPSHOTS_DIR:
         directory, parts = directory.parent.parent, (SNAPSHOTS_DIR, directory.name)
     with _folder(directory, *parts) as fd:
+        raw = _read_at(fd, "raw") if check_hash else None
+        if raw is not None and hashlib.sha256(raw).hexdigest() != directory.joinpath(*parts).name:
+            raise ValueError("the snapshot's bytes do not hash to its name")
         try:
             return _read_at(fd, "extracted.txt").decode("utf-8")
         except FileNotFoundError:
-            return _read_at(fd, "raw").decode("utf-8")
+            return (raw if raw is not None else _read_at(fd, "raw")).decode("utf-8")
 
 
 def _lstat_at(fd: int, name: str) -> os.stat_result | None:
