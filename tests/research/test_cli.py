@@ -48,6 +48,7 @@ def test_vocabulary_file_and_stop_after(tmp_path: Path) -> None:
     assert request["vocabulary"] == ["backup retention period", "incident response"]
     refused = run_cli(research_args("rewrite", "--directory", first["directory"], "--question", "other?"))
     assert refused.returncode == 2 and "request is fixed" in refused.stderr
+    assert output(refused)["result"]["error"]["code"] == "RESEARCH_REQUEST_MISMATCH"  # the one JSON line, as ever
     resumed = run_cli(research_args("rewrite", "--directory", first["directory"]))
     assert resumed.returncode == 0, resumed.stderr
     assert output(resumed)["result"]["status"] == "completed"
@@ -175,6 +176,24 @@ def test_oversized_vocabulary_file_is_a_usage_error(tmp_path: Path) -> None:
     done = run_cli(research_args("rewrite", "--vocabulary", str(vocabulary), "--base-dir", str(tmp_path / "tasks")))
     assert done.returncode == 2
     assert "larger than 1 MiB" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "tasks").exists()
+
+
+def test_each_unusable_vocabulary_file_says_what_is_wrong(tmp_path: Path) -> None:
+    """WF-2, WF-9: a vocabulary file that is missing, a folder, binary, not UTF-8 or blank is a usage error (exit 2)
+    naming the flag and what is wrong with the file; no task is made."""
+    (tmp_path / "binary.txt").write_bytes(b"PK\x03\x04\x00\x00zip")
+    (tmp_path / "latin1.txt").write_bytes("caf\xe9\n".encode("latin-1"))
+    (tmp_path / "blank.txt").write_text("\n  \n", encoding="utf-8")
+    (tmp_path / "folder").mkdir()
+    cases = {"missing.txt": "does not exist", "folder": "is a folder", "binary.txt": "is not text",
+             "latin1.txt": "is not UTF-8", "blank.txt": "has no entries"}
+    for name, reason in cases.items():
+        done = run_cli(research_args("rewrite", "--vocabulary", str(tmp_path / name),
+                                     "--base-dir", str(tmp_path / "tasks")))
+        stderr = " ".join(done.stderr.replace("│", " ").split())
+        assert done.returncode == 2 and reason in stderr and "--vocabulary" in stderr, (name, done.stderr)
+        assert "Traceback" not in done.stderr
     assert not (tmp_path / "tasks").exists()
 
 

@@ -23,7 +23,7 @@ import typer
 
 from ..config import RuntimeConfig
 from ..errors import DittoError
-from ..redaction import RedactingFilter, install_redaction
+from ..redaction import RedactingFilter, install_redaction, printable
 from ..text.unwrap import unwrap
 from ..workflows.research.entries import ENTRIES, ENTRY_SPECS, Entry, entry_name
 from ..workflows.research.types import is_postgres_dsn
@@ -72,18 +72,38 @@ _MAX_VOCABULARY_BYTES = 1 << 20
 
 
 def _read_vocabulary(path: Path) -> list[str]:
+    """The entries of a vocabulary file (one per line, blank lines skipped); what is wrong with it, named."""
+    def refused(reason: str) -> typer.BadParameter:
+        return typer.BadParameter(f"the vocabulary file {printable(path)} {reason}", param_hint="--vocabulary")
+
     try:
         with path.open("rb") as handle:
             data = handle.read(_MAX_VOCABULARY_BYTES + 1)
-        if len(data) > _MAX_VOCABULARY_BYTES:
-            raise typer.BadParameter(f"the vocabulary file {path} is larger than 1 MiB")
+    except FileNotFoundError:
+        raise refused("does not exist") from None
+    except IsADirectoryError:
+        raise refused("is a folder (give a text file, one query per line)") from None
+    except OSError as error:
+        raise refused(f"cannot be read ({error.strerror or type(error).__name__})") from None
+    if len(data) > _MAX_VOCABULARY_BYTES:
+        raise refused("is larger than 1 MiB")
+    if b"\x00" in data:
+        raise refused("is not text (it holds NUL bytes)")
+    try:
         lines = data.decode("utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        raise typer.BadParameter(f"cannot read the vocabulary file {path}") from None
+    except UnicodeDecodeError as error:
+        raise refused(f"is not UTF-8 text (byte {error.start})") from None
     entries = [line.strip() for line in lines if line.strip()]
     if not entries:
-        raise typer.BadParameter("the vocabulary file has no entries")
+        raise refused("has no entries")
     return entries
+
+
+def _print_failure(directory: Path | None, code: str, message: str) -> None:
+    """The result JSON of a task that could not run (the one line a ``--json`` caller parses)."""
+    typer.echo(json.dumps({"directory": str(directory) if directory else None,
+                           "result": {"status": "failed", "error": {"code": code, "message": message}}},
+                          ensure_ascii=False))
 
 
 class _BriefLogFormatter(logging.Formatter):
@@ -317,8 +337,10 @@ def register(app: typer.Typer) -> None:
             except OSError:
                 raise typer.BadParameter(f"cannot create the MEMORY store {memory}") from None
         if resuming and fields:
-            typer.echo(f"a task's request is fixed; these options cannot change it: {', '.join(sorted(fields))} "
-                       "(start a new task instead)", err=True)
+            message = (f"a task's request is fixed; these options cannot change it: {', '.join(sorted(fields))} "
+                       "(start a new task instead)")
+            typer.echo(message, err=True)
+            _print_failure(directory, "RESEARCH_REQUEST_MISMATCH", message)
             raise typer.Exit(2)
         environment = _environment()
         redaction.watch(environment)  # keys kept in ./.env are secrets too
@@ -334,10 +356,7 @@ def register(app: typer.Typer) -> None:
                                  base_dir=base_dir, options=options, workers=workers, env=environment, web=web),
                     workers))
             except DittoError as error:  # ResearchError included: a refused request, a bad configuration
-                typer.echo(json.dumps({"directory": str(directory) if directory else None,
-                                       "result": {"status": "failed",
-                                                  "error": {"code": error.code, "message": error.message}}},
-                                      ensure_ascii=False))
+                _print_failure(directory, error.code, error.message)
                 raise typer.Exit(2 if error.code in _USAGE_CODES else 1) from None
         output = {"directory": str(task.directory), "result": result.to_json_dict()}
         pretty = sys.stdout.isatty() and not as_json
