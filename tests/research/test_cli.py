@@ -139,6 +139,22 @@ def test_invalid_request_is_a_usage_error(tmp_path: Path) -> None:
     assert not (tmp_path / "a").exists() and not list(tmp_path.iterdir())
 
 
+def test_a_refused_request_names_the_flag_not_the_field(tmp_path: Path) -> None:
+    """WF-2, WF-14: a request the workflow refuses names the command-line flag that set the bad value (and which of
+    a repeated flag), not the Python field: ``--url``, ``--internal-key (the 2nd)``, ``--wiki-url``."""
+    cases = {("web-read", "--url", "https://a.example", "--url", "https://b.example", "--url", "https://c.example"):
+             "--url: ",
+             ("multi-source", "--internal-key", "ok.key", "--internal-key", "no key!"): "--internal-key (the 2nd): ",
+             ("web-search", "--wiki-url", "http://wiki.example/w/api.php"): "--wiki-url: "}
+    for args, start in cases.items():
+        done = run_cli(research_args(*args, "--question", "What is kept?", "--base-dir", str(tmp_path),
+                                     scripted=False))
+        error = output(done)["result"]["error"]
+        assert done.returncode == 2 and error["code"] == "RESEARCH_INVALID_INPUT"
+        assert error["message"].startswith(start), error["message"]
+    assert not list(tmp_path.iterdir())
+
+
 def test_help_lists_every_flag() -> None:
     """WF-2: `ditto research --help` renders (no traceback) and names every flag of the research command."""
     import sys

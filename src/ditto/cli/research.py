@@ -14,10 +14,11 @@ import asyncio
 import json
 import logging
 import os
+import re
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import Annotated, Any, Final, cast
 
 import typer
 
@@ -99,8 +100,33 @@ def _read_vocabulary(path: Path) -> list[str]:
     return entries
 
 
+#: The request fields the command line sets, by the flag that sets each: a refused request names the flag.
+_FLAGS: Final = {"question": "--question", "tenant": "--tenant", "sources": "--sources", "knowledge": "--knowledge",
+                 "allow_partial": "--allow-partial", "search_engine": "--search-engine", "wiki_url": "--wiki-url",
+                 "documents": "--documents", "index": "--index", "ignore": "--ignore", "kb": "--kb",
+                 "memory": "--memory", "urls": "--url", "allowed_origins": "--allowed-origin",
+                 "vocabulary": "--vocabulary", "internal_knowledge_keys": "--internal-key", "model": "--model"}
+_FIELD_PREFIX: Final = re.compile(r"(?P<field>[a-z_]+)(?:\.(?P<item>\d+))?(?:\.[\w.]+)?: ")
+
+
+def _as_flags(message: str) -> str:
+    """A request validation message (``internal_knowledge_keys.0: …``) as the command line says it
+    (``--internal-key (the 1st): …``); other messages unchanged."""
+    match = _FIELD_PREFIX.match(message)
+    if match is None or match["field"] not in _FLAGS:
+        return message
+    flag = _FLAGS[match["field"]]
+    if match["item"] is not None:
+        number = int(match["item"]) + 1
+        suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+        flag = f"{flag} (the {number}{suffix})"
+    return f"{flag}: {message[match.end():]}"
+
+
 def _print_failure(directory: Path | None, code: str, message: str) -> None:
     """The result JSON of a task that could not run (the one line a ``--json`` caller parses)."""
+    if code == "RESEARCH_INVALID_INPUT":
+        message = _as_flags(message)
     typer.echo(json.dumps({"directory": str(directory) if directory else None,
                            "result": {"status": "failed", "error": {"code": code, "message": message}}},
                           ensure_ascii=False))
