@@ -593,6 +593,27 @@ async def test_a_changed_snapshot_is_caught_on_resume_before_a_brief_is_written(
     assert not (task.directory / "artifacts" / "brief.json").exists()
 
 
+async def test_a_task_whose_memory_store_was_deleted_does_not_silently_start_again(base: Path,
+                                                                                   model: ScriptedModel) -> None:
+    """WF-8: MEMORY gone is a failure, not a fresh start: a task that got past its request stage and lost its own
+    ``memory.sqlite`` (and with it every checkpoint) fails to resume with RESEARCH_STORE_UNAVAILABLE, calling no
+    model and writing no brief; a task created but never run has no store yet and runs."""
+    task, result = await run("document-search", {}, base, model, options=ResearchOptions(stop_after="evidence"))
+    assert result.status == "stopped"
+    for path in task.directory.glob("memory.sqlite*"):
+        path.unlink()
+    calls = dict(model.calls)
+    with pytest.raises(ResearchError) as refused:  # as for a caller's store that does not exist
+        await run("document-search", None, base, model, directory=task.directory)
+    assert refused.value.code == "RESEARCH_STORE_UNAVAILABLE" and "memory.sqlite" in refused.value.message
+    assert dict(model.calls) == calls and not (task.directory / "artifacts" / "brief.json").exists()
+
+    fresh = create_task(ResearchRequest(entry="document-search", question=QUESTION), base_dir=base)
+    assert not fresh.memory_path.exists()
+    _, ran = await run("document-search", None, base, model, directory=fresh.directory)
+    assert ran.status == "completed"
+
+
 async def test_an_empty_documents_folder_says_so(tmp_path: Path, base: Path, model: ScriptedModel,
                                                 caplog: pytest.LogCaptureFixture) -> None:
     """WF-12 (issue 17): a folder without a readable document is said on the log and in the coverage, not a

@@ -211,7 +211,19 @@ def _memory_store(task: ResearchTask) -> Any:
 
         raise ResearchError("RESEARCH_INVALID_INPUT", f"the MEMORY store {printable(task.memory_path)} does "
                                                       "not exist (or is not a file)")
+    if task.request.memory is None and not os.path.lexists(task.memory_path) and _has_run(task):
+        from .errors import ResearchError
+
+        raise ResearchError("RESEARCH_STORE_UNAVAILABLE", f"the task's MEMORY store {printable(task.memory_path)} "
+                                                          "is missing, and with it the task's checkpoints: it cannot "
+                                                          "resume (start a new task)")
     return create_sqlite_memory_store(str(task.memory_path))
+
+
+def _has_run(task: ResearchTask) -> bool:
+    """Whether the task got past its request stage, whose checkpoint is the first write to its own MEMORY store:
+    it saved a snapshot or an artifact. A task killed before that has no store yet, and starts afresh."""
+    return any(any(folder.iterdir()) for folder in (task.snapshots, task.artifacts) if folder.is_dir())
 
 
 def _lazy_retrieval_worker(bindings: Mapping[str, Any]) -> WorkerDefinition:
