@@ -104,6 +104,20 @@ def test_a_missing_memory_store_is_refused_unless_asked_to_create_it(tmp_path: P
     assert missing.is_file()
 
 
+def test_a_memory_store_that_is_not_sqlite_says_so(tmp_path: Path) -> None:
+    """WF-12: ``--memory`` naming a file that is not a SQLite database (a text file given by mistake) is
+    RESEARCH_INVALID_INPUT (exit 2) saying so, before any task is made, and the file is left as it was."""
+    text = tmp_path / "notes.txt"
+    text.write_text("not a database\n", encoding="utf-8")
+    done = run_cli(research_args("knowledge-base", "--knowledge", "internal", "--memory", str(text),
+                                 "--internal-key", "backup-retention", "--question", "Why?",
+                                 "--base-dir", str(tmp_path / "tasks")))
+    assert done.returncode == 2, done.stderr[-2000:]
+    error = output(done)["result"]["error"]
+    assert error["code"] == "RESEARCH_INVALID_INPUT" and "not a SQLite database" in error["message"]
+    assert text.read_text(encoding="utf-8") == "not a database\n" and not (tmp_path / "tasks").exists()
+
+
 def test_create_task_refuses_a_missing_memory_store(tmp_path: Path) -> None:
     """WF-12, issue 16 item 8: the library refuses a missing MEMORY store too, and makes it when asked."""
     from ditto.workflows.research import create_task

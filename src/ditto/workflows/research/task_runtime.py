@@ -42,7 +42,7 @@ from ...runtime import Runtime, WorkerDefinition, create_ditto
 from .sample import KB_CONTENT_COLUMN, KB_TABLE
 from .sources.documents import DOCUMENTS_TARGET, DocumentSearchProvider
 from .sources.knowledge import EXTERNAL_TARGET
-from .taskdir import ResearchTask
+from .taskdir import ResearchTask, is_sqlite_file
 from .types import ModelRef, ResearchRequest
 
 __all__ = ["open_research_runtime", "research_workers"]
@@ -211,6 +211,11 @@ def _memory_store(task: ResearchTask) -> Any:
 
         raise ResearchError("RESEARCH_INVALID_INPUT", f"the MEMORY store {printable(task.memory_path)} does "
                                                       "not exist (or is not a file)")
+    if task.request.memory is not None and not is_sqlite_file(task.memory_path):
+        from .errors import ResearchError
+
+        raise ResearchError("RESEARCH_INVALID_INPUT", f"the MEMORY store {printable(task.memory_path)} is not a "
+                                                      "SQLite database")
     if task.request.memory is None and not os.path.lexists(task.memory_path) and _has_run(task):
         from .errors import ResearchError
 

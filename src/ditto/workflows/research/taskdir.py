@@ -70,6 +70,7 @@ __all__ = [
     "atomic_write",
     "check_task_directory",
     "create_task",
+    "is_sqlite_file",
     "open_task",
     "snapshot_text",
     "task_path",
@@ -448,6 +449,24 @@ def _check_memory(request: ResearchRequest, create: bool) -> None:
         raise ResearchError("RESEARCH_INVALID_INPUT",
                             f"the MEMORY store {printable(path)} does not exist (or is not a file); give an "
                             "existing store, or ask for a new one (--create-memory)")
+    if not is_sqlite_file(path):
+        raise ResearchError("RESEARCH_INVALID_INPUT",
+                            f"the MEMORY store {printable(path)} is not a SQLite database (a MEMORY store is a "
+                            "SQLite file, empty for a new store, or a postgresql:// DSN)")
+
+
+#: The first 16 bytes of every SQLite 3 database file.
+_SQLITE_HEADER: Final = b"SQLite format 3\x00"
+
+
+def is_sqlite_file(path: Path) -> bool:
+    """Whether ``path`` is a SQLite database or empty (SQLite makes an empty file a new database)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(len(_SQLITE_HEADER))
+    except OSError:
+        return False
+    return head in (b"", _SQLITE_HEADER)
 
 
 def _create_task(request: ResearchRequest, base_dir: Path | str | None, directory: Path | str | None,
