@@ -108,6 +108,38 @@ def test_eval_beir_uses_only_the_test_qrels(tmp_path: Path) -> None:
     assert runner.invoke(app, ["eval", "beir", str(tmp_path), "--index", str(tmp_path / "idx")]).exit_code == 2
 
 
+def test_eval_beir_names_what_is_wrong_with_a_dataset(tmp_path: Path) -> None:
+    """Issue 18 (bad input): a qrels score that is not an integer, a queries line that is not an object, qrels
+    judging nothing relevant, and an index of another corpus each say what is wrong (usage errors, exit 2, naming
+    the file and line; the last a warning beside the zero scores), never "not a BEIR dataset"."""
+    dataset = _beir(tmp_path / "beir")
+    assert runner.invoke(app, ["index", str(dataset), "--index", str(tmp_path / "idx")]).exit_code == 0
+    qrels = dataset / "qrels" / "test.tsv"
+    good = qrels.read_text()
+
+    def refused(reason: str) -> None:
+        done = runner.invoke(app, ["eval", "beir", str(dataset), "--index", str(tmp_path / "idx")])
+        message = " ".join(done.output.replace("│", " ").split())
+        assert done.exit_code == 2 and reason in message and "not a BEIR dataset" not in message, done.output
+
+    qrels.write_text(good + "q2\td2\tnan\n")
+    refused("qrels/test.tsv line 4 is not query-id, corpus-id and an integer score")
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\td1\t-1\n")
+    refused("judges no document relevant")
+    qrels.write_text(good)
+    queries = dataset / "queries.jsonl"
+    queries.write_text(queries.read_text() + "[1, 2]\n")
+    refused("queries.jsonl line 4 is not an object")
+    queries.write_text(queries.read_text().replace("[1, 2]\n", ""))
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.md").write_text("Vitamin D and sleep memory, coffee and the heart.\n")
+    assert runner.invoke(app, ["index", str(other), "--index", str(tmp_path / "other-idx")]).exit_code == 0
+    done = runner.invoke(app, ["eval", "beir", str(dataset), "--index", str(tmp_path / "other-idx"), "--json"])
+    assert done.exit_code == 0 and "is judged in" not in done.stdout
+    assert "no document the index ranked is judged" in done.stderr
+
+
 async def test_serve_an_index_over_http_and_search_it(tmp_path: Path) -> None:
     """Issue 18: `ditto serve --index DIR --target docs` is a standalone RETRIEVAL.SEARCH service: a caller over
     real HTTP gets the index's hits (ids, file lines) and a filter applied."""

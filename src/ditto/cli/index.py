@@ -263,8 +263,13 @@ def register(app: typer.Typer) -> None:
         try:
             qrels = read_beir_qrels(dataset, "test")
             queries = read_beir_queries(dataset)
-        except (OSError, ValueError, KeyError, TypeError):
-            raise typer.BadParameter(f"{dataset} is not a BEIR dataset (queries.jsonl and qrels/test.tsv)") from None
+        except OSError:
+            raise typer.BadParameter(f"{dataset} is not a BEIR dataset (it needs queries.jsonl and qrels/test.tsv "
+                                     "that can be read)") from None
+        except ValueError as error:  # a malformed line, named (invalid UTF-8 included)
+            raise typer.BadParameter(f"{dataset}: {error}") from None
+        if not qrels:
+            raise typer.BadParameter(f"{dataset}: qrels/test.tsv judges no document relevant (no score above 0)")
         judged = [query_id for query_id in qrels if query_id in queries]
         if not judged:
             raise typer.BadParameter(f"{dataset}: no query of qrels/test.tsv is in queries.jsonl")
@@ -278,6 +283,10 @@ def register(app: typer.Typer) -> None:
             raise _fail(error, as_json) from None
         finally:
             index.close()
+        judged_documents = {doc for query_id in judged for doc in qrels[query_id]}
+        if not any(doc in judged_documents for ranked in rankings.values() for doc in ranked):
+            typer.echo(f"warning: no document the index ranked is judged in {dataset}/qrels/test.tsv: is "
+                       f"{index_dir} an index of this dataset's corpus?", err=True)
         scores = score_rankings(rankings, {query_id: qrels[query_id] for query_id in judged})
         result = {"ok": True, "dataset": str(dataset), "split": "test", "strategy": strategy,
                   **scores.to_json_dict(), "queriesPerSecond": round(len(judged) / seconds, 2) if seconds else None}

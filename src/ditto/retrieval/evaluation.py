@@ -31,23 +31,46 @@ def iter_beir_corpus(root: Path) -> Iterator[dict[str, Any]]:
 
 
 def read_beir_qrels(root: Path, split: str) -> dict[str, set[str]]:
-    """Relevant document ids per query id (positive scores only), in file order."""
+    """Relevant document ids per query id (positive scores only), in file order.
+
+    A missing file is ``OSError``; a line that is not ``query-id<TAB>corpus-id<TAB>integer score`` is
+    ``ValueError`` naming the file and line."""
     qrels: dict[str, set[str]] = {}
+    name = f"qrels/{split}.tsv"
     with (root / "qrels" / f"{split}.tsv").open(encoding="utf-8") as handle:
         next(handle, None)
-        for line in handle:
+        for number, line in enumerate(handle, start=2):
             if not line.strip():
                 continue
-            query_id, doc_id, score = line.rstrip("\n").split("\t")[:3]
-            if int(score) > 0:
+            fields = line.rstrip("\n").split("\t")
+            try:
+                query_id, doc_id, score = fields[:3]
+                relevant = int(score) > 0
+            except ValueError:
+                raise ValueError(f"{name} line {number} is not query-id, corpus-id and an integer score, "
+                                 "tab-separated") from None
+            if relevant:
                 qrels.setdefault(query_id, set()).add(doc_id)
     return qrels
 
 
 def read_beir_queries(root: Path) -> dict[str, str]:
-    """Query text per query id."""
+    """Query text per query id; a line that is not a JSON object with ``_id`` and ``text`` strings is
+    ``ValueError`` naming its line (blank lines are skipped)."""
+    queries: dict[str, str] = {}
     with (root / "queries.jsonl").open(encoding="utf-8") as handle:
-        return {query["_id"]: query["text"] for query in map(json.loads, handle) if query}
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                query = json.loads(line)
+            except ValueError:
+                raise ValueError(f"queries.jsonl line {number} is not JSON") from None
+            if not isinstance(query, dict) or not isinstance(query.get("_id"), str) \
+                    or not isinstance(query.get("text"), str):
+                raise ValueError(f"queries.jsonl line {number} is not an object with _id and text strings")
+            queries[query["_id"]] = query["text"]
+    return queries
 
 
 def ndcg_at_k(ranked: Sequence[str], relevant: set[str], k: int = 10) -> float:
