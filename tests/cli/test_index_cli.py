@@ -10,6 +10,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from ditto.cli import app
+from ditto.retrieval.index import update_index
 from ditto.runtime import create_ditto
 from ditto.transport import create_http_transport
 from tests.retrieval.index_support import write_docs
@@ -106,6 +107,33 @@ def test_eval_beir_uses_only_the_test_qrels(tmp_path: Path) -> None:
     text = runner.invoke(app, ["eval", "beir", str(dataset), "--index", str(tmp_path / "idx")])
     assert "nDCG@10" in text.output and "queries/s" in text.output
     assert runner.invoke(app, ["eval", "beir", str(tmp_path), "--index", str(tmp_path / "idx")]).exit_code == 2
+
+
+def test_another_model_for_an_index_with_vectors_is_refused_before_loading_it(tmp_path: Path) -> None:
+    """Issue 18 (bad input): ``--model`` naming another model than the one an index's vectors came from is
+    INDEX_MODEL_MISMATCH at once, before the model is loaded (a hub id that cannot be downloaded used to cost a
+    minute of retries offline and a traceback first); the index's own model by its alias is accepted."""
+    import time
+
+    from tests.retrieval.index_support import WordHashEmbedder
+
+    docs = write_docs(tmp_path / "docs")
+    asyncio.run(update_index(tmp_path / "idx", [docs], embedding=WordHashEmbedder(model_id="word-hash")))
+    started = time.perf_counter()
+    done = runner.invoke(app, ["index", str(docs), "--index", str(tmp_path / "idx"), "--model",
+                               "nonexistent/model-xyz", "--json"])
+    assert time.perf_counter() - started < 10
+    error = json.loads(done.stdout)["error"]
+    assert done.exit_code == 1 and error["code"] == "INDEX_MODEL_MISMATCH" and "word-hash" in error["message"]
+
+
+def test_a_filter_nested_thousands_deep_is_a_usage_error(tmp_path: Path) -> None:
+    """Issue 18 (bad input): ``--filter`` of 5,000 nested objects (30 KB, under the 64 KiB bound) is a usage error
+    saying it is nested too deeply, not a RecursionError traceback."""
+    _, index = _index(tmp_path)
+    deep = '{"a":' * 5000 + "1" + "}" * 5000
+    done = runner.invoke(app, ["search", "backup", "--index", str(index), "--filter", deep])
+    assert done.exit_code == 2 and "nested too deeply" in done.output and "Traceback" not in done.output
 
 
 def test_eval_beir_names_what_is_wrong_with_a_dataset(tmp_path: Path) -> None:

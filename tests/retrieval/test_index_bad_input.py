@@ -161,3 +161,69 @@ def test_an_index_folder_that_cannot_be_one_is_a_clear_error_from_python_and_the
                           timeout=120)
     assert done.returncode == 2 and "empty path" in done.stderr and "Traceback" not in done.stderr
     assert sorted(entry.name for entry in tmp_path.iterdir()) == ["docs"]  # nothing written anywhere
+
+
+def test_nothing_but_the_index_own_generations_is_ever_removed(tmp_path: Path) -> None:
+    """Issue 18 (nothing lost): an index built into a folder that holds other things (a project folder, ``--index
+    .``) leaves them alone, a folder named like ``g-notes`` included; only its own ``g-NNNNNN`` generations go."""
+    docs = write_docs(tmp_path / "docs")
+    (tmp_path / "g-important").mkdir()
+    (tmp_path / "g-important" / "data.txt").write_text("precious\n")
+    (tmp_path / "g-12").mkdir()
+    update_index_sync(tmp_path, [docs])
+    (docs / "more.md").write_text("More text about backups.\n")
+    update_index_sync(tmp_path, [docs])
+    assert (tmp_path / "g-important" / "data.txt").read_text() == "precious\n" and (tmp_path / "g-12").is_dir()
+    assert sorted(entry.name for entry in tmp_path.glob("g-0*")) == ["g-000002"]
+
+
+def test_one_path_given_as_a_string_is_one_path_never_its_letters(tmp_path: Path) -> None:
+    """Issue 18 (bad input): ``sources``, ``remove`` and ``ignore`` given as one ``str`` (or ``PathLike``) mean that
+    one path or glob: ``remove="docs/a.md"`` once removed every file of the index (``/`` and ``.``)."""
+    docs = write_docs(tmp_path / "docs")
+    summary = update_index_sync(tmp_path / "idx", str(docs), ignore="*.txt")
+    with open_index(tmp_path / "idx") as index:
+        files = sorted(Path(path).name for path, _, _ in index.files())
+    assert summary.files == len(files) and files and not any(name.endswith(".txt") for name in files)
+    removed = update_index_sync(tmp_path / "idx", remove=str(docs / "ops" / "backups.md"))
+    with open_index(tmp_path / "idx") as index:
+        left = sorted(Path(path).name for path, _, _ in index.files())
+    assert removed.to_json_dict()["files"]["removed"] == 1 and left == [name for name in files if name != "backups.md"]
+    with pytest.raises(SearchIndexError) as refused:
+        update_index_sync(tmp_path / "idx", [docs, 3])  # type: ignore[list-item]
+    assert refused.value.code == "INDEX_INVALID_INPUT"
+
+
+def test_a_file_named_twice_is_indexed_once(tmp_path: Path) -> None:
+    """Issue 18: overlapping sources (a folder twice, a folder and a file in it, a link to the folder) name each
+    file once; they used to be refused as an id "given twice"."""
+    docs = write_docs(tmp_path / "docs")
+    (tmp_path / "link").symlink_to(docs)
+    once = update_index_sync(tmp_path / "once", [docs])
+    summary = update_index_sync(tmp_path / "twice", [docs, docs, docs / "ops" / "backups.md", tmp_path / "link"])
+    assert summary.files == once.files and summary.passages == once.passages
+
+
+@pytest.mark.parametrize("damage", ["missing generation", "not a database", "no BM25 arrays"])
+def test_a_damaged_index_is_refused_and_nothing_is_deleted(tmp_path: Path, damage: str) -> None:
+    """Issue 18 (nothing lost): a manifest naming a missing generation, a database that is not one, or a generation
+    without its BM25 arrays is INDEX_NOT_FOUND saying the index is damaged; the folder is left as it was (the
+    real generation was once deleted as stale before the crash)."""
+    import shutil
+
+    docs = write_docs(tmp_path / "docs")
+    index = tmp_path / "idx"
+    update_index_sync(index, [docs])
+    if damage == "missing generation":
+        manifest = index / "manifest.json"
+        manifest.write_text(manifest.read_text().replace("g-000001", "g-000009"))
+    elif damage == "not a database":
+        (index / "g-000001" / "index.sqlite").write_bytes(b"garbage, not SQLite\n")
+    else:
+        shutil.rmtree(index / "g-000001" / "bm25")
+    (docs / "new.md").write_text("A new file about alerts.\n")
+    before = sorted(str(path.relative_to(index)) for path in index.rglob("*"))
+    with pytest.raises(SearchIndexError) as refused:
+        update_index_sync(index, [docs])
+    assert refused.value.code == "INDEX_NOT_FOUND" and "damaged" in refused.value.message
+    assert sorted(str(path.relative_to(index)) for path in index.rglob("*")) == before

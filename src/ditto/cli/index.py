@@ -73,6 +73,14 @@ def _embedding_for(directory: Path, embed: bool, model: str | None) -> Any:
     from ..retrieval.index.manifest import MANIFEST_FILE, read_manifest
 
     recorded = read_manifest(directory).embedding if (directory / MANIFEST_FILE).exists() else None
+    if recorded is not None and model is not None:
+        from ..retrieval.index.errors import INDEX_MODEL_MISMATCH, SearchIndexError
+        from ..retrieval.providers.local_embedding import model_id_of
+
+        named = model_id_of(model)
+        if named != recorded.model:  # refused before a model is loaded (or a hub download tried)
+            raise SearchIndexError(INDEX_MODEL_MISMATCH, f"this index holds vectors of {recorded.model}; --model "
+                                                         f"{model} is {named} (use a new index, or the same model)")
     if embed or model is not None:
         return local_embedding(model if model is not None else (recorded.model if recorded else None))
     if recorded is not None:
@@ -89,6 +97,8 @@ def _parse_filter(text: str | None) -> dict[str, Any] | None:
         value = json.loads(text)
     except ValueError:
         raise typer.BadParameter('--filter must be a JSON object, e.g. \'{"suffix": ".md"}\'') from None
+    except RecursionError:  # thousands of nested brackets: deeper than any filter the language allows
+        raise typer.BadParameter("--filter is nested too deeply") from None
     if not isinstance(value, dict):
         raise typer.BadParameter('--filter must be a JSON object, e.g. \'{"suffix": ".md"}\'')
     return value

@@ -29,6 +29,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -38,6 +39,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from ...errors import DittoError
 from ...redaction import printable
 from ...text.analysis import TextAnalyzer
 from ...text.files import WalkReport
@@ -105,10 +107,18 @@ def _next_generation(previous: Manifest | None) -> str:
     return f"g-{number:06d}"
 
 
+#: One path or several (a lone ``str`` is one path, never its letters); ``None`` is none.
+_PathsArgument = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None
+
+#: What a generation folder is called (``g-000001``…); nothing else in an index folder is ever removed.
+_GENERATION: Final = re.compile(r"g-[0-9]{6,}")
+
+
 def _clean_stale(directory: Path, keep: str | None) -> None:
-    """Remove generation folders no manifest names (left by a killed writer, or the one just replaced)."""
+    """Remove generation folders no manifest names (left by a killed writer, or the one just replaced); only
+    folders named as this module names them (a user's ``g-notes`` beside an index is theirs)."""
     for entry in directory.iterdir():
-        if entry.name.startswith("g-") and entry.name != keep and entry.is_dir() and not entry.is_symlink():
+        if _GENERATION.fullmatch(entry.name) and entry.name != keep and entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry, ignore_errors=True)
 
 
@@ -133,10 +143,10 @@ def _under(path: str, roots: Sequence[str]) -> bool:
     return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
 
 
-async def update_index(directory: str | os.PathLike[str], sources: Sequence[str | os.PathLike[str]] = (), *,
-                       remove: Sequence[str | os.PathLike[str]] = (), embedding: EmbeddingProvider | None = None,
-                       ignore: Sequence[str] = (), analyzer: TextAnalyzer | None = None,
-                       limits: IndexLimits = INDEX_LIMITS, progress: Progress | None = None,
+async def update_index(directory: str | os.PathLike[str], sources: _PathsArgument = (), *,
+                       remove: _PathsArgument = (), embedding: EmbeddingProvider | None = None,
+                       ignore: str | Sequence[str] | None = (), analyzer: TextAnalyzer | None = None,
+                       limits: IndexLimits | None = INDEX_LIMITS, progress: Progress | None = None,
                        embed_batch_size: int | None = None, records: bool = True) -> IndexSummary:
     """Create or update the index in ``directory`` from ``sources``; see the module docs.
 
@@ -147,6 +157,9 @@ async def update_index(directory: str | os.PathLike[str], sources: Sequence[str 
     """
     if not os.fspath(directory):
         raise SearchIndexError(INDEX_INVALID_INPUT, "the index folder is an empty path: name one (--index DIR)")
+    sources, remove, ignore = _paths(sources, "sources"), _paths(remove, "remove"), _globs(ignore)
+    if limits is None:
+        limits = INDEX_LIMITS
     loop = asyncio.get_running_loop()
     embed: Callable[[list[str]], list[Any]] | None = None
     info = _model_info(embedding) if embedding is not None else None
@@ -159,15 +172,57 @@ async def update_index(directory: str | os.PathLike[str], sources: Sequence[str 
                                dimensions=info.dimensions if info else None), loop)
             return future.result()
 
-    return await asyncio.to_thread(_update, Path(directory), [Path(s) for s in sources],
-                                   [Path(r) for r in remove], embed, info, tuple(ignore), analyzer, limits, progress,
-                                   records)
+    return await asyncio.to_thread(_update_safely, Path(directory), sources, remove, embed, info, ignore, analyzer,
+                                   limits, progress, records)
 
 
-def update_index_sync(directory: str | os.PathLike[str], sources: Sequence[str | os.PathLike[str]] = (),
+def _paths(value: Any, name: str) -> list[Path]:
+    """``sources``/``remove`` as paths: one path (a ``str`` or ``PathLike``) is a list of one, ``None`` none; a
+    ``str`` is never read letter by letter (``remove="docs/a.md"`` once removed the whole index)."""
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes, os.PathLike)):
+        value = [value]
+    try:
+        return [Path(os.fsdecode(item)) for item in value]
+    except TypeError:
+        raise SearchIndexError(INDEX_INVALID_INPUT, f"{name} must be paths (a path, or a list of them)") from None
+
+
+def _globs(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if not all(isinstance(item, str) for item in value):
+        raise SearchIndexError(INDEX_INVALID_INPUT, "ignore must be glob strings (one, or a list of them)")
+    return tuple(value)
+
+
+def update_index_sync(directory: str | os.PathLike[str], sources: _PathsArgument = (),
                       **options: Any) -> IndexSummary:
     """:func:`update_index` for code without an event loop (the command line)."""
     return asyncio.run(update_index(directory, sources, **options))
+
+
+def _update_safely(directory: Path, *args: Any) -> IndexSummary:
+    """:func:`_update` with the file system's and SQLite's failures as index errors (logged with their traceback):
+    a folder that cannot be written, a damaged generation. Nothing is published by a run that fails."""
+    import sqlite3
+
+    try:
+        return _update(directory, *args)
+    except SearchIndexError:
+        raise
+    except sqlite3.DatabaseError:
+        logger.exception("the index %s could not be read", printable(directory))
+        raise SearchIndexError(INDEX_NOT_FOUND, f"the index {printable(directory)} is damaged (its database cannot "
+                                                "be read); build it again into a new folder") from None
+    except OSError as error:
+        logger.exception("writing the index %s failed", printable(directory))
+        reason = error.strerror or type(error).__name__
+        raise SearchIndexError(INDEX_UNAVAILABLE, f"the index {printable(directory)} cannot be written: "
+                                                  f"{reason}") from None
 
 
 def _update(directory: Path, sources: list[Path], remove: list[Path], embed: Callable[[list[str]], list[Any]] | None,
@@ -188,6 +243,10 @@ def _update(directory: Path, sources: list[Path], remove: list[Path], embed: Cal
                                                              f"dimensional vectors of {previous.embedding.model}; "
                                                              f"{info.model} makes {info.dimensions}-dimensional ones "
                                                              "(use a new index, or the same model)")
+        if previous is not None and not (directory / previous.generation / DB_FILE).is_file():
+            raise SearchIndexError(INDEX_NOT_FOUND, f"the index {printable(directory)} is damaged: its manifest names "
+                                                    f"{previous.generation}, which is missing; nothing was changed "
+                                                    "(build it again into a new folder)")
         _clean_stale(directory, previous.generation if previous else None)
         plan = _scan(directory, previous, sources, remove, ignore, limits, progress, summary, records)
         backfilling = info is not None and previous is not None and previous.embedding is None
@@ -242,7 +301,9 @@ def _scan(directory: Path, previous: Manifest | None, sources: list[Path], remov
     report = WalkReport(max_notes=1000)
     seen: set[str] = set()
     roots = [str(root.resolve()) for root in sources]
-    found = list(discover(sources, ignore=ignore, limits=limits, report=report, records=records))
+    # A file named twice (``docs docs``, ``docs docs/a.md``, a link to the same folder) is one file.
+    found = list({source.path: source for source in discover(sources, ignore=ignore, limits=limits, report=report,
+                                                             records=records)}.values())
     for number, source in enumerate(found, start=1):
         if progress is not None:
             progress("read", number, len(found))
@@ -290,7 +351,12 @@ def _build(directory: Path, previous: Manifest | None, target: Path, plan: _Plan
            analyzer: TextAnalyzer | None, progress: Progress | None, summary: IndexSummary) -> Manifest:
     if previous is not None:
         shutil.copyfile(directory / previous.generation / DB_FILE, target / DB_FILE)
-        bm25 = BM25Index.load(directory / previous.generation / BM25_FOLDER)
+        try:
+            bm25 = BM25Index.load(directory / previous.generation / BM25_FOLDER)
+        except DittoError:  # its arrays missing or damaged
+            raise SearchIndexError(INDEX_NOT_FOUND, f"the index {printable(directory)} is damaged (the BM25 arrays "
+                                                    f"of {previous.generation} cannot be read); build it again into "
+                                                    "a new folder") from None
     else:
         bm25 = BM25Index(analyzer=analyzer if analyzer is not None else TextAnalyzer())
     connection = connect(target / DB_FILE, vectors=info is not None)

@@ -94,6 +94,7 @@ __all__ = [
     "LocalEmbeddingProvider",
     "PackagedModel",
     "create_local_embedding_provider",
+    "model_id_of",
     "model_languages",
 ]
 
@@ -167,6 +168,12 @@ def model_languages(model: str) -> tuple[str, ...] | None:
     this library does not know (a folder, another hub id), whose languages only its user knows."""
     known = _packaged(model)
     return None if known is None else known.languages
+
+
+def model_id_of(model: str | None) -> str:
+    """The ``model_id`` a provider for ``model`` will have (an alias's model, a folder's resolved path, a hub id
+    as given), found without loading anything: what an index compares with the model its vectors came from."""
+    return _resolve(model).model_id
 
 
 def _package_path(known: PackagedModel) -> Path | None:
