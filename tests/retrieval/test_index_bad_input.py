@@ -122,8 +122,7 @@ def test_any_jsonl_line_is_indexed_or_refused_with_a_clear_error(line: bytes) ->
             update_index_sync(root / "idx", [root / "records.jsonl"])
         except SearchIndexError as error:
             assert error.code == "INDEX_INVALID_INPUT"
-            assert not (root / "idx" / "manifest.json").exists()
-            assert not any(p.name.startswith("g-") for p in (root / "idx").iterdir())
+            assert not (root / "idx").exists()  # a refused first run leaves nothing behind
         else:
             assert _state(root / "idx")[1] == 1
 
@@ -227,3 +226,21 @@ def test_a_damaged_index_is_refused_and_nothing_is_deleted(tmp_path: Path, damag
         update_index_sync(index, [docs])
     assert refused.value.code == "INDEX_NOT_FOUND" and "damaged" in refused.value.message
     assert sorted(str(path.relative_to(index)) for path in index.rglob("*")) == before
+
+
+def test_a_refused_first_run_leaves_no_folder_and_removing_nothing_says_so(tmp_path: Path) -> None:
+    """Issue 18 (nothing half-written): a first ``update_index`` that is refused (an empty folder) leaves no index
+    folder behind (it used to leave one holding only its lock); removing a path the index does not hold publishes
+    nothing and says so in the warnings (not counted as a skipped file)."""
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SearchIndexError):
+        update_index_sync(tmp_path / "idx", [tmp_path / "empty"])
+    assert not (tmp_path / "idx").exists()
+    docs = write_docs(tmp_path / "docs")
+    update_index_sync(tmp_path / "idx", [docs])
+    before = _state(tmp_path / "idx")
+    summary = update_index_sync(tmp_path / "idx", remove=[tmp_path / "nowhere"])
+    data = summary.to_json_dict()
+    assert data["files"]["removed"] == 0 and data["files"]["skipped"] == 0
+    assert any("nothing of it is in the index" in warning for warning in data["warnings"])
+    assert _state(tmp_path / "idx") == before

@@ -52,7 +52,7 @@ from .errors import (
     INDEX_UNAVAILABLE,
     SearchIndexError,
 )
-from .lock import writer_lock
+from .lock import LOCK_FILE, writer_lock
 from .manifest import MANIFEST_FILE, EmbeddingInfo, Manifest, read_manifest, sync_folder, write_manifest
 from .sources import INDEX_LIMITS, IndexLimits, LoadedFile, PassageRow, SourceFile, discover, load_file
 from .store import DB_FILE, SCHEMA, connect, create_vector_table
@@ -80,6 +80,8 @@ class IndexSummary:
     unchanged: int = 0
     removed: int = 0
     skipped: list[str] = field(default_factory=list)
+    #: Other warnings (a ``remove`` path the index does not hold); ``skipped`` names skipped files only.
+    notes: list[str] = field(default_factory=list)
     passages: int = 0
     embedded: int = 0
     files: int = 0
@@ -90,7 +92,7 @@ class IndexSummary:
         return {"directory": self.directory, "files": {"added": self.added, "updated": self.updated,
                                                        "unchanged": self.unchanged, "removed": self.removed,
                                                        "skipped": len(self.skipped)},
-                "warnings": list(self.skipped), "passages": self.passages, "embedded": self.embedded,
+                "warnings": [*self.skipped, *self.notes], "passages": self.passages, "embedded": self.embedded,
                 "indexedFiles": self.files, "seconds": round(self.seconds, 3), "generation": self.generation}
 
 
@@ -210,19 +212,33 @@ def _update_safely(directory: Path, *args: Any) -> IndexSummary:
     a folder that cannot be written, a damaged generation. Nothing is published by a run that fails."""
     import sqlite3
 
+    fresh = not os.path.lexists(directory)
     try:
-        return _update(directory, *args)
-    except SearchIndexError:
+        try:
+            return _update(directory, *args)
+        except SearchIndexError:
+            raise
+        except sqlite3.DatabaseError:
+            logger.exception("the index %s could not be read", printable(directory))
+            raise SearchIndexError(INDEX_NOT_FOUND, f"the index {printable(directory)} is damaged (its database "
+                                                    "cannot be read); build it again into a new folder") from None
+        except OSError as error:
+            logger.exception("writing the index %s failed", printable(directory))
+            reason = error.strerror or type(error).__name__
+            raise SearchIndexError(INDEX_UNAVAILABLE, f"the index {printable(directory)} cannot be written: "
+                                                      f"{reason}") from None
+    except BaseException:
+        if fresh:
+            _remove_empty_index_folder(directory)  # a refused first run leaves no folder holding only its lock
         raise
-    except sqlite3.DatabaseError:
-        logger.exception("the index %s could not be read", printable(directory))
-        raise SearchIndexError(INDEX_NOT_FOUND, f"the index {printable(directory)} is damaged (its database cannot "
-                                                "be read); build it again into a new folder") from None
-    except OSError as error:
-        logger.exception("writing the index %s failed", printable(directory))
-        reason = error.strerror or type(error).__name__
-        raise SearchIndexError(INDEX_UNAVAILABLE, f"the index {printable(directory)} cannot be written: "
-                                                  f"{reason}") from None
+
+
+def _remove_empty_index_folder(directory: Path) -> None:
+    try:
+        (directory / LOCK_FILE).unlink(missing_ok=True)
+        directory.rmdir()  # only when nothing else is in it
+    except OSError:
+        pass
 
 
 def _update(directory: Path, sources: list[Path], remove: list[Path], embed: Callable[[list[str]], list[Any]] | None,
@@ -341,6 +357,9 @@ def _scan(directory: Path, previous: Manifest | None, sources: list[Path], remov
                                                     + detail)
     plan.gone = [path for path in known if _under(path, roots) and path not in seen]
     removed_roots = [str(path.resolve()) for path in remove]
+    for path, root in zip(remove, removed_roots, strict=True):
+        if not any(_under(known_path, [root]) for known_path in known):
+            summary.notes.append(f"{printable(path)}: nothing of it is in the index (nothing removed)")
     plan.gone += [path for path in known if _under(path, removed_roots) and path not in plan.gone]
     summary.removed = len(plan.gone)
     return plan
