@@ -246,3 +246,20 @@ async def test_the_in_memory_scan_and_sqlite_vec_agree_with_and_without_filters(
                 assert memory == []
     finally:
         index.close()
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\x00", " \n\t\x00 "])
+async def test_a_blank_query_finds_nothing_in_every_strategy(tmp_path: Path, query: str) -> None:
+    """Issue 18 (bad input): a query of nothing (empty, white space, NUL) finds no passage in any strategy: BM25
+    has no term to match, and the vector of nothing is no question (it used to return arbitrary nearest
+    passages for vector and hybrid)."""
+    embedder = WordHashEmbedder(16)
+    index = await _index_of(tmp_path, [{"id": f"d{n}", "content": f"backup note {n}"} for n in range(5)],
+                            embedding=embedder)
+    try:
+        provider = create_index_search_provider(index, embedding=embedder)
+        for strategy in ("bm25", "keyword", "vector", "hybrid", "rerank"):
+            output = await provider.search(_request(query, strategy, limit=5))
+            assert output.candidates == (), strategy
+    finally:
+        index.close()

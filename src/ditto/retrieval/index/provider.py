@@ -61,6 +61,11 @@ def _source(document: IndexedDocument, target: str) -> RetrievalCandidateSource:
     return trusted_source(target, ref)
 
 
+def _blank(text: str) -> bool:
+    """A query of nothing but white space and NUL: an embedding of it is no question, whatever vector it is."""
+    return not text.strip(" \t\r\n\x00\x0b\x0c")
+
+
 def _text_start(document: IndexedDocument) -> int:
     """Where the passage text starts in the engine's search text (the heading path, a newline, the passage)."""
     heading = document.metadata.get("heading") if document.metadata is not None else None
@@ -146,7 +151,9 @@ class IndexSearchProvider:
         conditions = parse_filter(request.filter) if request.filter else ()
         limit = context_limit(request, context)
         signal = context.signal if context is not None else None
-        if strategy == "vector":
+        if strategy == "vector" and _blank(text):
+            hits = []  # nothing asked: no nearest passages (BM25 finds no term in it either)
+        elif strategy == "vector":
             info = self.index.embedding
             assert self.embedding is not None and info is not None
             [vector] = await embed_contents(self.embedding, [text], dimensions=info.dimensions, context=context,
@@ -184,6 +191,8 @@ class IndexSearchProvider:
         """What :meth:`_direct` would score each of ``ids`` (``None``: not a hit or filtered out)."""
         text = query_text(request, "An index")
         conditions = parse_filter(request.filter) if request.filter else ()
+        if strategy == "vector" and _blank(text):
+            return [None] * len(ids)
         if strategy == "vector":
             info = self.index.embedding
             assert self.embedding is not None and info is not None
