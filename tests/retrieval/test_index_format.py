@@ -58,6 +58,35 @@ async def test_an_index_of_a_newer_format_version_is_refused_for_reading_and_wri
     assert sorted(p.name for p in (tmp_path / "idx").iterdir()) == before
 
 
+@pytest.mark.parametrize("version", ["2", True, 0, -1, 1.5, None])
+async def test_a_format_version_that_is_not_a_positive_integer_is_a_damaged_manifest(tmp_path: Path,
+                                                                                     version: object) -> None:
+    """Issue 18 (bad input): ``format_version`` "2" (a string), true, 0, -1, 1.5 or missing is no version this
+    library wrote: INDEX_NOT_FOUND (damaged) on open and on update, never read as some version; nothing changes."""
+    docs = write_docs(tmp_path / "docs")
+    await update_index(tmp_path / "idx", [docs])
+    path = tmp_path / "idx" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    path.write_text(json.dumps({**manifest, "format_version": version}))
+    before = sorted(p.name for p in (tmp_path / "idx").iterdir())
+    with pytest.raises(SearchIndexError) as opened:
+        open_index(tmp_path / "idx")
+    with pytest.raises(SearchIndexError) as updated:
+        await update_index(tmp_path / "idx", [docs])
+    for refused in (opened, updated):
+        assert refused.value.code == "INDEX_NOT_FOUND" and "format_version" in refused.value.message
+    assert sorted(p.name for p in (tmp_path / "idx").iterdir()) == before
+
+
+def test_the_provider_wants_an_opened_index_not_a_path(tmp_path: Path) -> None:
+    """Issue 18 (bad input): ``create_index_search_provider("idx")`` (a path where an opened index belongs) is
+    RETRIEVAL_INVALID_INPUT saying to open it, not an AttributeError."""
+    for wrong in ("idx", tmp_path, None, 3):
+        with pytest.raises(RetrievalError) as refused:
+            create_index_search_provider(wrong)  # type: ignore[arg-type]
+        assert refused.value.code == "RETRIEVAL_INVALID_INPUT" and "open_index" in refused.value.message
+
+
 @pytest.mark.parametrize("manifest", ["", "{", "[]", '{"format": "other"}', '{"format": "ditto-index"}'])
 def test_a_missing_or_damaged_manifest_is_index_not_found(tmp_path: Path, manifest: str) -> None:
     """Issue 18: no manifest, or one that is not ours / is damaged: INDEX_NOT_FOUND, never a traceback."""

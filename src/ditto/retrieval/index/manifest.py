@@ -74,7 +74,10 @@ def read_manifest(directory: Path) -> Manifest:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise SearchIndexError(INDEX_NOT_FOUND, f"{directory}/{MANIFEST_FILE} is not a ditto index manifest")
     version = data.get("format_version")
-    if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:  # "2", true, 0: not ours
+        raise SearchIndexError(INDEX_NOT_FOUND, f"{directory}/{MANIFEST_FILE} is damaged (its format_version is "
+                                                "not a positive integer)")
+    if version > FORMAT_VERSION:
         raise SearchIndexError(INDEX_NEWER_FORMAT, f"{directory} was written in index format {version}; this "
                                                    f"ditto-agents reads up to format {FORMAT_VERSION} "
                                                    "(upgrade ditto-agents)")

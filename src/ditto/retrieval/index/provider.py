@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
+from os import PathLike
 from typing import Any, Final
 
 from .._results import trusted_candidate, trusted_output, trusted_source
@@ -254,6 +255,9 @@ def create_index_search_provider(index: SearchIndex, *, embedding: EmbeddingProv
     An embedding provider whose ``model_id`` or ``dimensions`` differ from the index's
     is refused (``INDEX_MODEL_MISMATCH``).
     """
+    if isinstance(index, (str, bytes, PathLike)) or not hasattr(index, "bm25"):  # a path, not an opened index
+        raise RetrievalError(INVALID_INPUT, "index must be an opened index: create_index_search_provider("
+                                            "open_index(path))")
     info = index.embedding
     if embedding is not None and info is not None:
         model = getattr(embedding, "model_id", None)
