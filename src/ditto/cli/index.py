@@ -93,12 +93,14 @@ def _parse_filter(text: str | None) -> dict[str, Any] | None:
         return None
     if len(text) > _MAX_FILTER_CHARS:
         raise typer.BadParameter("--filter is longer than 64 KiB")
+    from ..contracts.json import MAX_JSON_DEPTH, json_text_depth
+
+    if json_text_depth(text) > MAX_JSON_DEPTH:  # before json.loads, whose recursion depends on the interpreter
+        raise typer.BadParameter(f"--filter is nested too deeply (more than {MAX_JSON_DEPTH} levels)")
     try:
         value = json.loads(text)
     except ValueError:
         raise typer.BadParameter('--filter must be a JSON object, e.g. \'{"suffix": ".md"}\'') from None
-    except RecursionError:  # thousands of nested brackets: deeper than any filter the language allows
-        raise typer.BadParameter("--filter is nested too deeply") from None
     if not isinstance(value, dict):
         raise typer.BadParameter('--filter must be a JSON object, e.g. \'{"suffix": ".md"}\'')
     return value

@@ -27,6 +27,7 @@ __all__ = [
     "freeze_json",
     "frozen_json",
     "js_json_dumps",
+    "json_text_depth",
     "plain_json",
     "thaw_json",
     "try_frozen_json",
@@ -350,3 +351,26 @@ def _to_plain(value: Any, active: set[int], depth: int) -> Any:
         return [_to_plain(item, active, depth + 1) for item in value]
     finally:
         active.discard(id(value))
+
+
+def json_text_depth(text: str) -> int:
+    """The deepest ``[``/``{`` nesting of JSON text, ignoring brackets inside strings (linear, no recursion):
+    checked before ``json.loads``, whose recursion depends on the interpreter's limit and stack."""
+    deepest = depth = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest

@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Final
 
+from ...contracts.json import json_text_depth
+
 __all__ = ["MAX_JSON_DEPTH", "UntrustedFileError", "list_dir", "open_dir", "parse_json", "read_file"]
 
 #: The deepest nesting a brief or request may have (the real ones reach 4).
@@ -136,28 +138,6 @@ def list_dir(fd: int) -> list[tuple[str, str]]:
     return sorted(entries)
 
 
-def _depth(text: str) -> int:
-    """The deepest ``[``/``{`` nesting of JSON text, ignoring brackets inside strings (linear, no recursion)."""
-    deepest = depth = 0
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in "]}":
-            depth -= 1
-    return deepest
-
-
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key, value in pairs:
@@ -177,7 +157,7 @@ def parse_json(data: bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ValueError("it is not UTF-8") from None
-    if _depth(text) > max_depth:
+    if json_text_depth(text) > max_depth:
         raise ValueError(f"it is nested deeper than {max_depth} levels")
     try:
         return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
