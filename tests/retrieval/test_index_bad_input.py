@@ -188,9 +188,10 @@ def test_one_path_given_as_a_string_is_one_path_never_its_letters(tmp_path: Path
     with open_index(tmp_path / "idx") as index:
         left = sorted(Path(path).name for path, _, _ in index.files())
     assert removed.to_json_dict()["files"]["removed"] == 1 and left == [name for name in files if name != "backups.md"]
-    with pytest.raises(SearchIndexError) as refused:
-        update_index_sync(tmp_path / "idx", [docs, 3])  # type: ignore[list-item]
-    assert refused.value.code == "INDEX_INVALID_INPUT"
+    for sources, ignore in (([docs, 3], ()), (docs, 3), (docs, [b"*.md"])):
+        with pytest.raises(SearchIndexError) as refused:
+            update_index_sync(tmp_path / "idx", sources, ignore=ignore)
+        assert refused.value.code == "INDEX_INVALID_INPUT"
 
 
 def test_a_file_named_twice_is_indexed_once(tmp_path: Path) -> None:

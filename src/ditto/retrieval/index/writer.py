@@ -196,9 +196,13 @@ def _globs(value: Any) -> tuple[str, ...]:
         return ()
     if isinstance(value, str):
         return (value,)
-    if not all(isinstance(item, str) for item in value):
+    try:
+        globs = tuple(value)
+    except TypeError:
+        globs = (value,)
+    if not all(isinstance(item, str) for item in globs):
         raise SearchIndexError(INDEX_INVALID_INPUT, "ignore must be glob strings (one, or a list of them)")
-    return tuple(value)
+    return globs
 
 
 def update_index_sync(directory: str | os.PathLike[str], sources: _PathsArgument = (),
