@@ -199,3 +199,23 @@ def test_serve_with_the_bare_retrieval_worker_factory_is_a_clear_usage_error() -
     text = " ".join(done.output.replace("│", " ").split())
     assert done.exit_code == 2 and "Traceback" not in done.output and "ditto serve --index DIR" in text
     assert runner.invoke(app, ["serve"], env=env).exit_code == 2
+
+
+def test_a_skipped_file_is_said_once_on_stderr(tmp_path: Path) -> None:
+    """Issue 18: a file ``ditto index`` skips (binary) is named once on stderr, as it is met (it was said twice:
+    by the log and again after the summary), and counted in the summary line and the JSON."""
+    import subprocess
+    import sys
+
+    docs = write_docs(tmp_path / "docs")
+    (docs / "blob.txt").write_bytes(b"PK\x03\x04\x00\x00zip")
+    cli = [str(Path(sys.executable).parent / "ditto"), "index", str(docs)]
+    done = subprocess.run([*cli, "--index", str(tmp_path / "idx")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("blob.txt") == 1 and "1 skipped" in done.stdout
+    (docs / "other.bin.txt").write_bytes(b"\x00\x01")
+    done = subprocess.run([*cli, "--index", str(tmp_path / "idx"), "--json"], capture_output=True, text=True,
+                          timeout=120)
+    summary = json.loads(done.stdout)
+    assert summary["files"]["skipped"] == 2 and any("other.bin.txt" in w for w in summary["warnings"])
+    assert done.stderr.count("other.bin.txt") == 1

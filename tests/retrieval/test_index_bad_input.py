@@ -78,6 +78,9 @@ def test_an_empty_folder_or_one_with_only_skipped_files_is_refused(indexed: Path
     (['{"id": "a", "content": "nul \\u0000 here"}'], "NUL"),
     (['{"id": "a", "content": "lone \\ud800 surrogate"}'], "surrogate"),
     (['{"id": "a", "content": "x", "metadata": [1]}'], "metadata must be an object"),
+    (['{"id": "a", "content": "x", "metadata": []}'], "metadata must be an object"),
+    (['{"id": "a", "content": "x", "metadata": 0}'], "metadata must be an object"),
+    (['{"id": "a", "content": "x", "metadata": ""}'], "metadata must be an object"),
     (['{"id": "a", "content": "x", "metadata": {"n": 1e999}}'], "non-finite"),
 ])
 def test_bad_jsonl_is_refused_naming_the_line(indexed: Path, lines: list[str], fragment: str) -> None:

@@ -186,7 +186,7 @@ def register(app: typer.Typer) -> None:
         if as_json:
             typer.echo(json.dumps({"ok": True, **data}, ensure_ascii=False))
             return
-        for warning in [*summary.skipped, *summary.notes]:
+        for warning in summary.notes:  # a skipped file was said on the log already, as it was met
             typer.echo(f"warning: {warning}", err=True)
         files = data["files"]
         typer.echo(f"{index_dir}: {files['added']} added, {files['updated']} updated, {files['unchanged']} "

@@ -271,8 +271,10 @@ def _record(path: str, number: int, line: bytes, *, beir: bool) -> PassageRow:
         if not isinstance(given, str):
             raise _refuse(path, number, "needs a string content")
         content = given
-    metadata = value.get("metadata") or {}
-    if not isinstance(metadata, dict):
+    metadata = value.get("metadata")
+    if metadata is None:  # absent or null: none
+        metadata = {}
+    if not isinstance(metadata, dict):  # [], 0, "" included: they were once taken for {}
         raise _refuse(path, number, "metadata must be an object")
     try:
         check_json(metadata)
