@@ -25,6 +25,8 @@ from ditto.worker.interaction.mediawiki import (
     content_terms,
     page_url,
     rank_relaxed,
+    rank_unranked,
+    ranks_by_relevance,
     search_params,
     term_query,
 )
@@ -104,6 +106,43 @@ def test_relaxed_ranking_is_a_permutation_and_prefers_pages_with_more_rare_words
         for worse in ranked:
             if words_of[better] > words_of[worse]:
                 assert ranked.index(better) < ranked.index(worse)
+
+
+def test_only_the_sqlite_backend_counts_as_unranked() -> None:
+    """INT-4, issue 17 item 3: MediaWiki's SQLite search has no ORDER BY; every other backend ranks."""
+    assert ranks_by_relevance(None) and ranks_by_relevance({"dbtype": "mysql"}) and ranks_by_relevance({})
+    assert not ranks_by_relevance({"dbtype": "sqlite"})
+
+
+_TITLES = st.sampled_from(["Alpha", "Beta Gamma", "Gamma", "Delta Log", "Write-Ahead Log"])
+
+
+@given(full=st.lists(_TITLES, max_size=4, unique=True),
+       answers=st.lists(st.tuples(st.lists(_TITLES, max_size=5, unique=True), st.integers(0, 100)), max_size=6),
+       words=st.dictionaries(_TITLES, st.one_of(st.none(), st.integers(0, 10**6))),
+       pages=st.one_of(st.none(), st.integers(1, 1000)))
+def test_unranked_hits_are_ranked_once_each(full: list[str], answers: list[tuple[list[str], int]],
+                                            words: dict[str, int | None], pages: int | None) -> None:
+    """Issue 17 item 3: every page named (by the whole query or a word) comes back once, whatever the counts."""
+    terms = ["gamma", "log", "write", "ahead", "delta", "beta"][:len(answers)]
+    hits = [([WikiHit(title, "", words.get(title)) for title in titles], max(count, len(titles)))
+            for titles, count in answers]
+    ranked = rank_unranked([WikiHit(title, "", words.get(title)) for title in full], terms, hits, pages)
+    assert sorted(hit.title for hit in ranked) == sorted({*full, *(t for titles, _ in answers for t in titles)})
+
+
+def test_unranked_hits_prefer_the_title_that_names_the_words_then_the_rarer_words() -> None:
+    """Issue 17 item 3: among pages holding every word (the SQLite backend lists them by title), the one whose
+    title names the words comes first; a page holding only a common word comes last."""
+    full = [WikiHit("Atomic Commit", "", 900), WikiHit("In-Memory Databases", "", 900)]
+    answers = [([WikiHit("Atomic Commit", "", 900), WikiHit("In-Memory Databases", "", 900)], 3),
+               ([WikiHit("Atomic Commit", "", 900), WikiHit("In-Memory Databases", "", 900),
+                 WikiHit("Backup", "", 900)], 20)]
+    ranked = [hit.title for hit in rank_unranked(full, ["memory", "databases"], answers, 20)]
+    assert ranked == ["In-Memory Databases", "Atomic Commit", "Backup"]
+    # Without a title match, a page holding the rarer word outranks one holding only the common one.
+    answers = [([WikiHit("Zeta", "", 900)], 2), ([WikiHit("Alpha", "", 900), WikiHit("Zeta", "", 900)], 20)]
+    assert [hit.title for hit in rank_unranked([], ["rare", "common"], answers, 20)] == ["Zeta", "Alpha"]
 
 
 @given(text=st.text(alphabet="ab\n", max_size=50), limit=st.integers(0, 60))

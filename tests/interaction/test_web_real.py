@@ -2,7 +2,7 @@
 
 Both are served over HTTPS on 127.0.0.1 with a test CA that clients trust through
 ``ca_file`` only. The wiki is a stock install (SQLite backend, PHP's built-in server)
-holding twelve SQLite documentation pages; the documentation site is the HTML the
+holding thirteen SQLite documentation pages; the documentation site is the HTML the
 ``sqlite3-doc`` package ships. Missing packages fail the fixtures with the command
 that installs them (``scripts/services``).
 """
@@ -100,6 +100,25 @@ async def test_full_text_questions_find_their_page_on_a_stock_mediawiki(wiki: Me
             candidate = result.candidates[titles.index(title)]
             assert candidate.url.startswith(f"{wiki.origin}/index.php/")
     assert len(QUESTIONS) >= 8 and firsts >= len(QUESTIONS) * 2 // 3, firsts
+
+
+def engine_order_hits(wiki: MediaWiki, query: str) -> list[str]:
+    """What the stock wiki's full-text search answers for ``query``, in its own order."""
+    response = httpx.get(wiki.api_url, verify=ssl.create_default_context(cafile=str(wiki.ca_file)), timeout=30, params={
+        "action": "query", "list": "search", "srsearch": query, "srwhat": "text", "srlimit": "50",
+        "format": "json", "formatversion": "2"})
+    return [hit["title"] for hit in response.json()["query"]["search"]]
+
+
+async def test_hits_of_the_sqlite_backend_are_ranked_not_alphabetical(wiki: MediaWiki) -> None:
+    """INT-4, issue 17 item 3: the stock wiki (SQLite backend) answers a query holding every word in title
+    order; the first candidate search gives is the page about the question, not the alphabetically first."""
+    query = "Can two connections in one process use the same memory database?"
+    answered = engine_order_hits(wiki, query)
+    assert answered == sorted(answered) and answered[0] != "In-Memory Databases", answered
+    async with WebClient(wiki_options(wiki)) as client:
+        result = await client.search({"query": query})
+    assert result.candidates[0].title == "In-Memory Databases", [c.title for c in result.candidates]
 
 
 async def test_a_found_wiki_page_is_read_over_https_with_the_ca_file(wiki: MediaWiki) -> None:

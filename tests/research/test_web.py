@@ -176,6 +176,17 @@ async def test_brave_without_key_fails_and_never_falls_back(wiki: Wiki, base: Pa
     assert wiki.searches == [] and wiki.reads == []
 
 
+async def test_a_page_found_again_gives_the_next_candidate_its_read(wiki: Wiki, base: Path) -> None:
+    """WF-5, WF-6, issue 17: a page two queries find is read once; the later query reads its next allowed
+    candidate instead of nothing, so two queries read two pages."""
+    model = ScriptedModel({"choose_queries": {"queries": ["database backup retained", "database backup"]}})
+    task, result = await run_web("web-search", {"question": "How long is each database backup retained?"},
+                                 base, model, wiki)
+    assert result.status == "completed", result
+    assert len(wiki.searches) >= 2 and wiki.reads == ["Backup_policy", "Write-ahead_logging"]
+    assert verify_task(task.directory) == []
+
+
 async def test_resume_does_not_read_pages_again(wiki: Wiki, base: Path, model: ScriptedModel) -> None:
     """WF-8: archived web evidence is reused on resume: no search, no read."""
     task, result = await run_web("web-search", {"question": "How long is each database backup retained?"}, base,

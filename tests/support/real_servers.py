@@ -19,7 +19,7 @@ from tests.support.sqlite_docs import page_text, page_title, sqlite_docs_dir
 
 #: The SQLite pages the wiki holds (file stem → its <title> becomes the wiki title).
 WIKI_PAGES = ("wal", "lockingv3", "foreignkeys", "autoinc", "lang_vacuum", "datatype3", "tempfiles", "backup",
-              "fts5", "limits", "isolation", "atomiccommit")
+              "fts5", "limits", "isolation", "atomiccommit", "inmemorydb")
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,14 @@ and a ``*`` prefix match for the rest) and ranks the pages those answers name by
 the summed rarity of the words they contain (``log(1 + pages / pages with the
 word)``, the wiki's own counts). Pages that matched the whole query come first.
 
+Ranking is the wiki's own, except on a wiki whose search backend does not rank: MediaWiki's
+SQLite backend (``dbtype: sqlite`` in the site info) builds its answer without an ``ORDER BY``,
+so hits come back in title order, and "the first candidate" would be the alphabetically first
+page holding every word. There the per-word round always runs and every page named is ranked
+by BM25 as far as the answers tell it (:func:`rank_unranked`): each query word the page holds
+counts once (term frequencies are not reported), weighted by its rarity and normalised by the
+page's word count (``srprop=wordcount``), plus the same weight again for a word in the title.
+
 Page links come from the wiki's own site info (``meta=siteinfo``: ``server`` and
 ``articlepath``), fetched in the same first request, so any MediaWiki layout works
 (``/wiki/$1`` on Wikipedia, ``/index.php/$1`` on a default install).
@@ -34,6 +42,8 @@ __all__ = [
     "page_url",
     "parse_hits",
     "rank_relaxed",
+    "rank_unranked",
+    "ranks_by_relevance",
     "search_params",
     "term_query",
 ]
@@ -42,6 +52,9 @@ __all__ = [
 MAX_TERMS: Final = 6
 #: Hits asked for per word in the relaxed round (the pages a word's answer can credit).
 RELAXED_LIMIT: Final = 50
+#: BM25's constants (the usual ones), for ranking a backend that does not rank.
+_K1: Final = 1.2
+_B: Final = 0.3
 #: Characters MediaWiki leaves unescaped in page URLs (wfUrlencode).
 _TITLE_SAFE: Final = ";@$!*(),/~:"
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -58,17 +71,18 @@ were what when where whether which while who whom whose why will with within wit
 
 @dataclass(frozen=True, slots=True)
 class WikiHit:
-    """One page a search answer named: its title and the (marked-up) snippet the wiki sent."""
+    """One page a search answer named: its title, the (marked-up) snippet and the word count the wiki sent."""
 
     title: str
     snippet: str
+    words: int | None = None
 
 
 def search_params(query: str, limit: int, *, site_info: bool) -> dict[str, str]:
     """The ``action=query&list=search`` parameters for a full-text search (plus site info when asked)."""
     params = {
         "action": "query", "list": "search", "srsearch": query, "srwhat": "text", "srnamespace": "0",
-        "srlimit": str(limit), "srprop": "snippet", "srinfo": "totalhits", "format": "json",
+        "srlimit": str(limit), "srprop": "snippet|wordcount", "srinfo": "totalhits", "format": "json",
         "formatversion": "2", "utf8": "1",
     }
     if site_info:
@@ -118,7 +132,10 @@ def parse_hits(payload: Any) -> tuple[list[WikiHit], int] | None:
     for hit in hits:
         if isinstance(hit, dict) and isinstance(hit.get("title"), str) and hit["title"].strip():
             snippet = hit.get("snippet")
-            found.append(WikiHit(hit["title"], snippet if isinstance(snippet, str) else ""))
+            words = hit.get("wordcount")
+            found.append(WikiHit(hit["title"], snippet if isinstance(snippet, str) else "",
+                                 words if isinstance(words, int) and not isinstance(words, bool) and words >= 0
+                                 else None))
     info = query.get("searchinfo") if isinstance(query, dict) else None
     total = info.get("totalhits") if isinstance(info, dict) else None
     total_hits = total if isinstance(total, int) and not isinstance(total, bool) and total >= 0 else len(found)
@@ -148,6 +165,55 @@ def rank_relaxed(answers: Sequence[tuple[list[WikiHit], int]], pages: int | None
                 snippet[hit.title] = (weight, hit)
     ranked = sorted(score, key=lambda title: (-score[title], first[title]))
     return [snippet[title][1] for title in ranked]
+
+
+def ranks_by_relevance(general: Mapping[str, Any] | None) -> bool:
+    """Whether the wiki's search answers best first: every backend but MediaWiki's SQLite one, which has no
+    ``ORDER BY`` (its hits come in title order). Unknown site info counts as ranked."""
+    return not (general is not None and general.get("dbtype") == "sqlite")
+
+
+def _matches(term: str, title_words: set[str]) -> bool:
+    stem = _stem(term)
+    return any(word.startswith(stem) or term.startswith(_stem(word)) for word in title_words if len(word) > 1)
+
+
+def rank_unranked(full: Sequence[WikiHit], terms: Sequence[str], answers: Sequence[tuple[list[WikiHit], int]],
+                  pages: int | None) -> list[WikiHit]:
+    """Pages of a backend that does not rank, best first: BM25 with what the answers tell.
+
+    ``full`` are the hits for the whole query (they hold every word), ``answers[i]`` is
+    ``terms[i]``'s ``(hits, totalhits)``. A page scores, for each query word it holds,
+    ``idf · (k1 + 1) / (1 + k1 · (1 - b + b · words / average words))`` (a term frequency of 1:
+    the wiki does not say more), plus ``idf`` when the word is in its title; ties keep first
+    appearance. The snippet kept is the whole query's, else the rarest word's.
+    """
+    total = max([pages or 0, *(count for _, count in answers), 1])
+    weights = [math.log(1 + total / max(count, 1)) for _, count in answers]
+    held: dict[str, set[int]] = {}
+    shown: dict[str, tuple[float, WikiHit]] = {}
+    for hit in full:
+        held.setdefault(hit.title, set()).update(range(len(terms)))
+        shown.setdefault(hit.title, (math.inf, hit))
+    for index, (hits, _) in enumerate(answers):
+        for hit in hits:
+            held.setdefault(hit.title, set()).add(index)
+            if hit.title not in shown or weights[index] > shown[hit.title][0]:
+                shown[hit.title] = (weights[index], hit)
+    lengths = [hit.words for _, hit in shown.values() if hit.words]
+    average = sum(lengths) / len(lengths) if lengths else 0.0
+
+    def score(title: str) -> float:
+        words = shown[title][1].words
+        ratio = words / average if words and average else 1.0
+        body = (_K1 + 1) / (1 + _K1 * (1 - _B + _B * ratio))
+        title_words = {match.group() for match in _WORD.finditer(title.lower())}
+        return sum(weights[index] * (body + _matches(terms[index], title_words))
+                   for index in held[title] if index < len(weights))
+
+    order = list(shown)
+    ranked = sorted(order, key=lambda title: (-score(title), order.index(title)))
+    return [shown[title][1] for title in ranked]
 
 
 def _encode_title(title: str) -> str:

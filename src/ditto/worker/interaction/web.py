@@ -253,16 +253,19 @@ class WebClient:
         statistics = query_info.get("statistics") if isinstance(query_info, dict) else None
         hits = list(first[0])
         terms = mediawiki.content_terms(query)
-        if len(hits) < limit and len(terms) > 1:
-            answers = await asyncio.gather(*(
+        ranked = mediawiki.ranks_by_relevance(general if isinstance(general, dict) else None)
+        if terms and (not ranked or (len(hits) < limit and len(terms) > 1)):
+            answers = [self._wiki_hits(answer, name) for answer in await asyncio.gather(*(
                 self._get_json(api_url, mediawiki.search_params(mediawiki.term_query(term), mediawiki.RELAXED_LIMIT,
                                                                 site_info=False),
-                               {"Accept": "application/json"}, name) for term in terms))
+                               {"Accept": "application/json"}, name) for term in terms))]
             pages = statistics.get("articles") if isinstance(statistics, dict) else None
-            relaxed = mediawiki.rank_relaxed([self._wiki_hits(answer, name) for answer in answers],
-                                             pages if isinstance(pages, int) and not isinstance(pages, bool) else None)
-            known = {hit.title for hit in hits}
-            hits.extend(hit for hit in relaxed if hit.title not in known)
+            articles = pages if isinstance(pages, int) and not isinstance(pages, bool) else None
+            if ranked:
+                known = {hit.title for hit in hits}
+                hits.extend(hit for hit in mediawiki.rank_relaxed(answers, articles) if hit.title not in known)
+            else:
+                hits = mediawiki.rank_unranked(hits, terms, answers, articles)
         candidates: list[SearchCandidate] = []
         for hit in hits:
             title = _plain(hit.title, _MAX_TITLE)

@@ -2,7 +2,7 @@
 
 Limits come from seed 004 and are not configurable: at most 3 document or
 external knowledge records per query, 12 internal knowledge keys with at most
-1 record each, 5 search candidates (the first allowed one is read), 2 pages in
+1 record each, 5 search candidates (the first allowed one not read yet is read), 2 pages in
 direct web mode, 2 passages per page and 1000 characters per passage.
 """
 

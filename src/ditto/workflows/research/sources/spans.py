@@ -24,20 +24,23 @@ __all__ = ["ranked_spans"]
 _ANALYZER = TextAnalyzer(cjk="unigram")
 
 
-def ranked_spans(text: str, queries: Sequence[str], limit: int, *, fallback: bool = False
-                 ) -> list[tuple[PassageSpan, str]]:
+def ranked_spans(text: str, queries: Sequence[str], limit: int, *, fallback: bool = False,
+                 coordinate: bool = False) -> list[tuple[PassageSpan, str]]:
     """At most ``limit`` passages of ``text`` with their best query, in reading order.
 
     Only passages sharing a term with some query are shown; with ``fallback``, a
     text none of whose passages does (a record the search found by a field the
-    model does not see) shows its first passage rather than nothing.
+    model does not see) shows its first passage rather than nothing. ``coordinate``
+    weighs each score by the share of the query's terms the passage holds (see
+    :func:`~ditto.text.score_documents`): on a web page, a one-word table cell ("fail")
+    or a heading otherwise outranks the paragraph that answers.
     """
     spans = cut_passages(text)
     if not spans or limit <= 0 or not queries:
         return []
     terms = [_ANALYZER.analyze(text[span.start:span.end]) for span in spans]
     wanted = [term for query in queries for term in _ANALYZER.analyze(query)]
-    scores = score_documents(wanted, terms)
+    scores = score_documents(wanted, terms, coordinate=coordinate)
     ranked = sorted((i for i, score in enumerate(scores) if score > 0), key=lambda i: (-scores[i], i))
     chosen = sorted(ranked[:limit]) or ([0] if fallback else [])
     per_query = [_ANALYZER.analyze(query) for query in queries]

@@ -11,15 +11,18 @@ A page's raw bytes and its extracted text are saved as a snapshot
 (``snapshots/<sha256>/raw`` and ``extracted.txt``); quotes point into the
 extracted text, whose line numbers are the reader's, and whose own SHA-256 is
 kept in the evidence's ``locator.extractedSha256``. The 2 passages of a page
-that best match the queries are shown to the model, one excerpt each, so a
-page never gives more than 2 (seed 004: "正文每页最多选 2 段").
+that best match the queries (BM25 with a coordination factor, so a passage
+holding more of the queries' words beats a one-word table cell) are shown to
+the model, one excerpt each, so a page never gives more than 2 (seed 004:
+"正文每页最多选 2 段").
 Page content is data: it never widens the allowed origins.
 
 The graph of one task's web source: in search mode ``s<i>`` (search for
 query *i*) → ``r<i>-<k>`` (read candidate *k* of that search), where
-``r<i>-<k>`` runs only when ``r<i>-<k-1>`` was refused for its origin, and
-query *i*'s reads wait for the earlier queries' (a page found twice is read
-once). Nodes with nothing to do return :data:`~ditto.runtime.SKIP` and cost
+``r<i>-<k>`` runs only when every candidate before it was passed over (refused
+for its origin, or already read for an earlier query: a page found twice is
+read once, and the query reads its next candidate instead), and query *i*'s
+reads wait for the earlier queries'. Nodes with nothing to do return :data:`~ditto.runtime.SKIP` and cost
 nothing.
 """
 
@@ -135,7 +138,7 @@ class WebSource:
             plan = plan.node(f"s{index}", interaction_web_search_node.type, (), constant_input(
                 {"query": query.text[:400], "engine": self.request.search_engine, "limit": candidates}))
             for attempt in range(candidates):
-                deps = [f"s{index}", *earlier, *([f"r{index}-{attempt - 1}"] if attempt else [])]
+                deps = [f"s{index}", *earlier, *(f"r{index}-{before}" for before in range(attempt))]
                 plan = plan.node(f"r{index}-{attempt}", interaction_web_read_node.type, deps,
                                  self._choose(index, attempt))
             earlier.extend(f"r{index}-{attempt}" for attempt in range(candidates))
@@ -145,23 +148,27 @@ class WebSource:
         return list(dict.fromkeys((self.request.urls or DEFAULT_PAGES)[:self.limits.pages or MAX_WEB_PAGES]))
 
     def _choose(self, index: int, attempt: int) -> Any:
-        """The read of candidate ``attempt`` of search ``index``: only after the previous candidate was refused
-        for its origin, never a page already read for an earlier query."""
+        """The read of candidate ``attempt`` of search ``index``: only when every candidate before it was passed
+        over (refused for its origin, not an HTTPS link, or already read for an earlier query), never a page
+        already read for an earlier query."""
         def input_fn(_input: Any, deps: Mapping[str, NodeResult[Any]]) -> Any:
             search = deps.get(f"s{index}")
             if search is None or search.status != "success":
                 return SKIP
-            if attempt:
-                previous = deps.get(f"r{index}-{attempt - 1}")
-                if previous is None or previous.status == "success" or previous.error is None or \
-                        previous.error.code != _REFUSED:
-                    return SKIP
             found = interaction_web_search_node.output_of(search).candidates
             if attempt >= len(found):
                 return SKIP
-            url = found[attempt].url
             read_before = {interaction_web_read_node.output_of(result).url for key, result in deps.items()
                            if key.startswith("r") and not key.startswith(f"r{index}-") and result.status == "success"}
+            for before in range(attempt):
+                url = found[before].url
+                if url in read_before or _origin(url) is None:
+                    continue
+                previous = deps.get(f"r{index}-{before}")
+                if previous is None or previous.status == "success" or previous.error is None or \
+                        previous.error.code != _REFUSED:
+                    return SKIP
+            url = found[attempt].url
             return SKIP if url in read_before else _read_input(url)
 
         return input_fn
@@ -204,7 +211,7 @@ class WebSource:
         url = page.final_url or page.url
         result = []
         for span, best in ranked_spans(text, queries or [found_by], self.limits.passages_per_page
-                                       or MAX_PASSAGES_PER_PAGE):
+                                       or MAX_PASSAGES_PER_PAGE, coordinate=True):
             query = best or found_by
             result.append(Passage(id="", source_type=self.source_type, uri=str(url), snapshot_sha256=digest,
                                   text=text[span.start:span.end], start=span.start, end=span.end, query=query,
