@@ -2,7 +2,7 @@
 
 Usage::
 
-    PYTHONPATH=src:. python bench/research_wiki.py [--show]
+    PYTHONPATH=src:. python bench/research_wiki.py [--show] [--src SRC_DIR]
 
 A stock MediaWiki (Debian's ``mediawiki``, SQLite backend, ``tests/support/mediawiki.py``) is
 installed into a temporary folder and filled with the text of 22 pages of Debian's
@@ -19,7 +19,8 @@ questions (they share words with the wiki) should come back ``no-evidence``. Wit
 each question's outcome is printed; for a miss also the queries, what the wiki's search
 returned for them (replayed with ``ditto.worker.interaction.web_search``: same engine, same wiki),
 the pages read and the quotes. Needs the Debian packages ``mediawiki``, ``php-*`` and
-``sqlite3-doc`` (``scripts/services`` installs them).
+``sqlite3-doc`` (``scripts/services`` installs them). ``--src`` runs the tasks from another source
+tree (e.g. ``git archive d6baba9 src | tar -x -C /tmp/before``) for a before/after comparison.
 """
 
 from __future__ import annotations
@@ -148,12 +149,16 @@ def _replay_search(api_url: str, origin: str, ca_file: Path, queries: list[str])
     return {query: asyncio.run(titles(query)) for query in queries}
 
 
+#: The source tree the tasks run from (``--src``).
+SRC = ROOT / "src"
+
+
 def _ask(question: str, api_url: str, ca_file: Path, tasks: Path) -> dict[str, Any]:
     started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-m", "ditto", "research", "web-search", "--wiki-url", api_url, "--ca-file", str(ca_file),
          "--question", question, "--json", "--base-dir", str(tasks)], capture_output=True, text=True, cwd=ROOT,
-        timeout=300, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{ROOT / 'src'}:{ROOT}"})
+        timeout=300, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{SRC}:{ROOT}"})
     seconds = time.monotonic() - started
     try:
         outcome = json.loads(done.stdout.strip().splitlines()[-1])
@@ -251,9 +256,12 @@ def run(show: bool) -> dict[str, Any]:
 
 
 def main() -> None:
+    global SRC
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--show", action="store_true", help="print each question's outcome")
+    parser.add_argument("--src", type=Path, default=SRC, help="the source tree the tasks run from")
     args = parser.parse_args()
+    SRC = args.src.resolve()
     sys.path[:0] = [str(ROOT / "src"), str(ROOT)]
     results = run(args.show)
     count, unanswerable = results["questions"], results["unanswerable"]

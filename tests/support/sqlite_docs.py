@@ -33,15 +33,23 @@ class _Text(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
         self._skipping = 0
+        #: Open <div>s inside the site's header (``class=nosearch``: the menu its own search leaves out).
+        self._header_divs = 0
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in self._SKIP:
+        if tag == "div" and (self._header_divs or "nosearch" in (dict(attrs).get("class") or "").split()):
+            self._header_divs += 1
+            self._skipping += 1
+        elif tag in self._SKIP:
             self._skipping += 1
         elif tag in self._BLOCK:
             self.parts.append("\n\n")
 
     def handle_endtag(self, tag: str) -> None:
-        if tag in self._SKIP and self._skipping:
+        if tag == "div" and self._header_divs:
+            self._header_divs -= 1
+            self._skipping -= 1
+        elif tag in self._SKIP and self._skipping:
             self._skipping -= 1
 
     def handle_data(self, data: str) -> None:
@@ -50,7 +58,8 @@ class _Text(HTMLParser):
 
 
 def page_text(path: Path) -> str:
-    """The page's words, paragraphs separated by blank lines, runs of spaces folded."""
+    """The page's words without the site's header menu, paragraphs separated by blank lines, runs of spaces
+    folded (what someone copying the page into a wiki would paste)."""
     parser = _Text()
     parser.feed(path.read_text("utf-8", errors="replace"))
     paragraphs = (re.sub(r"\s+", " ", chunk).strip() for chunk in "".join(parser.parts).split("\n\n"))
