@@ -82,10 +82,13 @@ def test_an_empty_folder_or_one_with_only_skipped_files_is_refused(indexed: Path
     (['{"id": "a", "content": "x", "metadata": 0}'], "metadata must be an object"),
     (['{"id": "a", "content": "x", "metadata": ""}'], "metadata must be an object"),
     (['{"id": "a", "content": "x", "metadata": {"n": 1e999}}'], "non-finite"),
+    (['{"id": "a", "content": "x", "metadata": {"path": "/elsewhere"}}'], "metadata key 'path' is set by the index"),
+    (['{"id": "a", "content": "x", "metadata": {"lineStart": 3}}'], "metadata key 'lineStart' is set by the index"),
 ])
 def test_bad_jsonl_is_refused_naming_the_line(indexed: Path, lines: list[str], fragment: str) -> None:
     """Issue 18: a JSONL line that is not an object (or not JSON, without id/content, with NUL, a lone
-    surrogate, a non-finite number) and a duplicate id are refused with the file and line; nothing written."""
+    surrogate, a non-finite number, metadata the index would overwrite) and a duplicate id are refused with
+    the file and line; nothing written."""
     source = indexed / "records.jsonl"
     source.write_text("\n".join(lines) + "\n", encoding="utf-8")
     _refused(indexed, source, fragment)

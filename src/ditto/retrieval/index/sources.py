@@ -19,7 +19,9 @@ Bad input, decided once:
   it** (the rest of the folder is still worth indexing);
 * a source that yields nothing to index (an empty folder, only skipped files), a JSONL
   line that is not a JSON object or lacks ``id``/``content``, a record holding NUL or a
-  lone surrogate, a line over 1 MiB, and an id given twice are **refused**
+  lone surrogate, metadata using a key the index sets itself (:data:`RESERVED_METADATA`:
+  it would be overwritten, and a filter on it would match the index's value, not the
+  record's), a line over 1 MiB, and an id given twice are **refused**
   (``INDEX_INVALID_INPUT`` naming the file and line): the index is left as it was.
 """
 
@@ -102,7 +104,8 @@ class PassageRow:
         return f"{self.heading}\n{self.text}" if self.heading else self.text
 
     def search_metadata(self) -> dict[str, Any]:
-        """The metadata searches return and filter on: the passage's own plus where it lies.
+        """The metadata searches return and filter on: the passage's own plus where it lies
+        (:data:`RESERVED_METADATA`, which a record's own metadata may not use).
 
         Kept with the BM25 document, so a search builds its candidates from memory, not SQLite.
         """
@@ -196,6 +199,10 @@ def _text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+#: Metadata keys every hit carries from the index itself (where the passage lies); a record may not set them.
+RESERVED_METADATA: Final = ("path", "lineStart", "lineEnd", "start", "end", "heading", "sha256")
+
+
 def _refuse(path: str, number: int, why: str) -> SearchIndexError:
     return SearchIndexError(INDEX_INVALID_INPUT, f"{printable(path)} line {number}: {why}")
 
@@ -276,6 +283,10 @@ def _record(path: str, number: int, line: bytes, *, beir: bool) -> PassageRow:
         metadata = {}
     if not isinstance(metadata, dict):  # [], 0, "" included: they were once taken for {}
         raise _refuse(path, number, "metadata must be an object")
+    taken = [key for key in RESERVED_METADATA if key in metadata]
+    if taken:
+        raise _refuse(path, number, f"metadata key {taken[0]!r} is set by the index (reserved: "
+                                    f"{', '.join(RESERVED_METADATA)})")
     try:
         check_json(metadata)
         check_json(content)
