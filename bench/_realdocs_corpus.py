@@ -32,6 +32,27 @@ PYDOC = ("json", "textwrap", "shutil", "zipfile")
 ZH_MAN_PAGES = ("tar", "date", "ls", "cp", "grep", "find", "chmod", "mkdir", "rm", "gzip", "sort", "kill", "df",
                 "du", "ln")
 
+# The held-out corpus (``build_corpus(folder, holdout=True)``): everything above plus these, for
+# ``bench/data/realdocs_holdout.json``, a question set nothing was tuned on.
+#: More English man pages of installed commands.
+HOLDOUT_MAN_PAGES = ("cat", "chown", "stat", "timeout", "seq", "split", "tac", "nl", "paste", "join", "comm",
+                     "uname", "env", "nice", "nohup", "ps", "free", "bzip2", "xz", "zip", "unzip", "wget", "scp",
+                     "file", "strings", "base64", "mktemp", "dd", "truncate", "shuf", "watch", "mawk",
+                     "ssh-keygen", "patch", "cmp")
+#: More READMEs in /usr/share/doc.
+HOLDOUT_READMES = ("mawk/README", "patch/README", "net-tools/README", "openssh-client/README.dns",
+                   "make/README.gz", "gdb/README.gz", "man-db/README.md.gz", "base-passwd/README",
+                   "debianutils/README.shells.gz", "openssl/README.md.gz", "fakeroot/README.saving",
+                   "gnupg/README.gz", "adduser/README.gz", "init-system-helpers/README.policy-rc.d.gz")
+#: Debian changelogs (``/usr/share/doc/PACKAGE/changelog.Debian.gz``, else ``changelog.gz``), decompressed.
+HOLDOUT_CHANGELOGS = ("coreutils", "gzip", "curl", "make", "e2fsprogs", "openssh-client", "git", "man-db", "bc",
+                      "procps", "bash", "findutils", "apt", "dpkg")
+#: At most this many characters of a changelog (its start, cut at a line end).
+CHANGELOG_CHARS = 200_000
+#: More Chinese man pages (manpages-zh).
+HOLDOUT_ZH_MAN_PAGES = ("cat", "head", "tail", "wc", "uniq", "cut", "touch", "mv", "chown", "xargs", "seq",
+                        "split", "tee")
+
 
 def _plain(text: str) -> str:
     """Overstrikes removed (what ``col -bx`` does), as a reader sees the page."""
@@ -66,6 +87,22 @@ def read_readme(relative: str) -> str | None:
         return raw.decode("latin-1")
 
 
+def read_changelog(package: str) -> str | None:
+    """A package's Debian changelog (else its ``changelog.gz``), decompressed, cut to its start."""
+    for name in ("changelog.Debian.gz", "changelog.gz"):
+        path = Path("/usr/share/doc") / package / name
+        if path.exists():
+            raw = gzip.decompress(path.read_bytes())
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                text = raw.decode("latin-1")
+            if len(text) > CHANGELOG_CHARS:
+                text = text[:text.rfind("\n", 0, CHANGELOG_CHARS) + 1]
+            return text
+    return None
+
+
 def render_pydoc(module: str) -> str | None:
     done = subprocess.run([sys.executable, "-m", "pydoc", module], capture_output=True, text=True,
                           env={**os.environ, "PAGER": "cat", "COLUMNS": "100"})
@@ -80,10 +117,11 @@ def corpus_name(kind: str, name: str) -> str:
     return f"{kind}-{stem}.txt"
 
 
-def build_corpus(folder: Path) -> tuple[list[str], list[str]]:
+def build_corpus(folder: Path, holdout: bool = False) -> tuple[list[str], list[str]]:
     """Write every available source into ``folder`` (English) and ``folder/zh`` (Chinese).
 
-    Returns ``(written file names, missing sources)``.
+    ``holdout``: the larger held-out corpus (the ``HOLDOUT_`` sources added). Returns ``(written file names,
+    missing sources)``.
     """
     if folder.exists():
         shutil.rmtree(folder)
@@ -93,6 +131,11 @@ def build_corpus(folder: Path) -> tuple[list[str], list[str]]:
     jobs = ([("man", name, render_man) for name in MAN_PAGES] + [("readme", name, read_readme) for name in READMES]
             + [("pydoc", name, render_pydoc) for name in PYDOC] + [("zhman", name, render_zh_man)
                                                                    for name in ZH_MAN_PAGES])
+    if holdout:
+        jobs += ([("man", name, render_man) for name in HOLDOUT_MAN_PAGES]
+                 + [("readme", name, read_readme) for name in HOLDOUT_READMES]
+                 + [("changelog", name, read_changelog) for name in HOLDOUT_CHANGELOGS]
+                 + [("zhman", name, render_zh_man) for name in HOLDOUT_ZH_MAN_PAGES])
     for kind, name, render in jobs:
         text = render(name)
         if text is None:
@@ -105,5 +148,5 @@ def build_corpus(folder: Path) -> tuple[list[str], list[str]]:
 
 
 if __name__ == "__main__":
-    files, absent = build_corpus(Path(sys.argv[1]))
+    files, absent = build_corpus(Path(sys.argv[1]), holdout="--holdout" in sys.argv[2:])
     print(len(files), "files;", "missing:", absent)

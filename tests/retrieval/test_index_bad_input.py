@@ -44,6 +44,18 @@ def test_unusable_text_files_are_skipped_with_a_warning_naming_each(tmp_path: Pa
     assert (summary.added, summary.passages) == (1, 1)
 
 
+def test_a_jsonl_file_inside_a_folder_is_named_not_read(tmp_path: Path) -> None:
+    """Issue 18: only a .jsonl named as a source is a record file; one met inside a folder (a log, a BEIR
+    folder's queries) is named in the warnings and not indexed, and naming it indexes its records."""
+    docs = write_docs(tmp_path / "docs", {"guide.md": "How backups are kept.\n"})
+    (docs / "notes.jsonl").write_text('{"id": "n1", "content": "Backups are kept for 30 days."}\n')
+    summary = update_index_sync(tmp_path / "idx", [docs])
+    assert any("notes.jsonl" in note and "name it as a source" in note for note in summary.skipped), summary.skipped
+    assert (summary.added, summary.passages) == (1, 1)
+    summary = update_index_sync(tmp_path / "idx", [docs, docs / "notes.jsonl"])
+    assert summary.passages == 2 and not any("notes.jsonl" in note for note in summary.skipped)
+
+
 def _refused(tmp_path: Path, source: Path, fragment: str) -> None:
     before = _state(tmp_path / "idx")
     with pytest.raises(SearchIndexError) as error:

@@ -136,9 +136,12 @@ def discover(roots: Sequence[Path], *, ignore: Sequence[str] = (), limits: Index
     """The files under ``roots``, in a stable order; skips and caps are notes in ``report``.
 
     ``records=False`` reads every root as text (a research task's ``--documents``, where a
-    ``.jsonl`` file named as a root is a document like any other).
+    ``.jsonl`` file named as a root is a document like any other). With records, a ``.jsonl``
+    file met inside a folder is named in the report and not read: only one named as a root is
+    a record file.
     """
     text_roots: list[Path] = []
+    named: set[str] = set()  # record files named as roots: met again inside a folder, they are not news
     for root in roots:
         beir = records and root.is_dir() and (root / "corpus.jsonl").is_file()
         if beir or (records and root.suffix.lower() == ".jsonl" and not root.is_dir()):
@@ -148,6 +151,7 @@ def discover(roots: Sequence[Path], *, ignore: Sequence[str] = (), limits: Index
                 raise SearchIndexError(INDEX_INVALID_INPUT, f"{printable(path)} cannot be read (or is not a "
                                                             "regular file)")
             report.roots_usable += 1
+            named.add(str(path.resolve()))
             yield SourceFile(str(path.resolve()), "records", found[0], found[1], beir=beir)
         else:
             text_roots.append(root)
@@ -155,8 +159,16 @@ def discover(roots: Sequence[Path], *, ignore: Sequence[str] = (), limits: Index
         # Resolved once here, so the paths walked below them are canonical already (the walk follows no
         # link below a root): no per-file resolve(), which costs a system call per path component.
         text_roots = [Path(os.path.realpath(root)) if os.path.lexists(root) else root for root in text_roots]
-        for path in walk_documents(text_roots, ignore=ignore, suffixes=DOCUMENT_SUFFIXES, limits=limits.walk(),
+        suffixes = DOCUMENT_SUFFIXES | {".jsonl"} if records else DOCUMENT_SUFFIXES
+        for path in walk_documents(text_roots, ignore=ignore, suffixes=suffixes, limits=limits.walk(),
                                    report=report):
+            if path.suffix.lower() == ".jsonl" and path not in text_roots:
+                # Not read: any .jsonl (logs, a BEIR folder's queries) would otherwise have to be a record file.
+                if str(path) in named:
+                    continue
+                report.note(f"{printable(path)} skipped: a JSONL file inside a folder is not read; name it as a "
+                            "source to index its records")
+                continue
             found = _stat(path)
             if found is None:
                 report.note(f"{printable(path)} skipped: it vanished or is not a regular file")
