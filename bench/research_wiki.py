@@ -40,6 +40,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from research_web import _bm25_top1  # noqa: E402 - the peer both web benches report
 
 #: The SQLite pages the wiki holds (file stem; the page's <title> becomes the wiki title).
 PAGES: tuple[str, ...] = (
@@ -95,17 +97,6 @@ def _fold(text: str) -> str:
 def _holds(text: str, phrases: str) -> bool:
     folded = _fold(text)
     return any(_fold(phrase) in folded for phrase in phrases.split("|"))
-
-
-def _bm25_top1(text: str, question: str) -> str:
-    from ditto.text import TextAnalyzer, score_documents
-    from ditto.text.passages import cut_passages
-
-    analyzer = TextAnalyzer(cjk="unigram")
-    spans = cut_passages(text)
-    scores = score_documents(analyzer.analyze(question), [analyzer.analyze(text[s.start:s.end]) for s in spans])
-    best = max(range(len(spans)), key=lambda index: scores[index]) if spans else -1
-    return text[spans[best].start:spans[best].end] if best >= 0 else ""
 
 
 def _queries(directory: Path, brief: dict[str, Any] | None) -> list[str]:
