@@ -80,7 +80,10 @@ def read_readme(relative: str) -> str | None:
     path = Path("/usr/share/doc") / relative
     if not path.exists():
         return None
-    raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    return _decode(gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes())
+
+
+def _decode(raw: bytes) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -92,11 +95,7 @@ def read_changelog(package: str) -> str | None:
     for name in ("changelog.Debian.gz", "changelog.gz"):
         path = Path("/usr/share/doc") / package / name
         if path.exists():
-            raw = gzip.decompress(path.read_bytes())
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                text = raw.decode("latin-1")
+            text = _decode(gzip.decompress(path.read_bytes()))
             if len(text) > CHANGELOG_CHARS:
                 text = text[:text.rfind("\n", 0, CHANGELOG_CHARS) + 1]
             return text

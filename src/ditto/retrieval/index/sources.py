@@ -162,7 +162,7 @@ def discover(roots: Sequence[Path], *, ignore: Sequence[str] = (), limits: Index
         suffixes = DOCUMENT_SUFFIXES | {".jsonl"} if records else DOCUMENT_SUFFIXES
         for path in walk_documents(text_roots, ignore=ignore, suffixes=suffixes, limits=limits.walk(),
                                    report=report):
-            if path.suffix.lower() == ".jsonl" and path not in text_roots:
+            if path.suffix.lower() == ".jsonl":  # met inside a folder: a root .jsonl is a record file above
                 # Not read: any .jsonl (logs, a BEIR folder's queries) would otherwise have to be a record file.
                 if str(path) in named:
                     continue

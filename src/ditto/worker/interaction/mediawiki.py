@@ -211,9 +211,8 @@ def rank_unranked(full: Sequence[WikiHit], terms: Sequence[str], answers: Sequen
         return sum(weights[index] * (body + _matches(terms[index], title_words))
                    for index in held[title] if index < len(weights))
 
-    order = list(shown)
-    ranked = sorted(order, key=lambda title: (-score(title), order.index(title)))
-    return [shown[title][1] for title in ranked]
+    ranked = sorted(enumerate(shown), key=lambda item: (-score(item[1]), item[0]))
+    return [shown[title][1] for _, title in ranked]
 
 
 def _encode_title(title: str) -> str:
