@@ -197,6 +197,34 @@ def test_an_answer_about_an_option_opens_with_what_is_said_of_it() -> None:
         == _XARGS
 
 
+#: Our own wording, laid out as a man page: a NAME line, an option's line, and a sentence that shares frame words.
+_NAME_LINE = "frob - copy widgets between folders"
+_OPTION_ITEM = "-R, --recursive  copy widget folders recursively"
+_FRAME = "frob makes folders recursively when backup options are given."
+
+
+def test_an_answer_to_which_option_opens_with_an_options_line() -> None:
+    """Issue 17 (real documents, held-out questions): "Which option makes cp copy directories recursively?"
+    opened with "As a special case, cp makes a backup… options are given", and find's NAME line opened the
+    answer about ``-maxdepth``. A question asking which option does something is answered by a line that
+    opens with an option; a NAME or SYNOPSIS line answers only a question asking what the thing is."""
+    evidence = (AnswerEvidence(id="e1", quote=_FRAME, context="FROB(1) › DESCRIPTION"),
+                AnswerEvidence(id="e2", quote=_OPTION_ITEM, context="FROB(1) › OPTIONS"),
+                AnswerEvidence(id="e3", quote=_NAME_LINE, context="FROB(1) › NAME"))
+    which = AnswerTask(question="Which option makes frob copy folders recursively?", evidence=evidence)
+    assert answer_question(which)[0].text == _OPTION_ITEM
+    # Asked without "which option", the sentence with more of the question's words leads.
+    how = which.model_copy(update={"question": "How does frob make folders recursively?"})
+    assert answer_question(how)[0].text == _FRAME
+    # NAME lines: demoted for a question about the command's behaviour, first for "What is frob?".
+    names = (AnswerEvidence(id="e3", quote=_NAME_LINE, context="FROB(1) › NAME"),
+             AnswerEvidence(id="e2", quote=_OPTION_ITEM, context="FROB(1) › OPTIONS"))
+    about = AnswerTask(question="How does frob copy widget folders?", evidence=names)
+    assert answer_question(about)[0].text == _OPTION_ITEM
+    what = AnswerTask(question="What is frob?", evidence=names)
+    assert answer_question(what)[0].text == _NAME_LINE
+
+
 def test_chinese_answers_keep_the_word_rules() -> None:
     """Issue 17: cosines of the English-only model never reorder a Chinese answer."""
     task = AnswerTask(question="rm 的 -f 选项做什么？", evidence=(

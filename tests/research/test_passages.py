@@ -214,3 +214,47 @@ def test_an_option_tag_over_a_blank_line_stays_with_its_description() -> None:
     # Sentences alone: a tag, then a blank line, then prose at the same depth are two sentences.
     plain = "-x\n\nnot indented.\n\nTitle\n\n   body."
     assert [plain[s.start:s.end] for s in split_sentences(plain)] == ["-x", "not indented.", "Title", "body."]
+
+
+#: A page set the way timeout's is: a blank line after every line of an option's description (our wording).
+SPACED_OPTIONS = ("FROB(1)                       General Commands Manual                       FROB(1)\n"
+                  "\n"
+                  "OPTIONS\n"
+                  "       -w, --wait=DURATION\n"
+                  "\n"
+                  "              also ring the bell if the job is still queued\n"
+                  "\n"
+                  "              this long after it was first scheduled\n"
+                  "\n"
+                  "       -q, --queue=NAME\n"
+                  "\n"
+                  "              pick the queue to use;\n"
+                  "\n"
+                  "              NAME may be any queue listed by frob -l\n"
+                  "\n"
+                  "              A second paragraph about -q.\n"
+                  "\n"
+                  "       --help show the usage and exit\n")
+
+
+def test_a_sentence_set_with_blank_lines_between_its_lines_stays_whole() -> None:
+    """Issue 17.1 (passages follow the text, a quote never stops mid-sentence): timeout's page sets a
+    blank line after each line of a description. A line that ends in no stop, followed over one blank
+    line by a line at the same depth that starts in lower case (or after a comma or semicolon), is the
+    same sentence, in the passage and in the sentence splitter, when the line before is prose (five words)
+    or ends in a comma or semicolon; a capitalised new sentence, a second blank line, a short list entry or
+    an option tag still part."""
+    from ditto.text.sentences import Sentence, runs_over_blank, split_sentences
+
+    found = texts(SPACED_OPTIONS, cut_passages(SPACED_OPTIONS))
+    assert found[0] == ("-w, --wait=DURATION\n\n              also ring the bell if the job is still queued\n\n"
+                        "              this long after it was first scheduled")
+    assert [found[0][s.start:s.end] for s in split_sentences(found[0])] == [found[0]]
+    assert found[1] == ("-q, --queue=NAME\n\n              pick the queue to use;\n\n"
+                        "              NAME may be any queue listed by frob -l")
+    assert found[2:] == ["A second paragraph about -q.", "--help show the usage and exit"]
+    assert not runs_over_blank("a line\n\n\nstill going", 6)  # two blank lines end it
+    assert not runs_over_blank("a full stop.\n\nthen more", 12)
+    assert not runs_over_blank("   deeper line\n\nshallower line", 14)
+    assert split_sentences("one two three four five\n\nsix") == [Sentence(0, 28)]
+    assert len(split_sentences("make\n\nmake install")) == 2  # short lines are entries of a list

@@ -46,9 +46,10 @@ import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from .sentences import split_sentences, tag_over_body
+from .sentences import runs_over_blank, split_sentences, tag_over_body
 
-__all__ = ["MAX_HEADING_CHARS", "MAX_LEAD_CHARS", "MAX_PASSAGE_CHARS", "PASSAGES_VERSION", "PassageKind", "PassageSpan",
+__all__ = ["HEADING_SEPARATOR", "MAX_HEADING_CHARS", "MAX_LEAD_CHARS", "MAX_PASSAGE_CHARS", "PASSAGES_VERSION",
+           "PassageKind", "PassageSpan",
            "cut_passages"]
 
 #: The longest passage (seed 004: at most 1000 characters per passage).
@@ -59,7 +60,7 @@ MAX_HEADING_CHARS: Final = 300
 #: tag, a function's signature); a longer one is prose, not a label.
 MAX_LEAD_CHARS: Final = 80
 #: Bumped whenever the same text is cut differently: caches of passages keyed by it are rebuilt.
-PASSAGES_VERSION: Final = 3
+PASSAGES_VERSION: Final = 4
 
 PassageKind = Literal["paragraph", "list-item", "code", "indented"]
 
@@ -71,7 +72,8 @@ _ITEM = re.compile(r"[ \t]*(?:[-*+•·‣◦]|\d{1,3}[.)])[ \t]+\S")
 #: A man page's header or footer: "GREP(1)   User Commands   GREP(1)" / "GNU grep 3.8   2019-12-29   GREP(1)".
 _MAN_EDGE = re.compile(r"\S.*?\s{3,}.*\S\(\d[^)\s]{0,8}\)[ \t\r]*$")
 _MAN_HEADER = re.compile(r"\S+\(\d[^)\s]{0,8}\)\s{3,}")
-_SEPARATOR: Final = " › "
+#: Between the steps of a passage's heading path ("GREP(1) › OPTIONS").
+HEADING_SEPARATOR: Final = " › "
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +130,7 @@ class _Cutter:
             titles.append(self.lead)
         if not titles:
             return None
-        path = _SEPARATOR.join(titles)
+        path = HEADING_SEPARATOR.join(titles)
         return path if len(path) <= MAX_HEADING_CHARS else path[-MAX_HEADING_CHARS:]
 
     def push_heading(self, level: int, title: str) -> None:
@@ -220,8 +222,10 @@ class _Cutter:
                     self.open(line, "code")
                 continue
             if not stripped:
-                if self._tag_awaits_body(line):
-                    self.block.append(line)  # an option tag, blank lines, then its description: one passage
+                if self._tag_awaits_body(line) or self._sentence_runs_on(line):
+                    # An option tag, blank lines, then its description; a sentence set with a blank line
+                    # after each of its lines: one passage.
+                    self.block.append(line)
                 else:
                     self.close()
                 continue
@@ -269,6 +273,13 @@ class _Cutter:
         line is its description (:func:`~.sentences.tag_over_body`): sed's page puts a blank line under each tag."""
         written = [line for line in self.block if line.text.strip()]
         return self.block_kind == "paragraph" and len(written) == 1 and tag_over_body(self.text, blank.end)
+
+
+    def _sentence_runs_on(self, blank: _Line) -> bool:
+        """Whether the open block's last sentence runs on over the ``blank`` line
+        (:func:`~.sentences.runs_over_blank`)."""
+        newline = self.text.find("\n", blank.end)  # "\r\n" lines end before their "\r"
+        return bool(self.block) and newline >= 0 and runs_over_blank(self.text, newline)
 
 
 def _man_heading(line: _Line, following: _Line | None) -> bool:

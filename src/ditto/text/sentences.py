@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["MAX_SENTENCE_CHARS", "Sentence", "option_tag", "split_sentences", "tag_over_body"]
+__all__ = ["MAX_SENTENCE_CHARS", "Sentence", "option_tag", "runs_over_blank", "split_sentences", "tag_over_body"]
 
 #: Words a full stop follows without ending the sentence (compared lower-case, without the final stop).
 _ABBREVIATIONS: Final = frozenset({
@@ -33,6 +33,8 @@ _MARKUP_LINE = re.compile(r"[ \t]{0,3}(?:#{1,6}(?:[ \t]|$)|(?:=+|-+|\*+|_+|`{3,}
 _OPTION_TAG = re.compile(r"(?:--?|\+)[A-Za-z0-9#?@]")
 #: The longest line taken for an option's tag.
 _MAX_TAG_CHARS: Final = 80
+#: Words a line needs before a blank line for the sentence to run on over it (see :func:`runs_over_blank`).
+_MIN_RUN_ON_WORDS: Final = 5
 #: A sentence that runs longer than this over line breaks is cut at line ends (a table or a synopsis
 #: has no full stops; a quote of forty lines is not a sentence).
 MAX_SENTENCE_CHARS: Final = 400
@@ -88,8 +90,9 @@ def _line_break_ends(text: str, newline: int) -> bool:
     line, following = _line_bounds(text, newline)
     if not line.strip() or not following.strip():
         # A blank line ends a paragraph, except between an option tag and the more indented description
-        # under it: sed's page sets "-n, --quiet, --silent", a blank line, then what -n does.
-        return not tag_over_body(text, newline)
+        # under it (sed's page sets "-n, --quiet, --silent", a blank line, then what -n does) and inside a
+        # sentence that a page sets with a blank line after every line (timeout's).
+        return not (tag_over_body(text, newline) or runs_over_blank(text, newline))
     if _MARKUP_LINE.match(line) or _MARKUP_LINE.match(following):
         return True
     if _ITEM.match(following):
@@ -111,6 +114,55 @@ def option_tag(line: str) -> bool:
     ``-e script, --expression=script``): a short line that starts with an option and ends in no stop."""
     title = line.strip()
     return bool(_OPTION_TAG.match(title)) and len(title) <= _MAX_TAG_CHARS and title[-1] not in ".;:!?"
+
+
+def _text_lines_around(text: str, newline: int) -> tuple[int, str, str, int] | None:
+    """``(start of the last line with text, that line, the next line with text, blank lines between)``
+    around the line break at ``newline``; ``None`` when either side has no text."""
+    end = newline
+    line = text[text.rfind("\n", 0, end) + 1:end]
+    blanks = 0
+    while not line.strip():  # back over blank lines to the last line with text
+        end = text.rfind("\n", 0, end)
+        if end < 0:
+            return None
+        line = text[text.rfind("\n", 0, end) + 1:end]
+        blanks += 1
+    start = newline + 1
+    while True:  # on over blank lines to the next line with text
+        stop = text.find("\n", start)
+        following = text[start:stop if stop >= 0 else len(text)]
+        if following.strip():
+            break
+        if stop < 0:
+            return None
+        start = stop + 1
+        blanks += 1
+    return text.rfind("\n", 0, end) + 1, line, following, blanks
+
+
+def runs_over_blank(text: str, newline: int) -> bool:
+    """Whether the line break at ``newline`` lies inside a sentence that runs on over one blank line:
+    the line before ends in a comma or semicolon, or is prose (five words or more) ending in no stop and the
+    line after starts in lower case; both at the same indentation. Some man pages set a blank line
+    after every line of an option's description (timeout's "also send a KILL signal if COMMAND is still
+    running", a blank line, "this long after the initial signal was sent")."""
+    around = _text_lines_around(text, newline)
+    if around is None:
+        return False
+    head, line, following, blanks = around
+    before, after = line.rstrip(), following.lstrip()
+    if blanks > 1 or not before or not after or _MARKUP_LINE.match(line) or _ITEM.match(following) \
+            or option_tag(line) or option_tag(following):
+        return False
+    # The first line of a trimmed text has lost its indentation; the line after it keeps its own.
+    same_indent = _indent(following) == _indent(line) or (head == 0 and _indent(following) >= _indent(line))
+    last = before[-1]
+    if last in ",;":
+        return same_indent
+    # A short line is a list entry ("make", a blank line, "make install"), not a sentence cut in two.
+    return same_indent and (last.isalnum() or last == ")") and after[0].islower() \
+        and len(before.split()) >= _MIN_RUN_ON_WORDS
 
 
 def tag_over_body(text: str, newline: int) -> bool:

@@ -44,7 +44,8 @@ from typing import Final
 
 from ...text import CJK_CLASS, CJK_STOPWORDS, ENGLISH_STOPWORDS, TextAnalyzer, score_documents
 from ...text.analysis import has_cjk
-from ...text.sentences import MAX_SENTENCE_CHARS, Sentence, split_sentences
+from ...text.passages import HEADING_SEPARATOR
+from ...text.sentences import MAX_SENTENCE_CHARS, Sentence, option_tag, split_sentences
 from ...text.unwrap import join_hyphenated
 from .tasks import (
     MAX_ANSWER_SENTENCES,
@@ -205,6 +206,16 @@ _SURFACE = re.compile(r"(?<![\w-])--?[A-Za-z0-9][A-Za-z0-9-]*|"
 
 
 #: A command-line option: "-p", "-0", "--parents" (after white space, an opening bracket or the start).
+#: A heading of a man page's NAME or SYNOPSIS section (English, or as manpages-zh titles them).
+_SYNOPSIS_SECTION = re.compile(r"^(?:NAME|SYNOPSIS)\b|^(?:名称|名字|总览|概述|语法|摘要)|\((?:NAME|SYNOPSIS)\)$")
+#: A question that asks what a thing is ("What is jq?", "What does tee do?", "git 是什么？").
+_ASKS_WHAT_IT_IS = re.compile(r"\s*(?:what\s+(?:is|are)\s+(?:an?\s+|the\s+)?[\w.+-]+|what\s+does\s+[\w.+-]+\s+do)"
+                              r"\s*\??\s*$|\s*[\w.+-]+\s*是什么[？?]?\s*$", re.IGNORECASE)
+#: A question that asks which option does something ("Which tar option…", "哪个选项…").
+_ASKS_FOR_OPTION = re.compile(r"\b(?:which|what)\s+(?:[\w-]+\s+)?(?:option|flag|switch)s?\b"
+                              r"|(?:哪个|哪一个|什么)(?:选项|参数)", re.IGNORECASE)
+#: A sentence that is an option's line: it opens with the option ("-R, -r, --recursive …").
+_OPTION_LINE = re.compile(r"\s*(?:--?|\+)[A-Za-z0-9#?@]")
 _OPTION = re.compile(r"(?<![^\s(\[,])--?[A-Za-z0-9][A-Za-z0-9-]{0,30}(?![\w-])")
 
 
@@ -432,7 +443,12 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
     """The smallest run of whole sentences around ``spans[index]`` that carries what it can of the
     question: a neighbour joins when it holds question terms the run lacks, or when the run is
     too short to say anything (an option tag, "Exit status:"); at most
-    :data:`MAX_RUN_SENTENCES`, within ``limit`` characters. Returns the run's offsets."""
+    :data:`MAX_RUN_SENTENCES`, within ``limit`` characters. An option's description (a passage that opens
+    with its tag) of at most that many sentences is quoted whole: "the default is “aes256-ctr”" ends what
+    ``-Z cipher`` says, sharing no word with a question about it. Returns the run's offsets."""
+    if spans and option_tag(text.split("\n", 1)[0]) and len(spans) <= MAX_RUN_SENTENCES \
+            and spans[-1].end - spans[0].start <= limit:
+        return spans[0].start, spans[-1].end
     low = high = index
     covered = set(analyze(text[spans[index].start:spans[index].end])) & wanted
     while high - low + 1 < MAX_RUN_SENTENCES:
@@ -589,7 +605,10 @@ def answer_question(task: AnswerTask, *, similarities: Sequence[float] | None = 
     (normalised to the best), plus ``embedding_weight`` times its cosine with the question when
     ``similarities`` are given (one per :func:`answer_sentences` entry; English only, as for excerpts);
     a question that names command-line options (``xargs -0``) keeps the full score only for sentences that
-    name one of them (in the sentence or its context), the others :data:`LEAD_IN_SHARE` of theirs;
+    name one of them (in the sentence or its context), the others :data:`LEAD_IN_SHARE` of theirs, and
+    one that asks which option does something keeps it only for sentences that open with an option;
+    a sentence of a man page's NAME or SYNOPSIS section keeps that share unless the question asks what the
+    thing is;
     after the first, a sentence must reach :data:`ANSWER_FOLLOW_UP_SHARE` of the best. When no sentence
     shares a term with the question (the evidence was chosen for it all the same), the first sentence
     of the first evidence stands.
@@ -617,10 +636,21 @@ def answer_question(task: AnswerTask, *, similarities: Sequence[float] | None = 
               for score, (_, text) in zip(scores, sentences, strict=True)]
     # A question about an option ("What does xargs -0 do?") is answered by what is said of that option (the line
     # of "-0, --null"), not by the page's description of xargs, which holds more of its words.
+    # A man page's NAME and SYNOPSIS lines ("split - split a file into pieces") share the command's name with
+    # every question about it; they answer "What is split?", not what one of its options does.
+    if not _ASKS_WHAT_IT_IS.match(task.question):
+        scores = [score * LEAD_IN_SHARE if _SYNOPSIS_SECTION.search(context.rsplit(HEADING_SEPARATOR, 1)[-1]) else score
+                  for score, context in zip(scores, contexts, strict=True)]
     named = set(_OPTION.findall(task.question))
     if named:
         scores = [score if named.intersection(terms) else score * LEAD_IN_SHARE
                   for score, terms in zip(scores, documents, strict=True)]
+    elif _ASKS_FOR_OPTION.search(task.question):
+        # "Which option makes cp copy directories recursively?" is answered by an option's own line
+        # ("-R, -r, --recursive  copy directories recursively"), not by the page's NAME line or a sentence
+        # that happens to say "makes" and "options".
+        scores = [score if _OPTION_LINE.match(text) else score * LEAD_IN_SHARE
+                  for score, (_, text) in zip(scores, sentences, strict=True)]
     order = sorted(range(len(sentences)), key=lambda i: (-scores[i], sentences[i][0], i))
     best = scores[order[0]]
     picked: list[str] = []
