@@ -168,22 +168,10 @@ def runs_over_blank(text: str, newline: int) -> bool:
 def tag_over_body(text: str, newline: int) -> bool:
     """Whether the line break at ``newline`` lies between an option tag and the more indented line
     under it, with only blank lines between them."""
-    end = newline
-    line = text[text.rfind("\n", 0, end) + 1:end]
-    while not line.strip():  # back over blank lines to the last line with text
-        end = text.rfind("\n", 0, end)
-        if end < 0:
-            return False
-        line = text[text.rfind("\n", 0, end) + 1:end]
-    start = newline + 1
-    while True:  # on over blank lines to the next line with text
-        stop = text.find("\n", start)
-        following = text[start:stop if stop >= 0 else len(text)]
-        if following.strip():
-            break
-        if stop < 0:
-            return False
-        start = stop + 1
+    around = _text_lines_around(text, newline)
+    if around is None:
+        return False
+    _, line, following, _ = around
     # The first line of a trimmed text (a passage starting at its tag) has lost its indentation; the
     # description under it is still indented.
     return option_tag(line) and _indent(following) > _indent(line)
