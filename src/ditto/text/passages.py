@@ -49,8 +49,7 @@ from typing import Final, Literal
 from .sentences import runs_over_blank, split_sentences, tag_over_body
 
 __all__ = ["HEADING_SEPARATOR", "MAX_HEADING_CHARS", "MAX_LEAD_CHARS", "MAX_PASSAGE_CHARS", "PASSAGES_VERSION",
-           "PassageKind", "PassageSpan",
-           "cut_passages"]
+           "PassageKind", "PassageSpan", "cut_passages"]
 
 #: The longest passage (seed 004: at most 1000 characters per passage).
 MAX_PASSAGE_CHARS: Final = 1000
@@ -273,7 +272,6 @@ class _Cutter:
         line is its description (:func:`~.sentences.tag_over_body`): sed's page puts a blank line under each tag."""
         written = [line for line in self.block if line.text.strip()]
         return self.block_kind == "paragraph" and len(written) == 1 and tag_over_body(self.text, blank.end)
-
 
     def _sentence_runs_on(self, blank: _Line) -> bool:
         """Whether the open block's last sentence runs on over the ``blank`` line

@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["MAX_SENTENCE_CHARS", "Sentence", "option_tag", "runs_over_blank", "split_sentences", "tag_over_body"]
+__all__ = ["MAX_SENTENCE_CHARS", "Sentence", "opens_with_option", "option_tag", "runs_over_blank", "split_sentences",
+           "tag_over_body"]
 
 #: Words a full stop follows without ending the sentence (compared lower-case, without the final stop).
 _ABBREVIATIONS: Final = frozenset({
@@ -113,7 +114,12 @@ def option_tag(line: str) -> bool:
     """Whether ``line`` is a command-line option's tag (``-n, --quiet, --silent``, ``--debug``,
     ``-e script, --expression=script``): a short line that starts with an option and ends in no stop."""
     title = line.strip()
-    return bool(_OPTION_TAG.match(title)) and len(title) <= _MAX_TAG_CHARS and title[-1] not in ".;:!?"
+    return opens_with_option(title) and len(title) <= _MAX_TAG_CHARS and title[-1] not in ".;:!?"
+
+
+def opens_with_option(text: str) -> bool:
+    """Whether ``text`` opens with a command-line option (``-R, -r, --recursive  copy …``, ``+N``)."""
+    return bool(_OPTION_TAG.match(text.lstrip()))
 
 
 def _text_lines_around(text: str, newline: int) -> tuple[int, str, str, int] | None:

@@ -45,7 +45,7 @@ from typing import Final
 from ...text import CJK_CLASS, CJK_STOPWORDS, ENGLISH_STOPWORDS, TextAnalyzer, score_documents
 from ...text.analysis import has_cjk
 from ...text.passages import HEADING_SEPARATOR
-from ...text.sentences import MAX_SENTENCE_CHARS, Sentence, option_tag, split_sentences
+from ...text.sentences import MAX_SENTENCE_CHARS, Sentence, opens_with_option, option_tag, split_sentences
 from ...text.unwrap import join_hyphenated
 from .tasks import (
     MAX_ANSWER_SENTENCES,
@@ -205,7 +205,6 @@ _SURFACE = re.compile(r"(?<![\w-])--?[A-Za-z0-9][A-Za-z0-9-]*|"
                       f"[{CJK_CLASS}]+|[^\\W_{CJK_CLASS}]+(?:['’][^\\W_{CJK_CLASS}]+)*")
 
 
-#: A command-line option: "-p", "-0", "--parents" (after white space, an opening bracket or the start).
 #: A heading of a man page's NAME or SYNOPSIS section (English, or as manpages-zh titles them).
 _SYNOPSIS_SECTION = re.compile(r"^(?:NAME|SYNOPSIS)\b|^(?:名称|名字|总览|概述|语法|摘要)|\((?:NAME|SYNOPSIS)\)$")
 #: A question that asks what a thing is ("What is jq?", "What does tee do?", "git 是什么？").
@@ -214,8 +213,7 @@ _ASKS_WHAT_IT_IS = re.compile(r"\s*(?:what\s+(?:is|are)\s+(?:an?\s+|the\s+)?[\w.
 #: A question that asks which option does something ("Which tar option…", "哪个选项…").
 _ASKS_FOR_OPTION = re.compile(r"\b(?:which|what)\s+(?:[\w-]+\s+)?(?:option|flag|switch)s?\b"
                               r"|(?:哪个|哪一个|什么)(?:选项|参数)", re.IGNORECASE)
-#: A sentence that is an option's line: it opens with the option ("-R, -r, --recursive …").
-_OPTION_LINE = re.compile(r"\s*(?:--?|\+)[A-Za-z0-9#?@]")
+#: A command-line option: "-p", "-0", "--parents" (after white space, an opening bracket or the start).
 _OPTION = re.compile(r"(?<![^\s(\[,])--?[A-Za-z0-9][A-Za-z0-9-]{0,30}(?![\w-])")
 
 
@@ -634,13 +632,13 @@ def answer_question(task: AnswerTask, *, similarities: Sequence[float] | None = 
     # A lead-in ("To build a statically linked version of jq, run:") introduces what follows; it answers nothing.
     scores = [score * LEAD_IN_SHARE if text.rstrip().endswith((":", "：")) else score
               for score, (_, text) in zip(scores, sentences, strict=True)]
-    # A question about an option ("What does xargs -0 do?") is answered by what is said of that option (the line
-    # of "-0, --null"), not by the page's description of xargs, which holds more of its words.
     # A man page's NAME and SYNOPSIS lines ("split - split a file into pieces") share the command's name with
     # every question about it; they answer "What is split?", not what one of its options does.
     if not _ASKS_WHAT_IT_IS.match(task.question):
         scores = [score * LEAD_IN_SHARE if _SYNOPSIS_SECTION.search(context.rsplit(HEADING_SEPARATOR, 1)[-1]) else score
                   for score, context in zip(scores, contexts, strict=True)]
+    # A question about an option ("What does xargs -0 do?") is answered by what is said of that option (the line
+    # of "-0, --null"), not by the page's description of xargs, which holds more of its words.
     named = set(_OPTION.findall(task.question))
     if named:
         scores = [score if named.intersection(terms) else score * LEAD_IN_SHARE
@@ -649,7 +647,7 @@ def answer_question(task: AnswerTask, *, similarities: Sequence[float] | None = 
         # "Which option makes cp copy directories recursively?" is answered by an option's own line
         # ("-R, -r, --recursive  copy directories recursively"), not by the page's NAME line or a sentence
         # that happens to say "makes" and "options".
-        scores = [score if _OPTION_LINE.match(text) else score * LEAD_IN_SHARE
+        scores = [score if opens_with_option(text) else score * LEAD_IN_SHARE
                   for score, (_, text) in zip(scores, sentences, strict=True)]
     order = sorted(range(len(sentences)), key=lambda i: (-scores[i], sentences[i][0], i))
     best = scores[order[0]]
