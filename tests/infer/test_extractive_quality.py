@@ -104,13 +104,38 @@ def test_unanswerable_questions_get_no_evidence() -> None:
     assert choose_excerpts(ExcerptTask(question="Who won the 1998 football world cup?", passages=shown)) == []
     assert choose_excerpts(ExcerptTask(question="What is the maximum file size on a FAT32 file system?",
                                        passages=shown)) == []
-    chinese = (P(source_id="date", text="按照协调世界时 (UTC) 显示或设置时间。"),
+    chinese = (P(source_id="date", text="按照协调世界时 (UTC) 显示或设置时间。", context="DATE(1) › 描述"),
                P(source_id="tar", text="这是一个国家标准的存档格式。"))
     assert choose_excerpts(ExcerptTask(question="世界杯足球赛冠军是哪个国家？", passages=chinese)) == []
     answerable = choose_excerpts(ExcerptTask(question="What limits the size of a file name?", passages=shown))
     assert [e.source_id for e in answerable] == ["c"]
     assert choose_excerpts(ExcerptTask(question="date 如何按照协调世界时显示时间？", passages=chinese))[0].source_id \
         == "date"
+
+
+def test_a_question_of_any_length_is_about_the_names_it_writes() -> None:
+    """Issue 17.3, WF-7: a question (not a claim) naming a subject that nothing shown holds gets no evidence,
+    however many of its other words match: the CUPS port is not ssh's -R port. In a Chinese question a word
+    in Latin letters is such a name (``crontab``); a dotted identifier (``vm.swappiness``) is one, a number
+    with its unit (``900k``) is not, and a name with an underscore is matched whole (``LC_TIME``)."""
+    from ditto.worker.infer.extractive import asks_a_question, subject_terms
+
+    ssh = (P(source_id="ssh", text="-R port: Specifies that connections to the given TCP port on the remote host "
+                                   "are to be forwarded; the server listens on that port for the printing service."),)
+    question = "Which TCP port does the CUPS printing service listen on by default?"
+    assert choose_excerpts(ExcerptTask(question=question, passages=ssh)) == []
+    about_ssh = "Which TCP port does the SSH printing service listen on by default?"
+    ssh_named = (P(source_id="ssh", text=ssh[0].text, context="SSH(1) › OPTIONS"),)
+    assert [e.source_id for e in choose_excerpts(ExcerptTask(question=about_ssh, passages=ssh_named))] == ["ssh"]
+    # Stated, the same words are a claim to check: its names are details, and the passage still counts.
+    claim = "The CUPS printing service listens on a TCP port given by the remote host for printing."
+    assert not asks_a_question(claim) and asks_a_question(question) and asks_a_question("crontab 里怎么写？")
+    assert choose_excerpts(ExcerptTask(question=claim, passages=ssh)) != []
+    cron = (P(source_id="date", text="每五分钟执行一次任务并显示时间。", context="DATE(1) › 描述"),)
+    assert choose_excerpts(ExcerptTask(question="crontab 里怎么写一个每五分钟执行一次的任务？", passages=cron)) == []
+    assert subject_terms("What is the default vm.swappiness value on Linux?") == ["vm", "swappi", "linux"]
+    assert subject_terms("How much memory does bunzip2 need for the default 900k block size?") == ["bunzip2"]
+    assert subject_terms("Why did coreutils bring back the LC_TIME symlinks?") == ["lc_time"]
 
 
 def test_a_long_claim_needs_its_core_not_every_word() -> None:

@@ -196,7 +196,9 @@ _STOPWORDS: Final = ENGLISH_STOPWORDS | QUESTION_STOPWORDS
 _GATE_STOPWORDS: Final = frozenset(_ANALYZER.analyze(" ".join(GATE_STOPWORDS))) | GATE_STOPWORDS
 #: Where a question's clauses part: commas, semicolons, "and"/"or", Chinese enumeration commas.
 _CLAUSE = re.compile(r"[,;:，；：、]|\b(?:and|or)\b|以及|还有|并且|和")
-_NAME_WORD = re.compile(r"(?<![\w-])[^\W_]+(?:[.+#][^\W_]+)*")
+_NAME_WORD = re.compile(r"(?<![\w-])\w+(?:[.+#]\w+)*")
+#: A number with its unit ("900k", "10MB", "2.5s"): a quantity, not a name.
+_QUANTITY = re.compile(r"\d+(?:\.\d+)?[^\W\d_]{1,3}")
 _CJK_SPLIT = re.compile(f"([{CJK_CLASS}]+)")
 _CJK_STOP_SPLIT = re.compile("[" + "".join(sorted(word for word in CJK_STOPWORDS if len(word) == 1)) + r"\s]+")
 #: A query's words as written: a command-line option keeps its dashes (``-p``, ``--parents``), so a search
@@ -401,8 +403,8 @@ def passage_relevance(question: str, passages: Sequence[str]) -> list[Relevance]
         frequency = sum(1 for terms in present if term in terms)
         weights[term] = math.log(1 + (total + 1) / (max(frequency, 1) + 1))
     everywhere = set().union(*present) if present else set()
-    missing = len(wanted) <= SUBJECT_QUESTION_TERMS and any(term not in everywhere
-                                                             for term in subject_terms(question))
+    about_names = len(wanted) <= SUBJECT_QUESTION_TERMS or asks_a_question(question)
+    missing = about_names and any(term not in everywhere for term in subject_terms(question))
     result = []
     for terms in present:
         hits = [term for term in wanted if term in terms]
@@ -413,19 +415,33 @@ def passage_relevance(question: str, passages: Sequence[str]) -> list[Relevance]
 
 def subject_terms(question: str) -> list[str]:
     """The gate terms of the names a question is about: words written with a capital inside them
-    (``PostgreSQL``, ``TCP``), with letters and digits (``FAT32``, ``ext4``), or capitalised after the
-    question's first word (``Jupiter``). When a passage about such a name is not among those shown, the
-    rest of the question's words match by chance: "the maximum file size on FAT32" is not answered by
-    curl's "Maximum file size exceeded." One letter (``I``, vitamin ``C``) is no name."""
+    (``PostgreSQL``, ``TCP``), with letters and digits (``FAT32``, ``ext4``), joined by a dot, plus or hash
+    (``vm.swappiness``, ``C++``), or capitalised after the question's first word (``Jupiter``); and in a
+    question written in Chinese (or another CJK script), every word in Latin letters (``crontab``,
+    ``systemd``): such a question writes only names that way. A number with a unit (``900k``) is no name.
+    When a passage about such a name is not among those shown, the rest of the question's words match by
+    chance: "the maximum file size on FAT32" is not answered by curl's "Maximum file size exceeded." One
+    letter (``I``, vitamin ``C``) is no name."""
     names: list[str] = []
+    cjk = has_cjk(question)
     for position, match in enumerate(_NAME_WORD.finditer(question)):
         word = match.group()
-        if len(word) < 2:
+        if len(word) < 2 or word.isdigit() or has_cjk(word) or _QUANTITY.fullmatch(word):
             continue
         mixed = any(char.isdigit() for char in word) and any(char.isalpha() for char in word)
-        if mixed or any(char.isupper() for char in word[1:]) or (position > 0 and word[0].isupper()):
+        joined = any(char in ".+#" for char in word)
+        if cjk or mixed or joined or any(char.isupper() for char in word[1:]) \
+                or (position > 0 and word[0].isupper()):
             names.extend(term for term in analyze(word) if term not in _GATE_STOPWORDS)
     return list(dict.fromkeys(names))
+
+
+def asks_a_question(text: str) -> bool:
+    """Whether ``text`` is put as a question (a question mark, or a Chinese question word) rather than
+    stated (a claim to check): a question is *about* the names it writes, whatever its length, while in a
+    long claim a name is one detail among many."""
+    stripped = text.rstrip()
+    return stripped.endswith(("?", "？")) or (has_cjk(text) and any(word in text for word in CJK_QUESTION_WORDS))
 
 
 def _gate_question_terms(text: str) -> list[str]:
