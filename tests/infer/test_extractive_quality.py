@@ -138,6 +138,34 @@ def test_a_question_of_any_length_is_about_the_names_it_writes() -> None:
     assert subject_terms("Why did coreutils bring back the LC_TIME symlinks?") == ["lc_time"]
 
 
+def test_a_question_s_names_are_looked_for_in_the_whole_document_shown() -> None:
+    """Issue 17.3, WF-7: a passage answers a question about a name when its document (the passages of one file
+    shown) holds the name, not only the passage itself; a passage of another document that lacks it does not,
+    however many other words it shares."""
+    question = "On Debian, how is the list of valid login shells kept up to date?"
+    shells = (P(source_id="s1", text="/etc/shells lists the valid login shells; it is kept up to date by "
+                                     "the add-shell and remove-shell programs.", document="file:///shells"),
+              P(source_id="s2", text="The audience of this is debian developers.", document="file:///shells"))
+    other = P(source_id="o", text="The list of valid login shells is kept up to date by hand.",
+              document="file:///other")
+    chosen = choose_excerpts(ExcerptTask(question=question, passages=(*shells, other)))
+    assert {e.source_id for e in chosen} <= {"s1", "s2"} and "s1" in {e.source_id for e in chosen}
+    assert choose_excerpts(ExcerptTask(question=question, passages=(other,))) == []
+
+
+def test_a_chinese_question_about_an_option_is_answered_by_the_option_s_line() -> None:
+    """Issue 17.3: a Chinese question naming a command and its option in Latin letters is about the passage that
+    holds both, even when the page says the rest in other words (减号 for '-')."""
+    question = "head -c 后面的数字前面加个减号是什么意思？"
+    line = P(source_id="p", text="-c, --bytes=[-]NUM\n       显示每个文件的前 NUM 个字节；"
+                                 "以 '-' 起始，则显示每个文件中不包含最后 NUM 个字节的全部内容",
+             context="HEAD(1) › 描述")
+    [excerpt] = choose_excerpts(ExcerptTask(question=question, passages=(line,)))
+    assert "不包含最后 NUM 个字节" in excerpt.quote
+    unrelated = P(source_id="q", text="-n, --lines=[-]NUM\n       显示每个文件的前 NUM 行", context="HEAD(1) › 描述")
+    assert choose_excerpts(ExcerptTask(question=question, passages=(unrelated,))) == []
+
+
 def test_a_long_claim_needs_its_core_not_every_word() -> None:
     """Issue 17.3: a long question (a scientific claim) is answered by a passage sharing three of its
     terms even under half of its weight; two shared terms under half are never enough."""

@@ -342,6 +342,9 @@ class Relevance:
     #: A name the question is about (see :func:`subject_terms`) that no passage shown holds: nothing shown
     #: is about that subject, whatever else it shares with the question.
     subject_missing: bool = False
+    #: The question is written in a CJK script and names a command-line option, and the passage holds every
+    #: word the question writes in Latin letters (the command and its options): that is what it asks about.
+    names_held: bool = False
 
     def passes(self, threshold: float = RELEVANCE_THRESHOLD, min_terms: int = MIN_MATCHED_TERMS) -> bool:
         """Whether the passage is about the question: ``threshold`` of its weight with at least
@@ -351,6 +354,8 @@ class Relevance:
         core, not every incidental word; three distinct shared words are rarely chance)."""
         if self.terms == 0 or self.subject_missing:
             return False
+        if self.names_held:
+            return True
         if self.coverage >= threshold and self.matched >= min(min_terms, self.terms):
             return True
         return self.matched >= STRONG_MATCH_TERMS and self.coverage >= STRONG_MATCH_SHARE * threshold
@@ -380,7 +385,8 @@ def gate_terms(text: str, *, question: bool = False) -> list[str]:
     return terms
 
 
-def passage_relevance(question: str, passages: Sequence[str]) -> list[Relevance]:
+def passage_relevance(question: str, passages: Sequence[str], sources: Sequence[str] | None = None
+                      ) -> list[Relevance]:
     """The :class:`Relevance` of each passage to ``question``.
 
     A term's weight is its smoothed IDF among ``passages``, ``ln(1 + (N + 1) / (max(df, 1) + 1))``: a
@@ -403,14 +409,33 @@ def passage_relevance(question: str, passages: Sequence[str]) -> list[Relevance]
         frequency = sum(1 for terms in present if term in terms)
         weights[term] = math.log(1 + (total + 1) / (max(frequency, 1) + 1))
     everywhere = set().union(*present) if present else set()
-    about_names = len(wanted) <= SUBJECT_QUESTION_TERMS or asks_a_question(question)
-    missing = about_names and any(term not in everywhere for term in subject_terms(question))
+    asks = asks_a_question(question)
+    names = subject_terms(question)
+    missing = (len(wanted) <= SUBJECT_QUESTION_TERMS or asks) and any(term not in everywhere for term in names)
+    latin = _latin_names(question)
+    # A question is about its names: a passage counts only when its source (all its passages shown) holds them.
+    keys = list(sources) if sources is not None else list(range(len(passages)))
+    held: dict[object, set[str]] = {}
+    for key, terms in zip(keys, present, strict=True):
+        held.setdefault(key, set()).update(terms)
     result = []
-    for terms in present:
+    for key, terms in zip(keys, present, strict=True):
         hits = [term for term in wanted if term in terms]
         coverage = max((_covered(part, terms, weights) for part in (wanted, *clauses)), default=0.0)
-        result.append(Relevance(coverage, len(hits), len(wanted), missing))
+        lacks = missing or (asks and any(term not in held[key] for term in names))
+        result.append(Relevance(coverage, len(hits), len(wanted), lacks, bool(latin) and latin <= terms))
     return result
+
+
+def _latin_names(question: str) -> set[str]:
+    """The gate terms a CJK question writes in Latin letters (numbers aside) when they include a command-line
+    option: "xargs 的 -P 参数如果设成 0 是什么效果？" asks about ``xargs`` and ``-P``, whatever words the page uses
+    for the rest (设成 0 against 为 0). Empty for any other question."""
+    if not has_cjk(question):
+        return set()
+    terms = {term for part in _CJK_SPLIT.split(question) if part and not has_cjk(part)
+             for term in analyze(part) if not term.isdigit()}
+    return terms if any(term.startswith("-") for term in terms) and len(terms) >= 2 else set()
 
 
 def subject_terms(question: str) -> list[str]:
@@ -511,9 +536,10 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
     if not candidates:
         return []
     judged = [_with_context(passage) for passage in task.passages]
-    relevance = passage_relevance(task.question, judged)
+    sources = [passage.document or passage.page or passage.source_id for passage in task.passages]
+    relevance = passage_relevance(task.question, judged, sources)
     # A vocabulary query chosen for the question says it in the index's words: what answers it answers the question.
-    restated = [passage_relevance(text, judged) for text in task.restatements or ()]
+    restated = [passage_relevance(text, judged, sources) for text in task.restatements or ()]
     close = _semantically_close(similarities, counts, semantic_threshold)
     candidates = [c for c in candidates if relevance[c.passage].passes(relevance_threshold)
                   or any(other[c.passage].passes(relevance_threshold) for other in restated)

@@ -108,6 +108,10 @@ class ExcerptPassage(DittoModel):
     #: Where the passage sits, e.g. a document's heading path ("GREP(1) › OPTIONS"): the model may use it
     #: to judge what the passage is about, never quote it.
     context: Annotated[str, Field(min_length=1, max_length=1000)] | None = None
+    #: The document (file, record, page) the passage comes from: passages of one document share it, and the
+    #: model may judge a passage by what its document's other passages say of the question's subject.
+    #: ``None`` when the passage is a document of its own.
+    document: Annotated[str, Field(min_length=1, max_length=100_000)] | None = None
 
 
 class ExcerptTask(DittoModel):
@@ -243,7 +247,8 @@ _INSTRUCTIONS: Final = {
     CHOOSE_EXCERPTS: (
         "You choose evidence. The user message is a JSON task with a question and passages, each with a "
         "sourceId (and, for web text, the page it comes from; for documents, the headings it sits under "
-        "as context, which tells what the passage is about but may not be quoted). Quote whole sentences "
+        "as context, which tells what the passage is about but may not be quoted; passages of one file or "
+        "record share a document). Quote whole sentences "
         "that answer the question, copied verbatim from one passage (same characters, same spacing, line breaks kept), "
         "each quote at most maxQuoteChars characters. At most maxPerSource quotes from one sourceId and "
         "at most maxPerSource from one page; at most maxExcerpts in all. Never paraphrase, never invent a "

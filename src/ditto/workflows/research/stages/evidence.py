@@ -68,7 +68,8 @@ def excerpt_task(question: str, source: ResearchSource, passages: Sequence[Passa
     """The model's excerpt task for one source, with that source's limits; the vocabulary queries chosen for
     the question (rewrite, expand) go with it as its restatements."""
     limits = source.limits
-    shown = tuple(ExcerptPassage(source_id=p.id, text=p.text, page=p.page, context=p.context) for p in passages)
+    shown = tuple(ExcerptPassage(source_id=p.id, text=p.text, page=p.page, context=p.context,
+                                 document=p.page or p.uri) for p in passages)
     restatements = tuple(query.text for query in queries if query.provenance != "model") or None
     return ExcerptTask(question=question, passages=shown,
                        max_excerpts=min(limits.excerpts, limits.excerpts_per_passage * len(passages)),
