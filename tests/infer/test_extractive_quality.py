@@ -364,3 +364,41 @@ def test_a_chinese_negation_is_a_function_word_as_english_not_is() -> None:
     answer = answer_question(AnswerTask(question="ln 如何创建符号链接而不是硬链接？", evidence=evidence))
     assert answer[0].text.endswith("创建符号链接而非硬链接") and answer[0].evidence == ("e1",)
     assert "不" not in analyze("而不是")
+
+
+def test_a_question_naming_a_manual_page_in_lower_case_is_about_that_page() -> None:
+    """Issue 17.3, WF-7: "wget" in a question is a name when a shown passage sits under the page WGET(1): curl's
+    page, which shares "retry" and "default" with it, does not answer it."""
+    question = "How many retries does wget make by default?"
+    wget = P(source_id="w", text="-t number\n       Set number of tries. The default is to retry 20 times.",
+             context="WGET(1) › OPTIONS", document="file:///wget")
+    curl = P(source_id="c", text="--retry <num>\n       Retry this number of times; by default curl makes no retries.",
+             context="curl(1) › OPTIONS", document="file:///curl")
+    assert [e.source_id for e in choose_excerpts(ExcerptTask(question=question, passages=(curl, wget)))] == ["w"]
+    # Without wget's page among those shown, nothing says wget is a page's name: curl's line is judged by words.
+    assert [e.source_id for e in choose_excerpts(ExcerptTask(question=question, passages=(curl,)))] == ["c"]
+
+
+def test_the_answer_gives_what_the_question_asks_for() -> None:
+    """Issue 17.4: the answer opens with the sentence of the kind asked for: an amount for "how many" (not a
+    manual section or a bug number), a reason for "why"; an option the question says is not given ("when I
+    don't pass -n") does not decide it; an option's description is one answer, whole. (Only a question asks for
+    an amount or a reason: see ``asks_a_question``.)"""
+    def first(question: str, *quotes: str) -> str:
+        evidence = tuple(AnswerEvidence(id=f"e{n}", quote=quote) for n, quote in enumerate(quotes, 1))
+        return answer_question(AnswerTask(question=question, evidence=evidence))[0].text
+
+    assert first("How many times does wget retry?", "Wget retries the download when the connection fails.",
+                 "It tries 20 times in all before wget stops.") == "It tries 20 times in all before wget stops."
+    assert first("What is the smallest RSA key length?", "Set a minimum RSA key length in ssh(1).",
+                 "For RSA keys the length must be at least 1024 bits.") \
+        == "For RSA keys the length must be at least 1024 bits."
+    assert first("Why were the LC_TIME symlinks brought back?", "* remove LC_TIME symlinks (Closes: #584837)",
+                 '* undo "remove LC_TIME symlinks" as this causes problems with date display') \
+        == '* undo "remove LC_TIME symlinks" as this causes problems with date display'
+    assert first("What does watch show when I don't pass -d?",
+                 "-d, --differences: highlight the differences between successive updates",
+                 "Without it, watch shows the plain output of the command.") \
+        == "Without it, watch shows the plain output of the command."
+    option = "-Z cipher\n     Specifies the cipher to use for encryption. The default is “aes256-ctr”."
+    assert first("Which cipher protects a private key unless I pick another with -Z?", option) == option

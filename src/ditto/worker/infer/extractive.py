@@ -38,7 +38,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -197,6 +197,8 @@ _GATE_STOPWORDS: Final = frozenset(_ANALYZER.analyze(" ".join(GATE_STOPWORDS))) 
 #: Where a question's clauses part: commas, semicolons, "and"/"or", Chinese enumeration commas.
 _CLAUSE = re.compile(r"[,;:，；：、]|\b(?:and|or)\b|以及|还有|并且|和")
 _NAME_WORD = re.compile(r"(?<![\w-])\w+(?:[.+#]\w+)*")
+#: A manual page's title in its header: ``WGET(1)``, ``SSH-KEYGEN(1)``, ``XARGS(1L)``.
+_PAGE_TITLE = re.compile(r"(?<![\w-])([A-Za-z][\w.+-]*)\(\d[a-z]*\)")
 #: A number with its unit ("900k", "10MB", "2.5s"): a quantity, not a name.
 _QUANTITY = re.compile(r"\d+(?:\.\d+)?[^\W\d_]{1,3}")
 _CJK_SPLIT = re.compile(f"([{CJK_CLASS}]+)")
@@ -215,6 +217,27 @@ _ASKS_WHAT_IT_IS = re.compile(r"\s*(?:what\s+(?:is|are)\s+(?:an?\s+|the\s+)?[\w.
 #: A question that asks which option does something ("Which tar option…", "哪个选项…").
 _ASKS_FOR_OPTION = re.compile(r"\b(?:which|what)\s+(?:[\w-]+\s+)?(?:option|flag|switch)s?\b"
                               r"|(?:哪个|哪一个|什么)(?:选项|参数)", re.IGNORECASE)
+#: A question that asks for an amount: how many, how often, the smallest or default size, which port, 多少, 几.
+_ASKS_FOR_AMOUNT = re.compile(
+    r"\bhow\s+(?:many|much|often|long|large|big|old|far|fast|high|low|small)\b"
+    r"|\b(?:smallest|largest|lowest|highest|biggest|minimum|maximum|min|max|default)\s+(?:[\w-]+\s+){0,2}?"
+    r"(?:size|number|value|length|level|limit|count|port|timeout|interval|amount|range)s?\b"
+    r"|\b(?:what|which)\s+(?:tcp\s+|udp\s+)?port\b|多少|多久|多长|多大|几[个次天秒分钟小时]", re.IGNORECASE)
+#: A number in a sentence ("20 times", "-20", "1024 bits", "0.5"), not a manual section ("ssh(1)") or a
+#: bug number ("#584837").
+_HAS_NUMBER = re.compile(r"(?<![#(\w.])\d+(?![\w)])")
+#: A question that asks why.
+_ASKS_WHY = re.compile(r"^\s*why\b|\bwhy\s+(?:do|does|did|is|are|was|were|can|can't|cannot|would|should|had|has)\b"
+                       r"|为什么|为何|何故", re.IGNORECASE)
+#: What gives a reason: "because", "since", "as this causes", "to ease upgrades", 因为, 为了.
+_GIVES_REASON = re.compile(
+    r"\b(?:because|since|due\s+to|owing\s+to|so\s+that|in\s+order\s+to|caus(?:e|es|ed|ing)|reasons?|otherwise"
+    r"|as\s+(?:this|it|they|that|these|those|the|there|we|you)"
+    r"|to\s+(?:avoid|ease|allow|prevent|make|ensure|keep|support|fix|work\s+around))\b"
+    r"|因为|由于|为了|所以|因此|否则|以免|以便", re.IGNORECASE)
+#: An option the question says is *not* given ("when I don't pass -n", "without -k", "不加 -n").
+_NEGATED_OPTION = re.compile(r"(?:\b(?:don'?t|do\s+not|not|without|no|never|omit|leave\s+off)\s+(?:\w+\s+){0,2}?"
+                             r"|(?:不加|不用|不带|没有加?|不指定)\s*)--?[A-Za-z0-9][A-Za-z0-9-]*", re.IGNORECASE)
 #: A command-line option: "-p", "-0", "--parents" (after white space, an opening bracket or the start).
 _OPTION = re.compile(r"(?<![^\s(\[,])--?[A-Za-z0-9][A-Za-z0-9-]{0,30}(?![\w-])")
 
@@ -385,8 +408,8 @@ def gate_terms(text: str, *, question: bool = False) -> list[str]:
     return terms
 
 
-def passage_relevance(question: str, passages: Sequence[str], sources: Sequence[str] | None = None
-                      ) -> list[Relevance]:
+def passage_relevance(question: str, passages: Sequence[str], sources: Sequence[str] | None = None,
+                      titles: Collection[str] = ()) -> list[Relevance]:
     """The :class:`Relevance` of each passage to ``question``.
 
     A term's weight is its smoothed IDF among ``passages``, ``ln(1 + (N + 1) / (max(df, 1) + 1))``: a
@@ -410,7 +433,7 @@ def passage_relevance(question: str, passages: Sequence[str], sources: Sequence[
         weights[term] = math.log(1 + (total + 1) / (max(frequency, 1) + 1))
     everywhere = set().union(*present) if present else set()
     asks = asks_a_question(question)
-    names = subject_terms(question)
+    names = subject_terms(question) + [term for term in wanted if term in titles]
     missing = (len(wanted) <= SUBJECT_QUESTION_TERMS or asks) and any(term not in everywhere for term in names)
     latin = _latin_names(question)
     # A question is about its names: a passage counts only when its source (all its passages shown) holds them.
@@ -467,6 +490,19 @@ def asks_a_question(text: str) -> bool:
     long claim a name is one detail among many."""
     stripped = text.rstrip()
     return stripped.endswith(("?", "？")) or (has_cjk(text) and any(word in text for word in CJK_QUESTION_WORDS))
+
+
+def page_titles(passages: Sequence[ExcerptPassage]) -> set[str]:
+    """The terms of the manual pages' titles among ``passages``' heading paths (``WGET(1)`` → ``wget``): a
+    question that writes such a title in lower case ("How many retries does wget make?") names that command
+    as surely as one that writes ``PostgreSQL`` names a program, and curl's page does not answer it."""
+    titles: set[str] = set()
+    for passage in passages:
+        if passage.context:
+            top = passage.context.split(HEADING_SEPARATOR, 1)[0]
+            for match in _PAGE_TITLE.finditer(top):
+                titles.update(analyze(match.group(1)))
+    return titles
 
 
 def _gate_question_terms(text: str) -> list[str]:
@@ -537,9 +573,10 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
         return []
     judged = [_with_context(passage) for passage in task.passages]
     sources = [passage.document or passage.page or passage.source_id for passage in task.passages]
-    relevance = passage_relevance(task.question, judged, sources)
+    titles = page_titles(task.passages)
+    relevance = passage_relevance(task.question, judged, sources, titles)
     # A vocabulary query chosen for the question says it in the index's words: what answers it answers the question.
-    restated = [passage_relevance(text, judged, sources) for text in task.restatements or ()]
+    restated = [passage_relevance(text, judged, sources, titles) for text in task.restatements or ()]
     close = _semantically_close(similarities, counts, semantic_threshold)
     candidates = [c for c in candidates if relevance[c.passage].passes(relevance_threshold)
                   or any(other[c.passage].passes(relevance_threshold) for other in restated)
@@ -631,9 +668,18 @@ def _english_only(task: ExcerptTask, similarities: Sequence[float] | None, count
 
 def answer_sentences(task: AnswerTask) -> list[tuple[int, str]]:
     """Every sentence of every evidence quote as ``(evidence index, text)``: what :func:`answer_question`
-    chooses from, in the order its ``similarities`` must follow."""
-    return [(number, _cut(item.quote, span, MAX_QUOTE_CHARS))
-            for number, item in enumerate(task.evidence) for span in split_sentences(item.quote)]
+    chooses from, in the order its ``similarities`` must follow. A quote of an option's description (it opens
+    with the option's tag, at most :data:`MAX_RUN_SENTENCES` sentences) is one entry, whole."""
+    units: list[tuple[int, str]] = []
+    for number, item in enumerate(task.evidence):
+        spans = split_sentences(item.quote)
+        if spans and option_tag(item.quote.split("\n", 1)[0]) and len(spans) <= MAX_RUN_SENTENCES:
+            # An option's description is one answer: "-Z cipher  Specifies the cipher … The default is
+            # “aes256-ctr”." says what -Z is for and what it defaults to only as a whole.
+            units.append((number, _cut(item.quote, Sentence(spans[0].start, spans[-1].end), MAX_QUOTE_CHARS)))
+        else:
+            units.extend((number, _cut(item.quote, span, MAX_QUOTE_CHARS)) for span in spans)
+    return units
 
 
 def answer_question(task: AnswerTask, *, similarities: Sequence[float] | None = None,
@@ -681,7 +727,19 @@ def answer_question(task: AnswerTask, *, similarities: Sequence[float] | None = 
                   for score, context in zip(scores, contexts, strict=True)]
     # A question about an option ("What does xargs -0 do?") is answered by what is said of that option (the line
     # of "-0, --null"), not by the page's description of xargs, which holds more of its words.
-    named = set(_OPTION.findall(task.question))
+    # A number is what "how many", "how often" or "the smallest … length" asks for: a sentence without one states
+    # no amount ("Normally Wget gives up on a URL…" against "The default is to retry 20 times").
+    asked = asks_a_question(task.question)  # a claim ("… raises the maximum number of …") asks for no amount
+    if asked and _ASKS_FOR_AMOUNT.search(task.question):
+        scores = [score if _HAS_NUMBER.search(text) else score * LEAD_IN_SHARE
+                  for score, (_, text) in zip(scores, sentences, strict=True)]
+    # "Why did coreutils bring back the symlinks?" is answered by the sentence that gives a reason ("as this causes
+    # problems with date display"), not by the one that only says they were removed.
+    if asked and _ASKS_WHY.search(task.question):
+        scores = [score if _GIVES_REASON.search(text) else score * LEAD_IN_SHARE
+                  for score, (_, text) in zip(scores, sentences, strict=True)]
+    # "when I don't pass -n" asks what happens without the option: its line is not the answer.
+    named = set(_OPTION.findall(_NEGATED_OPTION.sub(" ", task.question)))
     if named:
         scores = [score if named.intersection(terms) else score * LEAD_IN_SHARE
                   for score, terms in zip(scores, documents, strict=True)]
