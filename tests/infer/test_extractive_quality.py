@@ -17,6 +17,7 @@ from ditto.worker.infer.tasks import (
     ANSWER_CHOICE_SCHEMA,
     AnswerEvidence,
     AnswerTask,
+    Excerpt,
     parse_task,
     response_format,
     task_messages,
@@ -138,10 +139,17 @@ def test_a_question_of_any_length_is_about_the_names_it_writes() -> None:
     assert subject_terms("Why did coreutils bring back the LC_TIME symlinks?") == ["lc_time"]
 
 
-def test_a_question_s_names_are_looked_for_in_the_whole_document_shown() -> None:
-    """Issue 17.3, WF-7: a passage answers a question about a name when its document (the passages of one file
-    shown) holds the name, not only the passage itself; a passage of another document that lacks it does not,
-    however many other words it shares."""
+def test_a_question_s_names_are_looked_for_in_the_passage_or_for_its_scene_in_the_document() -> None:
+    """Issue 17.3, WF-7: a passage answers a question about a name when it holds the name (with its headings);
+    a name in a phrase that sets the question's scene ("On Debian, …") is enough in the passage's document (the
+    passages of one file shown); a passage of another document that lacks it does not count, however many other
+    words it shares."""
+    tar = (P(source_id="t1", text="-a, --auto-compress\n       Use archive suffix to determine the compression level "
+                                  "and program.", context="TAR(1) › OPTIONS", document="file:///tar"),
+           P(source_id="t2", text="-j, --bzip2\n       Filter the archive through bzip2(1).",
+             context="TAR(1) › OPTIONS", document="file:///tar"))
+    assert choose_excerpts(ExcerptTask(question="What is the default compression level of bzip2?", passages=tar)) \
+        in ([], [Excerpt(source_id="t2", quote=tar[1].text)])
     question = "On Debian, how is the list of valid login shells kept up to date?"
     shells = (P(source_id="s1", text="/etc/shells lists the valid login shells; it is kept up to date by "
                                      "the add-shell and remove-shell programs.", document="file:///shells"),

@@ -199,6 +199,8 @@ _CLAUSE = re.compile(r"[,;:，；：、]|\b(?:and|or)\b|以及|还有|并且|和
 _NAME_WORD = re.compile(r"(?<![\w-])\w+(?:[.+#]\w+)*")
 #: A manual page's title in its header: ``WGET(1)``, ``SSH-KEYGEN(1)``, ``XARGS(1L)``.
 _PAGE_TITLE = re.compile(r"(?<![\w-])([A-Za-z][\w.+-]*)\(\d[a-z]*\)")
+#: A phrase that opens a question and sets its scene: "On Debian,", "In a Docker container,".
+_FRONTED = re.compile(r"\s*(?:on|in|under|for|with|from|at|inside|within)\s+[^,?，？]{1,80}[,，]", re.IGNORECASE)
 #: A number with its unit ("900k", "10MB", "2.5s"): a quantity, not a name.
 _QUANTITY = re.compile(r"\d+(?:\.\d+)?[^\W\d_]{1,3}")
 _CJK_SPLIT = re.compile(f"([{CJK_CLASS}]+)")
@@ -436,7 +438,11 @@ def passage_relevance(question: str, passages: Sequence[str], sources: Sequence[
     names = subject_terms(question) + [term for term in wanted if term in titles]
     missing = (len(wanted) <= SUBJECT_QUESTION_TERMS or asks) and any(term not in everywhere for term in names)
     latin = _latin_names(question)
-    # A question is about its names: a passage counts only when its source (all its passages shown) holds them.
+    # A question is about its names: a passage counts only when it holds them (with its headings). A name in a
+    # fronted phrase ("On Debian, how is …") only sets the scene: the passage's document (all its passages
+    # shown) holding it is enough.
+    fronted = _FRONTED.match(question)
+    scene = set(subject_terms(fronted.group())) if fronted else set()
     keys = list(sources) if sources is not None else list(range(len(passages)))
     held: dict[object, set[str]] = {}
     for key, terms in zip(keys, present, strict=True):
@@ -445,7 +451,7 @@ def passage_relevance(question: str, passages: Sequence[str], sources: Sequence[
     for key, terms in zip(keys, present, strict=True):
         hits = [term for term in wanted if term in terms]
         coverage = max((_covered(part, terms, weights) for part in (wanted, *clauses)), default=0.0)
-        lacks = missing or (asks and any(term not in held[key] for term in names))
+        lacks = missing or (asks and any(term not in (held[key] if term in scene else terms) for term in names))
         result.append(Relevance(coverage, len(hits), len(wanted), lacks, bool(latin) and latin <= terms))
     return result
 
