@@ -410,3 +410,15 @@ def test_the_answer_gives_what_the_question_asks_for() -> None:
         == "Without it, watch shows the plain output of the command."
     option = "-Z cipher\n     Specifies the cipher to use for encryption. The default is “aes256-ctr”."
     assert first("Which cipher protects a private key unless I pick another with -Z?", option) == option
+
+
+def test_a_web_page_is_about_what_any_of_its_passages_shown_names() -> None:
+    """Issue 17.3, WF-7: a web page's passages come without headings, at most two a page: a passage answers a
+    question about a name that the page's other passage holds; a file's passage must hold it (or its headings)."""
+    question = "How do I avoid SQLITE_BUSY_SNAPSHOT when a read transaction will write later?"
+    texts = ("Start the transaction with BEGIN IMMEDIATE when a read transaction will write later.",
+             "A read that becomes a write may fail with SQLITE_BUSY_SNAPSHOT.")
+    web = tuple(P(source_id=f"w{n}", text=text, page="https://wiki/Isolation") for n, text in enumerate(texts))
+    assert "w0" in {e.source_id for e in choose_excerpts(ExcerptTask(question=question, passages=web))}
+    files = tuple(P(source_id=f"f{n}", text=text, document="file:///isolation.txt") for n, text in enumerate(texts))
+    assert "f0" not in {e.source_id for e in choose_excerpts(ExcerptTask(question=question, passages=files))}

@@ -411,7 +411,7 @@ def gate_terms(text: str, *, question: bool = False) -> list[str]:
 
 
 def passage_relevance(question: str, passages: Sequence[str], sources: Sequence[str] | None = None,
-                      titles: Collection[str] = ()) -> list[Relevance]:
+                      titles: Collection[str] = (), pages: Sequence[bool] | None = None) -> list[Relevance]:
     """The :class:`Relevance` of each passage to ``question``.
 
     A term's weight is its smoothed IDF among ``passages``, ``ln(1 + (N + 1) / (max(df, 1) + 1))``: a
@@ -440,18 +440,21 @@ def passage_relevance(question: str, passages: Sequence[str], sources: Sequence[
     latin = _latin_names(question)
     # A question is about its names: a passage counts only when it holds them (with its headings). A name in a
     # fronted phrase ("On Debian, how is …") only sets the scene: the passage's document (all its passages
-    # shown) holding it is enough.
+    # shown) holding it is enough. So it is for a passage of a web page or a record (``pages``), which comes
+    # without headings and with at most one other passage of its page: the page is about what it names.
     fronted = _FRONTED.match(question)
     scene = set(subject_terms(fronted.group())) if fronted else set()
     keys = list(sources) if sources is not None else list(range(len(passages)))
     held: dict[object, set[str]] = {}
     for key, terms in zip(keys, present, strict=True):
         held.setdefault(key, set()).update(terms)
+    wide = list(pages) if pages is not None else [False] * len(passages)
     result = []
-    for key, terms in zip(keys, present, strict=True):
+    for key, terms, page in zip(keys, present, wide, strict=True):
         hits = [term for term in wanted if term in terms]
         coverage = max((_covered(part, terms, weights) for part in (wanted, *clauses)), default=0.0)
-        lacks = missing or (asks and any(term not in (held[key] if term in scene else terms) for term in names))
+        lacks = missing or (asks and any(term not in (held[key] if page or term in scene else terms)
+                                         for term in names))
         result.append(Relevance(coverage, len(hits), len(wanted), lacks, bool(latin) and latin <= terms))
     return result
 
@@ -580,9 +583,10 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
     judged = [_with_context(passage) for passage in task.passages]
     sources = [passage.document or passage.page or passage.source_id for passage in task.passages]
     titles = page_titles(task.passages)
-    relevance = passage_relevance(task.question, judged, sources, titles)
+    pages = [passage.page is not None for passage in task.passages]
+    relevance = passage_relevance(task.question, judged, sources, titles, pages)
     # A vocabulary query chosen for the question says it in the index's words: what answers it answers the question.
-    restated = [passage_relevance(text, judged, sources, titles) for text in task.restatements or ()]
+    restated = [passage_relevance(text, judged, sources, titles, pages) for text in task.restatements or ()]
     close = _semantically_close(similarities, counts, semantic_threshold)
     candidates = [c for c in candidates if relevance[c.passage].passes(relevance_threshold)
                   or any(other[c.passage].passes(relevance_threshold) for other in restated)
