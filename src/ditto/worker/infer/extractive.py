@@ -38,7 +38,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -727,38 +727,9 @@ def answer_question(task: AnswerTask, *, similarities: Sequence[float] | None = 
         scores = [score + embedding_weight * cosine if score > 0 and not has_cjk(text) else score
                   for score, cosine, (_, text) in zip(scores, similarities, sentences, strict=False)] \
             + scores[len(similarities):]
-    # A lead-in ("To build a statically linked version of jq, run:") introduces what follows; it answers nothing.
-    scores = [score * LEAD_IN_SHARE if text.rstrip().endswith((":", "：")) else score
-              for score, (_, text) in zip(scores, sentences, strict=True)]
-    # A man page's NAME and SYNOPSIS lines ("split - split a file into pieces") share the command's name with
-    # every question about it; they answer "What is split?", not what one of its options does.
-    if not _ASKS_WHAT_IT_IS.match(task.question):
-        scores = [score * LEAD_IN_SHARE if _SYNOPSIS_SECTION.search(context.rsplit(HEADING_SEPARATOR, 1)[-1]) else score
-                  for score, context in zip(scores, contexts, strict=True)]
-    # A question about an option ("What does xargs -0 do?") is answered by what is said of that option (the line
-    # of "-0, --null"), not by the page's description of xargs, which holds more of its words.
-    # A number is what "how many", "how often" or "the smallest … length" asks for: a sentence without one states
-    # no amount ("Normally Wget gives up on a URL…" against "The default is to retry 20 times").
-    asked = asks_a_question(task.question)  # a claim ("… raises the maximum number of …") asks for no amount
-    if asked and _ASKS_FOR_AMOUNT.search(task.question):
-        scores = [score if _HAS_NUMBER.search(text) else score * LEAD_IN_SHARE
-                  for score, (_, text) in zip(scores, sentences, strict=True)]
-    # "Why did coreutils bring back the symlinks?" is answered by the sentence that gives a reason ("as this causes
-    # problems with date display"), not by the one that only says they were removed.
-    if asked and _ASKS_WHY.search(task.question):
-        scores = [score if _GIVES_REASON.search(text) else score * LEAD_IN_SHARE
-                  for score, (_, text) in zip(scores, sentences, strict=True)]
-    # "when I don't pass -n" asks what happens without the option: its line is not the answer.
-    named = set(_OPTION.findall(_NEGATED_OPTION.sub(" ", task.question)))
-    if named:
-        scores = [score if named.intersection(terms) else score * LEAD_IN_SHARE
-                  for score, terms in zip(scores, documents, strict=True)]
-    elif _ASKS_FOR_OPTION.search(task.question):
-        # "Which option makes cp copy directories recursively?" is answered by an option's own line
-        # ("-R, -r, --recursive  copy directories recursively"), not by the page's NAME line or a sentence
-        # that happens to say "makes" and "options".
-        scores = [score if opens_with_option(text) else score * LEAD_IN_SHARE
-                  for score, (_, text) in zip(scores, sentences, strict=True)]
+    texts = [text for _, text in sentences]
+    for kind in _kinds_asked(task.question, texts, contexts, documents):
+        scores = [score if fits else score * LEAD_IN_SHARE for score, fits in zip(scores, kind, strict=True)]
     order = sorted(range(len(sentences)), key=lambda i: (-scores[i], sentences[i][0], i))
     best = scores[order[0]]
     picked: list[str] = []
@@ -772,6 +743,38 @@ def answer_question(task: AnswerTask, *, similarities: Sequence[float] | None = 
             picked.append(text)
     return [AnswerSentence(text=text, evidence=tuple(item.id for item in task.evidence if text in item.quote))
             for text in picked]
+
+
+def _kinds_asked(question: str, texts: Sequence[str], contexts: Sequence[str], terms: Sequence[Sequence[str]]
+                 ) -> Iterator[list[bool]]:
+    """For each kind of sentence ``question`` calls for, whether each answer sentence is of that kind (``texts``,
+    with their heading paths and analysed terms); one that is not keeps :data:`LEAD_IN_SHARE` of its score."""
+    # A lead-in ("To build a statically linked version of jq, run:") introduces what follows; it answers nothing.
+    yield [not text.rstrip().endswith((":", "：")) for text in texts]
+    # A man page's NAME and SYNOPSIS lines ("split - split a file into pieces") share the command's name with
+    # every question about it; they answer "What is split?", not what one of its options does.
+    if not _ASKS_WHAT_IT_IS.match(question):
+        yield [not _SYNOPSIS_SECTION.search(context.rsplit(HEADING_SEPARATOR, 1)[-1]) for context in contexts]
+    asked = asks_a_question(question)  # a claim ("… raises the maximum number of …") asks for no amount
+    # A number is what "how many", "how often" or "the smallest … length" asks for: a sentence without one states
+    # no amount ("Normally Wget gives up on a URL…" against "The default is to retry 20 times").
+    if asked and _ASKS_FOR_AMOUNT.search(question):
+        yield [bool(_HAS_NUMBER.search(text)) for text in texts]
+    # "Why did coreutils bring back the symlinks?" is answered by the sentence that gives a reason ("as this causes
+    # problems with date display"), not by the one that only says they were removed.
+    if asked and _ASKS_WHY.search(question):
+        yield [bool(_GIVES_REASON.search(text)) for text in texts]
+    # A question about an option ("What does xargs -0 do?") is answered by what is said of that option (the line
+    # of "-0, --null"), not by the page's description of xargs, which holds more of its words; "when I don't pass
+    # -n" asks what happens without the option, so its line is not the answer.
+    named = set(_OPTION.findall(_NEGATED_OPTION.sub(" ", question)))
+    if named:
+        yield [bool(named.intersection(sentence)) for sentence in terms]
+    elif _ASKS_FOR_OPTION.search(question):
+        # "Which option makes cp copy directories recursively?" is answered by an option's own line
+        # ("-R, -r, --recursive  copy directories recursively"), not by the page's NAME line or a sentence
+        # that happens to say "makes" and "options".
+        yield [opens_with_option(text) for text in texts]
 
 
 def _distinct(entries: Sequence[str]) -> list[str]:
