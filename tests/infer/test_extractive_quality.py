@@ -422,3 +422,16 @@ def test_a_web_page_is_about_what_any_of_its_passages_shown_names() -> None:
     assert "w0" in {e.source_id for e in choose_excerpts(ExcerptTask(question=question, passages=web))}
     files = tuple(P(source_id=f"f{n}", text=text, document="file:///isolation.txt") for n, text in enumerate(texts))
     assert "f0" not in {e.source_id for e in choose_excerpts(ExcerptTask(question=question, passages=files))}
+
+
+def test_a_question_of_several_parts_gets_a_sentence_for_each() -> None:
+    """Issue 17.4: "How long are backups retained, and how often do they run?" is answered for both parts, even
+    when the second part's sentence scores under the follow-up share of the whole question's best."""
+    evidence = (AnswerEvidence(id="e1", quote="Confirmed: production database backups are retained for 31 days."),
+                AnswerEvidence(id="e2", quote="Backup interval: the job runs every 8 hours."))
+    question = "How long are production database backups retained, and how often do backups run?"
+    answer = answer_question(AnswerTask(question=question, evidence=evidence))
+    assert [sentence.evidence for sentence in answer] == [("e1",), ("e2",)]
+    # Stated as a claim, it is one part: the follow-up share alone decides.
+    claim = "Production database backups are retained for 31 days, and backups run often."
+    assert len(answer_question(AnswerTask(question=claim, evidence=evidence))) == 1

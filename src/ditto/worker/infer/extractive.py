@@ -741,8 +741,30 @@ def answer_question(task: AnswerTask, *, similarities: Sequence[float] | None = 
             break
         if text not in picked:
             picked.append(text)
+    for index in _parts_answered(task.question, documents, scores):
+        if len(picked) < MAX_ANSWER_SENTENCES and sentences[index][1] not in picked:
+            picked.append(sentences[index][1])
     return [AnswerSentence(text=text, evidence=tuple(item.id for item in task.evidence if text in item.quote))
             for text in picked]
+
+
+def _parts_answered(question: str, documents: Sequence[Sequence[str]], scores: Sequence[float]) -> list[int]:
+    """For a question of several parts ("How long are backups retained, and how often do they run?"), the best
+    sentence for each part after the first, by its words (``documents``: each sentence's terms) among the
+    sentences that score at all: the answer's follow-ups are chosen by the whole question, and the part the best
+    sentence does not answer would go unanswered. A statement (a claim) is one part."""
+    if not asks_a_question(question):
+        return []
+    parts = [terms for terms in (analyze(part) for part in _CLAUSE.split(question)) if len(terms) >= MIN_MATCHED_TERMS]
+    if len(parts) < 2:
+        return []
+    chosen = []
+    for part in parts[1:]:
+        lexical = score_documents(part, documents, coordinate=True)
+        best = max(range(len(documents)), key=lambda i: (lexical[i] > 0 and scores[i] > 0, lexical[i], -i))
+        if lexical[best] > 0 and scores[best] > 0:
+            chosen.append(best)
+    return chosen
 
 
 def _kinds_asked(question: str, texts: Sequence[str], contexts: Sequence[str], terms: Sequence[Sequence[str]]
