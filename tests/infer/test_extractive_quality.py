@@ -435,3 +435,14 @@ def test_a_question_of_several_parts_gets_a_sentence_for_each() -> None:
     # Stated as a claim, it is one part: the follow-up share alone decides.
     claim = "Production database backups are retained for 31 days, and backups run often."
     assert len(answer_question(AnswerTask(question=claim, evidence=evidence))) == 1
+
+
+def test_a_document_s_own_name_says_what_it_is_about() -> None:
+    """Issue 17.3, WF-7: a file named ``cp.txt`` is about cp, so its passage answers a question naming cp even
+    when the passage itself never says "cp"; the same passage in a file named otherwise does not."""
+    text = "-R, -r, --recursive 递归复制目录及其子目录内的所有内容"
+    question = "cp 怎样递归复制目录？"
+    named = P(source_id="a", text=text, document="file:///docs/cp.txt")
+    assert [e.source_id for e in choose_excerpts(ExcerptTask(question=question, passages=(named,)))] == ["a"]
+    other = P(source_id="a", text=text, document="file:///docs/notes.txt")
+    assert choose_excerpts(ExcerptTask(question=question, passages=(other,))) == []

@@ -41,6 +41,7 @@ import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
+from urllib.parse import unquote, urlsplit
 
 from ...text import CJK_CLASS, CJK_STOPWORDS, ENGLISH_STOPWORDS, TextAnalyzer, score_documents
 from ...text.analysis import has_cjk
@@ -410,8 +411,21 @@ def gate_terms(text: str, *, question: bool = False) -> list[str]:
     return terms
 
 
-def passage_relevance(question: str, passages: Sequence[str], sources: Sequence[str] | None = None,
-                      titles: Collection[str] = (), pages: Sequence[bool] | None = None) -> list[Relevance]:
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a passage shown comes from, as far as the names a question is about go."""
+
+    #: The document (file, web page, record) it belongs to: passages with the same one are read together.
+    document: str
+    #: The document's own name (a file's name, a page's last URL segment): ``cp.txt`` is about ``cp``.
+    label: str = ""
+    #: A web page's or record's passage: it comes without headings and with at most one other of its page, so
+    #: a name anywhere in its document's passages shown counts.
+    wide: bool = False
+
+
+def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[Origin] | None = None,
+                      titles: Collection[str] = ()) -> list[Relevance]:
     """The :class:`Relevance` of each passage to ``question``.
 
     A term's weight is its smoothed IDF among ``passages``, ``ln(1 + (N + 1) / (max(df, 1) + 1))``: a
@@ -433,29 +447,29 @@ def passage_relevance(question: str, passages: Sequence[str], sources: Sequence[
     for term in wanted:
         frequency = sum(1 for terms in present if term in terms)
         weights[term] = math.log(1 + (total + 1) / (max(frequency, 1) + 1))
-    everywhere = set().union(*present) if present else set()
+    # A question is about its names: a passage counts only when it holds them (with its headings and its
+    # document's name). A name in a fronted phrase ("On Debian, how is …") only sets the scene: the passage's
+    # document (all its passages shown) holding it is enough. So it is for a passage of a web page or a record
+    # (``Origin.wide``), which comes without headings and with at most one other passage of its page.
+    where = list(origins) if origins is not None else [Origin(str(index)) for index in range(len(passages))]
+    named = [terms | set(gate_terms(origin.label)) for terms, origin in zip(present, where, strict=True)]
+    everywhere = set().union(*named) if named else set()
     asks = asks_a_question(question)
     names = subject_terms(question) + [term for term in wanted if term in titles]
     missing = (len(wanted) <= SUBJECT_QUESTION_TERMS or asks) and any(term not in everywhere for term in names)
     latin = _latin_names(question)
-    # A question is about its names: a passage counts only when it holds them (with its headings). A name in a
-    # fronted phrase ("On Debian, how is …") only sets the scene: the passage's document (all its passages
-    # shown) holding it is enough. So it is for a passage of a web page or a record (``pages``), which comes
-    # without headings and with at most one other passage of its page: the page is about what it names.
     fronted = _FRONTED.match(question)
     scene = set(subject_terms(fronted.group())) if fronted else set()
-    keys = list(sources) if sources is not None else list(range(len(passages)))
-    held: dict[object, set[str]] = {}
-    for key, terms in zip(keys, present, strict=True):
-        held.setdefault(key, set()).update(terms)
-    wide = list(pages) if pages is not None else [False] * len(passages)
+    held: dict[str, set[str]] = {}
+    for origin, terms in zip(where, named, strict=True):
+        held.setdefault(origin.document, set()).update(terms)
     result = []
-    for key, terms, page in zip(keys, present, wide, strict=True):
+    for origin, terms, own in zip(where, present, named, strict=True):
         hits = [term for term in wanted if term in terms]
         coverage = max((_covered(part, terms, weights) for part in (wanted, *clauses)), default=0.0)
-        lacks = missing or (asks and any(term not in (held[key] if page or term in scene else terms)
+        lacks = missing or (asks and any(term not in (held[origin.document] if origin.wide or term in scene else own)
                                          for term in names))
-        result.append(Relevance(coverage, len(hits), len(wanted), lacks, bool(latin) and latin <= terms))
+        result.append(Relevance(coverage, len(hits), len(wanted), lacks, bool(latin) and latin <= own))
     return result
 
 
@@ -499,6 +513,16 @@ def asks_a_question(text: str) -> bool:
     long claim a name is one detail among many."""
     stripped = text.rstrip()
     return stripped.endswith(("?", "？")) or (has_cjk(text) and any(word in text for word in CJK_QUESTION_WORDS))
+
+
+def _origin(passage: ExcerptPassage) -> Origin:
+    """The :class:`Origin` of a passage shown: its document (else its page, else itself) and that one's name, the
+    last segment of its path or URL without the extension ("file:///docs/cp.txt" → "cp")."""
+    document = passage.document or passage.page
+    if document is None:
+        return Origin(passage.source_id)
+    segment = unquote(urlsplit(document).path.rstrip("/").rsplit("/", 1)[-1])
+    return Origin(document, segment.rsplit(".", 1)[0] if "." in segment else segment, passage.page is not None)
 
 
 def page_titles(passages: Sequence[ExcerptPassage]) -> set[str]:
@@ -581,12 +605,11 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
     if not candidates:
         return []
     judged = [_with_context(passage) for passage in task.passages]
-    sources = [passage.document or passage.page or passage.source_id for passage in task.passages]
+    origins = [_origin(passage) for passage in task.passages]
     titles = page_titles(task.passages)
-    pages = [passage.page is not None for passage in task.passages]
-    relevance = passage_relevance(task.question, judged, sources, titles, pages)
+    relevance = passage_relevance(task.question, judged, origins, titles)
     # A vocabulary query chosen for the question says it in the index's words: what answers it answers the question.
-    restated = [passage_relevance(text, judged, sources, titles, pages) for text in task.restatements or ()]
+    restated = [passage_relevance(text, judged, origins, titles) for text in task.restatements or ()]
     close = _semantically_close(similarities, counts, semantic_threshold)
     candidates = [c for c in candidates if relevance[c.passage].passes(relevance_threshold)
                   or any(other[c.passage].passes(relevance_threshold) for other in restated)
