@@ -437,6 +437,11 @@ def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[
     parts ("When does the export run, how long is it kept and who owns it?") is as well answered by
     a passage about one part: the coverage is the best of the whole question and of each clause
     with at least :data:`MIN_MATCHED_TERMS` terms; ``matched`` counts the whole question's terms.
+
+    A question (see :func:`asks_a_question`) is about its names (:func:`subject_terms`, and the words of
+    ``titles``, the manual pages shown): a passage lacking one in its text, its document's name or — for a
+    scene-setting name, or a passage of a web page or record — its document's passages shown (``origins``,
+    one per passage; each passage is a document of its own without them) is ``subject_missing``.
     """
     wanted = _gate_question_terms(question)
     clauses = [terms for terms in map(_gate_question_terms, _CLAUSE.split(question))
@@ -517,12 +522,16 @@ def asks_a_question(text: str) -> bool:
 
 def _origin(passage: ExcerptPassage) -> Origin:
     """The :class:`Origin` of a passage shown: its document (else its page, else itself) and that one's name, the
-    last segment of its path or URL without the extension ("file:///docs/cp.txt" → "cp")."""
+    last segment of its path or URL without the extension ("file:///docs/cp.txt" → "cp"; a web page's with its
+    underscores as spaces, as wikis write titles in URLs)."""
     document = passage.document or passage.page
     if document is None:
         return Origin(passage.source_id)
     segment = unquote(urlsplit(document).path.rstrip("/").rsplit("/", 1)[-1])
-    return Origin(document, segment.rsplit(".", 1)[0] if "." in segment else segment, passage.page is not None)
+    label = segment.rsplit(".", 1)[0] if "." in segment else segment
+    if passage.page is not None:
+        return Origin(document, label.replace("_", " "), wide=True)  # a wiki's title: "Isolation_In_SQLite"
+    return Origin(document, label)
 
 
 def page_titles(passages: Sequence[ExcerptPassage]) -> set[str]:
