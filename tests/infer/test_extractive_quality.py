@@ -446,3 +446,21 @@ def test_a_document_s_own_name_says_what_it_is_about() -> None:
     assert [e.source_id for e in choose_excerpts(ExcerptTask(question=question, passages=(named,)))] == ["a"]
     other = P(source_id="a", text=text, document="file:///docs/notes.txt")
     assert choose_excerpts(ExcerptTask(question=question, passages=(other,))) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(question=st.text(min_size=1, max_size=300).filter(lambda text: text.strip()),
+       document=st.one_of(st.none(), st.text(min_size=1, max_size=200)),
+       page=st.one_of(st.none(), st.text(min_size=1, max_size=200)),
+       context=st.one_of(st.none(), st.text(min_size=1, max_size=200)))
+@example(question="How many retries does wget make?", document="http://[not-a-url", page=None, context="WGET(1)")
+def test_names_rules_take_any_text(question: str, document: str | None, page: str | None,
+                                   context: str | None) -> None:
+    """Issue 17.3 (bad input): whatever a caller puts in a passage's ``document``, ``page`` or ``context`` (not a
+    URL, an unbalanced bracket, control characters), choosing excerpts and answering never raise, and every
+    quote is the passage's own text."""
+    passage = P(source_id="p", text="The default is to retry 20 times (see wget(1)).", document=document,
+                page=page, context=context)
+    for excerpt in choose_excerpts(ExcerptTask(question=question, passages=(passage,))):
+        assert excerpt.quote in passage.text
+    answer_question(AnswerTask(question=question, evidence=(AnswerEvidence(id="e1", quote=passage.text),)))

@@ -527,7 +527,11 @@ def _origin(passage: ExcerptPassage) -> Origin:
     document = passage.document or passage.page
     if document is None:
         return Origin(passage.source_id)
-    segment = unquote(urlsplit(document).path.rstrip("/").rsplit("/", 1)[-1])
+    try:
+        path = urlsplit(document).path
+    except ValueError:  # not a URL ("http://[x"): the document's id as given
+        path = document
+    segment = unquote(path.rstrip("/").rsplit("/", 1)[-1])
     label = segment.rsplit(".", 1)[0] if "." in segment else segment
     if passage.page is not None:
         return Origin(document, label.replace("_", " "), wide=True)  # a wiki's title: "Isolation_In_SQLite"
