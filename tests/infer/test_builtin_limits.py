@@ -35,10 +35,10 @@ def test_max_per_source_is_exact() -> None:
     """INF-3 (issue 15, per-source limit exact): with three equally good sentences in each of two sources,
     maxPerSource=k gives exactly k quotes from each (k = 0…3), and a fourth is never invented."""
     for k in range(4):
-        task = ExcerptTask(question="How long are backups kept?", passages=(FLOOD_A, FLOOD_B), max_excerpts=10,
+        task = ExcerptTask(question="Where are backups kept?", passages=(FLOOD_A, FLOOD_B), max_excerpts=10,
                            max_per_source=k)
         assert per_source(task) == ({"a": k, "b": k} if k else {}), k
-    one = ExcerptTask(question="How long are backups kept?", passages=(FLOOD_A, FLOOD_B), max_excerpts=10,
+    one = ExcerptTask(question="Where are backups kept?", passages=(FLOOD_A, FLOOD_B), max_excerpts=10,
                       max_per_source=1)
     assert [(e.source_id, e.quote) for e in choose_excerpts(one)] == [("a", "Backups are kept alpha."),
                                                                       ("b", "Backups are kept echoes.")]
@@ -48,11 +48,11 @@ def test_every_source_is_quoted_before_any_source_twice() -> None:
     """INF-3, WF-11 (issue 17): when the brief has fewer quotes than the sources could fill, each source's best
     sentence comes before any source's second: two quotes from two equally good sources, not both from the
     first; the answer stays best first."""
-    task = ExcerptTask(question="How long are backups kept?", passages=(FLOOD_A, FLOOD_B), max_excerpts=2,
+    task = ExcerptTask(question="Where are backups kept?", passages=(FLOOD_A, FLOOD_B), max_excerpts=2,
                        max_per_source=2)
     assert [(e.source_id, e.quote) for e in choose_excerpts(task)] == [("a", "Backups are kept alpha."),
                                                                        ("b", "Backups are kept echoes.")]
-    both = ExcerptTask(question="How long are backups kept?", passages=(FLOOD_A, FLOOD_B), max_excerpts=4,
+    both = ExcerptTask(question="Where are backups kept?", passages=(FLOOD_A, FLOOD_B), max_excerpts=4,
                        max_per_source=2)
     assert [e.quote for e in choose_excerpts(both)] == ["Backups are kept alpha.", "Backups are kept bravo.",
                                                         "Backups are kept echoes.", "Backups are kept foxes."]
@@ -61,7 +61,7 @@ def test_every_source_is_quoted_before_any_source_twice() -> None:
 async def test_max_per_source_through_the_sdk() -> None:
     """INF-3 (issue 15): the same limit holds for the built-in provider called through INFER, with the
     excerpt schema enforced on its answer."""
-    task = ExcerptTask(question="How long are backups kept?", passages=(FLOOD_A, FLOOD_B), max_excerpts=3,
+    task = ExcerptTask(question="Where are backups kept?", passages=(FLOOD_A, FLOOD_B), max_excerpts=3,
                        max_per_source=2)
     result = await create_infer_client().reasoning.sample(model=ModelConfig(), messages=task_messages(task),
                                                           response_format=answer_format(task))

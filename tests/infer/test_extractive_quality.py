@@ -122,7 +122,7 @@ def test_a_question_of_any_length_is_about_the_names_it_writes() -> None:
     from ditto.worker.infer.extractive import asks_a_question, subject_terms
 
     ssh = (P(source_id="ssh", text="-R port: Specifies that connections to the given TCP port on the remote host "
-                                   "are to be forwarded; the server listens on that port for the printing service."),)
+                                   "are to be forwarded; the server listens on that port (22 by default) for the printing service."),)
     question = "Which TCP port does the CUPS printing service listen on by default?"
     assert choose_excerpts(ExcerptTask(question=question, passages=ssh)) == []
     about_ssh = "Which TCP port does the SSH printing service listen on by default?"
@@ -410,6 +410,29 @@ def test_the_answer_gives_what_the_question_asks_for() -> None:
         == "Without it, watch shows the plain output of the command."
     option = "-Z cipher\n     Specifies the cipher to use for encryption. The default is “aes256-ctr”."
     assert first("Which cipher protects a private key unless I pick another with -Z?", option) == option
+
+
+def test_a_question_asking_for_an_amount_needs_a_passage_stating_one() -> None:
+    """Issue 17.3, WF-7: "how many / what port / 多久" is answered only by a passage that states an amount: in
+    digits, in words ("twice", "nightly", "三十天", "两次"), or none or one of the thing asked about ("makes no
+    retries"). The rsync daemon's port is not in ssh's sentences about listening ports, and "one-shot" or a
+    manual section ("ssh(1)") is no amount."""
+    def quoted(question: str, text: str, context: str | None = None) -> list[str]:
+        task = ExcerptTask(question=question, passages=(P(source_id="s", text=text, context=context),))
+        return [excerpt.source_id for excerpt in choose_excerpts(task)]
+
+    listens = "The ssh daemon listens for connections from clients; see ssh(1) for the one-shot forwarding."
+    assert quoted("What port does the ssh daemon listen on for connections?", listens) == []
+    assert quoted("What port does the ssh daemon listen on for connections?", listens + " It listens on 22.") == ["s"]
+    assert quoted("How often do the backups run?", "The backups run twice a day.") == ["s"]
+    assert quoted("How often do the backups run?", "The backups run nightly.") == ["s"]
+    assert quoted("How often do the backups run?", "The backups run when the server is idle.") == []
+    assert quoted("How many retries does curl make?", "By default curl makes no retries.") == ["s"]
+    assert quoted("备份保留多久？", "备份保留三十天。") == ["s"]
+    assert quoted("备份每天运行几次？", "备份每天运行两次。") == ["s"]
+    assert quoted("备份保留多久？", "备份保留在对象存储中。") == []
+    # A statement (a claim to check) asks for nothing.
+    assert quoted("The ssh daemon listens on a port for connections from clients.", listens) == ["s"]
 
 
 def test_a_web_page_is_about_what_any_of_its_passages_shown_names() -> None:

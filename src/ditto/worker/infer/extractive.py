@@ -226,9 +226,29 @@ _ASKS_FOR_AMOUNT = re.compile(
     r"|\b(?:smallest|largest|lowest|highest|biggest|minimum|maximum|min|max|default)\s+(?:[\w-]+\s+){0,2}?"
     r"(?:size|number|value|length|level|limit|count|port|timeout|interval|amount|range)s?\b"
     r"|\b(?:what|which)\s+(?:tcp\s+|udp\s+)?port\b|多少|多久|多长|多大|几[个次天秒分钟小时]", re.IGNORECASE)
-#: A number in a sentence ("20 times", "-20", "1024 bits", "0.5"), not a manual section ("ssh(1)") or a
-#: bug number ("#584837").
-_HAS_NUMBER = re.compile(r"(?<![#(\w.])\d+(?![\w)])")
+#: An amount in a sentence: a number ("20 times", "-20", "1024 bits", "0.5"), not a manual section ("ssh(1)")
+#: or a bug number ("#584837"); a number or a frequency in English words ("twice", "thirty", "nightly",
+#: "unlimited"; not "one", mostly a pronoun, nor "one-shot": see :data:`_ONE_OR_NONE_OF`); a Chinese numeral with its unit or a power of ten ("三十天", "两次", "一百"), or 每天/每周.
+_STATES_AMOUNT = re.compile(
+    r"(?<![#\w.])(?<!\w\()\d+(?!\w)"
+    r"|(?<![\w-])(?:zero|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:thir|four|fif|six|seven|eigh|nine)teen"
+    r"|(?:twen|thir|for|fif|six|seven|eigh|nine)ty|hundreds?|thousands?|millions?|billions?|dozens?|half|double"
+    r"|once|twice|thrice|hourly|daily|nightly|weekly|monthly|yearly|annually|unlimited|infinite(?:ly)?"
+    r"|indefinitely|forever)(?![\w-])"
+    r"|[零〇一二两三四五六七八九]*[十百千万亿]|[零〇一二两三四五六七八九半]+[天日周月年次个秒分时字节位行倍遍项条种份级岁号点]"
+    r"|每(?:天|日|周|月|年|小时|分钟|秒)", re.IGNORECASE)
+#: "no retries", "one day", "a single file": none or one of a thing, an amount when the question names it.
+_ONE_OR_NONE_OF = re.compile(r"(?<![\w-])(?:no|zero|one|a\s+single|without)\s+(?:[a-z-]+\s+)?([a-z][a-z-]*)",
+                             re.IGNORECASE)
+
+
+def _states_amount(text: str, wanted: set[str]) -> bool:
+    """Whether ``text`` states an amount (:data:`_STATES_AMOUNT`), or none or one of a thing the question
+    names ("by default curl makes no retries" answers "How many retries…")."""
+    return bool(_STATES_AMOUNT.search(text)) or any(
+        wanted.intersection(analyze(found.group(1))) for found in _ONE_OR_NONE_OF.finditer(text))
+
+
 #: A question that asks why.
 _ASKS_WHY = re.compile(r"^\s*why\b|\bwhy\s+(?:do|does|did|is|are|was|were|can|can't|cannot|would|should|had|has)\b"
                        r"|为什么|为何|何故", re.IGNORECASE)
@@ -629,7 +649,11 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
                   or (c.passage in close and not relevance[c.passage].subject_missing)]
     if not candidates:
         return []  # nothing shown is about the question: no evidence, not the nearest words
-    wanted = set(analyze(task.question))
+    wanted_terms = set(analyze(task.question))
+    if asks_a_question(task.question) and _ASKS_FOR_AMOUNT.search(task.question) \
+            and not any(_states_amount(task.passages[c.passage].text, wanted_terms) for c in candidates):
+        return []  # an amount was asked for and nothing about the question states one
+    wanted = wanted_terms
     spans = {index: split_sentences(task.passages[index].text) for index in {c.passage for c in candidates}}
     chosen: list[tuple[int, Excerpt]] = []  # (rank among the candidates, excerpt)
     taken: dict[int, list[tuple[int, int]]] = {}
@@ -817,7 +841,7 @@ def _kinds_asked(question: str, texts: Sequence[str], contexts: Sequence[str], t
     # A number is what "how many", "how often" or "the smallest … length" asks for: a sentence without one states
     # no amount ("Normally Wget gives up on a URL…" against "The default is to retry 20 times").
     if asked and _ASKS_FOR_AMOUNT.search(question):
-        yield [bool(_HAS_NUMBER.search(text)) for text in texts]
+        yield [bool(_STATES_AMOUNT.search(text)) for text in texts]
     # "Why did coreutils bring back the symlinks?" is answered by the sentence that gives a reason ("as this causes
     # problems with date display"), not by the one that only says they were removed.
     if asked and _ASKS_WHY.search(question):
