@@ -27,7 +27,9 @@ Usage::
 
 ``--holdout`` runs the held-out set instead: the larger corpus (more man pages, READMEs, Debian
 changelogs and Chinese man pages) and ``bench/data/realdocs_holdout.json``, written from those files
-and never used to choose anything; report it, do not tune on it.
+and never used to choose anything; report it, do not tune on it. ``--holdout --questions
+bench/data/realdocs_fresh.json --split fresh`` runs a second held-out set over the same corpus, written
+later by someone who had not read the code (55 questions), to be measured once per change, not studied.
 
 ``--src`` runs the CLI from another source tree (e.g. ``git archive main src | tar -x -C
 /tmp/main``) for a before/after comparison.
@@ -241,10 +243,13 @@ def tune(corpus: Path, base: Path, thresholds: Sequence[float]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", type=Path, default=None, help="work folder (default: a temporary one)")
-    parser.add_argument("--split", choices=("train", "test", "holdout", "all"), default="all")
+    parser.add_argument("--split", choices=("train", "test", "holdout", "fresh", "all"), default="all")
     parser.add_argument("--holdout", action="store_true",
                         help="the held-out set: the larger corpus (build_corpus(holdout=True)) and "
                              "bench/data/realdocs_holdout.json, which nothing was tuned on")
+    parser.add_argument("--questions", type=Path, default=None,
+                        help="another question file over the same corpus (with --holdout, e.g. "
+                             "bench/data/realdocs_fresh.json, --split fresh)")
     parser.add_argument("--tune", action="store_true", help="sweep the relevance threshold on train")
     parser.add_argument("--thresholds", default="0,0.3,0.4,0.5,0.6,0.7")
     parser.add_argument("--tune-answer", action="store_true", help="sweep the answer's follow-up share on train")
@@ -269,7 +274,7 @@ def main() -> None:
         if args.tune_answer:
             tune_answer(corpus, work / "tune", [float(value) for value in args.shares.split(",")], args.constant)
             return
-        questions = load_questions(args.split, HOLDOUT if args.holdout else QUESTIONS)
+        questions = load_questions(args.split, args.questions or (HOLDOUT if args.holdout else QUESTIONS))
         answerable = [q for q in questions if q.file]
         shapes = [layout(q, corpus) for q in answerable]
         print(f"{len(answerable)} answerable ({sum(a for a, _ in shapes)} with the answer text across a line "
