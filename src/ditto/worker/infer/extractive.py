@@ -45,6 +45,7 @@ from urllib.parse import unquote, urlsplit
 
 from ...text import CJK_CLASS, CJK_STOPWORDS, ENGLISH_STOPWORDS, TextAnalyzer, score_documents
 from ...text.analysis import has_cjk
+from ...text.lexicon import is_english_word
 from ...text.passages import HEADING_SEPARATOR
 from ...text.sentences import MAX_SENTENCE_CHARS, Sentence, opens_with_option, option_tag, split_sentences
 from ...text.unwrap import join_hyphenated
@@ -222,13 +223,14 @@ _ASKS_FOR_OPTION = re.compile(r"\b(?:which|what)\s+(?:[\w-]+\s+)?(?:option|flag|
                               r"|(?:哪个|哪一个|什么)(?:选项|参数)", re.IGNORECASE)
 #: A question that asks for an amount: how many, how often, the smallest or default size, which port, 多少, 几.
 _ASKS_FOR_AMOUNT = re.compile(
-    r"\bhow\s+(?:many|much|often|long|large|big|old|far|fast|high|low|small)\b"
+    r"\bhow\s+(?:many|much|often|long|large|big|old|fast|high|low|small)\b(?!-)"
     r"|\b(?:smallest|largest|lowest|highest|biggest|minimum|maximum|min|max|default)\s+(?:[\w-]+\s+){0,2}?"
     r"(?:size|number|value|length|level|limit|count|port|timeout|interval|amount|range)s?\b"
     r"|\b(?:what|which)\s+(?:tcp\s+|udp\s+)?port\b|多少|多久|多长|多大|几[个次天秒分钟小时]", re.IGNORECASE)
 #: An amount in a sentence: a number ("20 times", "-20", "1024 bits", "0.5"), not a manual section ("ssh(1)")
 #: or a bug number ("#584837"); a number or a frequency in English words ("twice", "thirty", "nightly",
-#: "unlimited"; not "one", mostly a pronoun, nor "one-shot": see :data:`_ONE_OR_NONE_OF`); a Chinese numeral with its unit or a power of ten ("三十天", "两次", "一百"), or 每天/每周.
+#: "unlimited"; not "one", mostly a pronoun, nor "one-shot": see :data:`_ONE_OR_NONE_OF`); a Chinese
+#: numeral with its unit or a power of ten ("三十天", "两次", "一百"), or 每天/每周.
 _STATES_AMOUNT = re.compile(
     r"(?<![#\w.])(?<!\w\()\d+(?!\w)"
     r"|(?<![\w-])(?:zero|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:thir|four|fif|six|seven|eigh|nine)teen"
@@ -458,9 +460,10 @@ def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[
     a passage about one part: the coverage is the best of the whole question and of each clause
     with at least :data:`MIN_MATCHED_TERMS` terms; ``matched`` counts the whole question's terms.
 
-    A question (see :func:`asks_a_question`) is about its names (:func:`subject_terms`, and the words of
-    ``titles``, the manual pages shown): a passage lacking one in its text, its document's name or — for a
-    scene-setting name, or a passage of a web page or record — its document's passages shown (``origins``,
+    A question (see :func:`asks_a_question`) is about its names (:func:`subject_terms`, the words of
+    ``titles``, the manual pages shown, and :func:`unknown_names`, words in no English word list): a passage
+    lacking one in its text, its document's name or — for a scene-setting name, or a passage of a web page or
+    record — its document's passages shown (``origins``,
     one per passage; each passage is a document of its own without them) is ``subject_missing``.
     """
     wanted = _gate_question_terms(question)
@@ -481,6 +484,8 @@ def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[
     everywhere = set().union(*named) if named else set()
     asks = asks_a_question(question)
     names = subject_terms(question) + [term for term in wanted if term in titles]
+    if asks:
+        names += [term for term in unknown_names(question) if term not in names]
     missing = (len(wanted) <= SUBJECT_QUESTION_TERMS or asks) and any(term not in everywhere for term in names)
     latin = _latin_names(question)
     fronted = _FRONTED.match(question)
@@ -529,6 +534,27 @@ def subject_terms(question: str) -> list[str]:
         if cjk or mixed or joined or any(char.isupper() for char in word[1:]) \
                 or (position > 0 and word[0].isupper()):
             names.extend(term for term in analyze(word) if term not in _GATE_STOPWORDS)
+    return list(dict.fromkeys(names))
+
+
+#: A word in lower case, with its hyphenated parts and an apostrophe's ending ("rsync", "ssh-keygen", "sshd's");
+#: not a piece of a path, a dotted name or an option ("/etc/shells", "policy-rc.d", "--printf").
+_LOWER_WORD = re.compile(r"(?<![\w'./+#-])[a-z][a-z0-9]*(?:['-][a-z0-9]+)*(?![\w'./+#-])")
+
+
+def unknown_names(question: str) -> list[str]:
+    """The gate terms of the words of an English question, in lower case, that no English word list holds
+    (:func:`~ditto.text.lexicon.is_english_word`): a program's name such as ``rsync`` or ``zstd`` — the
+    names :func:`subject_terms` cannot tell by their letters. A hyphenated word counts unless all its parts
+    are English ("ssh-keygen" does, "read-only" does not); words under three letters do not."""
+    if has_cjk(question):
+        return []  # a CJK question's words in Latin letters are all names already
+    names: list[str] = []
+    for match in _LOWER_WORD.finditer(question):
+        word = match.group()
+        if len(word) < 3 or is_english_word(word) or all(is_english_word(part) for part in word.split("-")):
+            continue
+        names.extend(term for term in analyze(word) if term not in _GATE_STOPWORDS)
     return list(dict.fromkeys(names))
 
 

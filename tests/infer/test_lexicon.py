@@ -1,0 +1,72 @@
+"""Lower-case names in questions (issue 17.3, WF-7): a word that no English word list holds is a name the
+question is about (``rsync``, ``zstd``, ``systemd``); ordinary words, their inflections, possessives and
+contractions are not."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ditto.text import lexicon
+from ditto.text.lexicon import english_words_available, is_english_word
+from ditto.worker.infer import ExcerptPassage, ExcerptTask
+from ditto.worker.infer.extractive import choose_excerpts, unknown_names
+
+P = ExcerptPassage
+
+
+def test_the_word_list_tells_english_words_from_program_names() -> None:
+    """WF-7: the base install's word list is readable; English words (with inflections, possessives and
+    contractions) are in it, program names in lower case are not."""
+    assert english_words_available()
+    for word in ("daemon", "retries", "backups", "retained", "directories", "isn't", "program's"):
+        assert is_english_word(word), word
+    for word in ("rsync", "zstd", "systemd", "htop", "fdisk", "sshd's"):
+        assert not is_english_word(word), word
+
+
+@given(st.text(max_size=40))
+def test_any_text_is_answered_without_error(word: str) -> None:
+    """WF-7, bad input: any string (NUL, lone surrogates, capitals, quotes that would break out of the list's
+    lines) gets a yes or no; only a lower-case word the list could hold can be a name."""
+    answer = is_english_word(word)
+    if word != word.lower() or not word or any(not (c.isascii() and (c.isalnum() or c in "'-")) for c in word):
+        assert answer
+
+
+def test_an_unreadable_word_list_recognises_no_name_and_says_so(monkeypatch: pytest.MonkeyPatch,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    """WF-7, operator visibility: without the word list every word counts as English (as before it was used),
+    and the reason is logged once with its traceback."""
+    monkeypatch.setattr(lexicon, "find_spec", lambda name: None)
+    lexicon._word_list.cache_clear()
+    lexicon.is_english_word.cache_clear()
+    try:
+        with caplog.at_level(logging.WARNING, logger="ditto.text.lexicon"):
+            assert is_english_word("rsync") and not english_words_available()
+        assert [record.exc_info is not None for record in caplog.records] == [True]
+    finally:
+        lexicon._word_list.cache_clear()
+        lexicon.is_english_word.cache_clear()
+
+
+def test_a_question_is_about_the_program_it_names_in_lower_case() -> None:
+    """WF-7 (issue 17.3): "What port does the rsync daemon listen on?" is not answered by ssh's sentence about a
+    daemon's port; named, the same sentence answers the question about sshd. Hyphenated names, possessives
+    and paths: only the non-English word is a name."""
+    sshd = (P(source_id="ssh", text="The daemon listens on port 22 unless the Port option says otherwise.",
+              context="SSHD(8) › DESCRIPTION"),)
+    assert choose_excerpts(ExcerptTask(question="What port does the rsync daemon listen on?", passages=sshd)) == []
+    assert [e.source_id for e in choose_excerpts(ExcerptTask(question="What port does the sshd daemon listen on?",
+                                                             passages=sshd))] == ["ssh"]
+    assert unknown_names("What port does the rsync daemon listen on by default?") == ["rsync"]
+    assert unknown_names("Why can't sshd's list be read-only?") == ["sshd"]
+    assert unknown_names("What is the smallest RSA key length ssh-keygen allows?") == ["ssh", "keygen"]
+    assert unknown_names("On Debian, how is /etc/shells kept up to date with policy-rc.d?") == []
+    # A statement (a claim to check) keeps its words as details; a Chinese question's Latin words were names already.
+    assert choose_excerpts(ExcerptTask(question="The rsync daemon listens on a port given by the Port option.",
+                                       passages=sshd)) != []
+    assert unknown_names("rsync 监听哪个端口？") == []
