@@ -436,6 +436,20 @@ def test_a_question_asking_for_an_amount_needs_a_passage_stating_one() -> None:
     assert quoted("The ssh daemon listens on a port for connections from clients.", listens) == ["s"]
 
 
+def test_a_record_s_labelled_fields_are_quoted_and_answered_with_the_sentence_after_them() -> None:
+    """Issue 17.2, 17.4 (INF-3): a record's labelled fields ("What: … Status: … When: …") hold the question's
+    words but say nothing alone; the quote and the answer take the sentence after them, which does."""
+    record = ("What: --control-path (dpkg-query option)\nStatus: deprecated\nWhen: 1.18.x\nWarning: man page\n"
+              " This was a semi-public interface now superseded by --control-list and\n --control-show, which are "
+              "a better interface.\n Although there might still be uses for it, it is kept for now.")
+    question = "dpkg-query's --control-path is deprecated; what am I supposed to use instead?"
+    [excerpt] = choose_excerpts(ExcerptTask(question=question, passages=(P(source_id="r", text=record),),
+                                            max_per_source=1))
+    assert excerpt.quote.startswith("What: --control-path") and "superseded by --control-list" in excerpt.quote
+    answer = answer_question(AnswerTask(question=question, evidence=(AnswerEvidence(id="e1", quote=excerpt.quote),)))
+    assert "superseded by --control-list" in answer[0].text
+
+
 def test_a_web_page_is_about_what_any_of_its_passages_shown_names() -> None:
     """Issue 17.3, WF-7: a web page's passages come without headings, at most two a page: a passage answers a
     question about a name that the page's other passage holds; a file's passage must hold it (or its headings)."""

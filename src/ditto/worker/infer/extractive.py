@@ -182,6 +182,9 @@ ANSWER_EMBEDDING_WEIGHT: Final = 4.0
 MAX_RUN_SENTENCES: Final = 3
 #: A run shorter than this takes the next sentence along (a tag or a lead-in says nothing alone).
 MIN_QUOTE_CHARS: Final = 20
+#: Two or more labelled lines and nothing else ("What: --control-path\nStatus: deprecated\nWhen: 1.18.x"): a
+#: record's fields, whose meaning is in the sentence after them, so the run takes that sentence along.
+_FIELD_LINES = re.compile(r"[ \t]*[A-Z][\w-]{0,30}:[ \t]*[^\n]*(?:\r?\n[ \t]*[A-Z][\w-]{0,30}:[ \t]*[^\n]*)+")
 #: Words of a question that say what kind of answer is wanted; the relevance gate does not count them.
 GATE_STOPWORDS: Final = frozenset({"often", "long", "frequently", "exactly", "usually", "typically", "generally",
                                    "actually", "really", "kind", "way", "option", "options", "flag", "flags"})
@@ -609,7 +612,7 @@ def _covered(wanted: Sequence[str], present: set[str], weights: Mapping[str, flo
 def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[str], limit: int) -> tuple[int, int]:
     """The smallest run of whole sentences around ``spans[index]`` that carries what it can of the
     question: a neighbour joins when it holds question terms the run lacks, or when the run is
-    too short to say anything (an option tag, "Exit status:"); at most
+    too short to say anything (an option tag, "Exit status:") or only a record's labelled fields; at most
     :data:`MAX_RUN_SENTENCES`, within ``limit`` characters. An option's description (a passage that opens
     with its tag) of at most that many sentences is quoted whole: "the default is “aes256-ctr”" ends what
     ``-Z cipher`` says, sharing no word with a question about it. Returns the run's offsets."""
@@ -632,7 +635,8 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
         if best is None:
             break
         gain, neighbour = best
-        short = spans[high].end - spans[low].start < MIN_QUOTE_CHARS
+        short = spans[high].end - spans[low].start < MIN_QUOTE_CHARS \
+            or _FIELD_LINES.fullmatch(text, spans[low].start, spans[high].end) is not None
         if gain == 0 and not (short and neighbour == high + 1):
             break
         covered |= set(analyze(text[spans[neighbour].start:spans[neighbour].end])) & wanted
@@ -765,7 +769,8 @@ def _english_only(task: ExcerptTask, similarities: Sequence[float] | None, count
 def answer_sentences(task: AnswerTask) -> list[tuple[int, str]]:
     """Every sentence of every evidence quote as ``(evidence index, text)``: what :func:`answer_question`
     chooses from, in the order its ``similarities`` must follow. A quote of an option's description (it opens
-    with the option's tag, at most :data:`MAX_RUN_SENTENCES` sentences) is one entry, whole."""
+    with the option's tag, at most :data:`MAX_RUN_SENTENCES` sentences) is one entry, whole; a record's
+    labelled fields and the sentence after them are one entry."""
     units: list[tuple[int, str]] = []
     for number, item in enumerate(task.evidence):
         spans = split_sentences(item.quote)
@@ -774,8 +779,25 @@ def answer_sentences(task: AnswerTask) -> list[tuple[int, str]]:
             # “aes256-ctr”." says what -Z is for and what it defaults to only as a whole.
             units.append((number, _cut(item.quote, Sentence(spans[0].start, spans[-1].end), MAX_QUOTE_CHARS)))
         else:
-            units.extend((number, _cut(item.quote, span, MAX_QUOTE_CHARS)) for span in spans)
+            units.extend((number, _cut(item.quote, span, MAX_QUOTE_CHARS)) for span in _fields_with_sentence(item.quote,
+                                                                                                         spans))
     return units
+
+
+def _fields_with_sentence(text: str, spans: Sequence[Sentence]) -> list[Sentence]:
+    """``spans`` with a run of labelled fields (:data:`_FIELD_LINES`) joined to the sentence after it: the
+    fields say what the record is about, the sentence what it says."""
+    joined: list[Sentence] = []
+    index = 0
+    while index < len(spans):
+        span = spans[index]
+        if index + 1 < len(spans) and _FIELD_LINES.fullmatch(text, span.start, span.end) is not None:
+            joined.append(Sentence(span.start, spans[index + 1].end))
+            index += 2
+        else:
+            joined.append(span)
+            index += 1
+    return joined
 
 
 def answer_question(task: AnswerTask, *, similarities: Sequence[float] | None = None,
