@@ -254,6 +254,13 @@ def _states_amount(text: str, wanted: set[str]) -> bool:
         wanted.intersection(analyze(found.group(1))) for found in _ONE_OR_NONE_OF.finditer(text))
 
 
+#: A question that asks what to use instead ("what am I supposed to use instead?", 手册建议改用什么命令).
+_ASKS_FOR_REPLACEMENT = re.compile(
+    r"\binstead\b|\brather\s+than\b|\breplace(?:ment|d)?\b|改用|代替|替代|取代|换成|而非", re.IGNORECASE)
+#: What names a replacement: "use sort -u rather than uniq", "superseded by", "in favour of", 而非, 改用.
+_GIVES_REPLACEMENT = re.compile(
+    r"\binstead\b|\brather\s+than\b|\breplac(?:e|es|ed|ing|ement)\b|\bsupersed(?:e|es|ed|ing)\b"
+    r"|\bin\s+favou?r\s+of\b|\bprefer(?:red|ably)?\b|改用|代替|替代|取代|换成|而非|而不是|请使用|应使用", re.IGNORECASE)
 #: A question that asks why.
 _ASKS_WHY = re.compile(r"^\s*why\b|\bwhy\s+(?:do|does|did|is|are|was|were|can|can't|cannot|would|should|had|has)\b"
                        r"|为什么|为何|何故", re.IGNORECASE)
@@ -894,10 +901,16 @@ def _kinds_asked(question: str, texts: Sequence[str], contexts: Sequence[str], t
     # problems with date display"), not by the one that only says they were removed.
     if asked and _ASKS_WHY.search(question):
         yield [bool(_GIVES_REASON.search(text)) for text in texts]
+    # "What am I supposed to use instead?" is answered by the sentence that names the replacement ("superseded by
+    # --control-list", "或使用 sort -u 而非 uniq"), not by the one that says the old way is deprecated.
+    replacement = asked and _ASKS_FOR_REPLACEMENT.search(question) is not None
+    if replacement:
+        yield [bool(_GIVES_REPLACEMENT.search(text)) for text in texts]
     # A question about an option ("What does xargs -0 do?") is answered by what is said of that option (the line
     # of "-0, --null"), not by the page's description of xargs, which holds more of its words; "when I don't pass
-    # -n" asks what happens without the option, so its line is not the answer.
-    named = set(_OPTION.findall(_NEGATED_OPTION.sub(" ", question)))
+    # -n" asks what happens without the option, so its line is not the answer; nor is the line of the option a
+    # question wants a replacement for.
+    named = set() if replacement else set(_OPTION.findall(_NEGATED_OPTION.sub(" ", question)))
     if named:
         yield [bool(named.intersection(sentence)) for sentence in terms]
     elif _ASKS_FOR_OPTION.search(question):
