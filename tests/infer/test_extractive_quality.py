@@ -391,9 +391,9 @@ def test_a_question_naming_a_manual_page_in_lower_case_is_about_that_page() -> N
 def test_the_answer_gives_what_the_question_asks_for() -> None:
     """Issue 17.4: the answer opens with the sentence of the kind asked for: an amount for "how many" (not a
     manual section or a bug number), a reason for "why", a replacement for "what instead" (not the line of the
-    option replaced); an option the question says is not given ("when I don't pass -n") does not decide it; an
-    option's description is one answer, whole. (Only a question asks for an amount or a reason: see
-    ``asks_a_question``.)"""
+    option replaced), Chinese for a question in Chinese; an option the question says is not given ("when I
+    don't pass -n") does not decide it; an option's description is one answer, whole. (Only a question asks
+    for an amount or a reason: see ``asks_a_question``.)"""
     def first(question: str, *quotes: str) -> str:
         evidence = tuple(AnswerEvidence(id=f"e{n}", quote=quote) for n, quote in enumerate(quotes, 1))
         return answer_question(AnswerTask(question=question, evidence=evidence))[0].text
@@ -412,6 +412,10 @@ def test_the_answer_gives_what_the_question_asks_for() -> None:
         == "Without it, watch shows the plain output of the command."
     option = "-Z cipher\n     Specifies the cipher to use for encryption. The default is “aes256-ctr”."
     assert first("Which cipher protects a private key unless I pick another with -Z?", option) == option
+    assert first("touch 的 --time 参数写成 mtime，相当于哪个短选项？",
+                 "--time=WORD change the specified time: WORD is modify or mtime: equivalent to -m",
+                 "--time=关键字 改变文件的指定时间：若关键字是 modify 或 mtime，则等同于 -m") \
+        == "--time=关键字 改变文件的指定时间：若关键字是 modify 或 mtime，则等同于 -m"
     assert first("--control-path is deprecated; what should I use instead?",
                  "The --control-path option is deprecated and its output should not be parsed.",
                  "Use --control-list and --control-show instead.") == "Use --control-list and --control-show instead."

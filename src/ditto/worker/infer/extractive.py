@@ -892,6 +892,10 @@ def _kinds_asked(question: str, texts: Sequence[str], contexts: Sequence[str], t
     # every question about it; they answer "What is split?", not what one of its options does.
     if not _ASKS_WHAT_IT_IS.match(question):
         yield [not _SYNOPSIS_SECTION.search(context.rsplit(HEADING_SEPARATOR, 1)[-1]) for context in contexts]
+    # A question written in Chinese is answered in Chinese where the evidence says it in both languages (a man
+    # page and its translation): "touch 的 --time 参数写成 mtime…" by the translated line, not the English one.
+    if has_cjk(question) and any(has_cjk(text) for text in texts):
+        yield [has_cjk(text) for text in texts]
     asked = asks_a_question(question)  # a claim ("… raises the maximum number of …") asks for no amount
     # A number is what "how many", "how often" or "the smallest … length" asks for: a sentence without one states
     # no amount ("Normally Wget gives up on a URL…" against "The default is to retry 20 times").
