@@ -70,3 +70,12 @@ def test_a_question_is_about_the_program_it_names_in_lower_case() -> None:
     assert choose_excerpts(ExcerptTask(question="The rsync daemon listens on a port given by the Port option.",
                                        passages=sshd)) != []
     assert unknown_names("rsync 监听哪个端口？") == []
+
+
+@given(st.text(max_size=200))
+def test_any_question_gives_its_unknown_names_without_error(question: str) -> None:
+    """WF-7, bad input: any question text (NUL, lone surrogates, CJK, symbols) gives a list of gate terms, each
+    from a lower-case word of the question that the word list does not hold."""
+    names = unknown_names(question)
+    assert all(isinstance(name, str) and name for name in names)
+    assert len(names) == len(set(names))
