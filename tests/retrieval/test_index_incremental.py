@@ -97,3 +97,30 @@ def test_any_sequence_of_changes_indexes_like_a_fresh_build(tmp_path_factory: ob
             update_index_sync(root / "incremental", [docs])
         update_index_sync(root / "fresh", [docs])
         assert _contents(root / "incremental") == _contents(root / "fresh")
+
+
+def test_an_index_cut_by_another_cutter_is_cut_again(tmp_path: Path) -> None:
+    """Issue 18 (incremental indexing): the manifest records the passage cutter's version; a run over an index
+    whose passages another version cut (or that did not record it) reads and cuts every file again, says so,
+    and leaves what a fresh build gives; the run after that skips them again."""
+    import json
+
+    from ditto.text.passages import PASSAGES_VERSION
+
+    docs = write_docs(tmp_path / "docs")
+    for path in docs.rglob("*.*"):
+        _age(path)
+    first = update_index_sync(tmp_path / "idx", [docs])
+    manifest_path = tmp_path / "idx" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    assert manifest["cutter"] == PASSAGES_VERSION
+    fresh = _contents(tmp_path / "idx")
+    del manifest["cutter"]  # an index written before the version was recorded
+    manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    again = update_index_sync(tmp_path / "idx", [docs])
+    assert (again.added, again.updated, again.unchanged) == (0, first.added, 0)
+    assert any("cut again" in note for note in again.notes)
+    assert _contents(tmp_path / "idx") == fresh
+    assert json.loads(manifest_path.read_text(encoding="utf-8"))["cutter"] == PASSAGES_VERSION
+    later = update_index_sync(tmp_path / "idx", [docs])
+    assert (later.updated, later.unchanged, later.generation) == (0, first.added, again.generation)

@@ -54,6 +54,9 @@ class Manifest(DittoModel):
     embedding: EmbeddingInfo | None = None
     #: When the generation was published (seconds since the epoch).
     updated: float = 0.0
+    #: The version of the passage cutter its files were cut with (``text.passages.PASSAGES_VERSION``; 0: not
+    #: recorded, an index written before it was). A later run with another cutter cuts every file again.
+    cutter: int = Field(default=0, ge=0)
 
 
 def read_manifest(directory: Path) -> Manifest:

@@ -43,6 +43,7 @@ from ...errors import DittoError
 from ...redaction import printable
 from ...text.analysis import TextAnalyzer
 from ...text.files import WalkReport
+from ...text.passages import PASSAGES_VERSION
 from ..engines.bm25 import BM25Index
 from ..providers.embedding import EmbeddingProvider, embed_contents
 from .errors import (
@@ -318,6 +319,11 @@ def _scan(directory: Path, previous: Manifest | None, sources: list[Path], remov
         finally:
             connection.close()
     plan = _Plan()
+    # Passages cut by another version of the cutter would sit beside newly cut ones: every file is cut again.
+    recut = previous is not None and previous.cutter != PASSAGES_VERSION
+    if recut and known:
+        summary.notes.append("the passages of this index were cut by another version of ditto: every file is "
+                             "read and cut again")
     report = WalkReport(max_notes=1000)
     seen: set[str] = set()
     roots = [str(root.resolve()) for root in sources]
@@ -330,7 +336,7 @@ def _scan(directory: Path, previous: Manifest | None, sources: list[Path], remov
         recorded = known.get(source.path)
         racy = source.mtime_ns / 1e9 >= since - _RACY_SECONDS
         if recorded is not None and recorded[0] == source.kind and recorded[2:] == (source.size, source.mtime_ns) \
-                and not racy:
+                and not racy and not recut:
             seen.add(source.path)
             summary.unchanged += 1
             continue
@@ -338,7 +344,7 @@ def _scan(directory: Path, previous: Manifest | None, sources: list[Path], remov
         if loaded is None:
             continue
         seen.add(source.path)
-        if recorded is not None and recorded[1] == loaded.sha256 and recorded[0] == source.kind:
+        if recorded is not None and recorded[1] == loaded.sha256 and recorded[0] == source.kind and not recut:
             if recorded[2:] != (source.size, source.mtime_ns):
                 plan.touched.append(source)
             summary.unchanged += 1
@@ -430,7 +436,7 @@ def _build(directory: Path, previous: Manifest | None, target: Path, plan: _Plan
     summary.embedded = len(new_rows) + len(backfill) if embed is not None else 0
     return Manifest(generation=target.name, passages=passages, files=files, analyzer=bm25.analyzer.config(),
                     embedding=info if info is not None else (previous.embedding if previous else None),
-                    updated=time.time())
+                    updated=time.time(), cutter=PASSAGES_VERSION)
 
 
 def _check_ids(connection: Any, rows: Sequence[PassageRow], leaving: set[str]) -> None:
