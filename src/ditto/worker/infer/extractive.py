@@ -473,8 +473,8 @@ def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[
     A question (see :func:`asks_a_question`) is about its names (:func:`subject_terms`, the words of
     ``titles``, the manual pages shown, and :func:`unknown_names`, words in no English word list): a passage
     lacking one in its text, its document's name or — for a scene-setting name, or a passage of a web page or
-    record — its document's passages shown (``origins``,
-    one per passage; each passage is a document of its own without them) is ``subject_missing``.
+    record — its document's passages shown (``origins``, one per passage; each passage is a document of its
+    own without them) is ``subject_missing``.
     """
     wanted = _gate_question_terms(question)
     clauses = [terms for terms in map(_gate_question_terms, _CLAUSE.split(question))
@@ -686,11 +686,10 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
                   or (c.passage in close and not relevance[c.passage].subject_missing)]
     if not candidates:
         return []  # nothing shown is about the question: no evidence, not the nearest words
-    wanted_terms = set(analyze(task.question))
+    wanted = set(analyze(task.question))
     if asks_a_question(task.question) and _ASKS_FOR_AMOUNT.search(task.question) \
-            and not any(_states_amount(task.passages[c.passage].text, wanted_terms) for c in candidates):
+            and not any(_states_amount(task.passages[c.passage].text, wanted) for c in candidates):
         return []  # an amount was asked for and nothing about the question states one
-    wanted = wanted_terms
     spans = {index: split_sentences(task.passages[index].text) for index in {c.passage for c in candidates}}
     chosen: list[tuple[int, Excerpt]] = []  # (rank among the candidates, excerpt)
     taken: dict[int, list[tuple[int, int]]] = {}
@@ -786,8 +785,8 @@ def answer_sentences(task: AnswerTask) -> list[tuple[int, str]]:
             # “aes256-ctr”." says what -Z is for and what it defaults to only as a whole.
             units.append((number, _cut(item.quote, Sentence(spans[0].start, spans[-1].end), MAX_QUOTE_CHARS)))
         else:
-            units.extend((number, _cut(item.quote, span, MAX_QUOTE_CHARS)) for span in _fields_with_sentence(item.quote,
-                                                                                                         spans))
+            units.extend((number, _cut(item.quote, span, MAX_QUOTE_CHARS))
+                         for span in _fields_with_sentence(item.quote, spans))
     return units
 
 
