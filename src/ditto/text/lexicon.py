@@ -7,8 +7,10 @@ sentences about ports. A word that no English word list holds is taken for such 
 
 The list is pyspellchecker's English word frequencies (about 160,000 words and their inflections,
 possessives and contractions; a dependency of the base install). Parsing its JSON costs about 0.2 s of
-CPU, more than a whole research task, so the decompressed text (about 2.7 MB, one ``"word": count`` per
-line, about 20 ms to inflate) is searched as it is, and each answer is remembered.
+CPU, more than a whole research task, so its decompressed text (about 2.7 MB, one ``"word": count`` per
+line) is split into lines and sorted (the file is already in order, so sorting costs one pass), about
+40 ms once per process; a word is then a binary search, so a long question costs no more per word than a
+short one.
 
 Example::
 
@@ -18,6 +20,7 @@ Example::
 
 from __future__ import annotations
 
+import bisect
 import functools
 import gzip
 import logging
@@ -30,15 +33,16 @@ _log = logging.getLogger(__name__)
 
 
 @functools.cache
-def _word_list() -> str | None:
-    """The word list's text, or ``None`` when it cannot be read (logged once: names in lower case then go
-    unrecognised, as before the list was used)."""
+def _word_list() -> list[str] | None:
+    """The word list's lines (``"word": count,``), sorted, or ``None`` when it cannot be read (logged once:
+    names in lower case then go unrecognised, as before the list was used)."""
     try:
         spec = find_spec("spellchecker")  # its data file only: importing the package is not needed
         if spec is None or not spec.submodule_search_locations:
             raise ImportError("pyspellchecker is not installed")
         folder = Path(next(iter(spec.submodule_search_locations)))
-        return gzip.decompress((folder / "resources" / "en.json.gz").read_bytes()).decode("utf-8")
+        text = gzip.decompress((folder / "resources" / "en.json.gz").read_bytes()).decode("utf-8")
+        return sorted(line for line in text.split("\n") if line.startswith('"'))
     except (ImportError, OSError, ValueError, EOFError):
         _log.warning("the English word list (pyspellchecker) cannot be read; lower-case names are not "
                      "recognised", exc_info=True)
@@ -55,10 +59,15 @@ def is_english_word(word: str) -> bool:
     """Whether ``word`` (lower case, letters, digits, ``'`` and ``-``) is in the English word list; a word with
     a possessive ``'s`` is looked up without it. Anything else, and everything when the list cannot be read,
     counts as English: only a word the list could hold and does not is a name."""
-    text = _word_list()
-    if text is None or not word or any(not (char.isascii() and (char.isalnum() or char in "'-")) for char in word) \
+    lines = _word_list()
+    if lines is None or not word or any(not (char.isascii() and (char.isalnum() or char in "'-")) for char in word) \
             or word != word.lower():
         return True
-    if f'\n"{word}":' in text:
-        return True
-    return word.endswith("'s") and f'\n"{word[:-2]}":' in text
+    return _listed(lines, word) or (word.endswith("'s") and _listed(lines, word[:-2]))
+
+
+def _listed(lines: list[str], word: str) -> bool:
+    """Whether a line of the sorted ``lines`` is ``"word": count``: the key sorts just before its own line."""
+    key = f'"{word}":'
+    position = bisect.bisect_left(lines, key)
+    return position < len(lines) and lines[position].startswith(key)
