@@ -16,6 +16,7 @@ import contextlib
 import html
 import os
 import shutil
+import signal
 import ssl
 import subprocess
 import time
@@ -114,8 +115,10 @@ def start_mediawiki(directory: Path, ca: LoopbackCa, pages: Mapping[str, str]) -
         _run(php, "rebuildtextindex.php", env=env)
         port = free_port()
         log = (directory / "php-server.log").open("wb")
+        # Its own process group: with PHP_CLI_SERVER_WORKERS the server forks workers, which outlive a
+        # SIGTERM to the parent alone; the group is stopped as one.
         server = subprocess.Popen([php, "-S", f"127.0.0.1:{port}", "-t", str(MEDIAWIKI_ROOT)], env=env,
-                                  stdout=log, stderr=subprocess.STDOUT, cwd=str(directory))
+                                  stdout=log, stderr=subprocess.STDOUT, cwd=str(directory), start_new_session=True)
         proxy.start(("127.0.0.1", port))
         api_url = f"{proxy.origin}/api.php"
         _wait(api_url, ca.ca_file)
@@ -123,9 +126,16 @@ def start_mediawiki(directory: Path, ca: LoopbackCa, pages: Mapping[str, str]) -
     finally:
         proxy.close()
         if server is not None:
-            server.terminate()
+            _signal_group(server, signal.SIGTERM)
             try:
                 server.wait(10)
             except subprocess.TimeoutExpired:
-                server.kill()
+                _signal_group(server, signal.SIGKILL)
                 server.wait()
+            _signal_group(server, signal.SIGKILL)  # workers that ignored the SIGTERM
+
+
+def _signal_group(server: subprocess.Popen[bytes], number: signal.Signals) -> None:
+    """Send ``number`` to the server's process group (the server and its workers); gone already is fine."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(server.pid, number)
