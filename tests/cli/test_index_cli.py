@@ -219,3 +219,23 @@ def test_a_skipped_file_is_said_once_on_stderr(tmp_path: Path) -> None:
     summary = json.loads(done.stdout)
     assert summary["files"]["skipped"] == 2 and any("other.bin.txt" in w for w in summary["warnings"])
     assert done.stderr.count("other.bin.txt") == 1
+
+
+def test_embed_stores_sentence_vectors_unless_told_not_to(tmp_path: Path) -> None:
+    """Issue 18: ``ditto index --embed`` embeds each passage's sentences too and says how many (``sentences``
+    in --json, "sentences embedded" for people); ``--no-sentence-vectors`` leaves them out, and a later
+    ``--embed`` run adds them to the passages already held."""
+    from ditto.retrieval.index import open_index
+
+    docs = write_docs(tmp_path / "docs")
+    bare = runner.invoke(app, ["index", str(docs), "--index", str(tmp_path / "idx"), "--embed",
+                               "--no-sentence-vectors", "--json"])
+    assert bare.exit_code == 0, bare.output
+    first = json.loads(bare.stdout)
+    assert first["embedded"] == first["passages"] > 0 and first["sentences"] == 0
+    added = runner.invoke(app, ["index", str(docs), "--index", str(tmp_path / "idx"), "--embed"])
+    assert added.exit_code == 0, added.output
+    assert "sentences embedded" in added.stdout
+    with open_index(tmp_path / "idx") as index:
+        assert set(index.sentence_vectors(["Backups are kept for 30 days.", "Not in any file."])) == \
+            {"Backups are kept for 30 days."}

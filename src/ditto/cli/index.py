@@ -62,7 +62,8 @@ class _Bar:
             return
         task = self._tasks.get(stage)
         if task is None:
-            label = {"read": "Reading files", "embed": "Embedding passages", "bm25": "BM25 arrays"}.get(stage, stage)
+            label = {"read": "Reading files", "embed": "Embedding passages",
+                     "sentences": "Embedding sentences", "bm25": "BM25 arrays"}.get(stage, stage)
             task = self._tasks[stage] = self._progress.add_task(label, total=total)
         self._progress.update(task, completed=done, total=total)
 
@@ -166,6 +167,10 @@ def register(app: typer.Typer) -> None:
             "--remove", parser=path_value, help="Drop this file or folder from the "
                                                 "index (repeatable).")] = None,
         ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Glob of files to skip.")] = None,
+        sentence_vectors: Annotated[bool, typer.Option(
+            "--sentence-vectors/--no-sentence-vectors",
+            help="With embeddings, also embed each passage's sentences, which research reads (a research "
+                 "task over the index then embeds almost nothing; indexing takes about twice as long).")] = True,
         as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")] = False,
     ) -> None:
         """Build or update a persistent search index (incremental: unchanged files are skipped)."""
@@ -179,7 +184,8 @@ def register(app: typer.Typer) -> None:
             with _Bar(terminal) as bar:
                 summary = asyncio.run(update_index(index_dir, [path for path in sources or []],
                                                    remove=list(remove or []), embedding=embedding,
-                                                   ignore=list(ignore or []), progress=bar))
+                                                   ignore=list(ignore or []), progress=bar,
+                                                   sentences=sentence_vectors))
         except DittoError as error:
             raise _fail(error, as_json) from None
         data = summary.to_json_dict()
@@ -192,6 +198,7 @@ def register(app: typer.Typer) -> None:
         typer.echo(f"{index_dir}: {files['added']} added, {files['updated']} updated, {files['unchanged']} "
                    f"unchanged, {files['removed']} removed, {files['skipped']} skipped; {summary.passages} passages"
                    f" in {summary.files} files" + (f", {summary.embedded} embedded" if summary.embedded else "")
+                   + (f", {summary.sentences} sentences embedded" if summary.sentences else "")
                    + f" ({summary.seconds:.2f} s)")
 
     @app.command("search")

@@ -57,6 +57,9 @@ class Manifest(DittoModel):
     #: The version of the passage cutter its files were cut with (``text.passages.PASSAGES_VERSION``; 0: not
     #: recorded, an index written before it was). A later run with another cutter cuts every file again.
     cutter: int = Field(default=0, ge=0)
+    #: Whether every passage's sentences have vectors too (the ``sentences`` table: what research reads a
+    #: passage by). An index written before it had none gains them on its next run with embeddings.
+    sentences: bool = False
 
 
 def read_manifest(directory: Path) -> Manifest:

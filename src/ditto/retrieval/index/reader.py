@@ -31,7 +31,7 @@ from ..engines.filters import FilterCondition
 from .errors import INDEX_NOT_FOUND, SearchIndexError
 from .manifest import EmbeddingInfo, Manifest, read_manifest
 from .sources import PassageRow
-from .store import DB_FILE, connect, has_vector_table
+from .store import DB_FILE, connect, has_sentence_table, has_vector_table, sentence_key
 from .writer import BM25_FOLDER
 
 __all__ = ["SearchIndex", "open_index"]
@@ -59,6 +59,7 @@ class SearchIndex:
         self._connection = connection
         self._lock = threading.Lock()
         self._vectors = manifest.embedding is not None and has_vector_table(connection)
+        self._sentences = self._vectors and has_sentence_table(connection)
         self._loaded: tuple[list[str], dict[str, int], npt.NDArray[np.float32]] | None = None
         self._record_files: frozenset[str] | None = None
 
@@ -126,6 +127,34 @@ class SearchIndex:
                                                                    "ORDER BY path")]
 
     # -- vectors --------------------------------------------------------------------
+    def sentence_vectors(self, texts: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
+        """The stored vectors (the index's model) of those of ``texts`` that are sentences of its passages.
+
+        Research reads a passage sentence by sentence with the index's model; what the index embedded
+        when it was built is not embedded again. A text it does not hold is left out (the caller embeds it).
+        """
+        info = self.manifest.embedding
+        if not self._sentences or info is None or not texts:
+            return {}
+        by_key: dict[bytes, list[str]] = {}
+        for text in texts:
+            by_key.setdefault(sentence_key(text), []).append(text)
+        keys = list(by_key)
+        found: dict[str, npt.NDArray[np.float32]] = {}
+        size = info.dimensions * 4
+        with self._lock:
+            for start in range(0, len(keys), 500):
+                chunk = keys[start:start + 500]
+                rows = self._connection.execute(
+                    f"SELECT sha256, embedding FROM sentences WHERE sha256 IN ({','.join('?' * len(chunk))})",
+                    chunk).fetchall()
+                for key, blob in rows:
+                    if len(blob) == size:  # a vector of another size is not this model's: embed the text again
+                        vector = np.frombuffer(blob, dtype=np.float32)
+                        for text in by_key[bytes(key)]:
+                            found[text] = vector
+        return found
+
     def search_vectors(self, vector: Sequence[float], *, limit: int,
                        conditions: Sequence[FilterCondition] = ()) -> list[tuple[str, float]]:
         """The ``limit`` passages nearest to ``vector`` among those passing ``conditions``: ``(id, cosine)``.

@@ -9,6 +9,10 @@ Tables::
         ``sha256`` is the passage text's hash; ``metadata`` JSON (what filters see).
     vectors USING vec0(embedding float[N] distance_metric=cosine)
         rowid = the passage's rowid; only when the index has an embedding model.
+    sentences(passage, sha256, embedding)
+        each distinct sentence of a passage (``sentence_texts``) by the SHA-256 of its text, with its vector
+        (float32 bytes): the unit the research workflow reads a passage by, embedded once here rather than
+        in every task. Only with an embedding model.
 
 Python's own ``sqlite3`` loads ``sqlite-vec`` where the interpreter allows extensions; a
 build without that (some pyenv and distribution builds) uses ``sqlean`` (``sqlean-py``,
@@ -18,13 +22,17 @@ operations fail with ``INDEX_UNAVAILABLE``.
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from pathlib import Path
 from typing import Any, Final
 
+from ...text.analysis import has_cjk
+from ...text.sentences import split_sentences
 from .errors import INDEX_UNAVAILABLE, SearchIndexError
 
-__all__ = ["DB_FILE", "SCHEMA", "connect", "create_vector_table", "has_vector_table"]
+__all__ = ["DB_FILE", "SCHEMA", "connect", "create_vector_table", "has_sentence_table", "has_vector_table",
+           "sentence_key", "sentence_texts"]
 
 DB_FILE: Final = "index.sqlite"
 
@@ -94,6 +102,30 @@ def has_vector_table(connection: Any) -> bool:
     return row is not None
 
 
+def has_sentence_table(connection: Any) -> bool:
+    row = connection.execute("SELECT 1 FROM sqlite_master WHERE name = 'sentences'").fetchone()
+    return row is not None
+
+
 def create_vector_table(connection: Any, dimensions: int) -> None:
+    """The passages' ``vec0`` table and the plain table of their sentences' vectors."""
     connection.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS vectors USING vec0("
                        f"embedding float[{int(dimensions)}] distance_metric=cosine)")
+    connection.execute("CREATE TABLE IF NOT EXISTS sentences (passage INTEGER NOT NULL, sha256 BLOB NOT NULL, "
+                       "embedding BLOB NOT NULL)")
+    connection.execute("CREATE INDEX IF NOT EXISTS sentences_sha256 ON sentences(sha256)")
+    connection.execute("CREATE INDEX IF NOT EXISTS sentences_passage ON sentences(passage)")
+
+
+def sentence_texts(text: str) -> list[str]:
+    """The distinct sentences of a passage's text that research may embed, in order: every sentence
+    (``text.sentences.split_sentences``, as the built-in model cuts them), none of a passage in a CJK
+    script (the default model reads English only, and research reads such passages by their words)."""
+    if has_cjk(text):
+        return []
+    return list(dict.fromkeys(text[span.start:span.end] for span in split_sentences(text)))
+
+
+def sentence_key(text: str) -> bytes:
+    """A sentence's key in the ``sentences`` table: the SHA-256 of its UTF-8 (a lone surrogate kept)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()

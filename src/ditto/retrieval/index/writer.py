@@ -20,7 +20,11 @@ longer finds are removed; ``remove=`` removes the named files or folders.
 Embeddings: an index made with an embedding model records its id and dimension; every
 later run must embed new passages with the same model (``INDEX_MODEL_MISMATCH``
 otherwise: vectors of two models are not comparable, and a vector of another dimension
-is refused, never truncated or padded).
+is refused, never truncated or padded). With a model, each passage's sentences get vectors
+too (``store.sentence_texts``): research reads a passage sentence by sentence with the same
+model, and embedding them here, once, spares every task that work (``sentences=False``
+leaves them out; a task then embeds what it reads). An index with vectors but without
+sentence vectors gains them on its next run with the model.
 """
 
 from __future__ import annotations
@@ -56,7 +60,16 @@ from .errors import (
 from .lock import LOCK_FILE, writer_lock
 from .manifest import MANIFEST_FILE, EmbeddingInfo, Manifest, read_manifest, sync_folder, write_manifest
 from .sources import INDEX_LIMITS, IndexLimits, LoadedFile, PassageRow, SourceFile, discover, load_file
-from .store import DB_FILE, SCHEMA, connect, create_vector_table
+from .store import (
+    DB_FILE,
+    SCHEMA,
+    connect,
+    create_vector_table,
+    has_sentence_table,
+    has_vector_table,
+    sentence_key,
+    sentence_texts,
+)
 
 __all__ = ["BM25_FOLDER", "IndexSummary", "Progress", "update_index", "update_index_sync"]
 
@@ -67,7 +80,7 @@ BM25_FOLDER: Final = "bm25"
 _RACY_SECONDS: Final = 2.0
 _EMBED_CHUNK: Final = 256
 
-#: ``progress(stage, done, total)``: stages "scan", "read", "embed", "bm25".
+#: ``progress(stage, done, total)``: stages "scan", "read", "embed", "sentences", "bm25".
 Progress = Callable[[str, int, int], None]
 
 
@@ -85,6 +98,8 @@ class IndexSummary:
     notes: list[str] = field(default_factory=list)
     passages: int = 0
     embedded: int = 0
+    #: Distinct sentences embedded this run (see the module docs).
+    sentences: int = 0
     files: int = 0
     seconds: float = 0.0
     generation: str = ""
@@ -94,6 +109,7 @@ class IndexSummary:
                                                        "unchanged": self.unchanged, "removed": self.removed,
                                                        "skipped": len(self.skipped)},
                 "warnings": [*self.skipped, *self.notes], "passages": self.passages, "embedded": self.embedded,
+                "sentences": self.sentences,
                 "indexedFiles": self.files, "seconds": round(self.seconds, 3), "generation": self.generation}
 
 
@@ -150,13 +166,15 @@ async def update_index(directory: str | os.PathLike[str], sources: _PathsArgumen
                        remove: _PathsArgument = (), embedding: EmbeddingProvider | None = None,
                        ignore: str | Sequence[str] | None = (), analyzer: TextAnalyzer | None = None,
                        limits: IndexLimits | None = INDEX_LIMITS, progress: Progress | None = None,
-                       embed_batch_size: int | None = None, records: bool = True) -> IndexSummary:
+                       embed_batch_size: int | None = None, records: bool = True,
+                       sentences: bool = True) -> IndexSummary:
     """Create or update the index in ``directory`` from ``sources``; see the module docs.
 
     ``analyzer`` applies when the index is created (later runs keep the index's own).
     ``embedding`` adds vectors; an index that has vectors needs it on every run. The
     blocking work runs in a worker thread; embedding runs on the caller's event loop.
     ``records=False`` reads ``.jsonl`` roots and BEIR folders as text like any file.
+    ``sentences=False`` embeds passages only (see the module docs).
     """
     if not os.fspath(directory):
         raise SearchIndexError(INDEX_INVALID_INPUT, "the index folder is an empty path: name one (--index DIR)")
@@ -176,7 +194,7 @@ async def update_index(directory: str | os.PathLike[str], sources: _PathsArgumen
             return future.result()
 
     return await asyncio.to_thread(_update_safely, Path(directory), sources, remove, embed, info, ignore, analyzer,
-                                   limits, progress, records)
+                                   limits, progress, records, sentences)
 
 
 def _paths(value: Any, name: str) -> list[Path]:
@@ -248,7 +266,8 @@ def _remove_empty_index_folder(directory: Path) -> None:
 
 def _update(directory: Path, sources: list[Path], remove: list[Path], embed: Callable[[list[str]], list[Any]] | None,
             info: EmbeddingInfo | None, ignore: tuple[str, ...], analyzer: TextAnalyzer | None,
-            limits: IndexLimits, progress: Progress | None, records: bool = True) -> IndexSummary:
+            limits: IndexLimits, progress: Progress | None, records: bool = True,
+            sentences: bool = True) -> IndexSummary:
     started = time.perf_counter()
     _make_folder(directory, creating=not remove or bool(sources))
     summary = IndexSummary(str(directory))
@@ -270,7 +289,8 @@ def _update(directory: Path, sources: list[Path], remove: list[Path], embed: Cal
                                                     "(build it again into a new folder)")
         _clean_stale(directory, previous.generation if previous else None)
         plan = _scan(directory, previous, sources, remove, ignore, limits, progress, summary, records)
-        backfilling = info is not None and previous is not None and previous.embedding is None
+        backfilling = info is not None and previous is not None and (
+            previous.embedding is None or (sentences and not previous.sentences))
         if previous is not None and plan.empty and not backfilling:  # nothing changed: nothing to publish
             summary.passages, summary.files, summary.generation = previous.passages, previous.files, previous.generation
             summary.seconds = time.perf_counter() - started
@@ -279,7 +299,8 @@ def _update(directory: Path, sources: list[Path], remove: list[Path], embed: Cal
         target = directory / generation
         target.mkdir()
         try:
-            manifest = _build(directory, previous, target, plan, embed, info, analyzer, progress, summary)
+            manifest = _build(directory, previous, target, plan, embed, info, analyzer, progress, summary,
+                              sentences=sentences and embed is not None)
             write_manifest(directory, manifest)
         except BaseException:
             shutil.rmtree(target, ignore_errors=True)
@@ -377,7 +398,8 @@ def _scan(directory: Path, previous: Manifest | None, sources: list[Path], remov
 
 def _build(directory: Path, previous: Manifest | None, target: Path, plan: _Plan,
            embed: Callable[[list[str]], list[Any]] | None, info: EmbeddingInfo | None,
-           analyzer: TextAnalyzer | None, progress: Progress | None, summary: IndexSummary) -> Manifest:
+           analyzer: TextAnalyzer | None, progress: Progress | None, summary: IndexSummary, *,
+           sentences: bool) -> Manifest:
     if previous is not None:
         shutil.copyfile(directory / previous.generation / DB_FILE, target / DB_FILE)
         try:
@@ -409,12 +431,30 @@ def _build(directory: Path, previous: Manifest | None, target: Path, plan: _Plan
                                 for (rowid, _), vector in zip(chunk, embed([text for _, text in chunk]), strict=True))
                 if progress is not None:
                     progress("embed", min(start + _EMBED_CHUNK, len(kept)), len(kept))
+        sentences_of: list[list[tuple[bytes, bytes]]] | None = None
+        sentence_backfill: list[tuple[int, bytes, bytes]] = []
+        if sentences and embed is not None:
+            bare: list[tuple[int, str]] = []
+            if previous is not None and not previous.sentences:
+                # passages without sentence vectors yet (an index made before them, or with sentences=False)
+                leaving = {*gone, *replaced}
+                bare = [(rowid, text) for rowid, path, text in connection.execute(
+                    "SELECT rowid, path, text FROM passages WHERE rowid NOT IN (SELECT passage FROM sentences)")
+                    if path not in leaving]
+            embedded = _sentence_vectors([*(row.text for row in new_rows), *(text for _, text in bare)], embed,
+                                         progress)
+            sentences_of = embedded[:len(new_rows)]
+            for (rowid, _), rows in zip(bare, embedded[len(new_rows):], strict=True):
+                sentence_backfill.extend((rowid, key, vector) for key, vector in rows)
         stale_ids = _ids_of(connection, [*gone, *replaced])
         connection.execute("BEGIN")
         try:
             if backfill:
                 connection.executemany("INSERT INTO vectors(rowid, embedding) VALUES (?, ?)", backfill)
-            _write(connection, gone, replaced, changed, touched, new_rows, vectors_of)
+            if sentence_backfill:
+                connection.executemany("INSERT INTO sentences(passage, sha256, embedding) VALUES (?, ?, ?)",
+                                       sentence_backfill)
+            _write(connection, gone, replaced, changed, touched, new_rows, vectors_of, sentences_of)
             connection.execute("COMMIT")
         except BaseException:
             connection.execute("ROLLBACK")
@@ -434,9 +474,11 @@ def _build(directory: Path, previous: Manifest | None, target: Path, plan: _Plan
     summary.passages = passages
     summary.files = files
     summary.embedded = len(new_rows) + len(backfill) if embed is not None else 0
+    summary.sentences = len({key for rows in sentences_of or () for key, _ in rows}
+                            | {key for _, key, _ in sentence_backfill})
     return Manifest(generation=target.name, passages=passages, files=files, analyzer=bm25.analyzer.config(),
                     embedding=info if info is not None else (previous.embedding if previous else None),
-                    updated=time.time(), cutter=PASSAGES_VERSION)
+                    updated=time.time(), cutter=PASSAGES_VERSION, sentences=sentences)
 
 
 def _check_ids(connection: Any, rows: Sequence[PassageRow], leaving: set[str]) -> None:
@@ -477,12 +519,33 @@ def _embed_rows(rows: Sequence[PassageRow], embed: Callable[[list[str]], list[An
     return vectors
 
 
+def _sentence_vectors(texts: Sequence[str], embed: Callable[[list[str]], list[Any]],
+                      progress: Progress | None) -> list[list[tuple[bytes, bytes]]]:
+    """For each passage text, its sentences' (key, float32 vector bytes); a sentence repeated across
+    passages is embedded once."""
+    per_passage = [sentence_texts(text) for text in texts]
+    unique = list(dict.fromkeys(sentence for sentences in per_passage for sentence in sentences))
+    vectors: dict[str, bytes] = {}
+    for start in range(0, len(unique), _EMBED_CHUNK):
+        chunk = unique[start:start + _EMBED_CHUNK]
+        for text, vector in zip(chunk, embed(chunk), strict=True):
+            vectors[text] = np.asarray(vector, dtype=np.float32).tobytes()
+        if progress is not None:
+            progress("sentences", min(start + _EMBED_CHUNK, len(unique)), len(unique))
+    return [[(sentence_key(sentence), vectors[sentence]) for sentence in sentences] for sentences in per_passage]
+
+
 def _write(connection: Any, gone: Sequence[str], replaced: Sequence[str], changed: Sequence[LoadedFile],
-           touched: Sequence[SourceFile], rows: Sequence[PassageRow], vectors: Sequence[bytes] | None) -> None:
-    has_vectors = connection.execute("SELECT 1 FROM sqlite_master WHERE name = 'vectors'").fetchone() is not None
+           touched: Sequence[SourceFile], rows: Sequence[PassageRow], vectors: Sequence[bytes] | None,
+           sentences: Sequence[Sequence[tuple[bytes, bytes]]] | None = None) -> None:
+    has_vectors = has_vector_table(connection)
+    has_sentences = has_sentence_table(connection)
     for path in [*gone, *replaced]:
         if has_vectors:
             connection.execute("DELETE FROM vectors WHERE rowid IN (SELECT rowid FROM passages WHERE path = ?)",
+                               (path,))
+        if has_sentences:
+            connection.execute("DELETE FROM sentences WHERE passage IN (SELECT rowid FROM passages WHERE path = ?)",
                                (path,))
         connection.execute("DELETE FROM passages WHERE path = ?", (path,))
     for path in gone:
@@ -504,6 +567,9 @@ def _write(connection: Any, gone: Sequence[str], replaced: Sequence[str], change
         if vectors is not None:
             connection.execute("INSERT INTO vectors(rowid, embedding) VALUES (?, ?)",
                                (cursor.lastrowid, vectors[position]))
+        if sentences is not None:
+            connection.executemany("INSERT INTO sentences(passage, sha256, embedding) VALUES (?, ?, ?)",
+                                   [(cursor.lastrowid, key, vector) for key, vector in sentences[position]])
 
 
 def _sync_tree(folder: Path) -> None:

@@ -160,12 +160,13 @@ def research_workers(task: ResearchTask, *, env: Mapping[str, str] | None = None
             from ...worker.context import create_in_memory_context_store
 
             workers.append(create_context_worker(services={"state_store": create_in_memory_context_store()}))
+    documents: Any = None  # the documents' search provider: the built-in model reads its stored sentence vectors
     needs_retrieval = "documents" in request.sources or (
         "knowledge" in request.sources and request.knowledge in ("external", "both"))
     if (needs_retrieval or targets) and "RETRIEVAL" not in skip:
-        bindings: dict[str, Any] = {}
-        bindings[DOCUMENTS_TARGET] = {"default_strategy": "keyword", "providers": {"keyword": _documents_provider(
-            task, source)}}
+        documents = _documents_provider(task, source)
+        bindings: dict[str, Any] = {DOCUMENTS_TARGET: {"default_strategy": "keyword",
+                                                       "providers": {"keyword": documents}}}
         kb = request.kb
         if kb is None or not kb.startswith("target:"):
             provider = _LazySqlProvider(kb if kb is not None else str(task.knowledge_path))
@@ -174,7 +175,8 @@ def research_workers(task: ResearchTask, *, env: Mapping[str, str] | None = None
         bindings.update(targets or {})
         workers.append(_lazy_retrieval_worker(bindings))
     if "INFER" not in skip:
-        workers.append(_infer_worker(source, request.model, semantic=_reads_semantically(request, source)))
+        semantic = _reads_semantically(request, source)
+        workers.append(_infer_worker(source, request.model, embed=_reading_embed(documents) if semantic else None))
     if "web" in request.sources and "INTERACTION" not in skip:
         interaction = _interaction_worker(task, source, web or {})
         workers.append(interaction)
@@ -259,20 +261,33 @@ def _reads_semantically(request: ResearchRequest, env: Mapping[str, str]) -> boo
             and (request.index is not None or request.documents is not None) and embeddings_enabled(env))
 
 
-async def _local_embed(texts: list[str]) -> Sequence[Sequence[float]]:
-    """The research's local embedding model (loaded once per process, off the event loop) on ``texts``."""
-    from ...retrieval.index.embedding import local_embedding
+def _reading_embed(documents: Any) -> Callable[[list[str]], Awaitable[Sequence[Sequence[float]]]]:
+    """The built-in model's embedding hook: the research's local embedding model (loaded once per process,
+    off the event loop), asked only for the texts the documents' index has not embedded already (an index
+    made with that model holds its passages' sentences: what the model reads)."""
+    lookup = getattr(documents, "sentence_vectors", None)
 
-    provider = await asyncio.to_thread(local_embedding)
-    return await provider.embed(texts)
+    async def embed(texts: list[str]) -> Sequence[Sequence[float]]:
+        from ...retrieval.index.embedding import local_embedding
+
+        provider = await asyncio.to_thread(local_embedding)
+        model = getattr(provider, "model_id", None)
+        known = await lookup(texts, model) if lookup is not None and isinstance(model, str) else {}
+        missing = [text for text in texts if text not in known]
+        computed = iter(await provider.embed(missing) if missing else ())
+        return [tuple(known[text].tolist()) if text in known else next(computed) for text in texts]
+
+    return embed
 
 
-def _infer_worker(env: Mapping[str, str], model: ModelRef, *, semantic: bool = False) -> WorkerDefinition:
+def _infer_worker(env: Mapping[str, str], model: ModelRef, *,
+                  embed: Callable[[list[str]], Awaitable[Sequence[Sequence[float]]]] | None = None
+                  ) -> WorkerDefinition:
     """The built-in model, plus the ``openai`` provider when ``DITTO_WORKER_INFER_*`` configures one.
 
     A request for ``openai/NAME`` names the model itself: the server's address is then all the
-    environment must give (``DITTO_WORKER_INFER_MODEL`` may stay unset). ``semantic`` gives the
-    built-in model the local embedding model (see :func:`_reads_semantically`).
+    environment must give (``DITTO_WORKER_INFER_MODEL`` may stay unset). ``embed`` gives the
+    built-in model the local embedding model (see :func:`_reads_semantically`, :func:`_reading_embed`).
     """
     from ...worker.infer import (
         BUILTIN_PROVIDER,
@@ -287,8 +302,8 @@ def _infer_worker(env: Mapping[str, str], model: ModelRef, *, semantic: bool = F
     providers: dict[str, InferProvider] = {}
     if config is not None:
         providers["openai"] = create_openai_provider(config)
-    if semantic:
-        providers[BUILTIN_PROVIDER] = create_extractive_provider(embed=_local_embed)
+    if embed is not None:
+        providers[BUILTIN_PROVIDER] = create_extractive_provider(embed=embed)
     return create_infer_worker(providers or None)
 
 

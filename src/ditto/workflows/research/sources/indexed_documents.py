@@ -389,6 +389,16 @@ class IndexedDocumentSearchProvider:
                       "lineEnd": last, "heading": None,
                       "locator": {"recordId": record_id, "recordLine": meta["lineStart"]}})
 
+    async def sentence_vectors(self, texts: Sequence[str], model: str) -> dict[str, Any]:
+        """The index's stored vectors of those of ``texts`` that are sentences of its passages, when they are
+        ``model``'s (the built-in model reads with it); nothing before the first search or for another model."""
+        index = self._state.index if self._state is not None else None
+        info = getattr(index, "embedding", None)
+        if index is None or info is None or info.model != model:
+            return {}
+        found: dict[str, Any] = await asyncio.to_thread(index.sentence_vectors, texts)
+        return found
+
     async def search(self, input: Any, context: Any = None) -> Any:
         from ....retrieval import RetrievalSearchOutput
         from .documents import WALK_NOTES, document_query, load_documents
