@@ -14,7 +14,7 @@ Layout (``format_version`` 1)::
 
     DIR/manifest.json          the published state: format version, generation, analyzer, embedding model
     DIR/.lock                  the writer lock (flock)
-    DIR/g-000042/index.sqlite  files (with their bytes), passages, vectors (vec0)
+    DIR/g-000042/index.sqlite  files (with their bytes), passages, vectors (vec0), sentence vectors
     DIR/g-000042/bm25/         the BM25 arrays (ditto.retrieval.engines.BM25Index.save)
 """
 
