@@ -254,6 +254,14 @@ def _states_amount(text: str, wanted: set[str]) -> bool:
         wanted.intersection(analyze(found.group(1))) for found in _ONE_OR_NONE_OF.finditer(text))
 
 
+#: A question that asks for a default ("What is the default login shell…", "…print by default?", 默认).
+_ASKS_FOR_DEFAULT = re.compile(r"\bdefaults?\b|默认|缺省", re.IGNORECASE)
+#: A sentence that states a default ("Defaults to /bin/bash.", "Default 16", "by default", 默认为).
+_STATES_DEFAULT = re.compile(r"\bdefault(?:s|ed)?\b|默认|缺省", re.IGNORECASE)
+#: A sentence that only finishes the one before: a manual's "Defaults to /home." or "Default 16 (-i: 12)."
+#: after the description of what it is the default of.
+_CONTINUES = re.compile(r"\s*Defaults?\b(?!\s*:)")
+
 #: A question that asks what to use instead ("what am I supposed to use instead?", 手册建议改用什么命令).
 _ASKS_FOR_REPLACEMENT = re.compile(
     r"\binstead\b|\brather\s+than\b|\breplace(?:ment|d)?\b|改用|代替|替代|取代|换成|而非", re.IGNORECASE)
@@ -620,7 +628,8 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
     """The smallest run of whole sentences around ``spans[index]`` that carries what it can of the
     question: a neighbour joins when it holds question terms the run lacks, or when the run is
     too short to say anything (an option tag, "Exit status:") or only a record's labelled fields; at most
-    :data:`MAX_RUN_SENTENCES`, within ``limit`` characters. An option's description (a passage that opens
+    :data:`MAX_RUN_SENTENCES`, within ``limit`` characters, and a sentence that only finishes the run's last
+    (:data:`_CONTINUES`: "Defaults to /home.") joins it. An option's description (a passage that opens
     with its tag) of at most that many sentences is quoted whole: "the default is “aes256-ctr”" ends what
     ``-Z cipher`` says, sharing no word with a question about it. Returns the run's offsets."""
     if spans and option_tag(text.split("\n", 1)[0]) and len(spans) <= MAX_RUN_SENTENCES \
@@ -648,6 +657,9 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
             break
         covered |= set(analyze(text[spans[neighbour].start:spans[neighbour].end])) & wanted
         low, high = min(low, neighbour), max(high, neighbour)
+    if high + 1 < len(spans) and _CONTINUES.match(text, spans[high + 1].start) is not None \
+            and spans[high + 1].end - spans[low].start <= limit:
+        high += 1  # "Defaults to 1000 - 59999." finishes what the run says
     return spans[low].start, spans[high].end
 
 
@@ -786,23 +798,26 @@ def answer_sentences(task: AnswerTask) -> list[tuple[int, str]]:
             units.append((number, _cut(item.quote, Sentence(spans[0].start, spans[-1].end), MAX_QUOTE_CHARS)))
         else:
             units.extend((number, _cut(item.quote, span, MAX_QUOTE_CHARS))
-                         for span in _fields_with_sentence(item.quote, spans))
+                         for span in _joined_units(item.quote, spans))
     return units
 
 
-def _fields_with_sentence(text: str, spans: Sequence[Sentence]) -> list[Sentence]:
-    """``spans`` with a run of labelled fields (:data:`_FIELD_LINES`) joined to the sentence after it: the
-    fields say what the record is about, the sentence what it says."""
+def _joined_units(text: str, spans: Sequence[Sentence]) -> list[Sentence]:
+    """``spans`` with a run of labelled fields (:data:`_FIELD_LINES`) joined to the sentence after it (the
+    fields say what the record is about, the sentence what it says), and a sentence that only finishes the one
+    before (:data:`_CONTINUES`: "Defaults to /bin/bash.") joined to it: alone it says nothing of what."""
     joined: list[Sentence] = []
     index = 0
     while index < len(spans):
         span = spans[index]
         if index + 1 < len(spans) and _FIELD_LINES.fullmatch(text, span.start, span.end) is not None:
-            joined.append(Sentence(span.start, spans[index + 1].end))
-            index += 2
+            span = Sentence(span.start, spans[index + 1].end)
+            index += 1
+        if joined and _CONTINUES.match(text, span.start) is not None:
+            joined[-1] = Sentence(joined[-1].start, span.end)
         else:
             joined.append(span)
-            index += 1
+        index += 1
     return joined
 
 
@@ -900,6 +915,10 @@ def _kinds_asked(question: str, texts: Sequence[str], contexts: Sequence[str], t
     # no amount ("Normally Wget gives up on a URL…" against "The default is to retry 20 times").
     if asked and _ASKS_FOR_AMOUNT.search(question):
         yield [bool(_STATES_AMOUNT.search(text)) for text in texts]
+    # "What is the default login shell?" and "…print by default?" are answered by the sentence that states a
+    # default ("Default 16"), not by an example that happens to say "20 octets per line".
+    if asked and _ASKS_FOR_DEFAULT.search(question):
+        yield [bool(_STATES_DEFAULT.search(text)) for text in texts]
     # "Why did coreutils bring back the symlinks?" is answered by the sentence that gives a reason ("as this causes
     # problems with date display"), not by the one that only says they were removed.
     if asked and _ASKS_WHY.search(question):
