@@ -458,6 +458,37 @@ def test_a_record_s_labelled_fields_are_quoted_and_answered_with_the_sentence_af
     assert "superseded by --control-list" in answer[0].text
 
 
+def test_a_default_finishes_the_sentence_before_it_and_answers_a_question_asking_for_one() -> None:
+    """Issue 17.2, 17.4 (INF-3): a manual's "Defaults to /bin/bash." says nothing alone and everything after the
+    description it finishes: quotes and answers keep the two together. A question asking for a default
+    (adduser.conf(5), xxd(1)) is answered by the sentence that states one, not by an example that holds more of
+    its words."""
+    field = ("DSHELL The login shell to be used for all new users.  Defaults to /bin/bash.\n"
+             "EXTRA_GROUPS\n       This is the space-separated list of groups that new non-system users will be\n"
+             "       added to.  Defaults to users.")
+    question = "What is the default login shell for new users?"
+    [excerpt] = choose_excerpts(ExcerptTask(question=question, passages=(P(source_id="adduser", text=field),),
+                                            max_per_source=1))
+    assert excerpt.quote == "DSHELL The login shell to be used for all new users.  Defaults to /bin/bash."
+    [answer] = answer_question(AnswerTask(question=question, evidence=(AnswerEvidence(id="e1", quote=excerpt.quote),)))
+    assert answer.text == excerpt.quote
+    uids = ("FIRST_UID  and  LAST_UID\n       specify an inclusive range of UIDs from which UIDs for non-system users "
+            "can be  dy‐\n       namically allocated.  Defaults to 1000 - 59999.")
+    [excerpt] = choose_excerpts(ExcerptTask(question="Which range of UIDs is used for non-system users?",
+                                            passages=(P(source_id="u", text=uids),), max_per_source=1))
+    assert excerpt.quote.endswith("Defaults to 1000 - 59999.")
+    octets = (AnswerEvidence(id="e1", quote="Print 120 bytes as continuous hexdump with 20 octets per line."),
+              AnswerEvidence(id="e2", quote="-c cols | -cols cols\n       Format <cols> octets per line. Default 16 "
+                                            "(-i: 12, -ps: 30, -b: 6). Max 256."))
+    first = answer_question(AnswerTask(question="How many octets per line does xxd print by default?",
+                                       evidence=octets))[0]
+    assert "Default 16" in first.text and first.evidence == ("e2",)
+    # Without a default asked for, the example may open the answer: the rule is the question's, not the page's.
+    other = answer_question(AnswerTask(question="How many octets per line does the continuous hexdump print?",
+                                       evidence=octets))[0]
+    assert "Print 120 bytes" in other.text
+
+
 def test_a_web_page_is_about_what_any_of_its_passages_shown_names() -> None:
     """Issue 17.3, WF-7: a web page's passages come without headings, at most two a page: a passage answers a
     question about a name that the page's other passage holds; a file's passage must hold it (or its headings)."""

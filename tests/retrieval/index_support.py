@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,3 +50,14 @@ def write_docs(root: Path, docs: dict[str, str] | None = None) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     return root
+
+
+def apply_changes(docs: Path, operations: Sequence[tuple[str, str, str]], after_each: Callable[[], object]) -> None:
+    """Write (``"write"``) or delete each named file of ``docs`` in turn, calling ``after_each`` after each one."""
+    for action, name, text in operations:
+        path = docs / name
+        if action == "write":
+            path.write_text(text + "\n")
+        elif path.exists():
+            path.unlink()
+        after_each()

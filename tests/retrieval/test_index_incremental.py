@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ditto.retrieval.index import open_index, update_index_sync
-from tests.retrieval.index_support import WordHashEmbedder, write_docs
+from tests.retrieval.index_support import WordHashEmbedder, apply_changes, write_docs
 
 
 def _contents(directory: Path) -> dict[str, tuple[str, int, int]]:
@@ -88,13 +88,7 @@ def test_any_sequence_of_changes_indexes_like_a_fresh_build(tmp_path_factory: ob
         docs = root / "docs"
         (docs / "sub" / "deep").mkdir(parents=True)
         (docs / "keep.md").write_text("Always here.\n")
-        for action, name, text in operations:
-            path = docs / name
-            if action == "write":
-                path.write_text(text + "\n")
-            elif path.exists():
-                path.unlink()
-            update_index_sync(root / "incremental", [docs])
+        apply_changes(docs, operations, lambda: update_index_sync(root / "incremental", [docs]))
         update_index_sync(root / "fresh", [docs])
         assert _contents(root / "incremental") == _contents(root / "fresh")
 

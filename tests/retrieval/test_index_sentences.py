@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from ditto.retrieval.index import open_index, update_index_sync
 from ditto.retrieval.index.store import sentence_key, sentence_texts
 from ditto.text.sentences import split_sentences
-from tests.retrieval.index_support import WordHashEmbedder, write_docs
+from tests.retrieval.index_support import WordHashEmbedder, apply_changes, write_docs
 
 DOCS = {
     "ops/backups.md": "# Backups\n\nBackups are kept for 30 days. They run nightly\nat 02:00.\n\n"
@@ -135,13 +135,7 @@ def test_any_sequence_of_changes_keeps_exactly_the_sentences_of_the_passages_hel
         docs = root / "docs"
         (docs / "sub").mkdir(parents=True)
         (docs / "keep.md").write_text("Always here. Really.\n")
-        for action, name, text in operations:
-            path = docs / name
-            if action == "write":
-                path.write_text(text + "\n")
-            elif path.exists():
-                path.unlink()
-            update_index_sync(root / "incremental", [docs], embedding=embedder)
+        apply_changes(docs, operations, lambda: update_index_sync(root / "incremental", [docs], embedding=embedder))
         update_index_sync(root / "fresh", [docs], embedding=embedder)
         assert _sentences(root / "incremental") == _expected(root / "incremental")
         assert {key for _, key in _sentences(root / "incremental")} == {key for _, key in _sentences(root / "fresh")}
