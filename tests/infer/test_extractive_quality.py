@@ -405,7 +405,7 @@ def test_the_answer_gives_what_the_question_asks_for() -> None:
         == "For RSA keys the length must be at least 1024 bits."
     assert first("Why were the LC_TIME symlinks brought back?", "* remove LC_TIME symlinks (Closes: #584837)",
                  '* undo "remove LC_TIME symlinks" as this causes problems with date display') \
-        == '* undo "remove LC_TIME symlinks" as this causes problems with date display'
+        == 'undo "remove LC_TIME symlinks" as this causes problems with date display'
     assert first("What does watch show when I don't pass -d?",
                  "-d, --differences: highlight the differences between successive updates",
                  "Without it, watch shows the plain output of the command.") \
@@ -487,6 +487,20 @@ def test_a_default_finishes_the_sentence_before_it_and_answers_a_question_asking
     other = answer_question(AnswerTask(question="How many octets per line does the continuous hexdump print?",
                                        evidence=octets))[0]
     assert "Print 120 bytes" in other.text
+
+
+def test_an_answer_sentence_leaves_a_list_item_s_mark_to_the_quote() -> None:
+    """Issue 17.4 (INF-3): gitignore(5)'s "•   Trailing spaces are ignored…" is a list item; the answer reads
+    as sentences, so its sentence starts after the mark (still verbatim in the quote), and an option that opens
+    a line ("-a, --all") is no mark."""
+    for quote, expected in (("•   Trailing spaces are ignored unless they are quoted with backslash.",
+                              "Trailing spaces are ignored unless they are quoted with backslash."),
+                             ("- Trailing spaces are ignored.", "Trailing spaces are ignored."),
+                             ("-a, --all\n       do not ignore trailing spaces", "-a, --all\n       do not ignore "
+                                                                              "trailing spaces")):
+        evidence = (AnswerEvidence(id="e1", quote=quote),)
+        [answer] = answer_question(AnswerTask(question="How are trailing spaces treated?", evidence=evidence))
+        assert answer.text == expected and answer.text in quote and answer.evidence == ("e1",)
 
 
 def test_a_web_page_is_about_what_any_of_its_passages_shown_names() -> None:

@@ -797,9 +797,19 @@ def answer_sentences(task: AnswerTask) -> list[tuple[int, str]]:
             # “aes256-ctr”." says what -Z is for and what it defaults to only as a whole.
             units.append((number, _cut(item.quote, Sentence(spans[0].start, spans[-1].end), MAX_QUOTE_CHARS)))
         else:
-            units.extend((number, _cut(item.quote, span, MAX_QUOTE_CHARS))
+            units.extend((number, _cut(item.quote, _without_bullet(item.quote, span), MAX_QUOTE_CHARS))
                          for span in _joined_units(item.quote, spans))
     return units
+
+
+#: A list item's mark ("•   Trailing spaces are ignored…", "- item", "* item"): layout, not part of what it says.
+_BULLET = re.compile(r"[ \t]*(?:[•·▪◦‣∙]|[-*+](?=\s))\s+")
+
+
+def _without_bullet(text: str, span: Sentence) -> Sentence:
+    """``span`` without a list item's mark at its start (an answer reads as sentences; the quote keeps it)."""
+    mark = _BULLET.match(text, span.start, span.end)
+    return Sentence(mark.end(), span.end) if mark is not None and mark.end() < span.end else span
 
 
 def _joined_units(text: str, spans: Sequence[Sentence]) -> list[Sentence]:
