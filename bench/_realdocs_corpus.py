@@ -53,6 +53,11 @@ CHANGELOG_CHARS = 200_000
 HOLDOUT_ZH_MAN_PAGES = ("cat", "head", "tail", "wc", "uniq", "cut", "touch", "mv", "chown", "xargs", "seq",
                         "split", "tee")
 
+# The review corpus (``build_corpus(folder, review=True)``): the first corpus plus these manual pages, which no
+# question set had used, for ``bench/data/realdocs_review.json`` (a development set, like the first).
+#: Configuration-file and administration pages (sections 5 and 8 among them).
+REVIEW_MAN_PAGES = ("fstab", "adduser.conf", "gitignore", "apt_preferences", "journalctl", "xxd", "apt-get")
+
 
 def _plain(text: str) -> str:
     """Overstrikes removed (what ``col -bx`` does), as a reader sees the page."""
@@ -116,11 +121,11 @@ def corpus_name(kind: str, name: str) -> str:
     return f"{kind}-{stem}.txt"
 
 
-def build_corpus(folder: Path, holdout: bool = False) -> tuple[list[str], list[str]]:
+def build_corpus(folder: Path, holdout: bool = False, review: bool = False) -> tuple[list[str], list[str]]:
     """Write every available source into ``folder`` (English) and ``folder/zh`` (Chinese).
 
-    ``holdout``: the larger held-out corpus (the ``HOLDOUT_`` sources added). Returns ``(written file names,
-    missing sources)``.
+    ``holdout``: the larger held-out corpus (the ``HOLDOUT_`` sources added); ``review``: the review pages
+    added. Returns ``(written file names, missing sources)``.
     """
     if folder.exists():
         shutil.rmtree(folder)
@@ -135,6 +140,8 @@ def build_corpus(folder: Path, holdout: bool = False) -> tuple[list[str], list[s
                  + [("readme", name, read_readme) for name in HOLDOUT_READMES]
                  + [("changelog", name, read_changelog) for name in HOLDOUT_CHANGELOGS]
                  + [("zhman", name, render_zh_man) for name in HOLDOUT_ZH_MAN_PAGES])
+    if review:
+        jobs += [("man", name, render_man) for name in REVIEW_MAN_PAGES]
     for kind, name, render in jobs:
         text = render(name)
         if text is None:
@@ -147,5 +154,6 @@ def build_corpus(folder: Path, holdout: bool = False) -> tuple[list[str], list[s
 
 
 if __name__ == "__main__":
-    files, absent = build_corpus(Path(sys.argv[1]), holdout="--holdout" in sys.argv[2:])
+    files, absent = build_corpus(Path(sys.argv[1]), holdout="--holdout" in sys.argv[2:],
+                                 review="--review" in sys.argv[2:])
     print(len(files), "files;", "missing:", absent)

@@ -56,6 +56,7 @@ from _realdocs_corpus import build_corpus
 ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = Path(__file__).resolve().parent / "data" / "realdocs_questions.json"
 HOLDOUT = Path(__file__).resolve().parent / "data" / "realdocs_holdout.json"
+REVIEW = Path(__file__).resolve().parent / "data" / "realdocs_review.json"
 _SENTENCE_END = re.compile(r"[.!?](?=\s)|[。！？；]|\n[ \t]*\n|\n(?=[ \t]*-)")
 
 
@@ -243,10 +244,13 @@ def tune(corpus: Path, base: Path, thresholds: Sequence[float]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", type=Path, default=None, help="work folder (default: a temporary one)")
-    parser.add_argument("--split", choices=("train", "test", "holdout", "fresh", "all"), default="all")
+    parser.add_argument("--split", choices=("train", "test", "holdout", "fresh", "review", "all"), default="all")
     parser.add_argument("--holdout", action="store_true",
                         help="the held-out set: the larger corpus (build_corpus(holdout=True)) and "
                              "bench/data/realdocs_holdout.json, which nothing was tuned on")
+    parser.add_argument("--review", action="store_true",
+                        help="the review set: the first corpus plus configuration and administration pages "
+                             "(build_corpus(review=True)) and bench/data/realdocs_review.json, a development set")
     parser.add_argument("--questions", type=Path, default=None,
                         help="another question file over the same corpus (with --holdout, e.g. "
                              "bench/data/realdocs_fresh.json, --split fresh)")
@@ -265,7 +269,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ditto-bench-realdocs-") as folder:
         work = args.work or Path(folder)
         corpus = work / "corpus"
-        files, missing = build_corpus(corpus, holdout=args.holdout)
+        files, missing = build_corpus(corpus, holdout=args.holdout, review=args.review)
         print(f"corpus: {len(files)} files ({sum((corpus / f).stat().st_size for f in files) / 1e6:.1f} MB)"
               + (f"; missing: {', '.join(missing)}" if missing else ""))
         if args.tune:
@@ -274,7 +278,8 @@ def main() -> None:
         if args.tune_answer:
             tune_answer(corpus, work / "tune", [float(value) for value in args.shares.split(",")], args.constant)
             return
-        questions = load_questions(args.split, args.questions or (HOLDOUT if args.holdout else QUESTIONS))
+        questions = load_questions(args.split, args.questions
+                                   or (HOLDOUT if args.holdout else REVIEW if args.review else QUESTIONS))
         answerable = [q for q in questions if q.file]
         shapes = [layout(q, corpus) for q in answerable]
         print(f"{len(answerable)} answerable ({sum(a for a, _ in shapes)} with the answer text across a line "
