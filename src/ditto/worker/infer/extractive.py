@@ -178,6 +178,8 @@ SEMANTIC_FOLLOW_UP: Final = 0.6
 #: 0.740 at 4, 0.761 at 8; the real-documents questions (first sentence holds the answer) 24/29 without,
 #: 26 at 2, 27 at 4, 25 at 8.
 ANSWER_EMBEDDING_WEIGHT: Final = 4.0
+#: A line of its own shorter than this, over more text, is a label in an answer ("The fifth field (fs_freq).").
+LABEL_CHARS: Final = 40
 #: A quote is a run of at most this many whole sentences.
 MAX_RUN_SENTENCES: Final = 3
 #: A run shorter than this takes the next sentence along (a tag or a lead-in says nothing alone).
@@ -812,15 +814,30 @@ def _without_bullet(text: str, span: Sentence) -> Sentence:
     return Sentence(mark.end(), span.end) if mark is not None and mark.end() < span.end else span
 
 
+def _label_line(text: str, span: Sentence) -> bool:
+    """Whether ``span`` is a short line of its own (under :data:`LABEL_CHARS`): a label over what follows."""
+    if span.end - span.start >= LABEL_CHARS:
+        return False
+    start, end = span.start, span.end
+    while start > 0 and text[start - 1] in " \t":
+        start -= 1
+    while end < len(text) and text[end] in " \t\r":
+        end += 1
+    return (start == 0 or text[start - 1] == "\n") and end < len(text) and text[end] == "\n"
+
+
 def _joined_units(text: str, spans: Sequence[Sentence]) -> list[Sentence]:
     """``spans`` with a run of labelled fields (:data:`_FIELD_LINES`) joined to the sentence after it (the
-    fields say what the record is about, the sentence what it says), and a sentence that only finishes the one
-    before (:data:`_CONTINUES`: "Defaults to /bin/bash.") joined to it: alone it says nothing of what."""
+    fields say what the record is about, the sentence what it says), a short line of its own over the sentence
+    after it ("The fifth field (fs_freq)." over what that field is for: a label, like an option's tag), and a
+    sentence that only finishes the one before (:data:`_CONTINUES`: "Defaults to /bin/bash.") joined to it:
+    alone it says nothing of what."""
     joined: list[Sentence] = []
     index = 0
     while index < len(spans):
         span = spans[index]
-        if index + 1 < len(spans) and _FIELD_LINES.fullmatch(text, span.start, span.end) is not None:
+        if index + 1 < len(spans) and (_FIELD_LINES.fullmatch(text, span.start, span.end) is not None
+                                       or _label_line(text, span)):
             span = Sentence(span.start, spans[index + 1].end)
             index += 1
         if joined and _CONTINUES.match(text, span.start) is not None:
