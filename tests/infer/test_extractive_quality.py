@@ -503,6 +503,21 @@ def test_an_answer_sentence_leaves_a_list_item_s_mark_to_the_quote() -> None:
         assert answer.text == expected and answer.text in quote and answer.evidence == ("e1",)
 
 
+def test_a_short_line_of_its_own_is_answered_with_the_sentence_under_it() -> None:
+    """Issue 17.4 (INF-3): fstab(5)'s "The fifth field (fs_freq)." is a label over what that field is for; an
+    answer that opened with it alone said nothing. It is one answer entry with the sentence under it; two short
+    sentences on one line are not a label."""
+    quote = ("The fifth field (fs_freq).\n       This field is used by dump(8) to determine which filesystems "
+             "need to be dumped.")
+    [answer] = answer_question(AnswerTask(question="Which program uses the fifth field of fstab?",
+                                          evidence=(AnswerEvidence(id="e1", quote=quote),)))
+    assert answer.text == quote
+    inline = "Short one. Which program uses the field is said here.\nNext line."
+    texts = [a.text for a in answer_question(AnswerTask(question="Which program uses the field?",
+                                                        evidence=(AnswerEvidence(id="e1", quote=inline),)))]
+    assert texts[0] == "Which program uses the field is said here."
+
+
 def test_a_web_page_is_about_what_any_of_its_passages_shown_names() -> None:
     """Issue 17.3, WF-7: a web page's passages come without headings, at most two a page: a passage answers a
     question about a name that the page's other passage holds; a file's passage must hold it (or its headings)."""
