@@ -148,3 +148,20 @@ def test_sentence_texts_are_the_reading_s_sentences(text: str) -> None:
     expected = list(dict.fromkeys(text[span.start:span.end] for span in split_sentences(text)))
     assert sentence_texts(text) == expected
     assert all(len(sentence_key(sentence)) == 32 for sentence in expected)
+
+
+def test_a_stored_vector_of_the_wrong_size_is_left_out_not_trusted(tmp_path: Path) -> None:
+    """Issue 18 (bad input): a damaged sentence vector (a blob of another length) is not returned, so research
+    embeds that sentence again instead of reading garbage; the others are still found."""
+    docs = write_docs(tmp_path / "docs", DOCS)
+    update_index_sync(tmp_path / "idx", [docs], embedding=WordHashEmbedder(16))
+    with open_index(tmp_path / "idx") as index:
+        generation = index.generation
+    damaged = "Backups are kept for 30 days."
+    with sqlite3.connect(tmp_path / "idx" / generation / "index.sqlite") as connection:
+        changed = connection.execute("UPDATE sentences SET embedding = ? WHERE sha256 = ?",
+                                     (b"\x00\x01\x02", sentence_key(damaged))).rowcount
+    assert changed == 1
+    with open_index(tmp_path / "idx") as index:
+        found = index.sentence_vectors([damaged, "Alerts page the on-call engineer."])
+    assert set(found) == {"Alerts page the on-call engineer."}
