@@ -444,18 +444,24 @@ def test_a_question_asking_for_an_amount_needs_a_passage_stating_one() -> None:
     assert quoted("The ssh daemon listens on a port for connections from clients.", listens) == ["s"]
 
 
+def _quoted_and_answered(question: str, text: str) -> tuple[str, list[str]]:
+    """The one quote a one-passage task gets, and the answer's sentences drawn from it."""
+    [excerpt] = choose_excerpts(ExcerptTask(question=question, passages=(P(source_id="s", text=text),),
+                                            max_per_source=1))
+    answer = answer_question(AnswerTask(question=question, evidence=(AnswerEvidence(id="e1", quote=excerpt.quote),)))
+    return excerpt.quote, [sentence.text for sentence in answer]
+
+
 def test_a_record_s_labelled_fields_are_quoted_and_answered_with_the_sentence_after_them() -> None:
     """Issue 17.2, 17.4 (INF-3): a record's labelled fields ("What: … Status: … When: …") hold the question's
     words but say nothing alone; the quote and the answer take the sentence after them, which does."""
     record = ("What: --control-path (dpkg-query option)\nStatus: deprecated\nWhen: 1.18.x\nWarning: man page\n"
               " This was a semi-public interface now superseded by --control-list and\n --control-show, which are "
               "a better interface.\n Although there might still be uses for it, it is kept for now.")
-    question = "dpkg-query's --control-path is deprecated; what am I supposed to use instead?"
-    [excerpt] = choose_excerpts(ExcerptTask(question=question, passages=(P(source_id="r", text=record),),
-                                            max_per_source=1))
-    assert excerpt.quote.startswith("What: --control-path") and "superseded by --control-list" in excerpt.quote
-    answer = answer_question(AnswerTask(question=question, evidence=(AnswerEvidence(id="e1", quote=excerpt.quote),)))
-    assert "superseded by --control-list" in answer[0].text
+    quote, answer = _quoted_and_answered("dpkg-query's --control-path is deprecated; what am I supposed to use "
+                                         "instead?", record)
+    assert quote.startswith("What: --control-path") and "superseded by --control-list" in quote
+    assert "superseded by --control-list" in answer[0]
 
 
 def test_a_default_finishes_the_sentence_before_it_and_answers_a_question_asking_for_one() -> None:
@@ -466,12 +472,9 @@ def test_a_default_finishes_the_sentence_before_it_and_answers_a_question_asking
     field = ("DSHELL The login shell to be used for all new users.  Defaults to /bin/bash.\n"
              "EXTRA_GROUPS\n       This is the space-separated list of groups that new non-system users will be\n"
              "       added to.  Defaults to users.")
-    question = "What is the default login shell for new users?"
-    [excerpt] = choose_excerpts(ExcerptTask(question=question, passages=(P(source_id="adduser", text=field),),
-                                            max_per_source=1))
-    assert excerpt.quote == "DSHELL The login shell to be used for all new users.  Defaults to /bin/bash."
-    [answer] = answer_question(AnswerTask(question=question, evidence=(AnswerEvidence(id="e1", quote=excerpt.quote),)))
-    assert answer.text == excerpt.quote
+    quote, answer = _quoted_and_answered("What is the default login shell for new users?", field)
+    assert quote == "DSHELL The login shell to be used for all new users.  Defaults to /bin/bash." == answer[0]
+    assert len(answer) == 1
     uids = ("FIRST_UID  and  LAST_UID\n       specify an inclusive range of UIDs from which UIDs for non-system users "
             "can be  dy‐\n       namically allocated.  Defaults to 1000 - 59999.")
     [excerpt] = choose_excerpts(ExcerptTask(question="Which range of UIDs is used for non-system users?",
