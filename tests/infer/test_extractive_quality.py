@@ -521,21 +521,6 @@ def test_a_short_line_of_its_own_is_answered_with_the_sentence_under_it() -> Non
     assert texts[0] == "Which program uses the field is said here."
 
 
-def test_an_answer_does_not_open_with_the_question_s_words_under_a_not() -> None:
-    """Issue 17.4 (INF-3): apt_preferences(5) gives priority 500 to versions that "do not belong" to the target
-    release and 990 to those that "belong": the same words but one. An affirmative question is answered by the
-    affirmative line; a question with its own negation keeps the negated line first."""
-    evidence = (AnswerEvidence(id="e1", quote="priority 500\n    to the versions that do not belong to the target "
-                                              "release."),
-                AnswerEvidence(id="e2", quote="priority 990\n    to the versions that belong to the target release."))
-    affirmative = answer_question(AnswerTask(question="What priority do versions that belong to the target release "
-                                                      "get?", evidence=evidence))
-    assert affirmative[0].evidence == ("e2",)
-    negative = answer_question(AnswerTask(question="What priority do versions that do not belong to the target "
-                                                   "release get?", evidence=evidence))
-    assert negative[0].evidence == ("e1",)
-
-
 def test_a_web_page_is_about_what_any_of_its_passages_shown_names() -> None:
     """Issue 17.3, WF-7: a web page's passages come without headings, at most two a page: a passage answers a
     question about a name that the page's other passage holds; a file's passage must hold it (or its headings)."""

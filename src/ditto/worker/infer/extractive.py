@@ -264,19 +264,6 @@ _STATES_DEFAULT = re.compile(r"\bdefault(?:s|ed)?\b|默认|缺省", re.IGNORECAS
 #: after the description of what it is the default of.
 _CONTINUES = re.compile(r"\s*Defaults?\b(?!\s*:)")
 
-#: A negation and the word it negates ("do not belong", "is never deleted", "can't be read").
-_NEGATES = re.compile(r"\b(?:not|never|cannot|can't|don't|doesn't|isn't|aren't|won't|wasn't|weren't)\s+"
-                      r"(?:(?:be|been|to|the|a|an|all|any|always|yet)\s+)*([A-Za-z][\w-]*)", re.IGNORECASE)
-#: Any negation in a question ("When I don't pass -n", "what is not kept").
-_NEGATION = re.compile(r"\b(?:not|no|never|cannot|without|none|neither|nor)\b|n't\b", re.IGNORECASE)
-
-
-def _negates(text: str, wanted: set[str]) -> bool:
-    """Whether ``text`` negates one of the question's terms ("versions that do *not belong* to the target
-    release" against "versions that belong to it")."""
-    return any(wanted.intersection(analyze(found.group(1))) for found in _NEGATES.finditer(text))
-
-
 #: A question that asks what to use instead ("what am I supposed to use instead?", 手册建议改用什么命令).
 _ASKS_FOR_REPLACEMENT = re.compile(
     r"\binstead\b|\brather\s+than\b|\breplace(?:ment|d)?\b|改用|代替|替代|取代|换成|而非", re.IGNORECASE)
@@ -955,12 +942,6 @@ def _kinds_asked(question: str, texts: Sequence[str], contexts: Sequence[str], t
     # no amount ("Normally Wget gives up on a URL…" against "The default is to retry 20 times").
     if asked and _ASKS_FOR_AMOUNT.search(question):
         yield [bool(_STATES_AMOUNT.search(text)) for text in texts]
-    # "What priority do versions that belong to the target release get?" is answered by the line that says they
-    # belong ("priority 990 to the versions that belong to the target release"), not by the one that says the
-    # same words with a "not" ("priority 500 to the versions that do not belong to the target release").
-    if asked and _NEGATION.search(question) is None:
-        wanted = set(analyze(question))
-        yield [not _negates(text, wanted) for text in texts]
     # "What is the default login shell?" and "…print by default?" are answered by the sentence that states a
     # default ("Default 16"), not by an example that happens to say "20 octets per line".
     if asked and _ASKS_FOR_DEFAULT.search(question):
