@@ -70,7 +70,7 @@ from ditto.retrieval.adapters.memory import (
     map_memory_candidates,
 )
 from ditto.runtime import NodeResult, Runtime, WorkerDefinition
-from ditto.transport import create_worker_http_app
+from ditto.transport import HttpTransport, create_worker_http_app
 from ditto.worker.context import RagStrategyPipeline, create_context, create_rag_strategy
 from ditto.worker.memory import MemorySearchHit, MemoryStore, create_memory_worker
 
@@ -352,12 +352,14 @@ def retrieval_service_app(retrieval_runtime: Runtime, env: Mapping[str, str]) ->
     return create_worker_http_app(retrieval_runtime, token=token)
 
 
-def connect_retrieval_service(url: str, address: str, token: str) -> Runtime:
-    """The caller installs one transport per service address and registers the replica."""
+def connect_retrieval_service(url: str, address: str, token: str) -> tuple[Runtime, HttpTransport]:
+    """The caller installs one transport per service address and registers the replica. The transport is
+    the caller's to close (``await transport.aclose()`` after ``await runtime.close()``): a runtime never
+    closes what it was given."""
     transport = create_http_transport(id="retrieval-service", url=url, token=token)
     runtime = create_ditto(transports=[transport])
     runtime.register_remote(address=address, transport_id=transport.id, capabilities=["RETRIEVAL.SEARCH"])
-    return runtime
+    return runtime, transport
 
 
 # -- python examples/retrieval.py -----------------------------------------------------------------

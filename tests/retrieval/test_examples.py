@@ -217,10 +217,11 @@ async def test_service_examples() -> None:
         ex.retrieval_service_app(serving, {})
     app = ex.retrieval_service_app(serving, {"DITTO_TRANSPORT_HTTP_WORKER_TOKEN": "t0ken"})
     async with serve_app(app) as url:
-        caller = ex.connect_retrieval_service(url, serving.workers()[0].address, "t0ken")
+        caller, transport = ex.connect_retrieval_service(url, serving.workers()[0].address, "t0ken")
         result = await caller.invoke("RETRIEVAL.SEARCH", ex.request)
         assert result.status == "success" and result.output["candidates"][0]["id"] in ("d1", "d3")
         await caller.close()
+        await transport.aclose()
     await serving.close()
 
 
