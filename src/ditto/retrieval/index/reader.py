@@ -31,7 +31,7 @@ from ..engines.filters import FilterCondition
 from .errors import INDEX_NOT_FOUND, SearchIndexError
 from .manifest import EmbeddingInfo, Manifest, read_manifest
 from .sources import PassageRow
-from .store import DB_FILE, connect, has_sentence_table, has_vector_table, sentence_key
+from .store import DB_FILE, connect, has_table, sentence_key
 from .writer import BM25_FOLDER
 
 __all__ = ["SearchIndex", "open_index"]
@@ -58,8 +58,8 @@ class SearchIndex:
         self.bm25 = bm25
         self._connection = connection
         self._lock = threading.Lock()
-        self._vectors = manifest.embedding is not None and has_vector_table(connection)
-        self._sentences = self._vectors and has_sentence_table(connection)
+        self._vectors = manifest.embedding is not None and has_table(connection, "vectors")
+        self._sentences = self._vectors and has_table(connection, "sentences")
         self._loaded: tuple[list[str], dict[str, int], npt.NDArray[np.float32]] | None = None
         self._record_files: frozenset[str] | None = None
 

@@ -31,8 +31,7 @@ from ...text.analysis import has_cjk
 from ...text.sentences import split_sentences
 from .errors import INDEX_UNAVAILABLE, SearchIndexError
 
-__all__ = ["DB_FILE", "SCHEMA", "connect", "create_vector_table", "has_sentence_table", "has_vector_table",
-           "sentence_key", "sentence_texts"]
+__all__ = ["DB_FILE", "SCHEMA", "connect", "create_vector_table", "has_table", "sentence_key", "sentence_texts"]
 
 DB_FILE: Final = "index.sqlite"
 
@@ -97,14 +96,9 @@ def connect(path: Path, *, vectors: bool, read_only: bool = False) -> Any:
     return connection
 
 
-def has_vector_table(connection: Any) -> bool:
-    row = connection.execute("SELECT 1 FROM sqlite_master WHERE name = 'vectors'").fetchone()
-    return row is not None
-
-
-def has_sentence_table(connection: Any) -> bool:
-    row = connection.execute("SELECT 1 FROM sqlite_master WHERE name = 'sentences'").fetchone()
-    return row is not None
+def has_table(connection: Any, name: str) -> bool:
+    """Whether the database holds the table ``name`` (``vectors``, ``sentences``: only with a model)."""
+    return connection.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() is not None
 
 
 def create_vector_table(connection: Any, dimensions: int) -> None:

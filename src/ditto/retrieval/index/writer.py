@@ -65,8 +65,7 @@ from .store import (
     SCHEMA,
     connect,
     create_vector_table,
-    has_sentence_table,
-    has_vector_table,
+    has_table,
     sentence_key,
     sentence_texts,
 )
@@ -538,8 +537,7 @@ def _sentence_vectors(texts: Sequence[str], embed: Callable[[list[str]], list[An
 def _write(connection: Any, gone: Sequence[str], replaced: Sequence[str], changed: Sequence[LoadedFile],
            touched: Sequence[SourceFile], rows: Sequence[PassageRow], vectors: Sequence[bytes] | None,
            sentences: Sequence[Sequence[tuple[bytes, bytes]]] | None = None) -> None:
-    has_vectors = has_vector_table(connection)
-    has_sentences = has_sentence_table(connection)
+    has_vectors, has_sentences = has_table(connection, "vectors"), has_table(connection, "sentences")
     for path in [*gone, *replaced]:
         if has_vectors:
             connection.execute("DELETE FROM vectors WHERE rowid IN (SELECT rowid FROM passages WHERE path = ?)",

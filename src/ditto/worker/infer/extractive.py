@@ -256,10 +256,9 @@ def _states_amount(text: str, wanted: set[str]) -> bool:
         wanted.intersection(analyze(found.group(1))) for found in _ONE_OR_NONE_OF.finditer(text))
 
 
-#: A question that asks for a default ("What is the default login shell…", "…print by default?", 默认).
-_ASKS_FOR_DEFAULT = re.compile(r"\bdefaults?\b|默认|缺省", re.IGNORECASE)
-#: A sentence that states a default ("Defaults to /bin/bash.", "Default 16", "by default", 默认为).
-_STATES_DEFAULT = re.compile(r"\bdefault(?:s|ed)?\b|默认|缺省", re.IGNORECASE)
+#: A default, asked for ("What is the default login shell…", "…print by default?", 默认) or stated ("Defaults to
+#: /bin/bash.", "Default 16", 默认为).
+_DEFAULT = re.compile(r"\bdefault(?:s|ed)?\b|默认|缺省", re.IGNORECASE)
 #: A sentence that only finishes the one before: a manual's "Defaults to /home." or "Default 16 (-i: 12)."
 #: after the description of what it is the default of.
 _CONTINUES = re.compile(r"\s*Defaults?\b(?!\s*:)")
@@ -944,8 +943,8 @@ def _kinds_asked(question: str, texts: Sequence[str], contexts: Sequence[str], t
         yield [bool(_STATES_AMOUNT.search(text)) for text in texts]
     # "What is the default login shell?" and "…print by default?" are answered by the sentence that states a
     # default ("Default 16"), not by an example that happens to say "20 octets per line".
-    if asked and _ASKS_FOR_DEFAULT.search(question):
-        yield [bool(_STATES_DEFAULT.search(text)) for text in texts]
+    if asked and _DEFAULT.search(question):
+        yield [bool(_DEFAULT.search(text)) for text in texts]
     # "Why did coreutils bring back the symlinks?" is answered by the sentence that gives a reason ("as this causes
     # problems with date display"), not by the one that only says they were removed.
     if asked and _ASKS_WHY.search(question):

@@ -33,7 +33,7 @@ import os
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..._extras import require_extra
 from ...errors import MissingExtraError
@@ -44,6 +44,9 @@ from .sources.documents import DOCUMENTS_TARGET, DocumentSearchProvider
 from .sources.knowledge import EXTERNAL_TARGET
 from .taskdir import ResearchTask, is_sqlite_file
 from .types import ModelRef, ResearchRequest
+
+if TYPE_CHECKING:
+    from ...worker.infer.providers.builtin import EmbedFunction
 
 __all__ = ["open_research_runtime", "research_workers"]
 
@@ -261,7 +264,7 @@ def _reads_semantically(request: ResearchRequest, env: Mapping[str, str]) -> boo
             and (request.index is not None or request.documents is not None) and embeddings_enabled(env))
 
 
-def _reading_embed(documents: Any) -> Callable[[list[str]], Awaitable[Sequence[Sequence[float]]]]:
+def _reading_embed(documents: Any) -> EmbedFunction:
     """The built-in model's embedding hook: the research's local embedding model (loaded once per process,
     off the event loop), asked only for the texts the documents' index has not embedded already (an index
     made with that model holds its passages' sentences: what the model reads)."""
@@ -280,9 +283,7 @@ def _reading_embed(documents: Any) -> Callable[[list[str]], Awaitable[Sequence[S
     return embed
 
 
-def _infer_worker(env: Mapping[str, str], model: ModelRef, *,
-                  embed: Callable[[list[str]], Awaitable[Sequence[Sequence[float]]]] | None = None
-                  ) -> WorkerDefinition:
+def _infer_worker(env: Mapping[str, str], model: ModelRef, *, embed: EmbedFunction | None = None) -> WorkerDefinition:
     """The built-in model, plus the ``openai`` provider when ``DITTO_WORKER_INFER_*`` configures one.
 
     A request for ``openai/NAME`` names the model itself: the server's address is then all the
