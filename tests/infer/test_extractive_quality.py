@@ -573,3 +573,51 @@ def test_names_rules_take_any_text(question: str, document: str | None, page: st
     for excerpt in choose_excerpts(ExcerptTask(question=question, passages=(passage,))):
         assert excerpt.quote in passage.text
     answer_question(AnswerTask(question=question, evidence=(AnswerEvidence(id="e1", quote=passage.text),)))
+
+
+def test_a_question_that_leaves_something_out_asks_for_its_default() -> None:
+    """Issue 17.2, 17.4 (INF-3): "when I don't change it", "unless I tell it otherwise", "with no options at all"
+    and 不指定 ask for a default without saying "default"; the quote and the answer are the sentence that states
+    one (less(1)'s -b, uname(1)), not the one that shares most of the question's words."""
+    buffers = ("-bn or --buffers=n\n       Specifies the amount of buffer space less will use for each file, in units "
+               "of kilo‐\n       bytes (1024 bytes).  By default 64 KB of buffer space is used for each file (unless "
+               "the\n       file is a pipe).  With -b, n kilobytes of buffer space are used for each file\n"
+               "       instead.  If n is -1, buffer space is unlimited; that is, the entire file can be read\n"
+               "       into memory.")
+    for question in ("How much buffer memory does less reserve per file when I don't change it?",
+                     "How much buffer space does less use for each file unless I tell it otherwise?"):
+        quote, answer = _quoted_and_answered(question, buffers)
+        assert "By default 64 KB" in quote and "By default 64 KB" in answer[0], question
+        assert "If n is -1" not in quote
+    question = "What does uname print if I run it without any option?"
+    [excerpt] = choose_excerpts(ExcerptTask(question=question, passages=(
+        P(source_id="u", context="UNAME(1) › DESCRIPTION",
+          text="Print certain system information.  With no OPTION, same as -s."),), max_per_source=1))
+    assert excerpt.quote.endswith("With no OPTION, same as -s.")
+    # The same page asked about the buffer itself: the rule is the question's.
+    quote, answer = _quoted_and_answered("What is the unit of the buffer space less uses for each file?", buffers)
+    assert answer[0].startswith("-bn or --buffers=n")
+
+
+def test_why_quotes_the_sentence_that_gives_the_reason() -> None:
+    """Issue 17.2, 17.4 (INF-3): "Why does file normally refuse … unless I pass -s?" asks for a reason: the quote
+    runs on to file(1)'s "because …" sentence, which shares no word with the question that the sentence before it
+    lacks; and "unless I pass -s" names the option the question is *not* about."""
+    special = ("-s, --special-files\n        Normally, file only attempts to read and determine the type of argument "
+               "files which\n        stat(2) reports are ordinary files.  This prevents problems, because reading "
+               "special\n        files may have peculiar consequences.  Specifying the -s option causes file to also"
+               "\n        read argument files which are block or character special files.  This is useful for "
+               "determining the filesystem\n        types of the data in raw disk partitions, which are block special "
+               "files.")
+    question = "Why does file normally refuse to read block or character special files unless I pass -s?"
+    quote, answer = _quoted_and_answered(question, special)
+    assert "because reading special\n        files may have peculiar consequences." in quote
+    assert any("because reading special" in sentence for sentence in answer)
+
+
+def test_an_amount_in_words_states_an_amount() -> None:
+    """Issue 17.4 (INF-3): "kept for a year" answers "How long…?" as "30 days" does; the quote stays the sentence
+    that answers, not the run with its neighbour's number."""
+    quote, answer = _quoted_and_answered("How long are audit logs kept?", "Nightly backups are kept for 30 days, "
+                                         "then deleted automatically. Audit logs are kept for a year.")
+    assert quote == "Audit logs are kept for a year." == answer[0]

@@ -90,4 +90,7 @@ async def test_a_chinese_question_is_answered_in_chinese(tmp_path: Path) -> None
     assert status == "completed" and brief is not None
     quotes = [item["quote"] for item in brief["evidence"]]
     assert any(quote.endswith("默认情况下，它不删除输入文件；") for quote in quotes)
+    status, brief, _ = await ask(docs, tmp_path / "tasks", "frob 的 --remove 选项有什么作用？")
+    assert status == "completed" and brief is not None
+    quotes = [item["quote"] for item in brief["evidence"]]
     assert "如果指定\n       --remove 选项，则在输出完成后删除输入文件。" in quotes  # over the line break

@@ -241,7 +241,7 @@ _STATES_AMOUNT = re.compile(
     r"|(?<![\w-])(?:zero|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:thir|four|fif|six|seven|eigh|nine)teen"
     r"|(?:twen|thir|for|fif|six|seven|eigh|nine)ty|hundreds?|thousands?|millions?|billions?|dozens?|half|double"
     r"|once|twice|thrice|hourly|daily|nightly|weekly|monthly|yearly|annually|unlimited|infinite(?:ly)?"
-    r"|indefinitely|forever)(?![\w-])"
+    r"|indefinitely|forever)(?![\w-])|(?<![\w-])an?\s+(?:second|minute|hour|day|week|fortnight|month|year|decade)\b"
     r"|[零〇一二两三四五六七八九]*[十百千万亿]|[零〇一二两三四五六七八九半]+[天日周月年次个秒分时字节位行倍遍项条种份级岁号点]"
     r"|每(?:天|日|周|月|年|小时|分钟|秒)", re.IGNORECASE)
 #: "no retries", "one day", "a single file": none or one of a thing, an amount when the question names it.
@@ -256,9 +256,22 @@ def _states_amount(text: str, wanted: set[str]) -> bool:
         wanted.intersection(analyze(found.group(1))) for found in _ONE_OR_NONE_OF.finditer(text))
 
 
-#: A default, asked for ("What is the default login shell…", "…print by default?", 默认) or stated ("Defaults to
-#: /bin/bash.", "Default 16", 默认为).
-_DEFAULT = re.compile(r"\bdefault(?:s|ed)?\b|默认|缺省", re.IGNORECASE)
+#: A question that asks for a default: in so many words ("What is the default login shell…", "…print by default?",
+#: 默认) or by what the user leaves out ("when I don't change it", "unless I tell it otherwise", "with no options at
+#: all", "if I don't give cmp any skip values", 不指定, 只给一个尾数的时候).
+_ASKS_FOR_DEFAULT = re.compile(
+    r"\bdefault(?:s|ed)?\b|\bout\s+of\s+the\s+box\b|\bunless\s+I\b|\botherwise\b"
+    r"|\b(?:when|if|unless)\s+(?:I|you|we)\s+(?:don'?t|do\s+not|never)\s+"
+    r"(?:change|give|specify|set|pass|say|tell|provide|supply|add|configure|name|choose|pick|use)\b"
+    r"|\b(?:without|with\s+no)\s+(?:any\s+)?(?:options?|arguments?|flags?|settings?|values?|switch(?:es)?|parameters?)\b"
+    r"|\b(?:left|leave\s+it)\s+(?:unset|out|empty|blank|alone)\b|\bomit(?:ted|ting)?\b"
+    r"|默认|缺省|不指定|未指定|没有指定|没指定|不给|没给|只给|不加|不带|省略", re.IGNORECASE)
+#: A sentence that states a default: "Defaults to /bin/bash.", "Default 16", "(zero by default)", 默认为, or what
+#: happens when something is left out ("With no OPTION, same as -s.", "If no file is given…", 如果没有指定).
+_STATES_DEFAULT = re.compile(
+    r"\bdefault(?:s|ed)?\b|\b(?:with|if|when)\s+no\b|\bwithout\s+(?:an?\s+|any\s+)?[A-Z]{2,}\b|\bunless\b"
+    r"|\bomitted\b|\bnot\s+(?:given|specified|set)\b|\bnormally\b"
+    r"|默认|缺省|如果没有|若没有|未指定|没有指定|不指定|省略", re.IGNORECASE)
 #: A sentence that only finishes the one before: a manual's "Defaults to /home." or "Default 16 (-i: 12)."
 #: after the description of what it is the default of.
 _CONTINUES = re.compile(r"\s*Defaults?\b(?!\s*:)")
@@ -275,12 +288,12 @@ _ASKS_WHY = re.compile(r"^\s*why\b|\bwhy\s+(?:do|does|did|is|are|was|were|can|ca
                        r"|为什么|为何|何故", re.IGNORECASE)
 #: What gives a reason: "because", "since", "as this causes", "to ease upgrades", 因为, 为了.
 _GIVES_REASON = re.compile(
-    r"\b(?:because|since|due\s+to|owing\s+to|so\s+that|in\s+order\s+to|caus(?:e|es|ed|ing)|reasons?|otherwise"
+    r"\b(?:because|since|due\s+to|owing\s+to|so\s+that|in\s+order\s+to|reasons?"
     r"|as\s+(?:this|it|they|that|these|those|the|there|we|you)"
     r"|to\s+(?:avoid|ease|allow|prevent|make|ensure|keep|support|fix|work\s+around))\b"
     r"|因为|由于|为了|所以|因此|否则|以免|以便", re.IGNORECASE)
 #: An option the question says is *not* given ("when I don't pass -n", "without -k", "不加 -n").
-_NEGATED_OPTION = re.compile(r"(?:\b(?:don'?t|do\s+not|not|without|no|never|omit|leave\s+off)\s+(?:\w+\s+){0,2}?"
+_NEGATED_OPTION = re.compile(r"(?:\b(?:don'?t|do\s+not|not|without|no|never|omit|leave\s+off|unless)\s+(?:\w+\s+){0,2}?"
                              r"|(?:不加|不用|不带|没有加?|不指定)\s*)--?[A-Za-z0-9][A-Za-z0-9-]*", re.IGNORECASE)
 #: A command-line option: "-p", "-0", "--parents" (after white space, an opening bracket or the start).
 _OPTION = re.compile(r"(?<![^\s(\[,])--?[A-Za-z0-9][A-Za-z0-9-]{0,30}(?![\w-])")
@@ -344,7 +357,8 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
     spans = [split_sentences(passage.text) for passage in task.passages]
     owners = [(index, span) for index, passage_spans in enumerate(spans) for span in passage_spans]
     texts = [task.passages[index].text[span.start:span.end] for index, span in owners]
-    plain = score_documents(question, [analyze(text) for text in texts])
+    terms = [analyze(text) for text in texts]
+    plain = score_documents(question, terms)
     # Ranked with where it sits (an option's line rarely names its command: "rm" is in "RM(1) › 选项"), but
     # a sentence sharing nothing with the question but its heading is never evidence.
     contexts = [task.passages[index].context for index, _ in owners]
@@ -355,6 +369,16 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
     sentence_norm = _normalised(sentence_scores)
     chinese = has_cjk(task.question)
     same_script = [has_cjk(passage.text) == chinese for passage in task.passages]
+    # A sentence of the kind the question asks for ("…unless I tell it otherwise?": one that states a default)
+    # outranks one that only shares its words, in its passage and against other passages.
+    # A sentence is judged with the one that only finishes it ("The login shell for new users." with "Defaults to
+    # /bin/bash."), which a quote of it takes along (see :func:`_sentence_run`).
+    judged = [f"{text} {texts[position + 1]}" if position + 1 < len(owners) and owners[position + 1][0] == index
+              and _CONTINUES.match(texts[position + 1]) else text
+              for position, ((index, _), text) in enumerate(zip(owners, texts, strict=True))]
+    shares = [1.0] * len(texts)
+    for kind in _kinds_asked(task.question, judged, terms):
+        shares = [share if fits else share * LEAD_IN_SHARE for share, fits in zip(shares, kind, strict=True)]
     candidates = []
     for position, ((index, span), raw) in enumerate(zip(owners, sentence_scores, strict=True)):
         if raw <= 0:
@@ -365,7 +389,7 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
         if similarities is not None and position < len(similarities):
             similarity = similarities[position]
             score += embedding_weight * similarity
-        candidates.append(ScoredSentence(index, span, sentence_norm[position], score, similarity))
+        candidates.append(ScoredSentence(index, span, sentence_norm[position], score * shares[position], similarity))
     # Best first; ties keep passage then sentence order (deterministic, and the order a reader met them).
     candidates.sort(key=lambda c: (-c.score, c.passage, c.sentence.start))
     return candidates
@@ -625,9 +649,11 @@ def _covered(wanted: Sequence[str], present: set[str], weights: Mapping[str, flo
     return sum(weights.get(term, 0.0) for term in wanted if term in present) / whole if whole > 0 else 0.0
 
 
-def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[str], limit: int) -> tuple[int, int]:
+def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[str], limit: int,
+                  question: str = "") -> tuple[int, int]:
     """The smallest run of whole sentences around ``spans[index]`` that carries what it can of the
-    question: a neighbour joins when it holds question terms the run lacks, or when the run is
+    question: a neighbour joins when it holds question terms the run lacks, or is the first of the kind
+    ``question`` asks for (:func:`_kinds_asked`: "Why…?" and "This prevents problems, because…"), or when the run is
     too short to say anything (an option tag, "Exit status:") or only a record's labelled fields; at most
     :data:`MAX_RUN_SENTENCES`, within ``limit`` characters, and a sentence that only finishes the run's last
     (:data:`_CONTINUES`: "Defaults to /home.") joins it. An option's description (a passage that opens
@@ -638,6 +664,13 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
         return spans[0].start, spans[-1].end
     low = high = index
     covered = set(analyze(text[spans[index].start:spans[index].end])) & wanted
+
+    kind = _completing_kind(question)
+
+    def of_kind(position: int) -> bool:
+        return kind is not None and kind.search(text, spans[position].start, spans[position].end) is not None
+
+    kind_held = kind is None or of_kind(index)
     while high - low + 1 < MAX_RUN_SENTENCES:
         best: tuple[int, int] | None = None  # (gain, neighbour)
         for neighbour in (high + 1, low - 1):  # the next sentence first: answers follow their subject
@@ -647,6 +680,8 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
             if spans[last].end - spans[first].start > limit:
                 continue
             gain = len(set(analyze(text[spans[neighbour].start:spans[neighbour].end])) & wanted - covered)
+            if not kind_held and of_kind(neighbour):
+                gain += 1
             if best is None or gain > best[0]:
                 best = (gain, neighbour)
         if best is None:
@@ -657,6 +692,7 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
         if gain == 0 and not (short and neighbour == high + 1):
             break
         covered |= set(analyze(text[spans[neighbour].start:spans[neighbour].end])) & wanted
+        kind_held = kind_held or of_kind(neighbour)
         low, high = min(low, neighbour), max(high, neighbour)
     if high + 1 < len(spans) and _CONTINUES.match(text, spans[high + 1].start) is not None \
             and spans[high + 1].end - spans[low].start <= limit:
@@ -726,7 +762,8 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
             continue  # already quoted as part of a run
         passage_spans = spans[candidate.passage]
         position = passage_spans.index(candidate.sentence)
-        start, end = _sentence_run(passage.text, passage_spans, position, wanted, task.max_quote_chars)
+        start, end = _sentence_run(passage.text, passage_spans, position, wanted, task.max_quote_chars,
+                                   task.question)
         if end - start > task.max_quote_chars or any(first < end and start < last
                                                      for first, last in taken.get(candidate.passage, ())):
             start, end = candidate.sentence.start, candidate.sentence.end  # the sentence alone, never a repeat
@@ -883,7 +920,7 @@ def answer_question(task: AnswerTask, *, similarities: Sequence[float] | None = 
                   for score, cosine, (_, text) in zip(scores, similarities, sentences, strict=False)] \
             + scores[len(similarities):]
     texts = [text for _, text in sentences]
-    for kind in _kinds_asked(task.question, texts, contexts, documents):
+    for kind in _answer_kinds(task.question, texts, contexts, documents):
         scores = [score if fits else score * LEAD_IN_SHARE for score, fits in zip(scores, kind, strict=True)]
     order = sorted(range(len(sentences)), key=lambda i: (-scores[i], sentences[i][0], i))
     best = scores[order[0]]
@@ -922,10 +959,11 @@ def _parts_answered(question: str, documents: Sequence[Sequence[str]], scores: S
     return chosen
 
 
-def _kinds_asked(question: str, texts: Sequence[str], contexts: Sequence[str], terms: Sequence[Sequence[str]]
-                 ) -> Iterator[list[bool]]:
-    """For each kind of sentence ``question`` calls for, whether each answer sentence is of that kind (``texts``,
-    with their heading paths and analysed terms); one that is not keeps :data:`LEAD_IN_SHARE` of its score."""
+def _answer_kinds(question: str, texts: Sequence[str], contexts: Sequence[str], terms: Sequence[Sequence[str]]
+                  ) -> Iterator[list[bool]]:
+    """For each kind of sentence an answer to ``question`` should be, whether each answer sentence is of that kind
+    (``texts``, with their heading paths and analysed terms); one that is not keeps :data:`LEAD_IN_SHARE` of its
+    score. The kinds of :func:`_kinds_asked`, and three that only an answer needs (a quote may be any of them)."""
     # A lead-in ("To build a statically linked version of jq, run:") introduces what follows; it answers nothing.
     yield [not text.rstrip().endswith((":", "：")) for text in texts]
     # A man page's NAME and SYNOPSIS lines ("split - split a file into pieces") share the command's name with
@@ -936,6 +974,23 @@ def _kinds_asked(question: str, texts: Sequence[str], contexts: Sequence[str], t
     # page and its translation): "touch 的 --time 参数写成 mtime…" by the translated line, not the English one.
     if has_cjk(question) and any(has_cjk(text) for text in texts):
         yield [has_cjk(text) for text in texts]
+    yield from _kinds_asked(question, texts, terms)
+
+
+def _completing_kind(question: str) -> re.Pattern[str] | None:
+    """What a quote's run of sentences should hold for ``question`` when its best sentence does not: a reason for
+    "why…?", a default for a question that asks for one; ``None`` for other questions and for claims."""
+    if not asks_a_question(question):
+        return None
+    if _ASKS_WHY.search(question):
+        return _GIVES_REASON
+    return _STATES_DEFAULT if _ASKS_FOR_DEFAULT.search(question) else None
+
+
+def _kinds_asked(question: str, texts: Sequence[str], terms: Sequence[Sequence[str]]) -> Iterator[list[bool]]:
+    """For each kind of sentence ``question`` asks for (an amount, a default, a reason, a replacement, what an
+    option does), whether each sentence (``texts``, with their analysed ``terms``) is of that kind: the quotes
+    and the answer both prefer the sentence that says what was asked to one that only shares its words."""
     asked = asks_a_question(question)  # a claim ("… raises the maximum number of …") asks for no amount
     # A number is what "how many", "how often" or "the smallest … length" asks for: a sentence without one states
     # no amount ("Normally Wget gives up on a URL…" against "The default is to retry 20 times").
@@ -943,11 +998,13 @@ def _kinds_asked(question: str, texts: Sequence[str], contexts: Sequence[str], t
         yield [bool(_STATES_AMOUNT.search(text)) for text in texts]
     # "What is the default login shell?" and "…print by default?" are answered by the sentence that states a
     # default ("Default 16"), not by an example that happens to say "20 octets per line".
-    if asked and _DEFAULT.search(question):
-        yield [bool(_DEFAULT.search(text)) for text in texts]
     # "Why did coreutils bring back the symlinks?" is answered by the sentence that gives a reason ("as this causes
-    # problems with date display"), not by the one that only says they were removed.
-    if asked and _ASKS_WHY.search(question):
+    # problems with date display"), not by the one that only says they were removed; "why does file normally
+    # refuse … unless I pass -s?" asks for the reason, not for the default it names.
+    why = asked and _ASKS_WHY.search(question) is not None
+    if asked and not why and _ASKS_FOR_DEFAULT.search(question):
+        yield [bool(_STATES_DEFAULT.search(text)) for text in texts]
+    if why:
         yield [bool(_GIVES_REASON.search(text)) for text in texts]
     # "What am I supposed to use instead?" is answered by the sentence that names the replacement ("superseded by
     # --control-list", "或使用 sort -u 而非 uniq"), not by the one that says the old way is deprecated.
