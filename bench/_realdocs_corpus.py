@@ -58,6 +58,15 @@ HOLDOUT_ZH_MAN_PAGES = ("cat", "head", "tail", "wc", "uniq", "cut", "touch", "mv
 #: Configuration-file and administration pages (sections 5 and 8 among them).
 REVIEW_MAN_PAGES = ("fstab", "adduser.conf", "gitignore", "apt_preferences", "journalctl", "xxd", "apt-get")
 
+# The third held-out corpus (``build_corpus(folder, third=True)``): the held-out and review corpora plus these pages,
+# for ``bench/data/realdocs_third.json``, written by someone who had not read the code, from these pages only.
+#: English man pages, with their section where the name is ambiguous (``passwd`` is also a command).
+THIRD_MAN_PAGES = ("1 tr", "1 column", "1 realpath", "1 csplit", "1 numfmt", "1 install", "1 git-stash",
+                   "1 timedatectl", "5 ssh_config", "5 hosts", "5 passwd", "5 shadow", "5 group", "5 resolv.conf",
+                   "5 nsswitch.conf", "5 login.defs", "5 sysctl.conf", "8 useradd", "8 usermod", "8 lsblk")
+#: Chinese man pages (manpages-zh).
+THIRD_ZH_MAN_PAGES = ("chgrp", "expand", "fold", "id", "md5sum", "od", "passwd", "rmdir")
+
 
 def _plain(text: str) -> str:
     """Overstrikes removed (what ``col -bx`` does), as a reader sees the page."""
@@ -66,8 +75,9 @@ def _plain(text: str) -> str:
 
 
 def render_man(name: str) -> str | None:
+    """A man page at 100 columns; ``name`` may name its section first ("5 passwd")."""
     env = {**os.environ, "MANWIDTH": "100", "MAN_KEEP_FORMATTING": "0", "LC_ALL": "C.UTF-8"}
-    done = subprocess.run(["man", "-P", "cat", name], capture_output=True, text=True, env=env)
+    done = subprocess.run(["man", "-P", "cat", *name.split()], capture_output=True, text=True, env=env)
     return _plain(done.stdout) if done.returncode == 0 and done.stdout.strip() else None
 
 
@@ -115,18 +125,20 @@ def render_pydoc(module: str) -> str | None:
 
 def corpus_name(kind: str, name: str) -> str:
     """The file name a source gets in the corpus folder (what the question sets refer to)."""
-    stem = name.removesuffix(".gz").replace("/", "-")
+    stem = name.split()[-1].removesuffix(".gz").replace("/", "-")
     if kind == "readme":
         return f"readme-{stem}.txt"
     return f"{kind}-{stem}.txt"
 
 
-def build_corpus(folder: Path, holdout: bool = False, review: bool = False) -> tuple[list[str], list[str]]:
+def build_corpus(folder: Path, holdout: bool = False, review: bool = False, third: bool = False
+                 ) -> tuple[list[str], list[str]]:
     """Write every available source into ``folder`` (English) and ``folder/zh`` (Chinese).
 
     ``holdout``: the larger held-out corpus (the ``HOLDOUT_`` sources added); ``review``: the review pages
-    added. Returns ``(written file names, missing sources)``.
+    added; ``third``: both, and the ``THIRD_`` pages. Returns ``(written file names, missing sources)``.
     """
+    holdout, review = holdout or third, review or third
     if folder.exists():
         shutil.rmtree(folder)
     (folder / "zh").mkdir(parents=True)
@@ -142,6 +154,9 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False) -> t
                  + [("zhman", name, render_zh_man) for name in HOLDOUT_ZH_MAN_PAGES])
     if review:
         jobs += [("man", name, render_man) for name in REVIEW_MAN_PAGES]
+    if third:
+        jobs += ([("man", name, render_man) for name in THIRD_MAN_PAGES]
+                 + [("zhman", name, render_zh_man) for name in THIRD_ZH_MAN_PAGES])
     for kind, name, render in jobs:
         text = render(name)
         if text is None:
@@ -155,5 +170,5 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False) -> t
 
 if __name__ == "__main__":
     files, absent = build_corpus(Path(sys.argv[1]), holdout="--holdout" in sys.argv[2:],
-                                 review="--review" in sys.argv[2:])
+                                 review="--review" in sys.argv[2:], third="--third" in sys.argv[2:])
     print(len(files), "files;", "missing:", absent)

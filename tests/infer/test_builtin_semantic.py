@@ -57,6 +57,20 @@ def test_a_paraphrase_passes_the_gate_only_when_its_meaning_is_close() -> None:
     assert choose_excerpts(task, similarities=below) == []
 
 
+def test_a_close_lead_in_does_not_open_the_gate() -> None:
+    """Issue 17 (WF-11): a lead-in ("Note that further rsync updates should be done with:") is close to any
+    question about its subject and says nothing of it: its cosine does not make its passage evidence, while the
+    same cosine on a sentence that says something does."""
+    question = "Which rsync option deletes files on the receiving side that no longer exist on the sender?"
+    lead_in = "Note that further rsync updates should be done with:"
+    task = ExcerptTask(question=question, passages=(P(source_id="a", text=lead_in),))
+    assert choose_excerpts(task, similarities=[SEMANTIC_THRESHOLD + 0.01]) == []
+    stated = "Later rsync runs prune stale copies on the far end."
+    task = ExcerptTask(question=question, passages=(P(source_id="a", text=stated),))
+    assert choose_excerpts(task) == []
+    assert [e.quote for e in choose_excerpts(task, similarities=[SEMANTIC_THRESHOLD + 0.01])] == [stated]
+
+
 def test_a_close_sentence_sharing_no_word_is_still_never_quoted() -> None:
     """WF-11: however close its meaning, a sentence that shares no meaningful term is not evidence."""
     text = "Tobacco markedly increases the likelihood of carcinoma."

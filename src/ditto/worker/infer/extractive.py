@@ -729,7 +729,7 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
     relevance = passage_relevance(task.question, judged, origins, titles)
     # A vocabulary query chosen for the question says it in the index's words: what answers it answers the question.
     restated = [passage_relevance(text, judged, origins, titles) for text in task.restatements or ()]
-    close = _semantically_close(similarities, counts, semantic_threshold)
+    close = _semantically_close(similarities, counts, semantic_threshold, sentence_texts(task))
     candidates = [c for c in candidates if relevance[c.passage].passes(relevance_threshold)
                   or any(other[c.passage].passes(relevance_threshold) for other in restated)
                   or (c.passage in close and not relevance[c.passage].subject_missing)]
@@ -796,14 +796,18 @@ def _sources_first(candidates: Sequence[ScoredSentence], passages: Sequence[Exce
     return firsts + rest
 
 
-def _semantically_close(similarities: Sequence[float] | None, counts: Sequence[int], threshold: float) -> set[int]:
-    """The passages (``counts[i]`` sentences each) one of whose sentences reaches ``threshold`` cosine."""
+def _semantically_close(similarities: Sequence[float] | None, counts: Sequence[int], threshold: float,
+                        texts: Sequence[str]) -> set[int]:
+    """The passages (``counts[i]`` sentences each, ``texts`` in order) one of whose sentences reaches ``threshold``
+    cosine, a lead-in aside: "Note that further rsync updates should be done with:" is close to any question
+    about rsync and says nothing of it."""
     if similarities is None:
         return set()
     close: set[int] = set()
     position = 0
     for index, count in enumerate(counts):
-        if any(value >= threshold for value in similarities[position:position + count]):
+        if any(value >= threshold and not texts[at].rstrip().endswith((":", "："))
+               for at, value in enumerate(similarities[position:position + count], start=position)):
             close.add(index)
         position += count
     return close
