@@ -621,3 +621,16 @@ def test_an_amount_in_words_states_an_amount() -> None:
     quote, answer = _quoted_and_answered("How long are audit logs kept?", "Nightly backups are kept for 30 days, "
                                          "then deleted automatically. Audit logs are kept for a year.")
     assert quote == "Audit logs are kept for a year." == answer[0]
+
+
+def test_an_exit_status_is_an_amount() -> None:
+    """Issue 17.3 (INF-3): "What exit status does wc return …?" asks for a number: the wc page's passages, which
+    are about wc and state none, are no evidence; a page that states its exit statuses is quoted."""
+    question = "What exit status does wc return when one of the named files does not exist?"
+    wc = ("--files0-from=F\n       read input from the files specified by NUL-terminated names in file F; If F is - "
+          "then read\n       names from standard input.  wc prints the counts of each named file.")
+    assert choose_excerpts(ExcerptTask(question=question, passages=(P(source_id="wc", text=wc),))) == []
+    stated = wc + "  wc exits with status 1 when a named file does not exist."
+    [excerpt] = choose_excerpts(ExcerptTask(question=question, passages=(P(source_id="wc", text=stated),),
+                                            max_per_source=1))
+    assert "exits with status 1" in excerpt.quote

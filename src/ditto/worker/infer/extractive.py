@@ -226,12 +226,14 @@ _ASKS_WHAT_IT_IS = re.compile(r"\s*(?:what\s+(?:is|are)\s+(?:an?\s+|the\s+)?[\w.
 #: A question that asks which option does something ("Which tar option…", "哪个选项…").
 _ASKS_FOR_OPTION = re.compile(r"\b(?:which|what)\s+(?:[\w-]+\s+)?(?:option|flag|switch)s?\b"
                               r"|(?:哪个|哪一个|什么)(?:选项|参数)", re.IGNORECASE)
-#: A question that asks for an amount: how many, how often, the smallest or default size, which port, 多少, 几.
+#: A question that asks for an amount: how many, how often, the smallest or default size, which port, which exit
+#: status (a number), 多少, 几.
 _ASKS_FOR_AMOUNT = re.compile(
     r"\bhow\s+(?:many|much|often|long|large|big|old|fast|high|low|small)\b(?!-)"
     r"|\b(?:smallest|largest|lowest|highest|biggest|minimum|maximum|min|max|default)\s+(?:[\w-]+\s+){0,2}?"
     r"(?:size|number|value|length|level|limit|count|port|timeout|interval|amount|range)s?\b"
-    r"|\b(?:what|which)\s+(?:tcp\s+|udp\s+)?port\b|多少|多久|多长|多大|几[个次天秒分钟小时]", re.IGNORECASE)
+    r"|\b(?:what|which)\s+(?:tcp\s+|udp\s+)?port\b|\b(?:exit|return|error)\s+(?:status|code|value)(?:es|s)?\b"
+    r"|多少|多久|多长|多大|几[个次天秒分钟小时]|退出状态|退出码|返回值|状态码", re.IGNORECASE)
 #: An amount in a sentence: a number ("20 times", "-20", "1024 bits", "0.5"), not a manual section ("ssh(1)")
 #: or a bug number ("#584837"); a number or a frequency in English words ("twice", "thirty", "nightly",
 #: "unlimited"; not "one", mostly a pronoun, nor "one-shot": see :data:`_ONE_OR_NONE_OF`); a Chinese
