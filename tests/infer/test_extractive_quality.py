@@ -634,3 +634,11 @@ def test_an_exit_status_is_an_amount() -> None:
     [excerpt] = choose_excerpts(ExcerptTask(question=question, passages=(P(source_id="wc", text=stated),),
                                             max_per_source=1))
     assert "exits with status 1" in excerpt.quote
+
+
+def test_relying_on_an_exit_code_asks_for_no_amount() -> None:
+    """Issue 17.3 (INF-3): only a question that asks *which* exit status or code asks for a number; one that
+    wants an option so as to rely on the exit code ("只靠退出码判断结果，该用哪个选项？") is answered by the option."""
+    status = P(source_id="md5sum", context="MD5SUM(1) › 描述", text="--status 不要输出任何信息，由返回值判断成功与否")
+    question = "在脚本里用 md5sum -c 校验时，不想看到任何输出、只靠退出码判断结果，该用哪个选项？"
+    assert [e.quote for e in choose_excerpts(ExcerptTask(question=question, passages=(status,)))] == [status.text]

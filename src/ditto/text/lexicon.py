@@ -27,7 +27,7 @@ import logging
 from importlib.util import find_spec
 from pathlib import Path
 
-__all__ = ["english_words_available", "is_english_word"]
+__all__ = ["english_words_available", "is_english_word", "reads_as_english"]
 
 _log = logging.getLogger(__name__)
 
@@ -64,6 +64,35 @@ def is_english_word(word: str) -> bool:
             or word != word.lower():
         return True
     return _listed(lines, word) or (word.endswith("'s") and _listed(lines, word[:-2]))
+
+
+#: Prefixes that make English words of English words ("untracked", "multibyte", "autoremove").
+_PREFIXES = ("un", "re", "non", "sub", "pre", "multi", "auto", "inter", "over", "super", "self")
+#: Endings of plurals and inflections the word list may lack ("executables").
+_ENDINGS = ("s", "es", "ed", "ing")
+#: The shortest part of a compound ("new" + "line"): shorter parts make names ("r" + "sync", "f" + "disk").
+_PART = 3
+
+
+@functools.lru_cache(maxsize=4096)
+def reads_as_english(word: str) -> bool:
+    """Whether ``word`` is English (:func:`is_english_word`) or made of English: an inflection of a listed word
+    ("executables"), a prefix and a listed word ("untracked", "multibyte"), or two listed words of three letters
+    or more ("workaround", "newline", "filesystem", "nameserver"). Technical English is written that way; a
+    program's name ("rsync", "fdisk", "htop", "nscd") is not."""
+    if is_english_word(word):
+        return True
+    stems = [word] + [word[:-len(end)] for end in _ENDINGS if word.endswith(end) and len(word) - len(end) >= _PART]
+    for stem in stems:
+        if stem != word and is_english_word(stem):
+            return True
+        if any(stem.startswith(prefix) and len(stem) - len(prefix) >= _PART and is_english_word(stem[len(prefix):])
+               for prefix in _PREFIXES):
+            return True
+        if any(is_english_word(stem[:cut]) and is_english_word(stem[cut:])
+               for cut in range(_PART, len(stem) - _PART + 1)):
+            return True
+    return False
 
 
 def _listed(lines: list[str], word: str) -> bool:

@@ -45,7 +45,7 @@ from urllib.parse import unquote, urlsplit
 
 from ...text import CJK_CLASS, CJK_STOPWORDS, ENGLISH_STOPWORDS, TextAnalyzer, score_documents
 from ...text.analysis import has_cjk
-from ...text.lexicon import is_english_word
+from ...text.lexicon import is_english_word, reads_as_english
 from ...text.passages import HEADING_SEPARATOR
 from ...text.sentences import MAX_SENTENCE_CHARS, Sentence, opens_with_option, option_tag, split_sentences
 from ...text.unwrap import join_hyphenated
@@ -232,8 +232,10 @@ _ASKS_FOR_AMOUNT = re.compile(
     r"\bhow\s+(?:many|much|often|long|large|big|old|fast|high|low|small)\b(?!-)"
     r"|\b(?:smallest|largest|lowest|highest|biggest|minimum|maximum|min|max|default)\s+(?:[\w-]+\s+){0,2}?"
     r"(?:size|number|value|length|level|limit|count|port|timeout|interval|amount|range)s?\b"
-    r"|\b(?:what|which)\s+(?:tcp\s+|udp\s+)?port\b|\b(?:exit|return|error)\s+(?:status|code|value)(?:es|s)?\b"
-    r"|多少|多久|多长|多大|几[个次天秒分钟小时]|退出状态|退出码|返回值|状态码", re.IGNORECASE)
+    r"|\b(?:what|which)\s+(?:tcp\s+|udp\s+)?port\b"
+    r"|\b(?:what|which)\s+(?:[\w-]+\s+){0,2}?(?:exit|return|error)\s+(?:status|code|value)(?:es|s)?\b"
+    r"|多少|多久|多长|多大|几[个次天秒分钟小时]|什么(?:退出|返回)(?:状态|码|值)|(?:退出|返回)(?:状态码?|码|值)(?:是|为)(?:什么|多少)",
+    re.IGNORECASE)
 #: An amount in a sentence: a number ("20 times", "-20", "1024 bits", "0.5"), not a manual section ("ssh(1)")
 #: or a bug number ("#584837"); a number or a frequency in English words ("twice", "thirty", "nightly",
 #: "unlimited"; not "one", mostly a pronoun, nor "one-shot": see :data:`_ONE_OR_NONE_OF`); a Chinese
@@ -590,14 +592,21 @@ _LOWER_WORD = re.compile(r"(?<![\w'./+#-])[a-z][a-z0-9]*(?:['-][a-z0-9]+)*(?![\w
 def unknown_names(question: str) -> list[str]:
     """The gate terms of the words of an English question, in lower case, that no English word list holds
     (:func:`~ditto.text.lexicon.is_english_word`): a program's name such as ``rsync`` or ``zstd`` — the
-    names :func:`subject_terms` cannot tell by their letters. A hyphenated word counts unless all its parts
-    are English ("ssh-keygen" does, "read-only" does not); words under three letters do not."""
+    names :func:`subject_terms` cannot tell by their letters. A word made of English
+    (:func:`~ditto.text.lexicon.reads_as_english`: "workaround", "multibyte", "filesystem") is no name; a
+    hyphenated word is one unless all its parts are English ("ssh-keygen" is, "read-only" is not); words under
+    three letters are not."""
     if has_cjk(question):
         return []  # a CJK question's words in Latin letters are all names already
     names: list[str] = []
     for match in _LOWER_WORD.finditer(question):
         word = match.group()
-        if len(word) < 3 or is_english_word(word) or all(is_english_word(part) for part in word.split("-")):
+        if len(word) < 3 or is_english_word(word):
+            continue
+        if "-" in word:
+            if all(is_english_word(part) for part in word.split("-")):
+                continue
+        elif reads_as_english(word.split("'")[0]):
             continue
         names.extend(term for term in analyze(word) if term not in _GATE_STOPWORDS)
     return list(dict.fromkeys(names))
