@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from ditto.worker.infer import ExcerptPassage, ExcerptTask, InferError, ModelConfig, create_infer_client
-from ditto.worker.infer.extractive import analyze, answer_question, choose_excerpts, passage_relevance, split_sentences
+from ditto.worker.infer.extractive import (
+    analyze,
+    answer_question,
+    choose_excerpts,
+    passage_relevance,
+    sentence_texts,
+    split_sentences,
+)
 from ditto.worker.infer.tasks import (
     ANSWER_CHOICE_SCHEMA,
     AnswerEvidence,
@@ -642,3 +649,21 @@ def test_relying_on_an_exit_code_asks_for_no_amount() -> None:
     status = P(source_id="md5sum", context="MD5SUM(1) › 描述", text="--status 不要输出任何信息，由返回值判断成功与否")
     question = "在脚本里用 md5sum -c 校验时，不想看到任何输出、只靠退出码判断结果，该用哪个选项？"
     assert [e.quote for e in choose_excerpts(ExcerptTask(question=question, passages=(status,)))] == [status.text]
+
+
+def test_an_option_named_as_the_trouble_leaves_the_quotes_to_the_answer() -> None:
+    """Issue 17.2 (INF-3): "usermod -G kicked my user out of their other groups. How do I add a group without
+    removing the existing ones?" names -G, and the answer is -a: the quotes are not held to the option named (the
+    answer still prefers it where the question asks what it does)."""
+    text = ("-G, --groups GROUP1[,GROUP2,...[,GROUPN]]]\n           A list of supplementary groups which the user is "
+            "also a member of.  If the user is\n           currently a member of a group which is not listed, the "
+            "user will be removed from\n           the group.  This behaviour can be changed via the -a option, "
+            "which appends the user to\n           the current supplementary group list.  Each group is separated "
+            "from the next by a comma.")
+    question = ("usermod -G kicked my user out of their other groups. How do I add a group without removing the "
+                "existing ones?")
+    task = ExcerptTask(question=question, passages=(P(source_id="u", context="USERMOD(8) › OPTIONS", text=text),))
+    # The -a sentence says the question in other words (a cosine past the semantic follow-up, as on the real page).
+    close = [0.65 if "-a option" in sentence else 0.3 for sentence in sentence_texts(task)]
+    quotes = [e.quote for e in choose_excerpts(task, similarities=close)]
+    assert any("which appends the user to" in quote for quote in quotes)

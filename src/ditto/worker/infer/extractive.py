@@ -265,7 +265,7 @@ def _states_amount(text: str, wanted: set[str]) -> bool:
 #: all", "if I don't give cmp any skip values", 不指定, 只给一个尾数的时候).
 _ASKS_FOR_DEFAULT = re.compile(
     r"\bdefault(?:s|ed)?\b|\bout\s+of\s+the\s+box\b|\bunless\s+I\b|\botherwise\b"
-    r"|\b(?:when|if|unless)\s+(?:I|you|we)\s+(?:don'?t|do\s+not|never)\s+"
+    r"|\b(?:when|if|unless|and)\s+(?:I|you|we)\s+(?:\w+n['’]t|dont|do\s+not|did\s+not|have\s+not|never)\s+"
     r"(?:change|give|specify|set|pass|say|tell|provide|supply|add|configure|name|choose|pick|use)\b"
     r"|\b(?:without|with\s+no)\s+(?:any\s+)?(?:options?|arguments?|flags?|settings?|values?|switch(?:es)?|parameters?)\b"
     r"|\b(?:left|leave\s+it)\s+(?:unset|out|empty|blank|alone)\b|\bomit(?:ted|ting)?\b"
@@ -297,8 +297,9 @@ _GIVES_REASON = re.compile(
     r"|to\s+(?:avoid|ease|allow|prevent|make|ensure|keep|support|fix|work\s+around))\b"
     r"|因为|由于|为了|所以|因此|否则|以免|以便", re.IGNORECASE)
 #: An option the question says is *not* given ("when I don't pass -n", "without -k", "不加 -n").
-_NEGATED_OPTION = re.compile(r"(?:\b(?:don'?t|do\s+not|not|without|no|never|omit|leave\s+off|unless)\s+(?:\w+\s+){0,2}?"
-                             r"|(?:不加|不用|不带|没有加?|不指定)\s*)--?[A-Za-z0-9][A-Za-z0-9-]*", re.IGNORECASE)
+_NEGATED_OPTION = re.compile(r"(?:\b(?:\w+n['’]t|dont|do\s+not|not|without|no|never|omit|leave\s+off|unless)\s+"
+                             r"(?:\w+\s+){0,2}?|(?:不加|不用|不带|没有加?|不指定)\s*)--?[A-Za-z0-9][A-Za-z0-9-]*",
+                             re.IGNORECASE)
 #: A command-line option: "-p", "-0", "--parents" (after white space, an opening bracket or the start).
 _OPTION = re.compile(r"(?<![^\s(\[,])--?[A-Za-z0-9][A-Za-z0-9-]{0,30}(?![\w-])")
 
@@ -381,7 +382,7 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
               and _CONTINUES.match(texts[position + 1]) else text
               for position, ((index, _), text) in enumerate(zip(owners, texts, strict=True))]
     shares = [1.0] * len(texts)
-    for kind in _kinds_asked(task.question, judged, terms):
+    for kind in _kinds_asked(task.question, judged, terms, options=False):
         shares = [share if fits else share * LEAD_IN_SHARE for share, fits in zip(shares, kind, strict=True)]
     candidates = []
     for position, ((index, span), raw) in enumerate(zip(owners, sentence_scores, strict=True)):
@@ -1002,10 +1003,13 @@ def _completing_kind(question: str) -> re.Pattern[str] | None:
     return _STATES_DEFAULT if _ASKS_FOR_DEFAULT.search(question) else None
 
 
-def _kinds_asked(question: str, texts: Sequence[str], terms: Sequence[Sequence[str]]) -> Iterator[list[bool]]:
-    """For each kind of sentence ``question`` asks for (an amount, a default, a reason, a replacement, what an
-    option does), whether each sentence (``texts``, with their analysed ``terms``) is of that kind: the quotes
-    and the answer both prefer the sentence that says what was asked to one that only shares its words."""
+def _kinds_asked(question: str, texts: Sequence[str], terms: Sequence[Sequence[str]], *, options: bool = True
+                 ) -> Iterator[list[bool]]:
+    """For each kind of sentence ``question`` asks for (an amount, a default, a reason, a replacement, and with
+    ``options`` what an option does), whether each sentence (``texts``, with their analysed ``terms``) is of that
+    kind: the quotes and the answer both prefer the sentence that says what was asked to one that only shares its
+    words. The quotes leave the options to the answer: "usermod -G kicked my user out of their other groups; how
+    do I add a group without removing the others?" names -G and is answered by -a, which only a quote can show."""
     asked = asks_a_question(question)  # a claim ("… raises the maximum number of …") asks for no amount
     # A number is what "how many", "how often" or "the smallest … length" asks for: a sentence without one states
     # no amount ("Normally Wget gives up on a URL…" against "The default is to retry 20 times").
@@ -1030,6 +1034,8 @@ def _kinds_asked(question: str, texts: Sequence[str], terms: Sequence[Sequence[s
     # of "-0, --null"), not by the page's description of xargs, which holds more of its words; "when I don't pass
     # -n" asks what happens without the option, so its line is not the answer; nor is the line of the option a
     # question wants a replacement for.
+    if not options:
+        return
     named = set() if replacement else set(_OPTION.findall(_NEGATED_OPTION.sub(" ", question)))
     if named:
         yield [bool(named.intersection(sentence)) for sentence in terms]
