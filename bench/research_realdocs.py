@@ -249,7 +249,8 @@ def tune(corpus: Path, base: Path, thresholds: Sequence[float]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", type=Path, default=None, help="work folder (default: a temporary one)")
-    parser.add_argument("--split", choices=("train", "test", "holdout", "fresh", "review", "third", "all"), default="all")
+    parser.add_argument("--split", choices=("train", "test", "holdout", "fresh", "review", "third", "all"),
+                        default="all")
     parser.add_argument("--holdout", action="store_true",
                         help="the held-out set: the larger corpus (build_corpus(holdout=True)) and "
                              "bench/data/realdocs_holdout.json, which nothing was tuned on")
