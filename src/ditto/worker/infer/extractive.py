@@ -665,7 +665,7 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
                   question: str = "") -> tuple[int, int]:
     """The smallest run of whole sentences around ``spans[index]`` that carries what it can of the
     question: a neighbour joins when it holds question terms the run lacks, or is the first of the kind
-    ``question`` asks for (:func:`_kinds_asked`: "Why…?" and "This prevents problems, because…"), or when the run is
+    ``question`` asks for (:func:`_completing_kind`: "Why…?" and "This prevents problems, because…"), or when the run is
     too short to say anything (an option tag, "Exit status:") or only a record's labelled fields; at most
     :data:`MAX_RUN_SENTENCES`, within ``limit`` characters, and a sentence that only finishes the run's last
     (:data:`_CONTINUES`: "Defaults to /home.") joins it. An option's description (a passage that opens
