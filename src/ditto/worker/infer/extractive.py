@@ -729,7 +729,10 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
     and the quotes come back best first."""
     if task.max_excerpts == 0 or task.max_per_source == 0:
         return []
-    counts = [len(split_sentences(passage.text)) for passage in task.passages]
+    sentence_spans = [split_sentences(passage.text) for passage in task.passages]
+    counts = [len(spans) for spans in sentence_spans]
+    lead_ins = [passage.text[span.start:span.end].rstrip().endswith((":", "："))
+                for passage, spans in zip(task.passages, sentence_spans, strict=True) for span in spans]
     similarities = _english_only(task, similarities, counts)
     candidates = excerpt_candidates(task, passage_weight=passage_weight, rank_weight=rank_weight,
                                     similarities=similarities, embedding_weight=embedding_weight)
@@ -741,7 +744,7 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
     relevance = passage_relevance(task.question, judged, origins, titles)
     # A vocabulary query chosen for the question says it in the index's words: what answers it answers the question.
     restated = [passage_relevance(text, judged, origins, titles) for text in task.restatements or ()]
-    close = _semantically_close(similarities, counts, semantic_threshold, sentence_texts(task))
+    close = _semantically_close(similarities, counts, semantic_threshold, lead_ins)
     candidates = [c for c in candidates if relevance[c.passage].passes(relevance_threshold)
                   or any(other[c.passage].passes(relevance_threshold) for other in restated)
                   or (c.passage in close and not relevance[c.passage].subject_missing)]
@@ -751,7 +754,6 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
     if asks_a_question(task.question) and _ASKS_FOR_AMOUNT.search(task.question) \
             and not any(_states_amount(task.passages[c.passage].text, wanted) for c in candidates):
         return []  # an amount was asked for and nothing about the question states one
-    spans = {index: split_sentences(task.passages[index].text) for index in {c.passage for c in candidates}}
     chosen: list[tuple[int, Excerpt]] = []  # (rank among the candidates, excerpt)
     taken: dict[int, list[tuple[int, int]]] = {}
     per_source: dict[str, int] = {}
@@ -772,7 +774,7 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
         if any(start < candidate.sentence.end and candidate.sentence.start < end
                for start, end in taken.get(candidate.passage, ())):
             continue  # already quoted as part of a run
-        passage_spans = spans[candidate.passage]
+        passage_spans = sentence_spans[candidate.passage]
         position = passage_spans.index(candidate.sentence)
         start, end = _sentence_run(passage.text, passage_spans, position, wanted, task.max_quote_chars,
                                    task.question)
@@ -809,16 +811,16 @@ def _sources_first(candidates: Sequence[ScoredSentence], passages: Sequence[Exce
 
 
 def _semantically_close(similarities: Sequence[float] | None, counts: Sequence[int], threshold: float,
-                        texts: Sequence[str]) -> set[int]:
-    """The passages (``counts[i]`` sentences each, ``texts`` in order) one of whose sentences reaches ``threshold``
-    cosine, a lead-in aside: "Note that further rsync updates should be done with:" is close to any question
-    about rsync and says nothing of it."""
+                        lead_ins: Sequence[bool]) -> set[int]:
+    """The passages (``counts[i]`` sentences each) one of whose sentences reaches ``threshold`` cosine, a lead-in
+    (``lead_ins``, in sentence order) aside: "Note that further rsync updates should be done with:" is close to any
+    question about rsync and says nothing of it."""
     if similarities is None:
         return set()
     close: set[int] = set()
     position = 0
     for index, count in enumerate(counts):
-        if any(value >= threshold and not texts[at].rstrip().endswith((":", "："))
+        if any(value >= threshold and not lead_ins[at]
                for at, value in enumerate(similarities[position:position + count], start=position)):
             close.add(index)
         position += count
