@@ -67,6 +67,14 @@ THIRD_MAN_PAGES = ("1 tr", "1 column", "1 realpath", "1 csplit", "1 numfmt", "1 
 #: Chinese man pages (manpages-zh).
 THIRD_ZH_MAN_PAGES = ("chgrp", "expand", "fold", "id", "md5sum", "od", "passwd", "rmdir")
 
+# The fourth held-out corpus (``build_corpus(folder, fourth=True)``): the third corpus plus these pages, for
+# ``bench/data/realdocs_fourth.json``, written (like the third) by someone who had not read the code.
+FOURTH_MAN_PAGES = ("1 flock", "1 getopt", "1 logger", "1 pgrep", "1 fuser", "1 script", "1 ionice", "1 zstd",
+                    "5 limits.conf", "5 faillock.conf", "5 journald.conf", "5 timesyncd.conf", "5 host.conf",
+                    "5 e2fsck.conf", "8 start-stop-daemon", "8 run-parts", "8 savelog", "8 mkswap", "7 glob",
+                    "7 signal")
+FOURTH_ZH_MAN_PAGES = ("at", "pg_ctl", "more", "ac", "hostnamectl", "lockfile", "eject", "cpio")
+
 
 def _plain(text: str) -> str:
     """Overstrikes removed (what ``col -bx`` does), as a reader sees the page."""
@@ -131,13 +139,15 @@ def corpus_name(kind: str, name: str) -> str:
     return f"{kind}-{stem}.txt"
 
 
-def build_corpus(folder: Path, holdout: bool = False, review: bool = False, third: bool = False
-                 ) -> tuple[list[str], list[str]]:
+def build_corpus(folder: Path, holdout: bool = False, review: bool = False, third: bool = False,
+                 fourth: bool = False) -> tuple[list[str], list[str]]:
     """Write every available source into ``folder`` (English) and ``folder/zh`` (Chinese).
 
     ``holdout``: the larger held-out corpus (the ``HOLDOUT_`` sources added); ``review``: the review pages
-    added; ``third``: both, and the ``THIRD_`` pages. Returns ``(written file names, missing sources)``.
+    added; ``third``: both, and the ``THIRD_`` pages; ``fourth``: all of these and the ``FOURTH_`` pages.
+    Returns ``(written file names, missing sources)``.
     """
+    third = third or fourth
     holdout, review = holdout or third, review or third
     if folder.exists():
         shutil.rmtree(folder)
@@ -157,6 +167,9 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
     if third:
         jobs += ([("man", name, render_man) for name in THIRD_MAN_PAGES]
                  + [("zhman", name, render_zh_man) for name in THIRD_ZH_MAN_PAGES])
+    if fourth:
+        jobs += ([("man", name, render_man) for name in FOURTH_MAN_PAGES]
+                 + [("zhman", name, render_zh_man) for name in FOURTH_ZH_MAN_PAGES])
     for kind, name, render in jobs:
         text = render(name)
         if text is None:
@@ -170,5 +183,6 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
 
 if __name__ == "__main__":
     files, absent = build_corpus(Path(sys.argv[1]), holdout="--holdout" in sys.argv[2:],
-                                 review="--review" in sys.argv[2:], third="--third" in sys.argv[2:])
+                                 review="--review" in sys.argv[2:], third="--third" in sys.argv[2:],
+                                 fourth="--fourth" in sys.argv[2:])
     print(len(files), "files;", "missing:", absent)

@@ -667,3 +667,23 @@ def test_an_option_named_as_the_trouble_leaves_the_quotes_to_the_answer() -> Non
     close = [0.65 if "-a option" in sentence else 0.3 for sentence in sentence_texts(task)]
     quotes = [e.quote for e in choose_excerpts(task, similarities=close)]
     assert any("which appends the user to" in quote for quote in quotes)
+
+
+def test_a_digit_the_question_writes_finds_its_line_in_a_list_of_values() -> None:
+    """Issue 17 (real questions): "exited with code 9" is answered by the list item "9 the widget name is taken",
+    which shares nothing with the question but the digit and its heading path; the lines for other values are
+    not quoted, and a question without a digit still prefers the prose to a list of values."""
+    context = "WIDGETADD(8) › EXIT VALUES › widgetadd exits with one of these values:"
+    items = [("0", "success"), ("2", "invalid command syntax"), ("9", "the widget name is taken"),
+             ("12", "cannot create the widget directory")]
+    passages = tuple(P(source_id=f"v{value}", text=f"{value}\n           {meaning}", context=context,
+                       document="file:///widgetadd.txt") for value, meaning in items)
+    task = ExcerptTask(question="widgetadd exited with code 9. What went wrong?", passages=passages, max_excerpts=1)
+    [excerpt] = choose_excerpts(task)
+    assert excerpt.source_id == "v9" and excerpt.quote.endswith("the widget name is taken")
+    assert [relevance.passes() for relevance in passage_relevance(task.question, [
+        f"{context}\n{passage.text}" for passage in passages])][2]
+    without = ExcerptTask(question="What exit status is returned when an error occurred?",
+                          passages=(P(source_id="frob", text=EXIT_STATUS),), max_excerpts=1)
+    [prose] = choose_excerpts(without)
+    assert prose.quote.endswith("and 2 if\n       an error occurred.")

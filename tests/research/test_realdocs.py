@@ -94,3 +94,46 @@ async def test_a_chinese_question_is_answered_in_chinese(tmp_path: Path) -> None
     assert status == "completed" and brief is not None
     quotes = [item["quote"] for item in brief["evidence"]]
     assert "如果指定\n       --remove 选项，则在输出完成后删除输入文件。" in quotes  # over the line break
+
+
+#: An administration command's page whose exit values are a list, one value a line (our wording).
+WIDGETADD = """\
+WIDGETADD(8)                       System Management Commands                       WIDGETADD(8)
+
+NAME
+       widgetadd - create a new widget
+
+DESCRIPTION
+       widgetadd creates a widget from the values given on the command line and the defaults of the
+       system, and registers it with the widget daemon.
+
+EXIT VALUES
+       The widgetadd command exits with the following values:
+
+       0
+           success
+
+       2
+           invalid command syntax
+
+       9
+           the widget name is already in use
+
+       12
+           cannot create the widget directory
+
+WIDGETADD 1.0                          2026-01-01                          WIDGETADD(8)
+"""
+
+
+async def test_a_value_in_a_list_is_found_by_its_digit(tmp_path: Path) -> None:
+    """Issue 17 (real questions): "exited with code 9" finds the list item "9 / the widget name is already in use"
+    through its digit (a term of the documents search) and its section, and the brief quotes that item."""
+    docs = write_docs(tmp_path)
+    (docs / "widgetadd.txt").write_text(WIDGETADD, encoding="utf-8")
+    status, brief, directory = await ask(docs, tmp_path / "tasks", "widgetadd exited with code 9. What went wrong?")
+    assert status == "completed" and brief is not None
+    first = brief["evidence"][0]
+    assert first["uri"] == (docs / "widgetadd.txt").resolve().as_uri()
+    assert first["quote"].startswith("9") and first["quote"].endswith("the widget name is already in use")
+    assert verify_task(directory) == []

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ditto.retrieval import RetrievalError
 from ditto.retrieval.index import (
@@ -142,3 +144,26 @@ def test_the_option_terms_analysis_round_trips_with_a_saved_index() -> None:
     again = TextAnalyzer.from_config(analyzer.config())
     assert again.config() == analyzer.config() and again.analyze("mkdir -p") == ["mkdir", "-p"]
     assert "options" not in TextAnalyzer().config() and TextAnalyzer().analyze("mkdir -p") == ["mkdir"]
+
+
+def test_the_digit_analysis_keeps_a_lone_digit_and_round_trips() -> None:
+    """Issue 17 (the documentation search): a digit standing alone ("exit code 9") is a term with ``digits=True``,
+    a digit of a decimal is not; the flag is saved with the index; without it the saved config is as before."""
+    from ditto.text.analysis import TextAnalyzer
+
+    analyzer = TextAnalyzer(cjk="unigram", digits=True)
+    assert analyzer.analyze("useradd exited with code 9, ratio 0.5 or 1,5") == ["useradd", "exit", "code", "9",
+                                                                                 "ratio"]
+    again = TextAnalyzer.from_config(analyzer.config())
+    assert again.config() == analyzer.config() and again.analyze("level 6") == ["level", "6"]
+    assert "digits" not in TextAnalyzer().config() and TextAnalyzer().analyze("level 6") == ["level"]
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab9 0.,-\n\u4e2d")), max_size=60))
+def test_the_digit_analysis_only_adds_lone_digits(text: str) -> None:
+    """Issue 17: with ``digits=True`` the terms are those without it plus lone digits, in text order."""
+    from ditto.text.analysis import TextAnalyzer
+
+    plain = TextAnalyzer(cjk="unigram").analyze(text)
+    with_digits = TextAnalyzer(cjk="unigram", digits=True).analyze(text)
+    assert [term for term in with_digits if not (len(term) == 1 and term.isdigit())] == plain

@@ -32,7 +32,7 @@ from .._extras import require_extra
 from ..errors import InvalidArgumentError
 
 __all__ = ["CJK_CLASS", "CJK_STOPWORDS", "ENGLISH_STOPWORDS", "OPTION_TERMS_VERSION", "CjkMode", "TextAnalyzer",
-           "has_cjk", "option_terms", "word_terms"]
+           "has_cjk", "lone_digits", "option_terms", "word_terms"]
 
 #: Lucene's default English stop words (the same 33 words bm25s ships as ``STOPWORDS_EN``).
 ENGLISH_STOPWORDS: frozenset[str] = frozenset({
@@ -52,6 +52,11 @@ CJK_STOPWORDS: frozenset[str] = frozenset({
 })
 
 _WORD = re.compile(r"(?u)\b\w\w+\b")
+#: A digit standing alone ("exit code 9", "level 6"); not one of a number or a decimal ("0.5", "1,5").
+_LONE_DIGIT = r"(?<![\w.,])\d(?!\w|[.,]\d)"
+#: The words, and lone digits.
+_WORD_OR_DIGIT = re.compile(r"(?u)\b\w\w+\b|" + _LONE_DIGIT)
+_LONE_DIGITS = re.compile(_LONE_DIGIT)
 #: CJK Unified Ideographs (+ extensions A–G, compatibility), Hiragana/Katakana, Hangul syllables.
 CJK_CLASS: Final = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af\U00020000-\U0003134f"
 _CJK_RUN = re.compile(f"([{CJK_CLASS}]+)")
@@ -81,6 +86,11 @@ def option_terms(text: str) -> list[str]:
     return _OPTION.findall(text)
 
 
+def lone_digits(text: str) -> list[str]:
+    """The digits of ``text`` that stand alone ("9" of "exit code 9"), in order: the terms ``digits=True`` adds."""
+    return _LONE_DIGITS.findall(text)
+
+
 def word_terms(text: str) -> list[str]:
     """Lower-case terms of ``text`` in order: runs of letters/digits, CJK characters one by one.
 
@@ -98,13 +108,15 @@ class TextAnalyzer:
     ``cjk`` says how CJK runs become terms: ``"jieba"`` (or ``True``) segments them with
     jieba, ``"unigram"`` makes each character a term, ``"none"`` (or ``False``) keeps a
     run as one term. ``options=True`` adds command-line options (``-p``, ``--parents``) as
-    terms, case kept (:func:`option_terms`): what documentation search needs.
+    terms, case kept (:func:`option_terms`): what documentation search needs. ``digits=True``
+    keeps a digit standing alone as a term: the word pattern needs two characters, so without it
+    "what does exit code 9 mean?" could not find the line "9 username already in use".
     """
 
-    __slots__ = ("_cjk", "_options", "_stem", "_stemmer_name", "_stopwords", "_stopwords_spec")
+    __slots__ = ("_cjk", "_digits", "_options", "_stem", "_stemmer_name", "_stopwords", "_stopwords_spec", "_words")
 
     def __init__(self, *, stopwords: str | Iterable[str] | None = "english", stemmer: str | None = "english",
-                 cjk: bool | CjkMode = True, options: bool = False) -> None:
+                 cjk: bool | CjkMode = True, options: bool = False, digits: bool = False) -> None:
         if stopwords == "english":
             words: frozenset[str] = ENGLISH_STOPWORDS
             spec: str | list[str] | None = "english"
@@ -128,6 +140,8 @@ class TextAnalyzer:
         else:
             raise InvalidArgumentError("cjk must be 'jieba', 'unigram', 'none' or a bool")
         self._options = bool(options)
+        self._digits = bool(digits)
+        self._words = _WORD_OR_DIGIT if digits else _WORD
 
     # -- configuration round trip (saved with an index) ---------------------
     def config(self) -> dict[str, Any]:
@@ -136,13 +150,16 @@ class TextAnalyzer:
         config: dict[str, Any] = {"stopwords": self._stopwords_spec, "stemmer": self._stemmer_name, "cjk": cjk}
         if self._options:  # only when set: indexes saved before the option existed read back unchanged
             config["options"] = True
+        if self._digits:
+            config["digits"] = True
         return config
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> TextAnalyzer:
         cjk = config.get("cjk")
         return cls(stopwords=config.get("stopwords"), stemmer=config.get("stemmer"),
-                   cjk=cjk if cjk in ("jieba", "unigram", "none") else bool(cjk), options=config.get("options") is True)
+                   cjk=cjk if cjk in ("jieba", "unigram", "none") else bool(cjk), options=config.get("options") is True,
+                   digits=config.get("digits") is True)
 
     # -- analysis -----------------------------------------------------------
     def analyze(self, text: str) -> list[str]:
@@ -151,7 +168,7 @@ class TextAnalyzer:
         if self._cjk != "none" and _HAS_CJK.search(lowered) is not None:
             terms = self._analyze_mixed(lowered)
         else:
-            terms = self._english(_WORD.findall(lowered))
+            terms = self._english(self._words.findall(lowered))
         if self._options and "-" in text:
             terms.extend(option_terms(text))
         return terms
@@ -175,7 +192,7 @@ class TextAnalyzer:
             if not part:
                 continue
             if index % 2 == 0:  # text between CJK runs
-                terms.extend(self._english(_WORD.findall(part)))
+                terms.extend(self._english(self._words.findall(part)))
             else:
                 words = _segmenter().lcut_for_search(part) if jieba else part
                 terms.extend(word for word in words if word.strip() and word not in CJK_STOPWORDS)

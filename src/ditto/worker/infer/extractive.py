@@ -44,7 +44,7 @@ from typing import Final
 from urllib.parse import unquote, urlsplit
 
 from ...text import CJK_CLASS, CJK_STOPWORDS, ENGLISH_STOPWORDS, TextAnalyzer, score_documents
-from ...text.analysis import has_cjk
+from ...text.analysis import has_cjk, lone_digits
 from ...text.lexicon import is_english_word, reads_as_english
 from ...text.passages import HEADING_SEPARATOR
 from ...text.sentences import MAX_SENTENCE_CHARS, Sentence, opens_with_option, option_tag, split_sentences
@@ -318,6 +318,11 @@ def analyze(text: str) -> list[str]:
     return terms
 
 
+def _analyze_with_digits(text: str) -> list[str]:
+    """:func:`analyze`'s terms and the digits that stand alone (the relevance gate's notion of a term)."""
+    return analyze(text) + lone_digits(text)
+
+
 def _cut(text: str, span: Sentence, limit: int) -> str:
     """The sentence, or its longest prefix of whole words within ``limit`` characters (a substring)."""
     quote = text[span.start:span.end]
@@ -356,21 +361,25 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
     ``similarities`` (optional) are cosine similarities of each sentence to the
     question, in passage then sentence order, weighted by ``embedding_weight``.
     """
-    question = analyze(_without_answer_kind_words(task.question))
+    asked = _without_answer_kind_words(task.question)
+    # A digit standing alone is a term only when the question writes one ("what does exit code 9 mean?" is
+    # answered by the line "9 username already in use"): elsewhere a list of values would outscore its prose.
+    read = _analyze_with_digits if lone_digits(asked) else analyze
+    question = read(asked)
     if not question or not task.passages:
         return []
     spans = [split_sentences(passage.text) for passage in task.passages]
     owners = [(index, span) for index, passage_spans in enumerate(spans) for span in passage_spans]
     texts = [task.passages[index].text[span.start:span.end] for index, span in owners]
     terms = [analyze(text) for text in texts]
-    plain = score_documents(question, terms)
+    plain = score_documents(question, terms if read is analyze else [read(text) for text in texts])
     # Ranked with where it sits (an option's line rarely names its command: "rm" is in "RM(1) › 选项"), but
     # a sentence sharing nothing with the question but its heading is never evidence.
     contexts = [task.passages[index].context for index, _ in owners]
-    sentence_scores = score_documents(question, [analyze(f"{context}\n{text}" if context else text)
+    sentence_scores = score_documents(question, [read(f"{context}\n{text}" if context else text)
                                                  for context, text in zip(contexts, texts, strict=True)])
     sentence_scores = [score if alone > 0 else 0.0 for score, alone in zip(sentence_scores, plain, strict=True)]
-    passage_scores = _normalised(score_documents(question, [analyze(_with_context(p)) for p in task.passages]))
+    passage_scores = _normalised(score_documents(question, [read(_with_context(p)) for p in task.passages]))
     sentence_norm = _normalised(sentence_scores)
     chinese = has_cjk(task.question)
     same_script = [has_cjk(passage.text) == chinese for passage in task.passages]
@@ -466,7 +475,8 @@ def gate_terms(text: str, *, question: bool = False) -> list[str]:
         if not part:
             continue
         if index % 2 == 0:
-            terms.extend(analyze(part))
+            # A digit standing alone is what "exit code 9" asks about (see :func:`excerpt_candidates`).
+            terms.extend(_analyze_with_digits(part))
             continue
         for word in CJK_QUESTION_WORDS:
             part = part.replace(word, " ")

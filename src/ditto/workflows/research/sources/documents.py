@@ -109,7 +109,7 @@ class DocumentSearchProvider:
         self._notes_key = notes_key
         self._ignore = tuple(ignore)
         self._save_snapshot = save_snapshot
-        self._analyzer = TextAnalyzer(cjk="unigram")  # no jieba: CJK characters are terms one by one
+        self._analyzer = TextAnalyzer(cjk="unigram", digits=True)  # no jieba: CJK characters are terms one by one
         self._corpus: list[DocumentPassage] | None = None
         self._terms: list[list[str]] = []
         self._lock = asyncio.Lock()
