@@ -296,9 +296,9 @@ def main() -> None:
         if args.tune_answer:
             tune_answer(corpus, work / "tune", [float(value) for value in args.shares.split(",")], args.constant)
             return
-        questions = load_questions(args.split, args.questions
-                                   or (FOURTH if args.fourth else THIRD if args.third else HOLDOUT if args.holdout else REVIEW if args.review
-                                       else QUESTIONS))
+        default = (FOURTH if args.fourth else THIRD if args.third else HOLDOUT if args.holdout
+                   else REVIEW if args.review else QUESTIONS)
+        questions = load_questions(args.split, args.questions or default)
         answerable = [q for q in questions if q.file]
         shapes = [layout(q, corpus) for q in answerable]
         print(f"{len(answerable)} answerable ({sum(a for a, _ in shapes)} with the answer text across a line "
