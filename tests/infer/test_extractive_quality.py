@@ -395,6 +395,24 @@ def test_a_question_naming_a_manual_page_in_lower_case_is_about_that_page() -> N
     assert choose_excerpts(ExcerptTask(question=question, passages=(curl,))) == []
 
 
+def test_a_page_title_that_is_an_english_word_names_a_page_only_when_it_ranks_first() -> None:
+    """Issue 17.3 (real questions): "kept up to date" does not name date(1) because a passage of DATE(1) came
+    last among those shown; the README that answers is quoted. The same title on the first passage shown
+    ("sort" ranked first for "how do I sort numerically?") still names its page."""
+    question = "How is the list of login shells in /etc/widgets kept up to date?"
+    readme = P(source_id="r", text="/etc/widgets is no longer a config file: the list of login shells in it is "
+               "maintained by the add-widget and remove-widget programs.", document="file:///README.widgets")
+    date = P(source_id="d", text="%Z alphabetic time zone abbreviation (e.g., EDT)",
+             context="DATE(1) › DESCRIPTION", document="file:///date")
+    assert [e.source_id for e in choose_excerpts(ExcerptTask(question=question, passages=(readme, date)))] == ["r"]
+    sort = P(source_id="s", text="-n, --numeric-sort\n       compare according to string numerical value",
+             context="SORT(1) › OPTIONS", document="file:///sort")
+    ls = P(source_id="l", text="-v     natural sort of (version) numbers within text",
+           context="LS(1) › OPTIONS", document="file:///ls")
+    assert [e.source_id for e in choose_excerpts(ExcerptTask(question="How do I sort numerically?",
+                                                            passages=(sort, ls)))] == ["s"]
+
+
 def test_the_answer_gives_what_the_question_asks_for() -> None:
     """Issue 17.4: the answer opens with the sentence of the kind asked for: an amount for "how many" (not a
     manual section or a bug number), a reason for "why", a replacement for "what instead" (not the line of the

@@ -652,13 +652,17 @@ def _origin(passage: ExcerptPassage) -> Origin:
 def page_titles(passages: Sequence[ExcerptPassage]) -> set[str]:
     """The terms of the manual pages' titles among ``passages``' heading paths (``WGET(1)`` → ``wget``): a
     question that writes such a title in lower case ("How many retries does wget make?") names that command
-    as surely as one that writes ``PostgreSQL`` names a program, and curl's page does not answer it."""
+    as surely as one that writes ``PostgreSQL`` names a program, and curl's page does not answer it.
+
+    A title that is an English word (``DATE(1)``, ``SORT(1)``) counts only from the first passage, the
+    retriever's best: "how is the list kept up to *date*?" does not name date(1) because a passage of its page
+    came last, while "how do I sort numerically?" ranks sort's page first."""
     titles: set[str] = set()
-    for passage in passages:
+    for position, passage in enumerate(passages):
         if passage.context:
             top = passage.context.split(HEADING_SEPARATOR, 1)[0]
             for match in _PAGE_TITLE.finditer(top):
-                titles.update(analyze(match.group(1)))
+                titles.update(term for term in analyze(match.group(1)) if position == 0 or not is_english_word(term))
     return titles
 
 
