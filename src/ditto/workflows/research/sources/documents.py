@@ -23,9 +23,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TypeVar
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 from ....redaction import printable
-from ....runtime import Graph, NodeResult, graph
+from ....runtime import SKIP, Graph, NodeResult, graph
 from ....text import TextAnalyzer, score_documents
 from ....text.analysis import option_terms
 from ....text.files import DEFAULT_LIMITS, DOCUMENT_SUFFIXES, WalkLimits, WalkReport
@@ -33,6 +35,7 @@ from ....text.passages import cut_passages
 from ..records import Passage
 from ..types import QueryRecord
 from .base import SourceHits, SourceLimits, SourceSetup, constant_input, retrieval_candidates
+from .focus import FOCUS_PASSAGES, focus_text, named_documents
 
 __all__ = ["DOCUMENTS_TARGET", "DOCUMENT_SUFFIXES", "DocumentPassage", "DocumentSearchProvider", "DocumentsSource",
            "split_passages"]
@@ -80,7 +83,8 @@ async def load_documents(load: Callable[[], Awaitable[_Loaded]], failed: str) ->
 
 
 def document_query(input: Any, context: Any) -> tuple[Any, str]:
-    """A documents search's checked request and its query text: text only, no filters, not cancelled."""
+    """A documents search's checked request and its query text (text only, not cancelled). A filter is over the
+    file's ``path`` (the close reading's ``{"path": {"in": [...]}}``, see :mod:`.focus`); each provider applies it."""
     from ....retrieval import RetrievalError, RetrievalSearchInput, parse_search_input
 
     request = input if isinstance(input, RetrievalSearchInput) else parse_search_input(input)
@@ -90,8 +94,8 @@ def document_query(input: Any, context: Any) -> tuple[Any, str]:
     text = request.query.content
     if not isinstance(text, str):
         raise RetrievalError("RETRIEVAL_INVALID_INPUT", "document search needs a text query")
-    if request.filter:
-        raise RetrievalError("RETRIEVAL_INVALID_INPUT", "document search does not support filters")
+    if request.filter and set(request.filter) != {"path"}:
+        raise RetrievalError("RETRIEVAL_INVALID_INPUT", "document search filters only by path")
     return request, text
 
 
@@ -192,6 +196,12 @@ class DocumentSearchProvider:
         query_terms = self._analyzer.analyze(text) + option_terms(text)
         scores = score_documents(query_terms, self._terms, coordinate=True)
         ranked = sorted((index for index, score in enumerate(scores) if score > 0), key=lambda i: (-scores[i], i))
+        if request.filter:
+            from ....retrieval.filters import compile_filter
+
+            keep = compile_filter(request.filter)
+            if keep is not None:
+                ranked = [index for index in ranked if keep({"path": url2pathname(urlparse(corpus[index].uri).path)})]
         defaults = getattr(context, "defaults", None)
         limit = request.limit or getattr(defaults, "search_limit", None) or 10
         candidates = []
@@ -210,6 +220,36 @@ class DocumentSearchProvider:
                           "end": passage.end, "lineStart": passage.line_start, "lineEnd": passage.line_end,
                           "heading": passage.heading}))
         return RetrievalSearchOutput(candidates=tuple(candidates), strategy=request.strategy, target=request.target)
+
+
+#: The documents source's last node: the close reading of the documents the question names (:mod:`.focus`).
+_FOCUS: Final = "focus"
+
+
+def _file_path(candidate: Any) -> str | None:
+    """The local path of a file candidate (``None`` for a JSONL/BEIR record, which is no file of its own)."""
+    meta = candidate.metadata or {}
+    uri = meta.get("uri")
+    if meta.get("locator") is not None or not isinstance(uri, str) or not uri.startswith("file:"):
+        return None
+    return url2pathname(urlparse(uri).path)
+
+
+def _found_files(queries: Sequence[QueryRecord], results: Mapping[str, NodeResult[Any]], limit: int | None
+                 ) -> list[tuple[QueryRecord, str]]:
+    """``(query, file path)`` of each file hit of the searches that succeeded, in query then rank order."""
+    from ....retrieval.worker import retrieval_search_node
+
+    found = []
+    for index, query in enumerate(queries):
+        result = results.get(f"q{index}")
+        if result is None or result.status != "success":
+            continue
+        for candidate in retrieval_search_node.output_of(result).candidates[:limit]:
+            path = _file_path(candidate)
+            if path is not None:
+                found.append((query, path))
+    return found
 
 
 #: What the documents walk of each task (by task directory) skipped or stopped at, for the brief's coverage.
@@ -239,12 +279,37 @@ class DocumentsSource:
             plan = plan.node(f"q{index}", retrieval_search_node.type, (), constant_input({
                 "query": {"content": query.text}, "target": {"name": DOCUMENTS_TARGET},
                 "limit": self.limits.records_per_query}))
-        return plan
+        searches = tuple(f"q{index}" for index in range(len(queries)))
+        return plan.node(_FOCUS, retrieval_search_node.type, searches, self._focus_input(queries))
+
+    def _focus_input(self, queries: Sequence[QueryRecord]) -> Callable[[Any, Mapping[str, NodeResult[Any]]], Any]:
+        """The close reading's search (see :mod:`.focus`): the question inside the documents it names among those
+        the queries found, or :data:`SKIP` when it names none."""
+        question = self.setup.request.question
+
+        def input_fn(_input: Any, deps: Mapping[str, NodeResult[Any]]) -> Any:
+            paths = [path for _, path in _found_files(queries, deps, self.limits.records_per_query)]
+            named = named_documents(question, paths)
+            if not named:
+                return SKIP
+            return {"query": {"content": focus_text(question)}, "target": {"name": DOCUMENTS_TARGET},
+                    "limit": FOCUS_PASSAGES * len(named), "filter": {"path": {"in": named}}}
+
+        return input_fn
 
     def collect(self, queries: Sequence[QueryRecord], results: Mapping[str, NodeResult[Any]]) -> SourceHits:
+        from ....retrieval.worker import retrieval_search_node
+
         found, failure = retrieval_candidates(self.source_type, queries, results, self.limits.records_per_query)
         if failure is not None:
             return SourceHits(failure=failure)
+        focus = results.get(_FOCUS)
+        if focus is not None and focus.status == "success":
+            # A passage of the close reading is found by the query that found its document.
+            finder = {path: query for query, path in reversed(_found_files(queries, results,
+                                                                          self.limits.records_per_query))}
+            found.extend((finder[path], candidate) for candidate in retrieval_search_node.output_of(focus).candidates
+                         if (path := _file_path(candidate)) is not None and path in finder)
         passages: list[Passage] = []
         for query, candidate in found:
             meta = candidate.metadata or {}

@@ -417,6 +417,8 @@ class IndexedDocumentSearchProvider:
             return RetrievalSearchOutput(candidates=(), strategy=request.strategy, target=request.target)
         asked: dict[str, Any] = {"query": {"content": text}, "target": {"name": request.target.name},
                                  "limit": limit * _POOL_FACTOR}
+        if request.filter:
+            asked["filter"] = request.filter  # the close reading's path filter (see .focus)
         if state.english_only and has_cjk(text):
             # An English model's vector of a Chinese question is noise, and the hybrid weighs it 0.75: on the
             # real-documents questions "cp 如何递归复制目录？" lost cp's -R line to it (BM25 finds it first).

@@ -1,0 +1,89 @@
+"""Reading closely the document a question names (the documents source's last search).
+
+A research query finds documents, and shows of each the few passages its words rank
+first. When the question names a document that a query found — ``useradd`` for
+"useradd exited with code 9. What went wrong?" (``man-useradd.txt``), ``resolv.conf`` for
+"How many nameservers will the resolver use from resolv.conf?" — the answer is nearly
+always in that document, but often in a passage the query's words did not rank among
+the first: the retriever found the right page and showed the wrong part of it. So the
+documents source ends with one more search, by the whole question, inside the named
+documents only (a ``path`` filter): what a reader does after opening the page.
+
+A document is *named* when a word of the question is its file name, or a part of it
+between ``-`` and ``_`` (``useradd`` names ``man-useradd.txt``, ``ssh-keygen`` names
+``man-ssh-keygen.txt``). An English word (``date``, ``sort``, ``man``) names only the first
+document found, the retriever's best: "how is the list kept up to *date*?" is not about
+``date.txt`` because a query found it last; in a question written in Chinese (or Japanese, Korean) every word
+in Latin letters is a name ("fold 怎样避免…"). Numbers name nothing (SciFact's abstracts
+are ``12345.txt``). At most :data:`FOCUS_DOCUMENTS` documents, :data:`FOCUS_PASSAGES`
+passages each.
+
+Example::
+
+    named_documents("useradd exited with code 9", ["/docs/man-useradd.txt", "/docs/man-curl.txt"])
+    # ['/docs/man-useradd.txt']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import PurePath
+from typing import Final
+
+from ....text.analysis import has_cjk
+from ....text.files import DOCUMENT_SUFFIXES
+from ....text.lexicon import is_english_word
+
+__all__ = ["FOCUS_DOCUMENTS", "FOCUS_PASSAGES", "focus_text", "named_documents"]
+
+#: The named documents read closely (the first found).
+FOCUS_DOCUMENTS: Final = 2
+#: Passages shown of each: the real-documents questions (docs/benchmarks.md) put the answer passage among the
+#: first two of its document for most questions whose document was found and answer passage was not shown.
+FOCUS_PASSAGES: Final = 2
+#: The longest question searched as it is (a longer one is cut after its last whole word that fits).
+MAX_FOCUS_CHARS: Final = 1000
+
+#: A word as a file is named: letters first, then letters, digits, ``.``, ``+``, ``-``, ``_`` (``resolv.conf``,
+#: ``ssh-keygen``, ``login.defs``), ending in a letter or digit.
+_WORD = re.compile(r"[A-Za-z][\w.+-]*[A-Za-z0-9]")
+_PART = re.compile(r"[-_ ]+")
+
+
+def _names(path: str) -> set[str]:
+    """The words a file's name answers to: its stem without the document suffix, its parts between ``-``/``_``,
+    and each run of parts that ends the stem (``ssh-keygen`` of ``man-ssh-keygen``), lower case."""
+    stem = PurePath(path).name.lower()
+    for suffix in DOCUMENT_SUFFIXES:
+        if stem.endswith(suffix) and len(stem) > len(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    parts = [part for part in _PART.split(stem) if part]
+    names = {stem, *parts, *("-".join(parts[start:]) for start in range(1, len(parts)))}
+    return {word for word in names if len(word) >= 2 and any(char.isalpha() for char in word)}
+
+
+def named_documents(question: str, paths: Sequence[str]) -> list[str]:
+    """The ``paths`` (in the retriever's order, distinct) whose file name a word of ``question`` names, at most
+    :data:`FOCUS_DOCUMENTS`; see the module docs for the English-word rule."""
+    words = {word.lower() for word in _WORD.findall(question)}
+    # A question in Chinese (Japanese, Korean) writes only names in Latin letters: "fold 怎样…" is about fold.
+    latin_names = has_cjk(question)
+    named: list[str] = []
+    for position, path in enumerate(dict.fromkeys(paths)):
+        hits = words & _names(path)
+        if any(latin_names or position == 0 or not (word.isalpha() and is_english_word(word)) for word in hits):
+            named.append(path)
+            if len(named) >= FOCUS_DOCUMENTS:
+                break
+    return named
+
+
+def focus_text(question: str) -> str:
+    """The question as the close reading's search text, within :data:`MAX_FOCUS_CHARS` (cut at a space)."""
+    text = " ".join(question.split())
+    if len(text) <= MAX_FOCUS_CHARS:
+        return text
+    cut = text[: MAX_FOCUS_CHARS + 1].rsplit(" ", 1)[0]
+    return cut or text[:MAX_FOCUS_CHARS]

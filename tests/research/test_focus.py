@@ -1,0 +1,130 @@
+"""The documents source reads closely the documents a question names (issue 17: research that answers real
+questions on real material; WF-6, WF-12)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ditto.workflows.research import ResearchRequest, create_task, open_research_runtime
+from ditto.workflows.research.records import RequestRecord
+from ditto.workflows.research.sources.base import SourceSetup
+from ditto.workflows.research.sources.documents import DocumentsSource
+from ditto.workflows.research.sources.focus import FOCUS_DOCUMENTS, focus_text, named_documents
+from ditto.workflows.research.types import QueryRecord
+
+#: An administration command's page (our wording, laid out as `man` renders it) and a daemon's page.
+WIDGETCTL = """\
+WIDGETCTL(8)                  System Manager's Manual                  WIDGETCTL(8)
+
+NAME
+       widgetctl - start, stop and inspect widgets
+
+DESCRIPTION
+       widgetctl talks to the widget daemon over its control socket.  Every command
+       prints one line per widget and exits when the daemon has answered.
+
+OPTIONS
+       -s, --socket PATH
+              Talk to the daemon over PATH instead of the default control socket.
+
+       -t, --timeout SECONDS
+              Give up when the daemon has not answered within SECONDS.
+
+EXIT STATUS
+       0      every command succeeded
+
+       7      a widget named on the command line is locked by another process
+
+WIDGETCTL 2.4                         2026-01-01                         WIDGETCTL(8)
+"""
+GADGETD = """\
+GADGETD(8)                  System Manager's Manual                  GADGETD(8)
+
+NAME
+       gadgetd - the gadget daemon
+
+DESCRIPTION
+       gadgetd listens on a control socket for the commands of its clients.
+
+GADGETD 1.0                         2026-01-01                         GADGETD(8)
+"""
+
+
+def test_a_document_is_named_by_its_file_name_or_a_part_of_it() -> None:
+    """Issue 17: "useradd", "ssh-keygen" and "resolv.conf" name their pages; the retriever's order is kept and
+    at most two documents are named; a number names nothing."""
+    paths = ["/d/man-curl.txt", "/d/man-useradd.txt", "/d/man-ssh-keygen.txt", "/d/man-resolv.conf.txt",
+             "/d/12345.txt"]
+    assert named_documents("useradd exited with code 9", paths) == ["/d/man-useradd.txt"]
+    assert named_documents("Which key type does ssh-keygen make?", paths) == ["/d/man-ssh-keygen.txt"]
+    assert named_documents("How many nameservers are read from /etc/resolv.conf, and does useradd care?",
+                           paths) == ["/d/man-useradd.txt", "/d/man-resolv.conf.txt"]
+    assert named_documents("What does abstract 12345 say?", paths) == []
+    assert named_documents("Does rsync retry?", ["/d/README.md", "/d/rsync.md"]) == ["/d/rsync.md"]
+
+
+def test_an_english_word_names_only_the_first_document_found() -> None:
+    """Issue 17: "kept up to date" does not name date(1)'s page found last; "how do I sort numerically?" names
+    sort's page found first."""
+    assert named_documents("How is the list kept up to date?", ["/d/README.shells", "/d/man-date.txt"]) == []
+    assert named_documents("How do I sort numerically?", ["/d/man-sort.txt", "/d/man-ls.txt"]) == ["/d/man-sort.txt"]
+
+
+@given(st.text(max_size=200), st.lists(st.text(max_size=40), max_size=8))
+def test_named_documents_are_some_of_the_paths_in_order(question: str, paths: list[str]) -> None:
+    """Issue 17: any question and any file names: a subsequence of the distinct paths, at most two, no error."""
+    named = named_documents(question, paths)
+    distinct = list(dict.fromkeys(paths))
+    assert len(named) <= FOCUS_DOCUMENTS and named == [path for path in distinct if path in named]
+
+
+def test_the_search_text_is_the_question_within_bounds() -> None:
+    """Issue 17: the close reading searches the whole question, its white space collapsed, cut at a word."""
+    assert focus_text("  widgetctl\nexited  with 7? ") == "widgetctl exited with 7?"
+    long = "word " * 400
+    assert len(focus_text(long)) <= 1000 and focus_text(long).endswith("word")
+
+
+async def test_the_source_reads_the_named_document_by_the_question(tmp_path: Path) -> None:
+    """Issue 17: a query finds widgetctl's page but shows other parts of it; the source's last search, the
+    question inside the page the question names, shows the passage that answers, found by that query. A
+    question naming no document found skips that search."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "man-widgetctl.txt").write_text(WIDGETCTL, encoding="utf-8")
+    (docs / "man-gadgetd.txt").write_text(GADGETD, encoding="utf-8")
+    question = "What does it mean when widgetctl exits with status 7?"
+    queries = [QueryRecord(text="widgetctl socket daemon", provenance="model")]
+    request = ResearchRequest(entry="document-search", question=question, documents=(str(docs),))
+    task = create_task(request, directory=tmp_path / "task")
+    async with open_research_runtime(task, env={}) as runtime:
+        source = DocumentsSource(SourceSetup(task, RequestRecord(request_id=task.request_id)))
+        plan = source.plan(queries)
+        assert plan is not None
+        result = await runtime.run(plan, None)
+        hits = source.collect(queries, result.results)
+        texts = [passage.text for passage in hits.passages]
+        assert "7      a widget named on the command line is locked by another process" in texts
+        focused = [p for p in hits.passages if p.text.startswith("7 ")]
+        assert focused[0].query == "widgetctl socket daemon" and focused[0].uri.endswith("man-widgetctl.txt")
+        searched = [p for p in hits.passages if p.text.startswith("-s, --socket")]
+        assert searched, "the query's own passages are kept"
+
+        other = DocumentsSource(SourceSetup(create_task(request.model_copy(update={"question": "What is a socket?"}),
+                                                        directory=tmp_path / "other"),
+                                            RequestRecord(request_id=task.request_id)))
+        plan = other.plan(queries)
+        assert plan is not None
+        result = await runtime.run(plan, None)
+        assert "focus" in result.skipped
+        assert all(not p.text.startswith("7 ") for p in other.collect(queries, result.results).passages)
+
+
+def test_in_a_chinese_question_every_latin_word_names_its_page() -> None:
+    """Issue 17: a question in Chinese writes only names in Latin letters, English words too ("fold", "id")."""
+    paths = ["/d/zh/zhman-wc.txt", "/d/zh/zhman-fold.txt", "/d/zh/zhman-id.txt"]
+    assert named_documents("用 fold 折行时怎样避免把单词从中间截断？", paths) == ["/d/zh/zhman-fold.txt"]
+    assert named_documents("How do I fold long lines?", paths) == []
