@@ -313,3 +313,11 @@ async def test_a_failing_embedding_hook_leaves_the_words(caplog: pytest.LogCaptu
     assert calls == 2
     failures = [r for r in caplog.records if "embedding hook failed" in r.getMessage()]
     assert len(failures) == 1 and failures[0].exc_info is not None
+
+
+def test_contracted_stop_words_are_no_query_words() -> None:
+    """Issue 17 (real questions): "What's", "it's", "don't", "isn't" are stop words contracted: searched, they
+    would be "what", "don", "isn"; a possessive of a content word ("user's") stays."""
+    assert keyword_query("What's the field layout of a line in /etc/group?") == "field layout line etc group"
+    assert keyword_query("Why isn't the user's shell changed? It's still bash, and I don't know why.") \
+        == "user's shell changed still bash know"

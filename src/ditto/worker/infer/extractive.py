@@ -1096,10 +1096,17 @@ def keyword_query(question: str) -> str:
         if word[0] in CJK_STOPWORDS and len(word) == 1:
             continue
         key = word.lower()
-        if key in _STOPWORDS or key in words:
+        if key in _STOPWORDS or key in words or _contracted_stopword(key):
             continue
         words[key] = word
     return " ".join(words.values()) or question.strip()
+
+
+def _contracted_stopword(word: str) -> bool:
+    """A contraction of stop words: "what's", "it's", "don't", "isn't" (a retriever would search "what",
+    "don", "isn"); a possessive of a content word ("user's") is kept."""
+    base, apostrophe, _ = word.replace("’", "'").partition("'")
+    return bool(apostrophe) and (base in _STOPWORDS or word.endswith(("n't", "n’t")))
 
 
 def latin_words(query: str) -> str:
