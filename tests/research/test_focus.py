@@ -110,6 +110,7 @@ async def test_the_source_reads_the_named_document_by_the_question(tmp_path: Pat
         assert "7      a widget named on the command line is locked by another process" in texts
         focused = [p for p in hits.passages if p.text.startswith("7 ")]
         assert focused[0].query == "widgetctl socket daemon" and focused[0].uri.endswith("man-widgetctl.txt")
+        assert hits.passages[0].text.startswith("7 "), "the close reading's passages are shown first"
         searched = [p for p in hits.passages if p.text.startswith("-s, --socket")]
         assert searched, "the query's own passages are kept"
 

@@ -305,11 +305,12 @@ class DocumentsSource:
             return SourceHits(failure=failure)
         focus = results.get(_FOCUS)
         if focus is not None and focus.status == "success":
-            # A passage of the close reading is found by the query that found its document.
+            # A passage of the close reading is found by the query that found its document, and is shown first:
+            # the question is about its document, and the whole question chose it (the model reads in order).
             finder = {path: query for query, path in reversed(_found_files(queries, results,
                                                                           self.limits.records_per_query))}
-            found.extend((finder[path], candidate) for candidate in retrieval_search_node.output_of(focus).candidates
-                         if (path := _file_path(candidate)) is not None and path in finder)
+            found[:0] = [(finder[path], candidate) for candidate in retrieval_search_node.output_of(focus).candidates
+                         if (path := _file_path(candidate)) is not None and path in finder]
         passages: list[Passage] = []
         for query, candidate in found:
             meta = candidate.metadata or {}
