@@ -332,6 +332,15 @@ def test_a_named_subject_no_passage_holds_means_no_evidence() -> None:
     assert subject_terms("Which port does PostgreSQL listen on by default?") == ["postgresql"]
     assert subject_terms("How do I make ls sort files?") == []  # "I" and a question's first word are no name
     assert subject_terms("What is the recommended intake of vitamin C?") == []
+    assert subject_terms("Which sshd_config option stops root logins?") == ["sshd_config"]  # an identifier
+    client = P(source_id="client", text="NoRootLogin\n       Stops ssh from logging in as root on the "
+               "server side.", context="SSH_CONFIG(5) › DESCRIPTION")
+    question = "Which sshd_config option stops root from logging in over SSH on the server side?"
+    assert choose_excerpts(ExcerptTask(question=question, passages=(client,))) == []
+    server = P(source_id="server", text="PermitRootLogin\n       Specifies whether root can log in using ssh.",
+               context="SSHD_CONFIG(5) › DESCRIPTION", document="file:///man/sshd_config.txt")
+    assert [e.source_id for e in choose_excerpts(ExcerptTask(question=question, passages=(client, server)))] \
+        == ["server"]
     curl = P(source_id="curl", text="63      Maximum file size exceeded.", context="curl(1) › EXIT CODES")
     ssh = P(source_id="ssh", text="By default, the local port is bound to the listen address.")
     assert choose_excerpts(ExcerptTask(question="What is the maximum file size on a FAT32 file system?",

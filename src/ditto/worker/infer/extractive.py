@@ -574,13 +574,13 @@ def _latin_names(question: str) -> set[str]:
 
 def subject_terms(question: str) -> list[str]:
     """The gate terms of the names a question is about: words written with a capital inside them
-    (``PostgreSQL``, ``TCP``), with letters and digits (``FAT32``, ``ext4``), joined by a dot, plus or hash
-    (``vm.swappiness``, ``C++``), or capitalised after the question's first word (``Jupiter``); and in a
-    question written in Chinese (or another CJK script), every word in Latin letters (``crontab``,
-    ``systemd``): such a question writes only names that way. A number with a unit (``900k``) is no name.
-    When a passage about such a name is not among those shown, the rest of the question's words match by
-    chance: "the maximum file size on FAT32" is not answered by curl's "Maximum file size exceeded." One
-    letter (``I``, vitamin ``C``) is no name."""
+    (``PostgreSQL``, ``TCP``), with letters and digits (``FAT32``, ``ext4``), joined by a dot, plus, hash or
+    underscore (``vm.swappiness``, ``C++``, ``sshd_config``, ``MAIL_DIR``), or capitalised after the question's
+    first word (``Jupiter``); and in a question written in Chinese (or another CJK script), every word in Latin
+    letters (``crontab``, ``systemd``): such a question writes only names that way. A number with a unit
+    (``900k``) is no name. When a passage about such a name is not among those shown, the rest of the
+    question's words match by chance: "the maximum file size on FAT32" is not answered by curl's "Maximum file
+    size exceeded." One letter (``I``, vitamin ``C``) is no name."""
     names: list[str] = []
     cjk = has_cjk(question)
     for position, match in enumerate(_NAME_WORD.finditer(question)):
@@ -588,7 +588,7 @@ def subject_terms(question: str) -> list[str]:
         if len(word) < 2 or word.isdigit() or has_cjk(word) or _QUANTITY.fullmatch(word):
             continue
         mixed = any(char.isdigit() for char in word) and any(char.isalpha() for char in word)
-        joined = any(char in ".+#" for char in word)
+        joined = any(char in ".+#_" for char in word)
         if cjk or mixed or joined or any(char.isupper() for char in word[1:]) \
                 or (position > 0 and word[0].isupper()):
             names.extend(term for term in analyze(word) if term not in _GATE_STOPWORDS)
