@@ -129,3 +129,33 @@ def test_in_a_chinese_question_every_latin_word_names_its_page() -> None:
     paths = ["/d/zh/zhman-wc.txt", "/d/zh/zhman-fold.txt", "/d/zh/zhman-id.txt"]
     assert named_documents("用 fold 折行时怎样避免把单词从中间截断？", paths) == ["/d/zh/zhman-fold.txt"]
     assert named_documents("How do I fold long lines?", paths) == []
+
+
+async def test_documents_searches_filter_by_path_and_refuse_other_filters(tmp_path: Path) -> None:
+    """Issue 17 (RET-6: a filter is applied or refused): both documents providers keep only the files a path
+    filter names; a filter on any other field is RETRIEVAL_INVALID_INPUT, never ignored."""
+    import pytest
+
+    from ditto.retrieval import RetrievalError
+    from ditto.workflows.research.sources.documents import DocumentSearchProvider
+    from ditto.workflows.research.sources.indexed_documents import IndexedDocumentSearchProvider
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "man-widgetctl.txt").write_text(WIDGETCTL, encoding="utf-8")
+    (docs / "man-gadgetd.txt").write_text(GADGETD, encoding="utf-8")
+    only = str((docs / "man-gadgetd.txt").resolve())
+    providers = (DocumentSearchProvider([docs], save_snapshot=lambda raw: "0" * 64),
+                 IndexedDocumentSearchProvider(index=None, documents=[docs], ignore=(), save_snapshot=lambda raw: "x",
+                                               notes_key=None, env={"DITTO_INDEX_CACHE_DIR": str(tmp_path / "cache"),
+                                                                    "DITTO_RESEARCH_EMBED": "0"}))
+    for provider in providers:
+        request = {"query": {"content": "daemon control socket"}, "target": {"name": "documents"}, "limit": 5}
+        both = await provider.search(request)
+        assert {c.metadata["uri"].rsplit("/", 1)[-1] for c in both.candidates} == {"man-widgetctl.txt",
+                                                                                   "man-gadgetd.txt"}
+        narrowed = await provider.search({**request, "filter": {"path": {"in": [only]}}})
+        assert narrowed.candidates and all(c.metadata["uri"].endswith("man-gadgetd.txt") for c in narrowed.candidates)
+        with pytest.raises(RetrievalError) as refused:
+            await provider.search({**request, "filter": {"lang": "en"}})
+        assert refused.value.code == "RETRIEVAL_INVALID_INPUT"

@@ -304,7 +304,11 @@ class DocumentsSource:
         if failure is not None:
             return SourceHits(failure=failure)
         focus = results.get(_FOCUS)
-        if focus is not None and focus.status == "success":
+        if focus is not None and focus.status != "success":
+            # The queries' hits stand without it; the worker logged the cause.
+            logger.warning("documents: the close reading of the named documents failed (%s)",
+                           focus.error.code if focus.error else focus.status)
+        elif focus is not None:
             # A passage of the close reading is found by the query that found its document, and is shown first:
             # the question is about its document, and the whole question chose it (the model reads in order).
             finder = {path: query for query, path in reversed(_found_files(queries, results,
