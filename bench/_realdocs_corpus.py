@@ -75,6 +75,13 @@ FOURTH_MAN_PAGES = ("1 flock", "1 getopt", "1 logger", "1 pgrep", "1 fuser", "1 
                     "7 signal")
 FOURTH_ZH_MAN_PAGES = ("at", "pg_ctl", "more", "ac", "hostnamectl", "lockfile", "eject", "cpio")
 
+# The fifth held-out corpus (``build_corpus(folder, fifth=True)``): the fourth corpus plus these pages, for
+# ``bench/data/realdocs_fifth.json``, written the same way after the fourth set had been studied.
+FIFTH_MAN_PAGES = ("1 chattr", "1 su", "1 hardlink", "1 lz4", "1 ssh-agent", "1 fallocate", "1 chrt", "1 sqlite3",
+                   "5 logind.conf", "5 mke2fs.conf", "5 access.conf", "5 systemd.timer", "5 machine-id", "8 fstrim",
+                   "8 badblocks", "8 rotatelogs", "8 userdel", "8 pam_unix", "7 pipe", "7 random")
+FIFTH_ZH_MAN_PAGES = ("stty", "pr", "dig", "minicom", "pg_dump", "initdb", "loadkeys", "ftp")
+
 
 def _plain(text: str) -> str:
     """Overstrikes removed (what ``col -bx`` does), as a reader sees the page."""
@@ -140,13 +147,14 @@ def corpus_name(kind: str, name: str) -> str:
 
 
 def build_corpus(folder: Path, holdout: bool = False, review: bool = False, third: bool = False,
-                 fourth: bool = False) -> tuple[list[str], list[str]]:
+                 fourth: bool = False, fifth: bool = False) -> tuple[list[str], list[str]]:
     """Write every available source into ``folder`` (English) and ``folder/zh`` (Chinese).
 
     ``holdout``: the larger held-out corpus (the ``HOLDOUT_`` sources added); ``review``: the review pages
-    added; ``third``: both, and the ``THIRD_`` pages; ``fourth``: all of these and the ``FOURTH_`` pages.
-    Returns ``(written file names, missing sources)``.
+    added; ``third``: both, and the ``THIRD_`` pages; ``fourth``: all of these and the ``FOURTH_`` pages;
+    ``fifth``: all of these and the ``FIFTH_`` pages. Returns ``(written file names, missing sources)``.
     """
+    fourth = fourth or fifth
     third = third or fourth
     holdout, review = holdout or third, review or third
     if folder.exists():
@@ -170,6 +178,9 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
     if fourth:
         jobs += ([("man", name, render_man) for name in FOURTH_MAN_PAGES]
                  + [("zhman", name, render_zh_man) for name in FOURTH_ZH_MAN_PAGES])
+    if fifth:
+        jobs += ([("man", name, render_man) for name in FIFTH_MAN_PAGES]
+                 + [("zhman", name, render_zh_man) for name in FIFTH_ZH_MAN_PAGES])
     for kind, name, render in jobs:
         text = render(name)
         if text is None:
@@ -184,5 +195,5 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
 if __name__ == "__main__":
     files, absent = build_corpus(Path(sys.argv[1]), holdout="--holdout" in sys.argv[2:],
                                  review="--review" in sys.argv[2:], third="--third" in sys.argv[2:],
-                                 fourth="--fourth" in sys.argv[2:])
+                                 fourth="--fourth" in sys.argv[2:], fifth="--fifth" in sys.argv[2:])
     print(len(files), "files;", "missing:", absent)

@@ -29,7 +29,8 @@ Usage::
 by someone who had not read the code, over 28 pages no other set uses (configuration files in section 5,
 administration commands in section 8, Chinese pages), in a corpus of everything else too. It was studied
 after its first runs and is a development set now. ``--fourth`` (``--split fourth``) is the next held-out set,
-written the same way over 28 more pages (commands, configuration files, sections 7 and 8, Chinese pages).
+written the same way over 28 more pages (commands, configuration files, sections 7 and 8, Chinese pages); it
+was studied after its first two runs, and ``--fifth`` (``--split fifth``) is the held-out set after it.
 
 ``--holdout`` runs the held-out set instead: the larger corpus (more man pages, READMEs, Debian
 changelogs and Chinese man pages) and ``bench/data/realdocs_holdout.json``, written from those files
@@ -65,6 +66,7 @@ HOLDOUT = Path(__file__).resolve().parent / "data" / "realdocs_holdout.json"
 REVIEW = Path(__file__).resolve().parent / "data" / "realdocs_review.json"
 THIRD = Path(__file__).resolve().parent / "data" / "realdocs_third.json"
 FOURTH = Path(__file__).resolve().parent / "data" / "realdocs_fourth.json"
+FIFTH = Path(__file__).resolve().parent / "data" / "realdocs_fifth.json"
 _SENTENCE_END = re.compile(r"[.!?](?=\s)|[。！？；]|\n[ \t]*\n|\n(?=[ \t]*-)")
 
 
@@ -253,7 +255,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", type=Path, default=None, help="work folder (default: a temporary one)")
     parser.add_argument("--split", choices=("train", "test", "holdout", "fresh", "review", "third", "fourth",
-                                                     "all"),
+                                                     "fifth", "all"),
                         default="all")
     parser.add_argument("--holdout", action="store_true",
                         help="the held-out set: the larger corpus (build_corpus(holdout=True)) and "
@@ -268,6 +270,9 @@ def main() -> None:
     parser.add_argument("--fourth", action="store_true",
                         help="the fourth held-out set: the third corpus plus 28 more pages (build_corpus(fourth=True)) "
                              "and bench/data/realdocs_fourth.json, written by someone who had not read the code")
+    parser.add_argument("--fifth", action="store_true",
+                        help="the fifth held-out set: the fourth corpus plus 28 more pages (build_corpus(fifth=True)) "
+                             "and bench/data/realdocs_fifth.json, written by someone who had not read the code")
     parser.add_argument("--questions", type=Path, default=None,
                         help="another question file over the same corpus (with --holdout, e.g. "
                              "bench/data/realdocs_fresh.json, --split fresh)")
@@ -287,7 +292,7 @@ def main() -> None:
         work = args.work or Path(folder)
         corpus = work / "corpus"
         files, missing = build_corpus(corpus, holdout=args.holdout, review=args.review, third=args.third,
-                                      fourth=args.fourth)
+                                      fourth=args.fourth, fifth=args.fifth)
         print(f"corpus: {len(files)} files ({sum((corpus / f).stat().st_size for f in files) / 1e6:.1f} MB)"
               + (f"; missing: {', '.join(missing)}" if missing else ""))
         if args.tune:
@@ -296,8 +301,8 @@ def main() -> None:
         if args.tune_answer:
             tune_answer(corpus, work / "tune", [float(value) for value in args.shares.split(",")], args.constant)
             return
-        default = (FOURTH if args.fourth else THIRD if args.third else HOLDOUT if args.holdout
-                   else REVIEW if args.review else QUESTIONS)
+        default = (FIFTH if args.fifth else FOURTH if args.fourth else THIRD if args.third
+                   else HOLDOUT if args.holdout else REVIEW if args.review else QUESTIONS)
         questions = load_questions(args.split, args.questions or default)
         answerable = [q for q in questions if q.file]
         shapes = [layout(q, corpus) for q in answerable]
