@@ -628,6 +628,14 @@ def test_a_question_that_leaves_something_out_asks_for_its_default() -> None:
         P(source_id="u", context="UNAME(1) › DESCRIPTION",
           text="Print certain system information.  With no OPTION, same as -s."),), max_per_source=1))
     assert excerpt.quote.endswith("With no OPTION, same as -s.")
+    # The subject left out after "and" ("… and don't give a priority"): a default asked for all the same.
+    priority = ("-p, --priority priority\n       Enter the message into the log with the specified priority.  The "
+                "priority may be\n       specified numerically or as a facility.level pair.  For example, -p "
+                "local3.info\n       logs the message as informational in the local3 facility.  The default is\n"
+                "       user.notice.")
+    quote, answer = _quoted_and_answered("When I send a message to the system log from the command line and don't "
+                                         "give a priority, which facility and level does it end up with?", priority)
+    assert quote.endswith("The default is\n       user.notice."), quote
     # The same page asked about the buffer itself: the rule is the question's.
     quote, answer = _quoted_and_answered("What is the unit of the buffer space less uses for each file?", buffers)
     assert answer[0].startswith("-bn or --buffers=n")

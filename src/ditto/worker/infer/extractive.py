@@ -265,7 +265,7 @@ def _states_amount(text: str, wanted: set[str]) -> bool:
 #: all", "if I don't give cmp any skip values", 不指定, 只给一个尾数的时候).
 _ASKS_FOR_DEFAULT = re.compile(
     r"\bdefault(?:s|ed)?\b|\bout\s+of\s+the\s+box\b|\bunless\s+I\b|\botherwise\b"
-    r"|\b(?:when|if|unless|and)\s+(?:I|you|we)\s+(?:\w+n['’]t|dont|do\s+not|did\s+not|have\s+not|never)\s+"
+    r"|\b(?:(?:when|if|unless|and)\s+(?:I|you|we)|and|but)\s+(?:\w+n['’]t|dont|do\s+not|did\s+not|have\s+not|never)\s+"
     r"(?:change|give|specify|set|pass|say|tell|provide|supply|add|configure|name|choose|pick|use)\b"
     r"|\b(?:without|with\s+no)\s+(?:any\s+)?(?:options?|arguments?|flags?|settings?|values?|switch(?:es)?|parameters?)\b"
     r"|\b(?:left|leave\s+it)\s+(?:unset|out|empty|blank|alone)\b|\bomit(?:ted|ting)?\b"
