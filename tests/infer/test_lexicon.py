@@ -72,6 +72,16 @@ def test_a_question_is_about_the_program_it_names_in_lower_case() -> None:
     assert unknown_names("rsync 监听哪个端口？") == []
 
 
+def test_a_two_letter_program_is_a_name() -> None:
+    """WF-7 (issue 17.3, real questions): "What compression level does xz use by default?" is not answered by gzip's
+    README; two-letter words the word list holds ("is", "do", "up") are no names, nor is a single letter."""
+    assert unknown_names("What compression level does xz use by default?") == ["xz"]
+    assert unknown_names("Is it up to me, or do I set a flag?") == []
+    gzip = (P(source_id="gzip", text="gzip uses by default the LZ77 algorithm and compression level 6.",
+              context="GZIP(1) › DESCRIPTION"),)
+    assert choose_excerpts(ExcerptTask(question="What compression level does xz use by default?", passages=gzip)) == []
+
+
 @given(st.text(max_size=200))
 def test_any_question_gives_its_unknown_names_without_error(question: str) -> None:
     """WF-7, bad input: any question text (NUL, lone surrogates, CJK, symbols) gives a list of gate terms, each
@@ -90,7 +100,8 @@ def test_technical_english_made_of_english_is_no_name() -> None:
         assert not is_english_word(word) and reads_as_english(word), word
     for word in ("rsync", "fdisk", "htop", "nscd", "systemd", "zstd", "journalctl"):
         assert not reads_as_english(word), word
-    assert unknown_names("tr gives odd results on multibyte input; what workaround does its manual recommend?") == []
+    assert unknown_names("tr gives odd results on multibyte input; what workaround does its manual recommend?") \
+        == ["tr"]  # the program, not its technical English
     bugs = (P(source_id="tr", context="TR(1) › BUGS",
               text="Full support is available only for safe single-byte locales.  The C locale is safe in GNU "
                    "systems, so you can avoid this issue in the shell by running LC_ALL=C tr instead of plain tr."),)

@@ -605,14 +605,14 @@ def unknown_names(question: str) -> list[str]:
     (:func:`~ditto.text.lexicon.is_english_word`): a program's name such as ``rsync`` or ``zstd`` — the
     names :func:`subject_terms` cannot tell by their letters. A word made of English
     (:func:`~ditto.text.lexicon.reads_as_english`: "workaround", "multibyte", "filesystem") is no name; a
-    hyphenated word is one unless all its parts are English ("ssh-keygen" is, "read-only" is not); words under
-    three letters are not."""
+    hyphenated word is one unless all its parts are English ("ssh-keygen" is, "read-only" is not); a two-letter
+    word is one when the list lacks it ("xz", "dd"), a single letter never."""
     if has_cjk(question):
         return []  # a CJK question's words in Latin letters are all names already
     names: list[str] = []
     for match in _LOWER_WORD.finditer(question):
         word = match.group()
-        if len(word) < 3 or is_english_word(word):
+        if len(word) < 2 or is_english_word(word):
             continue
         if "-" in word:
             if all(is_english_word(part) for part in word.split("-")):
