@@ -62,11 +62,24 @@ from _realdocs_corpus import build_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = Path(__file__).resolve().parent / "data" / "realdocs_questions.json"
-HOLDOUT = Path(__file__).resolve().parent / "data" / "realdocs_holdout.json"
-REVIEW = Path(__file__).resolve().parent / "data" / "realdocs_review.json"
-THIRD = Path(__file__).resolve().parent / "data" / "realdocs_third.json"
-FOURTH = Path(__file__).resolve().parent / "data" / "realdocs_fourth.json"
-FIFTH = Path(__file__).resolve().parent / "data" / "realdocs_fifth.json"
+#: The corpora beyond the first one (``--NAME`` builds ``build_corpus(NAME=True)``), latest first: each question
+#: file, and what ``--help`` says of it. A later corpus holds the earlier ones.
+CORPORA = (
+    ("fifth", "the fifth held-out set: the fourth corpus plus 28 more pages; written by someone who had not read "
+              "the code"),
+    ("fourth", "the fourth held-out set: the third corpus plus 28 more pages; written by someone who had not read "
+               "the code, studied since (a development set)"),
+    ("third", "the third held-out set: the held-out and review corpora plus 28 more pages; written by someone who "
+              "had not read the code, studied since (a development set)"),
+    ("holdout", "the held-out set: the larger corpus (more man pages, READMEs, changelogs, Chinese pages), which "
+                "nothing was tuned on"),
+    ("review", "the review set: the first corpus plus configuration and administration pages (a development set)"),
+)
+
+
+def questions_of(corpus: str) -> Path:
+    """The question file of a corpus name of :data:`CORPORA`."""
+    return Path(__file__).resolve().parent / "data" / f"realdocs_{corpus}.json"
 _SENTENCE_END = re.compile(r"[.!?](?=\s)|[。！？；]|\n[ \t]*\n|\n(?=[ \t]*-)")
 
 
@@ -257,22 +270,9 @@ def main() -> None:
     parser.add_argument("--split", choices=("train", "test", "holdout", "fresh", "review", "third", "fourth",
                                                      "fifth", "all"),
                         default="all")
-    parser.add_argument("--holdout", action="store_true",
-                        help="the held-out set: the larger corpus (build_corpus(holdout=True)) and "
-                             "bench/data/realdocs_holdout.json, which nothing was tuned on")
-    parser.add_argument("--review", action="store_true",
-                        help="the review set: the first corpus plus configuration and administration pages "
-                             "(build_corpus(review=True)) and bench/data/realdocs_review.json, a development set")
-    parser.add_argument("--third", action="store_true",
-                        help="the third held-out set: the held-out and review corpora plus 28 more pages "
-                             "(build_corpus(third=True)) and bench/data/realdocs_third.json, written by someone who "
-                             "had not read the code; studied since, a development set")
-    parser.add_argument("--fourth", action="store_true",
-                        help="the fourth held-out set: the third corpus plus 28 more pages (build_corpus(fourth=True)) "
-                             "and bench/data/realdocs_fourth.json, written by someone who had not read the code")
-    parser.add_argument("--fifth", action="store_true",
-                        help="the fifth held-out set: the fourth corpus plus 28 more pages (build_corpus(fifth=True)) "
-                             "and bench/data/realdocs_fifth.json, written by someone who had not read the code")
+    for name, about in CORPORA:
+        parser.add_argument(f"--{name}", action="store_true",
+                            help=f"{about} (build_corpus({name}=True), {questions_of(name).relative_to(ROOT)})")
     parser.add_argument("--questions", type=Path, default=None,
                         help="another question file over the same corpus (with --holdout, e.g. "
                              "bench/data/realdocs_fresh.json, --split fresh)")
@@ -291,8 +291,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ditto-bench-realdocs-") as folder:
         work = args.work or Path(folder)
         corpus = work / "corpus"
-        files, missing = build_corpus(corpus, holdout=args.holdout, review=args.review, third=args.third,
-                                      fourth=args.fourth, fifth=args.fifth)
+        chosen = [name for name, _ in CORPORA if getattr(args, name)]
+        files, missing = build_corpus(corpus, **{name: True for name in chosen})
         print(f"corpus: {len(files)} files ({sum((corpus / f).stat().st_size for f in files) / 1e6:.1f} MB)"
               + (f"; missing: {', '.join(missing)}" if missing else ""))
         if args.tune:
@@ -301,9 +301,7 @@ def main() -> None:
         if args.tune_answer:
             tune_answer(corpus, work / "tune", [float(value) for value in args.shares.split(",")], args.constant)
             return
-        default = (FIFTH if args.fifth else FOURTH if args.fourth else THIRD if args.third
-                   else HOLDOUT if args.holdout else REVIEW if args.review else QUESTIONS)
-        questions = load_questions(args.split, args.questions or default)
+        questions = load_questions(args.split, args.questions or (questions_of(chosen[0]) if chosen else QUESTIONS))
         answerable = [q for q in questions if q.file]
         shapes = [layout(q, corpus) for q in answerable]
         print(f"{len(answerable)} answerable ({sum(a for a, _ in shapes)} with the answer text across a line "
