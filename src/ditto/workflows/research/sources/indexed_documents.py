@@ -79,7 +79,7 @@ _REST_WEIGHT: Final = 0.1
 _REST_PASSAGES: Final = 2
 #: The documents source's analysis (see :mod:`.documents`): what the folder cache indexes with.
 _ANALYZER_CONFIG: Final = {"stopwords": "english", "stemmer": "english", "cjk": "unigram", "options": True,
-                             "digits": True}
+                            "digits": True}
 
 _OPENED: OrderedDict[tuple[str, str], Any] = OrderedDict()
 _OPENED_LOCK = threading.Lock()
