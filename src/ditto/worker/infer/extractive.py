@@ -372,7 +372,8 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
     owners = [(index, span) for index, passage_spans in enumerate(spans) for span in passage_spans]
     texts = [task.passages[index].text[span.start:span.end] for index, span in owners]
     terms = [analyze(text) for text in texts]
-    plain = score_documents(question, terms if read is analyze else [read(text) for text in texts])
+    plain = score_documents(question, terms if read is analyze
+                            else [found + lone_digits(text) for found, text in zip(terms, texts, strict=True)])
     # Ranked with where it sits (an option's line rarely names its command: "rm" is in "RM(1) › 选项"), but
     # a sentence sharing nothing with the question but its heading is never evidence.
     contexts = [task.passages[index].context for index, _ in owners]

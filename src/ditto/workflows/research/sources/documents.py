@@ -201,7 +201,8 @@ class DocumentSearchProvider:
 
             keep = compile_filter(request.filter)
             if keep is not None:
-                ranked = [index for index in ranked if keep({"path": url2pathname(urlparse(corpus[index].uri).path)})]
+                paths = {passage.uri: _uri_path(passage.uri) for passage in (corpus[index] for index in ranked)}
+                ranked = [index for index in ranked if keep({"path": paths[corpus[index].uri]})]
         defaults = getattr(context, "defaults", None)
         limit = request.limit or getattr(defaults, "search_limit", None) or 10
         candidates = []
@@ -226,13 +227,18 @@ class DocumentSearchProvider:
 _FOCUS: Final = "focus"
 
 
+def _uri_path(uri: str) -> str:
+    """The local path of a ``file:`` URI (what a ``path`` filter compares)."""
+    return url2pathname(urlparse(uri).path)
+
+
 def _file_path(candidate: Any) -> str | None:
     """The local path of a file candidate (``None`` for a JSONL/BEIR record, which is no file of its own)."""
     meta = candidate.metadata or {}
     uri = meta.get("uri")
     if meta.get("locator") is not None or not isinstance(uri, str) or not uri.startswith("file:"):
         return None
-    return url2pathname(urlparse(uri).path)
+    return _uri_path(uri)
 
 
 def _found_files(queries: Sequence[QueryRecord], results: Mapping[str, NodeResult[Any]], limit: int | None
