@@ -82,6 +82,11 @@ FIFTH_MAN_PAGES = ("1 chattr", "1 su", "1 hardlink", "1 lz4", "1 ssh-agent", "1 
                    "8 badblocks", "8 rotatelogs", "8 userdel", "8 pam_unix", "7 pipe", "7 random")
 FIFTH_ZH_MAN_PAGES = ("stty", "pr", "dig", "minicom", "pg_dump", "initdb", "loadkeys", "ftp")
 
+SIXTH_MAN_PAGES = ("1 shred", "1 taskset", "1 prlimit", "1 dmesg", "1 namei", "1 ssh-keyscan", "1 renice", "1 whereis",
+                   "5 deluser.conf", "5 sources.list", "5 gai.conf", "5 time.conf", "5 services", "8 losetup",
+                   "8 wipefs", "8 pwck", "8 rtcwake", "8 update-rc.d", "7 environ", "7 symlink")
+SIXTH_ZH_MAN_PAGES = ("killall", "stdbuf", "showkey", "mkpasswd", "w", "uuencode", "whatis", "vacuumdb")
+
 
 def _plain(text: str) -> str:
     """Overstrikes removed (what ``col -bx`` does), as a reader sees the page."""
@@ -147,13 +152,15 @@ def corpus_name(kind: str, name: str) -> str:
 
 
 def build_corpus(folder: Path, holdout: bool = False, review: bool = False, third: bool = False,
-                 fourth: bool = False, fifth: bool = False) -> tuple[list[str], list[str]]:
+                 fourth: bool = False, fifth: bool = False, sixth: bool = False) -> tuple[list[str], list[str]]:
     """Write every available source into ``folder`` (English) and ``folder/zh`` (Chinese).
 
     ``holdout``: the larger held-out corpus (the ``HOLDOUT_`` sources added); ``review``: the review pages
     added; ``third``: both, and the ``THIRD_`` pages; ``fourth``: all of these and the ``FOURTH_`` pages;
-    ``fifth``: all of these and the ``FIFTH_`` pages. Returns ``(written file names, missing sources)``.
+    ``fifth``: all of these and the ``FIFTH_`` pages; ``sixth``: all of these and the ``SIXTH_`` pages. Returns
+    ``(written file names, missing sources)``.
     """
+    fifth = fifth or sixth
     fourth = fourth or fifth
     third = third or fourth
     holdout, review = holdout or third, review or third
@@ -181,6 +188,9 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
     if fifth:
         jobs += ([("man", name, render_man) for name in FIFTH_MAN_PAGES]
                  + [("zhman", name, render_zh_man) for name in FIFTH_ZH_MAN_PAGES])
+    if sixth:
+        jobs += ([("man", name, render_man) for name in SIXTH_MAN_PAGES]
+                 + [("zhman", name, render_zh_man) for name in SIXTH_ZH_MAN_PAGES])
     for kind, name, render in jobs:
         text = render(name)
         if text is None:

@@ -61,7 +61,7 @@ def test_a_close_lead_in_does_not_open_the_gate() -> None:
     """Issue 17 (WF-11): a lead-in ("Note that further rsync updates should be done with:") is close to any
     question about its subject and says nothing of it: its cosine does not make its passage evidence, while the
     same cosine on a sentence that says something does."""
-    question = "Which rsync option deletes files on the receiving side that no longer exist on the sender?"
+    question = "How do I make rsync delete files on the receiving side that no longer exist on the sender?"
     lead_in = "Note that further rsync updates should be done with:"
     task = ExcerptTask(question=question, passages=(P(source_id="a", text=lead_in),))
     assert choose_excerpts(task, similarities=[SEMANTIC_THRESHOLD + 0.01]) == []

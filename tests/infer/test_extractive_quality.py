@@ -722,3 +722,71 @@ def test_a_digit_the_question_writes_finds_its_line_in_a_list_of_values() -> Non
                           passages=(P(source_id="frob", text=EXIT_STATUS),), max_excerpts=1)
     [prose] = choose_excerpts(without)
     assert prose.quote.endswith("and 2 if\n       an error occurred.")
+
+
+def test_a_name_joined_by_an_underscore_holds_its_parts() -> None:
+    """Issue 17 (real questions, WF-7): "the standard Unix PAM module" is pam_unix(8); its page writes "pam_unix",
+    and the passage that answers was held to lack "Unix" and "PAM"."""
+    text = ("The maximum length of a password supported by the pam_unix module via the helper binary is\n"
+            "       PAM_MAX_RESP_SIZE - currently 512 bytes. The rest of the password provided by the\n"
+            "       conversation function to the module will be ignored.")
+    task = ExcerptTask(question="What is the longest password the standard Unix PAM module will check through its "
+                                "helper program?",
+                       passages=(P(source_id="pam", text=text, context="PAM_UNIX(8) › DESCRIPTION"),))
+    assert any("currently 512 bytes" in excerpt.quote for excerpt in choose_excerpts(task))
+
+
+def test_which_option_is_answered_by_an_option_s_description() -> None:
+    """Issue 17 (real questions, INF-3): "Which userdel option also deletes the mail spool?" asked of pages that
+    describe no option (useradd's and usermod's notes on MAIL_DIR) is unanswered, not answered by the note; a
+    passage that opens with an option's tag answers it. "command-line option" asks for an option too."""
+    note = ("The MAIL_DIR and MAIL_FILE variables are used by useradd, usermod, and userdel to create, move, or "
+            "delete the user's mail spool.")
+    question = "Which userdel option also deletes the user's home directory and mail spool?"
+    notes = (P(source_id="useradd", text=note, context="USERADD(8) › CONFIGURATION"),
+             P(source_id="usermod", text=note, context="USERMOD(8) › CONFIGURATION"))
+    assert choose_excerpts(ExcerptTask(question=question, passages=notes)) == []
+    option = P(source_id="userdel", context="USERDEL(8) › OPTIONS",
+               text="-r, --remove\n           Files in the user's home directory will be removed along with the home "
+                    "directory itself and the user's mail spool.")
+    assert next(e.source_id for e in choose_excerpts(ExcerptTask(question=question, passages=(*notes, option)))) \
+        == "userdel"
+    assert choose_excerpts(ExcerptTask(question="Which userdel command-line option deletes the user's mail spool?",
+                                       passages=notes)) == []
+
+
+def test_an_amount_must_be_stated_where_the_answer_would_be_quoted() -> None:
+    """Issue 17 (real questions, INF-3): "Which port does journalctl use …?" is not answered by a passage about
+    journalctl whose only number sits in a sentence about something else (80 columns); the sentence after the
+    one quoted may state it ("… Defaults to 6.")."""
+    text = ("journalctl may be used to send the contents of the systemd journal to a remote server. Its output is "
+            "paged through less. Long lines are truncated to 80 columns.")
+    question = "Which port does journalctl use to send logs to a remote server?"
+    passage = P(source_id="j", text=text, context="JOURNALCTL(1) › DESCRIPTION")
+    assert choose_excerpts(ExcerptTask(question=question, passages=(passage,))) == []
+    told = P(source_id="j", context="LOGIND.CONF(5) › OPTIONS",
+             text="NAutoVTs=\n           Configures how many virtual terminals get a login prompt spawned "
+                  "automatically when the user switches to them.  Defaults to 6.")
+    [excerpt] = choose_excerpts(ExcerptTask(question="How many virtual terminals get a login prompt spawned "
+                                                     "automatically?", passages=(told,), max_excerpts=1))
+    assert excerpt.quote.endswith("Defaults to 6.")
+
+
+def test_a_man_page_s_name_line_answers_only_what_it_is() -> None:
+    """Issue 17 (real questions, INF-3): hardlink's NAME and SYNOPSIS lines share its name with every question about
+    it; "Why aren't my zero-length files merged into hardlinks?" quotes the -s option's sentence, never the NAME
+    line, and a page whose only match is its NAME line is no evidence. "What is hardlink?" is answered by it."""
+    name = P(source_id="name", text="hardlink - link multiple copies of a file", context="HARDLINK(1) › NAME")
+    synopsis = P(source_id="synopsis", text="hardlink [options] [directory|file]...", context="HARDLINK(1) › SYNOPSIS")
+    size = P(source_id="size", context="HARDLINK(1) › OPTIONS",
+             text="-s, --minimum-size size\n           The minimum size to consider. By default this is 1, so empty "
+                  "files will not be linked.")
+    task = ExcerptTask(question="Why aren't my zero-length files being merged into hardlinks?",
+                       passages=(name, synopsis, size))
+    # The -s sentence says the question in other words (a cosine past the semantic gate, as on the real page).
+    close = [0.7 if "empty files" in sentence else 0.5 for sentence in sentence_texts(task)]
+    assert [e.source_id for e in choose_excerpts(task, similarities=close)] == ["size"]
+    assert choose_excerpts(ExcerptTask(question="How do I make hardlink link copies of a file?",
+                                       passages=(name, synopsis))) == []
+    assert [e.source_id for e in choose_excerpts(ExcerptTask(question="What is hardlink?", passages=(name,)))] \
+        == ["name"]

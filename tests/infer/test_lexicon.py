@@ -111,3 +111,17 @@ def test_technical_english_made_of_english_is_no_name() -> None:
     # and no longer lacks a "name" that it never writes.
     close = [0.5 if "LC_ALL=C" in text else 0.2 for text in sentence_texts(task)]
     assert any("LC_ALL=C tr" in e.quote for e in choose_excerpts(task, similarities=close))
+
+
+def test_british_spellings_and_de_prefixed_words_are_no_names() -> None:
+    """WF-7 (issue 17.3, real questions): the word list is American, so "Is that the default behaviour?" and "the
+    hardlink deduplication tool" made names of "behaviour" and "deduplication", and a page that never writes them
+    could not answer. A British ending in its American form ("behaviour", "initialise", "organisation",
+    "analysed", "centre") and "de" before a word ("deduplication") are English; the installed programs that were
+    names stay names."""
+    for word in ("behaviour", "behaviours", "favourite", "initialise", "organisation", "analysed", "centre",
+                 "deduplication"):
+        assert not is_english_word(word) and reads_as_english(word), word
+    for word in ("rsync", "depmod", "listres", "systemd", "zstd"):
+        assert not reads_as_english(word), word
+    assert unknown_names("Is that the default behaviour of the hardlink deduplication tool?") == []

@@ -159,3 +159,15 @@ async def test_documents_searches_filter_by_path_and_refuse_other_filters(tmp_pa
         with pytest.raises(RetrievalError) as refused:
             await provider.search({**request, "filter": {"lang": "en"}})
         assert refused.value.code == "RETRIEVAL_INVALID_INPUT"
+
+
+def test_a_plural_names_its_singular_document() -> None:
+    """WF-7 (issue 17, real questions): "Why aren't my zero-length files being merged into hardlinks?" names
+    hardlink(1), whose answer a query had not shown; an English plural still names only the first found."""
+    found = ["/d/man-ln.txt", "/d/man-hardlink.txt"]
+    assert named_documents("Why aren't my zero-length files being merged into hardlinks?", found) \
+        == ["/d/man-hardlink.txt"]
+    assert named_documents("Which signals stop a process?", ["/d/man-kill.txt", "/d/man-signal.txt"]) == []
+    assert named_documents("Which signals stop a process?", ["/d/man-signal.txt"]) == ["/d/man-signal.txt"]
+    assert named_documents("Does less pass its options on?", ["/d/man-less.txt", "/d/man-ss.txt"]) \
+        == ["/d/man-less.txt"]

@@ -24,6 +24,7 @@ import bisect
 import functools
 import gzip
 import logging
+import re
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -66,8 +67,12 @@ def is_english_word(word: str) -> bool:
     return _listed(lines, word) or (word.endswith("'s") and _listed(lines, word[:-2]))
 
 
-#: Prefixes that make English words of English words ("untracked", "multibyte", "autoremove").
-_PREFIXES = ("un", "re", "non", "sub", "pre", "multi", "auto", "inter", "over", "super", "self")
+#: Prefixes that make English words of English words ("untracked", "multibyte", "autoremove", "deduplication").
+_PREFIXES = ("un", "re", "de", "non", "sub", "pre", "multi", "auto", "inter", "over", "super", "self")
+#: British spellings the (American) word list lacks, as ``(ending, its American spelling)``: "behaviour",
+#: "initialise", "organisation", "analysed", "centre". "our" may sit inside a word ("favourite").
+_BRITISH = re.compile(r"our|is(?=e[sd]?$|ing$|ation|ations$)|ys(?=e[sd]?$|ing$)|tre$")
+_AMERICAN = {"our": "or", "is": "iz", "ys": "yz", "tre": "ter"}
 #: Endings of plurals and inflections the word list may lack ("executables").
 _ENDINGS = ("s", "es", "ed", "ing")
 #: The shortest part of a compound ("new" + "line"): shorter parts make names ("r" + "sync", "f" + "disk").
@@ -76,11 +81,12 @@ _PART = 3
 
 @functools.lru_cache(maxsize=4096)
 def reads_as_english(word: str) -> bool:
-    """Whether ``word`` is English (:func:`is_english_word`) or made of English: an inflection of a listed word
-    ("executables"), a prefix and a listed word ("untracked", "multibyte"), or two listed words of three letters
-    or more ("workaround", "newline", "filesystem", "nameserver"). Technical English is written that way; a
-    program's name ("rsync", "fdisk", "htop", "nscd") is not."""
-    if is_english_word(word):
+    """Whether ``word`` is English (:func:`is_english_word`) or made of English: its British spelling
+    ("behaviour", "initialise"), an inflection of a listed word ("executables"), a prefix and a listed word
+    ("untracked", "multibyte", "deduplication"), or two listed words of three letters or more ("workaround",
+    "newline", "filesystem", "nameserver"). Technical English is written that way; a program's name ("rsync",
+    "fdisk", "htop", "nscd") is not."""
+    if is_english_word(word) or _american(word):
         return True
     stems = [word] + [word[:-len(end)] for end in _ENDINGS if word.endswith(end) and len(word) - len(end) >= _PART]
     for stem in stems:
@@ -91,6 +97,16 @@ def reads_as_english(word: str) -> bool:
             return True
         if any(is_english_word(stem[:cut]) and is_english_word(stem[cut:])
                for cut in range(_PART, len(stem) - _PART + 1)):
+            return True
+    return False
+
+
+def _american(word: str) -> bool:
+    """Whether ``word`` is a British spelling of a listed word: each British ending (:data:`_BRITISH`) is tried
+    in its American form on its own, so "behaviours" is "behaviors" and "centres" is "centers"."""
+    for found in _BRITISH.finditer(word):
+        american = word[:found.start()] + _AMERICAN[found.group()] + word[found.end():]
+        if is_english_word(american):
             return True
     return False
 

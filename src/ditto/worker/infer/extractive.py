@@ -223,8 +223,9 @@ _SYNOPSIS_SECTION = re.compile(r"^(?:NAME|SYNOPSIS)\b|^(?:名称|名字|总览|�
 #: A question that asks what a thing is ("What is jq?", "What does tee do?", "git 是什么？").
 _ASKS_WHAT_IT_IS = re.compile(r"\s*(?:what\s+(?:is|are)\s+(?:an?\s+|the\s+)?[\w.+-]+|what\s+does\s+[\w.+-]+\s+do)"
                               r"\s*\??\s*$|\s*[\w.+-]+\s*是什么[？?]?\s*$", re.IGNORECASE)
-#: A question that asks which option does something ("Which tar option…", "哪个选项…").
-_ASKS_FOR_OPTION = re.compile(r"\b(?:which|what)\s+(?:[\w-]+\s+)?(?:option|flag|switch)s?\b"
+#: A question that asks which option does something ("Which tar option…", "Which sqlite3 command-line option…",
+#: "哪个选项…").
+_ASKS_FOR_OPTION = re.compile(r"\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?:option|flag|switch)s?\b"
                               r"|(?:哪个|哪一个|什么)(?:选项|参数)", re.IGNORECASE)
 #: A question that asks for an amount: how many, how often, the smallest or default size, which port, which exit
 #: status (a number), 多少, 几.
@@ -477,7 +478,13 @@ def gate_terms(text: str, *, question: bool = False) -> list[str]:
             continue
         if index % 2 == 0:
             # A digit standing alone is what "exit code 9" asks about (see :func:`excerpt_candidates`).
-            terms.extend(_analyze_with_digits(part))
+            found = _analyze_with_digits(part)
+            terms.extend(found)
+            if not question:
+                # A name joined by an underscore or a dot holds its parts: a passage about "pam_unix" is about the
+                # "Unix PAM module" a question names.
+                terms.extend(piece for term in found if "_" in term or "." in term
+                             for piece in analyze(term.replace("_", " ").replace(".", " ")) if piece not in found)
             continue
         for word in CJK_QUESTION_WORDS:
             part = part.replace(word, " ")
@@ -765,10 +772,16 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
                   or (c.passage in close and not relevance[c.passage].subject_missing)]
     if not candidates:
         return []  # nothing shown is about the question: no evidence, not the nearest words
+    if not _ASKS_WHAT_IT_IS.match(task.question):
+        # A man page's NAME and SYNOPSIS lines share the command's name with every question about it and answer
+        # only "What is split?": quoted for anything else, they read as an answer that says nothing.
+        candidates = [c for c in candidates if not _SYNOPSIS_SECTION.search(
+            (task.passages[c.passage].context or "").rsplit(HEADING_SEPARATOR, 1)[-1])]
+        if not candidates:
+            return []
     wanted = set(analyze(task.question))
-    if asks_a_question(task.question) and _ASKS_FOR_AMOUNT.search(task.question) \
-            and not any(_states_amount(task.passages[c.passage].text, wanted) for c in candidates):
-        return []  # an amount was asked for and nothing about the question states one
+    if not _states_kind_asked(task, candidates, sentence_spans, wanted, semantic_follow_up):
+        return []  # an amount or an option was asked for and nothing quotable about the question gives one
     chosen: list[tuple[int, Excerpt]] = []  # (rank among the candidates, excerpt)
     taken: dict[int, list[tuple[int, int]]] = {}
     per_source: dict[str, int] = {}
@@ -806,6 +819,55 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
             per_page[passage.page] = per_page.get(passage.page, 0) + 1
         chosen.append((rank, Excerpt(source_id=passage.source_id, quote=quote)))
     return [excerpt for _, excerpt in sorted(chosen, key=lambda item: item[0])]  # best first, as ranked
+
+
+def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], spans: Sequence[Sequence[Sentence]],
+                       wanted: set[str], semantic_follow_up: float) -> bool:
+    """Whether the ``candidates`` (best first, past the relevance gate) can give the kind of answer the question
+    asks for: an amount (:data:`_ASKS_FOR_AMOUNT`) stated by a quotable sentence or the one after it, an option
+    (:data:`_ASKS_FOR_OPTION`, none named) described by a passage that opens with its tag. A page about the
+    question's subject that holds no such thing does not answer it ("What is the maximum number of lines an fstab
+    file may have?", "Which lz4 option sets the number of worker threads?"). Any other question: ``True``."""
+    if not asks_a_question(task.question):
+        return True
+    if _ASKS_FOR_AMOUNT.search(task.question):
+        best = candidates[0].score
+        quotable = [c for c in candidates if c.score >= FOLLOW_UP_SHARE * best or c.similarity >= semantic_follow_up]
+        if not any(_states_amount(_with_next(task.passages[c.passage].text, spans[c.passage], c.sentence), wanted)
+                   for c in quotable):
+            return False
+    if _ASKS_FOR_OPTION.search(task.question) and not _OPTION.search(_NEGATED_OPTION.sub(" ", task.question)):
+        return any(_describes_an_option(task.passages[c.passage]) for c in candidates)
+    return True
+
+
+#: A setting's name as a heading or a tag line: ``NAutoVTs=``, ``PermitRootLogin``, ``LOGIN_RETRIES (number)``.
+_SETTING_TAG = re.compile(r"[A-Za-z_][\w.-]*=?(?:\s*\([^()]{1,30}\))?")
+#: The longest first line read as a tag over an indented body.
+_MAX_TAG_LINE: Final = 60
+
+
+def _describes_an_option(passage: ExcerptPassage) -> bool:
+    """Whether ``passage`` is what a manual says of one option or setting: it opens with a command-line option
+    (``-r, --remove``), or with a short tag line over an indented body (``PermitRootLogin``, ``NAutoVTs=``), or
+    its heading is such a tag (a setting's name over its description)."""
+    first, _, rest = passage.text.lstrip().partition("\n")
+    first = first.strip()
+    if opens_with_option(first):
+        return True
+    if first and len(first) <= _MAX_TAG_LINE and first[-1] not in ".;:!?," and rest[:1] in (" ", "\t"):
+        return True
+    heading = (passage.context or "").rsplit(HEADING_SEPARATOR, 1)[-1].strip()
+    # A section's name (DESCRIPTION, OPTIONS) is no setting's: a setting is written in mixed case, or with "_",
+    # "=" or its type.
+    return opens_with_option(heading) or (bool(_SETTING_TAG.fullmatch(heading)) and (
+        heading != heading.upper() or any(mark in heading for mark in "_=(")))
+
+
+def _with_next(text: str, spans: Sequence[Sentence], sentence: Sentence) -> str:
+    """``sentence`` of ``text`` and the one after it (an amount often ends the description: "… Defaults to 6.")."""
+    position = spans.index(sentence)
+    return text[sentence.start:spans[min(position + 1, len(spans) - 1)].end]
 
 
 def _sources_first(candidates: Sequence[ScoredSentence], passages: Sequence[ExcerptPassage]

@@ -9,14 +9,14 @@ the first: the retriever found the right page and showed the wrong part of it. S
 documents source ends with one more search, by the whole question, inside the named
 documents only (a ``path`` filter): what a reader does after opening the page.
 
-A document is *named* when a word of the question is its file name, or a part of it
-between ``-`` and ``_`` (``useradd`` names ``man-useradd.txt``, ``ssh-keygen`` names
-``man-ssh-keygen.txt``). An English word (``date``, ``sort``, ``man``) names only the first
-document found, the retriever's best: "how is the list kept up to *date*?" is not about
-``date.txt`` because a query found it last; in a question written in Chinese (or Japanese, Korean) every word
-in Latin letters is a name ("fold 怎样避免…"). Numbers name nothing (SciFact's abstracts
-are ``12345.txt``). At most :data:`FOCUS_DOCUMENTS` documents, :data:`FOCUS_PASSAGES`
-passages each.
+A document is *named* when a word of the question (or its singular) is its file name, or a part
+of it between ``-`` and ``_`` (``useradd`` names ``man-useradd.txt``, ``ssh-keygen`` names
+``man-ssh-keygen.txt``, ``hardlinks`` names ``man-hardlink.txt``). An English word (``date``,
+``sort``, ``man``) names only the first document found, the retriever's best: "how is the list
+kept up to *date*?" is not about ``date.txt`` because a query found it last; in a question
+written in Chinese (or Japanese, Korean) every word in Latin letters is a name ("fold 怎样避免…").
+Numbers name nothing (SciFact's abstracts are ``12345.txt``). At most :data:`FOCUS_DOCUMENTS`
+documents, :data:`FOCUS_PASSAGES` passages each.
 
 Example::
 
@@ -64,10 +64,17 @@ def _names(path: str) -> set[str]:
     return {word for word in names if len(word) >= 2 and any(char.isalpha() for char in word)}
 
 
+def _forms(word: str) -> tuple[str, ...]:
+    """``word`` and, for a plural, its singular: "hardlinks" names ``man-hardlink.txt``, "signals" ``signal``."""
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss") and word[-2].isalpha():
+        return (word, word[:-1], word[:-2]) if word.endswith("es") else (word, word[:-1])
+    return (word,)
+
+
 def named_documents(question: str, paths: Sequence[str]) -> list[str]:
     """The ``paths`` (in the retriever's order, distinct) whose file name a word of ``question`` names, at most
     :data:`FOCUS_DOCUMENTS`; see the module docs for the English-word rule."""
-    words = {word.lower() for word in _WORD.findall(question)}
+    words = {form for word in _WORD.findall(question) for form in _forms(word.lower())}
     # A question in Chinese (Japanese, Korean) writes only names in Latin letters: "fold 怎样…" is about fold.
     latin_names = has_cjk(question)
     named: list[str] = []
