@@ -790,3 +790,22 @@ def test_a_man_page_s_name_line_answers_only_what_it_is() -> None:
                                        passages=(name, synopsis))) == []
     assert [e.source_id for e in choose_excerpts(ExcerptTask(question="What is hardlink?", passages=(name,)))] \
         == ["name"]
+
+
+def test_a_man_page_s_name_line_ties_its_names_to_the_whole_page() -> None:
+    """Issue 17 (real questions, WF-7): "the Apache log rotation program" is rotatelogs(8), and only its NAME line
+    says Apache; its "offset" entry, which answers, is evidence when that line is shown of the same page, and not
+    when it is not (or is another page's)."""
+    document = "file:///docs/man-rotatelogs.txt"
+    name = P(source_id="name", text="rotatelogs - Piped logging program to rotate Apache logs",
+             context="ROTATELOGS(8) › NAME", document=document)
+    offset = P(source_id="offset", context="ROTATELOGS(8) › OPTIONS", document=document,
+               text="offset\n           The number of minutes offset from UTC. If omitted, zero is assumed and UTC "
+                    "is used. For example, to use local time in the zone UTC -5 hours, specify a value of -300.")
+    question = ("If I don't give the Apache log rotation program an offset argument, which time zone does it "
+                "rotate by?")
+    quotes = [e.quote for e in choose_excerpts(ExcerptTask(question=question, passages=(name, offset)))]
+    assert any("UTC is used" in quote for quote in quotes)
+    assert choose_excerpts(ExcerptTask(question=question, passages=(offset,))) == []
+    elsewhere = P(source_id="name", text=name.text, context=name.context, document="file:///docs/man-other.txt")
+    assert choose_excerpts(ExcerptTask(question=question, passages=(elsewhere, offset))) == []

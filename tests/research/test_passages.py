@@ -258,3 +258,48 @@ def test_a_sentence_set_with_blank_lines_between_its_lines_stays_whole() -> None
     assert not runs_over_blank("   deeper line\n\nshallower line", 14)
     assert split_sentences("one two three four five\n\nsix") == [Sentence(0, 28)]
     assert len(split_sentences("make\n\nmake install")) == 2  # short lines are entries of a list
+
+
+def test_a_long_block_is_cut_into_even_passages() -> None:
+    """Issue 17 (real documents, WF-6): logind.conf's NAutoVTs= description is a little over the limit; filled
+    greedily, its last two sentences ("Defaults to 6. When set to 0, …") were a passage of their own, away from
+    what they are the default of. A block is cut into as few passages as before, of even length."""
+    body = " ".join(f"Sentence {n} of the description says one more thing about virtual terminals." for n in range(13))
+    text = "NAutoVTs=\n           " + body + " Defaults to 6. When set to 0, automatic spawning is disabled."
+    pieces = texts(text, cut_passages(text))
+    assert len(pieces) == 2 and all(len(piece) <= MAX_PASSAGE_CHARS for piece in pieces)
+    assert abs(len(pieces[0]) - len(pieces[1])) < 150  # not 990 and a scrap
+    assert "Defaults to 6." in pieces[1] and pieces[1].startswith("Sentence")
+
+
+@given(lengths=st.lists(st.tuples(st.integers(1, 400), st.integers(0, 3)), min_size=1, max_size=40),
+       limit=st.sampled_from([1, 80, 400, 1000]))
+def test_even_passages_are_no_more_than_greedy_ones(lengths: list[tuple[int, int]], limit: int) -> None:
+    """WF-6, invariant: cutting into even passages makes exactly as many as filling each to the limit, keeps the
+    parts in order and whole, and joins parts only within the limit (a part over it stands alone)."""
+    from ditto.text.passages import _balanced_chunks, _chunks
+
+    parts, offset = [], 0
+    for length, gap in lengths:
+        parts.append((offset, offset + length))
+        offset += length + gap
+    chunks = _balanced_chunks(parts, limit)
+    assert len(chunks) == len(_chunks(parts, limit))
+    assert chunks[0][0] == parts[0][0] and chunks[-1][1] == parts[-1][1]
+    assert {end for _, end in chunks} <= {end for _, end in parts}
+    for start, end in chunks:
+        assert end - start <= limit or (start, end) in parts
+
+
+def test_a_number_inside_a_wrapped_sentence_opens_no_list_item() -> None:
+    """Issue 17 (real documents, WF-6): lz4's "Values above 12 are considered the same as" is wrapped before "12.
+    Recommended values are 1 …"; read as an item of a numbered list, the sentence lost its end and the rest of
+    the option its passage. A later number opens an item only after a stop, another item or a blank line, or at
+    another indentation; "1." always does (as in CommonMark)."""
+    text = ("-#     Compression level, with # being any value from 1 to 12. Higher values trade com-\n"
+            "              pression speed for compression ratio. Values above 12 are considered the same as\n"
+            "              12.  Recommended values are 1 for fast compression (default).\n")
+    [piece] = texts(text, cut_passages(text))
+    assert "Values above 12 are considered the same as\n              12." in piece
+    steps = "Do this:\n1. unpack the archive.\n2. run make.\n3. run make install.\n"
+    assert texts(steps, cut_passages(steps))[1:] == ["1. unpack the archive.", "2. run make.", "3. run make install."]

@@ -43,10 +43,11 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from .sentences import runs_over_blank, split_sentences, tag_over_body
+from .sentences import runs_over_blank, split_sentences, starts_item, tag_over_body
 
 __all__ = ["HEADING_SEPARATOR", "MAX_HEADING_CHARS", "MAX_LEAD_CHARS", "MAX_PASSAGE_CHARS", "PASSAGES_VERSION",
            "PassageKind", "PassageSpan", "cut_passages"]
@@ -59,7 +60,7 @@ MAX_HEADING_CHARS: Final = 300
 #: tag, a function's signature); a longer one is prose, not a label.
 MAX_LEAD_CHARS: Final = 80
 #: Bumped whenever the same text is cut differently: caches of passages keyed by it are rebuilt.
-PASSAGES_VERSION: Final = 4
+PASSAGES_VERSION: Final = 5
 
 PassageKind = Literal["paragraph", "list-item", "code", "indented"]
 
@@ -175,16 +176,9 @@ class _Cutter:
             self.add(start, end, kind)
             return
         pieces = _line_pieces(self.text, start, end) if kind == "code" else _sentence_pieces(self.text, start, end)
-        chunk_start, chunk_end = -1, -1
-        for piece_start, piece_end in pieces:
-            for part_start, part_end in _bounded(self.text, piece_start, piece_end, self.max_chars):
-                if chunk_start >= 0 and part_end - chunk_start <= self.max_chars:
-                    chunk_end = part_end
-                    continue
-                if chunk_start >= 0:
-                    self.add(chunk_start, chunk_end, kind)
-                chunk_start, chunk_end = part_start, part_end
-        if chunk_start >= 0:
+        parts = [part for piece_start, piece_end in pieces
+                 for part in _bounded(self.text, piece_start, piece_end, self.max_chars)]
+        for chunk_start, chunk_end in _balanced_chunks(parts, self.max_chars):
             self.add(chunk_start, chunk_end, kind)
 
     def add(self, start: int, end: int, kind: PassageKind) -> None:
@@ -256,7 +250,7 @@ class _Cutter:
             if not self.block and _man_heading(line, following):
                 self.push_heading(1 if line.indent == 0 else 2, stripped)
                 continue
-            if _ITEM.match(line.text):
+            if starts_item(self.block[-1].text if self.block else "", line.text):
                 self.open(line, "list-item")
                 continue
             if not self.block:
@@ -286,6 +280,36 @@ def _man_heading(line: _Line, following: _Line | None) -> bool:
     return (following is not None and bool(following.text.strip()) and line.indent <= 3
             and following.indent >= line.indent + 2 and len(title) <= 60 and title[0].isalpha()
             and title[-1] not in ".,;:!?" and not _ITEM.match(line.text))
+
+
+def _chunks(parts: Sequence[tuple[int, int]], limit: int) -> list[tuple[int, int]]:
+    """``parts`` (in order, each at most the passage limit) joined greedily into spans of at most ``limit``
+    characters (a part longer than ``limit`` stands alone)."""
+    chunks: list[tuple[int, int]] = []
+    for part_start, part_end in parts:
+        if chunks and part_end - chunks[-1][0] <= limit:
+            chunks[-1] = (chunks[-1][0], part_end)
+        else:
+            chunks.append((part_start, part_end))
+    return chunks
+
+
+def _balanced_chunks(parts: Sequence[tuple[int, int]], limit: int) -> list[tuple[int, int]]:
+    """As few spans of at most ``limit`` characters as greedy filling makes, but of even length: the smallest
+    limit that needs no more spans. Greedy filling alone left a block's last sentences as a scrap of their own
+    ("Defaults to 6. When set to 0, automatic spawning … is disabled.", cut from the setting it is the default
+    of); even halves keep each part with the sentences around it."""
+    greedy = _chunks(parts, limit)
+    if len(greedy) < 2:
+        return greedy
+    low, high = min((parts[-1][1] - parts[0][0]) // len(greedy), limit), limit
+    while low < high:
+        middle = (low + high) // 2
+        if len(_chunks(parts, middle)) <= len(greedy):
+            high = middle
+        else:
+            low = middle + 1
+    return _chunks(parts, low)
 
 
 def _sentence_pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Final
 
 __all__ = ["MAX_SENTENCE_CHARS", "Sentence", "opens_with_option", "option_tag", "runs_over_blank", "split_sentences",
-           "tag_over_body"]
+           "starts_item", "tag_over_body"]
 
 #: Words a full stop follows without ending the sentence (compared lower-case, without the final stop).
 _ABBREVIATIONS: Final = frozenset({
@@ -86,6 +86,24 @@ def _indent(line: str) -> int:
     return len(line.expandtabs(8)) - len(line.expandtabs(8).lstrip())
 
 
+#: An ordered list's mark ("12.", "3)"), its number captured.
+_NUMBER_MARK = re.compile(r"[ \t]*(\d{1,3})[.)][ \t]+\S")
+
+
+def starts_item(line: str, following: str) -> bool:
+    """Whether ``following``, the line after ``line``, opens a list item. A number other than 1 does not open one
+    inside running text (lz4's "Values above 12 are considered the same as" over "12.  Recommended values are 1
+    …"): as in CommonMark, only "1." interrupts a paragraph; a later number opens an item after another item's
+    first line, a blank line, a line that ends in a stop, or a change of indentation."""
+    if not _ITEM.match(following):
+        return False
+    number = _NUMBER_MARK.match(following)
+    if number is None or number.group(1) == "1":
+        return True
+    before = line.rstrip()
+    return not before or bool(_ITEM.match(line)) or before[-1] in ".:;!?" or _indent(line) != _indent(following)
+
+
 def _line_break_ends(text: str, newline: int) -> bool:
     """Whether the line break at ``newline`` ends a sentence (layout), not just wraps it."""
     line, following = _line_bounds(text, newline)
@@ -96,7 +114,7 @@ def _line_break_ends(text: str, newline: int) -> bool:
         return not (tag_over_body(text, newline) or runs_over_blank(text, newline))
     if _MARKUP_LINE.match(line) or _MARKUP_LINE.match(following):
         return True
-    if _ITEM.match(following):
+    if starts_item(line, following):
         return True
     here, there = _indent(line), _indent(following)
     if there < here:
@@ -158,7 +176,7 @@ def runs_over_blank(text: str, newline: int) -> bool:
         return False
     head, line, following, blanks = around
     before, after = line.rstrip(), following.lstrip()
-    if blanks > 1 or not before or not after or _MARKUP_LINE.match(line) or _ITEM.match(following) \
+    if blanks > 1 or not before or not after or _MARKUP_LINE.match(line) or starts_item(line, following) \
             or option_tag(line) or option_tag(following):
         return False
     # The first line of a trimmed text has lost its indentation; the line after it keeps its own.

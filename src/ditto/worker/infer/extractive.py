@@ -35,6 +35,7 @@ is about ``long``, ``backup`` and ``kept``, not ``how``.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import re
@@ -510,6 +511,9 @@ class Origin:
     #: A web page's or record's passage: it comes without headings and with at most one other of its page, so
     #: a name anywhere in its document's passages shown counts.
     wide: bool = False
+    #: What the document says it is about, when shown: a man page's NAME line ("rotatelogs - Piped logging program
+    #: to rotate Apache logs"), which holds the names the whole page is about.
+    about: str = ""
 
 
 def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[Origin] | None = None,
@@ -546,7 +550,8 @@ def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[
     # document (all its passages shown) holding it is enough. So it is for a passage of a web page or a record
     # (``Origin.wide``), which comes without headings and with at most one other passage of its page.
     where = list(origins) if origins is not None else [Origin(str(index)) for index in range(len(passages))]
-    named = [terms | set(gate_terms(origin.label)) for terms, origin in zip(present, where, strict=True)]
+    named = [terms | set(gate_terms(origin.label)) | set(gate_terms(origin.about))
+             for terms, origin in zip(present, where, strict=True)]
     everywhere = set().union(*named) if named else set()
     asks = asks_a_question(question)
     names = subject_terms(question) + [term for term in wanted if term in titles]
@@ -637,6 +642,23 @@ def asks_a_question(text: str) -> bool:
     long claim a name is one detail among many."""
     stripped = text.rstrip()
     return stripped.endswith(("?", "？")) or (has_cjk(text) and any(word in text for word in CJK_QUESTION_WORDS))
+
+
+#: The headings of a man page's one-line description of itself.
+_NAME_SECTION = re.compile(r"(?:NAME|名称|名字)$")
+
+
+def _origins(passages: Sequence[ExcerptPassage]) -> list[Origin]:
+    """The :class:`Origin` of each passage shown, with what its document says it is about (the text of a NAME
+    section shown of the same document): "the Apache log rotation program's offset argument" is answered by
+    rotatelogs' "offset" entry, which only its NAME line ties to Apache."""
+    origins = [_origin(passage) for passage in passages]
+    about: dict[str, str] = {}
+    for passage, origin in zip(passages, origins, strict=True):
+        if _NAME_SECTION.match((passage.context or "").rsplit(HEADING_SEPARATOR, 1)[-1].strip()):
+            about[origin.document] = f"{about.get(origin.document, '')} {passage.text}".strip()
+    return [dataclasses.replace(origin, about=about[origin.document]) if origin.document in about else origin
+            for origin in origins]
 
 
 def _origin(passage: ExcerptPassage) -> Origin:
@@ -761,7 +783,7 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
     if not candidates:
         return []
     judged = [_with_context(passage) for passage in task.passages]
-    origins = [_origin(passage) for passage in task.passages]
+    origins = _origins(task.passages)
     titles = page_titles(task.passages)
     relevance = passage_relevance(task.question, judged, origins, titles)
     # A vocabulary query chosen for the question says it in the index's words: what answers it answers the question.
