@@ -809,3 +809,19 @@ def test_a_man_page_s_name_line_ties_its_names_to_the_whole_page() -> None:
     assert choose_excerpts(ExcerptTask(question=question, passages=(offset,))) == []
     elsewhere = P(source_id="name", text=name.text, context=name.context, document="file:///docs/man-other.txt")
     assert choose_excerpts(ExcerptTask(question=question, passages=(elsewhere, offset))) == []
+
+
+def test_a_see_also_list_answers_nothing() -> None:
+    """Issue 17 (real questions, INF-3): "How does blkdiscard's --secure option differ from what fstrim does?" was
+    answered by fstrim's SEE ALSO line "blkdiscard(8), mount(8)"; a list of other pages (SEE ALSO, 参见) is never
+    evidence, while the same words in a description are."""
+    question = "How does blkdiscard's --secure option differ from what fstrim does?"
+    see_also = P(source_id="fstrim", text="blkdiscard(8), mount(8)", context="FSTRIM(8) › SEE ALSO")
+    assert choose_excerpts(ExcerptTask(question=question, passages=(see_also,))) == []
+    zh = P(source_id="zh", text="blkdiscard(8), mount(8)", context="FSTRIM(8) › 参见")
+    assert choose_excerpts(ExcerptTask(question="blkdiscard 和 fstrim 有什么区别？", passages=(zh,))) == []
+    said = P(source_id="fstrim", context="FSTRIM(8) › DESCRIPTION",
+             text="Unlike blkdiscard(8), fstrim discards only the blocks the mounted filesystem does not use; "
+                  "the --secure option of blkdiscard asks for a secure discard of every block.")
+    assert [e.source_id for e in choose_excerpts(ExcerptTask(question=question, passages=(see_also, said)))] \
+        == ["fstrim"]

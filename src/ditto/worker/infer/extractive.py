@@ -220,6 +220,8 @@ _SURFACE = re.compile(r"(?<![\w-])--?[A-Za-z0-9][A-Za-z0-9-]*|"
 
 
 #: A heading of a man page's NAME or SYNOPSIS section (English, or as manpages-zh titles them).
+#: A man page's list of other pages to read (SEE ALSO, 参见).
+_REFERENCE_SECTION = re.compile(r"(?:SEE\s+ALSO|参见|另见|参阅)(?:\W|$)")
 _SYNOPSIS_SECTION = re.compile(r"^(?:NAME|SYNOPSIS)\b|^(?:名称|名字|总览|概述|语法|摘要)|\((?:NAME|SYNOPSIS)\)$")
 #: A question that asks what a thing is ("What is jq?", "What does tee do?", "git 是什么？").
 _ASKS_WHAT_IT_IS = re.compile(r"\s*(?:what\s+(?:is|are)\s+(?:an?\s+|the\s+)?[\w.+-]+|what\s+does\s+[\w.+-]+\s+do)"
@@ -645,7 +647,7 @@ def asks_a_question(text: str) -> bool:
 
 
 #: The headings of a man page's one-line description of itself.
-_NAME_SECTION = re.compile(r"(?:NAME|名称|名字)$")
+_NAME_SECTION = re.compile(r"(?:NAME|名称|名字)(?:\W|$)|.*\((?:NAME|名称)\)$")
 
 
 def _origins(passages: Sequence[ExcerptPassage]) -> list[Origin]:
@@ -794,13 +796,9 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
                   or (c.passage in close and not relevance[c.passage].subject_missing)]
     if not candidates:
         return []  # nothing shown is about the question: no evidence, not the nearest words
-    if not _ASKS_WHAT_IT_IS.match(task.question):
-        # A man page's NAME and SYNOPSIS lines share the command's name with every question about it and answer
-        # only "What is split?": quoted for anything else, they read as an answer that says nothing.
-        candidates = [c for c in candidates if not _SYNOPSIS_SECTION.search(
-            (task.passages[c.passage].context or "").rsplit(HEADING_SEPARATOR, 1)[-1])]
-        if not candidates:
-            return []
+    candidates = [c for c in candidates if _may_answer(task.question, task.passages[c.passage])]
+    if not candidates:
+        return []  # only a page's name, synopsis or references match
     wanted = set(analyze(task.question))
     if not _states_kind_asked(task, candidates, sentence_spans, wanted, semantic_follow_up):
         return []  # an amount or an option was asked for and nothing quotable about the question gives one
@@ -841,6 +839,16 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
             per_page[passage.page] = per_page.get(passage.page, 0) + 1
         chosen.append((rank, Excerpt(source_id=passage.source_id, quote=quote)))
     return [excerpt for _, excerpt in sorted(chosen, key=lambda item: item[0])]  # best first, as ranked
+
+
+def _may_answer(question: str, passage: ExcerptPassage) -> bool:
+    """Whether ``passage``'s section can answer ``question``. A man page's NAME and SYNOPSIS lines share the
+    command's name with every question about it and answer only "What is split?"; its SEE ALSO list (参见) names
+    other pages and answers nothing: quoted, they read as an answer that says nothing."""
+    section = (passage.context or "").rsplit(HEADING_SEPARATOR, 1)[-1].strip()
+    if _REFERENCE_SECTION.match(section):
+        return False
+    return bool(_ASKS_WHAT_IT_IS.match(question)) or not _SYNOPSIS_SECTION.search(section)
 
 
 def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], spans: Sequence[Sequence[Sentence]],
