@@ -69,8 +69,8 @@ def is_english_word(word: str) -> bool:
 
 #: Prefixes that make English words of English words ("untracked", "multibyte", "autoremove", "deduplication").
 _PREFIXES = ("un", "re", "de", "non", "sub", "pre", "multi", "auto", "inter", "over", "super", "self")
-#: British spellings the (American) word list lacks, as ``(ending, its American spelling)``: "behaviour",
-#: "initialise", "organisation", "analysed", "centre". "our" may sit inside a word ("favourite").
+#: The British spellings the (American) word list lacks ("behaviour", "initialise", "organisation", "analysed",
+#: "centre"), each with its American form in :data:`_AMERICAN`; "our" may sit inside a word ("favourite").
 _BRITISH = re.compile(r"our|is(?=e[sd]?$|ing$|ation|ations$)|ys(?=e[sd]?$|ing$)|tre$")
 _AMERICAN = {"our": "or", "is": "iz", "ys": "yz", "tre": "ter"}
 #: Endings of plurals and inflections the word list may lack ("executables").

@@ -35,12 +35,11 @@ is about ``long``, ``backup`` and ``kept``, not ``how``.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import math
 import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 from urllib.parse import unquote, urlsplit
 
@@ -220,9 +219,11 @@ _SURFACE = re.compile(r"(?<![\w-])--?[A-Za-z0-9][A-Za-z0-9-]*|"
 
 
 #: A heading of a man page's NAME or SYNOPSIS section (English, or as manpages-zh titles them).
-#: A man page's list of other pages to read (SEE ALSO, 参见).
-_REFERENCE_SECTION = re.compile(r"(?:SEE\s+ALSO|参见|另见|参阅)(?:\W|$)")
 _SYNOPSIS_SECTION = re.compile(r"^(?:NAME|SYNOPSIS)\b|^(?:名称|名字|总览|概述|语法|摘要)|\((?:NAME|SYNOPSIS)\)$")
+#: A heading of a man page's one-line description of itself (NAME, 名称, "NAME(名称)").
+_NAME_SECTION = re.compile(r"(?:NAME|名称|名字)(?:\W|$)|.*\((?:NAME|名称)\)$")
+#: A heading of a man page's list of other pages to read (SEE ALSO, 参见).
+_REFERENCE_SECTION = re.compile(r"(?:SEE\s+ALSO|参见|另见|参阅)(?:\W|$)")
 #: A question that asks what a thing is ("What is jq?", "What does tee do?", "git 是什么？").
 _ASKS_WHAT_IT_IS = re.compile(r"\s*(?:what\s+(?:is|are)\s+(?:an?\s+|the\s+)?[\w.+-]+|what\s+does\s+[\w.+-]+\s+do)"
                               r"\s*\??\s*$|\s*[\w.+-]+\s*是什么[？?]?\s*$", re.IGNORECASE)
@@ -646,10 +647,6 @@ def asks_a_question(text: str) -> bool:
     return stripped.endswith(("?", "？")) or (has_cjk(text) and any(word in text for word in CJK_QUESTION_WORDS))
 
 
-#: The headings of a man page's one-line description of itself.
-_NAME_SECTION = re.compile(r"(?:NAME|名称|名字)(?:\W|$)|.*\((?:NAME|名称)\)$")
-
-
 def _origins(passages: Sequence[ExcerptPassage]) -> list[Origin]:
     """The :class:`Origin` of each passage shown, with what its document says it is about (the text of a NAME
     section shown of the same document): "the Apache log rotation program's offset argument" is answered by
@@ -659,7 +656,7 @@ def _origins(passages: Sequence[ExcerptPassage]) -> list[Origin]:
     for passage, origin in zip(passages, origins, strict=True):
         if _NAME_SECTION.match((passage.context or "").rsplit(HEADING_SEPARATOR, 1)[-1].strip()):
             about[origin.document] = f"{about.get(origin.document, '')} {passage.text}".strip()
-    return [dataclasses.replace(origin, about=about[origin.document]) if origin.document in about else origin
+    return [replace(origin, about=about[origin.document]) if origin.document in about else origin
             for origin in origins]
 
 
@@ -855,9 +852,10 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
                        wanted: set[str], semantic_follow_up: float) -> bool:
     """Whether the ``candidates`` (best first, past the relevance gate) can give the kind of answer the question
     asks for: an amount (:data:`_ASKS_FOR_AMOUNT`) stated by a quotable sentence or the one after it, an option
-    (:data:`_ASKS_FOR_OPTION`, none named) described by a passage that opens with its tag. A page about the
-    question's subject that holds no such thing does not answer it ("What is the maximum number of lines an fstab
-    file may have?", "Which lz4 option sets the number of worker threads?"). Any other question: ``True``."""
+    (:data:`_ASKS_FOR_OPTION`, none named) by a passage that describes one (:func:`_describes_an_option`). A page
+    about the question's subject that holds no such thing does not answer it ("What is the maximum number of lines
+    an fstab file may have?", "Which lz4 option sets the number of worker threads?"). Any other question:
+    ``True``."""
     if not asks_a_question(task.question):
         return True
     if _ASKS_FOR_AMOUNT.search(task.question):
