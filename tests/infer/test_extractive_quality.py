@@ -753,6 +753,14 @@ def test_which_option_is_answered_by_an_option_s_description() -> None:
         == "userdel"
     assert choose_excerpts(ExcerptTask(question="Which userdel command-line option deletes the user's mail spool?",
                                        passages=notes)) == []
+    # A setting is an option too, its name a tag line or the heading over its description (a section's is not).
+    setting = P(source_id="login.defs", context="LOGIN.DEFS(5) › DESCRIPTION › PASS_MAX_DAYS (number)",
+                text="The maximum number of days a password may be used. Defaults to 99999.")
+    question = "Which login.defs option sets the maximum number of days a password may be used?"
+    assert [e.source_id for e in choose_excerpts(ExcerptTask(question=question, passages=(setting,)))] \
+        == ["login.defs"]
+    section = P(source_id="login.defs", context="LOGIN.DEFS(5) › DESCRIPTION", text=setting.text)
+    assert choose_excerpts(ExcerptTask(question=question, passages=(section,))) == []
 
 
 def test_an_amount_must_be_stated_where_the_answer_would_be_quoted() -> None:
