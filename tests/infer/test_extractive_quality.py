@@ -761,6 +761,12 @@ def test_which_option_is_answered_by_an_option_s_description() -> None:
         == ["login.defs"]
     section = P(source_id="login.defs", context="LOGIN.DEFS(5) › DESCRIPTION", text=setting.text)
     assert choose_excerpts(ExcerptTask(question=question, passages=(section,))) == []
+    # Prose that names the option answers too (a real Chinese page, held-out question).
+    prose = P(source_id="uuencode", context="UUENCODE(1) › 描述",
+              text="缺省标准 使用 UU 编码格式.  如果  在  命令行上  指定了 -m 选项, Uuencode 就 改用 base64 编码格式.")
+    quotes = choose_excerpts(ExcerptTask(question="uuencode 默认用 UU 格式，如果想改成 base64 编码该加什么选项？",
+                                         passages=(prose,)))
+    assert quotes and "-m" in quotes[0].quote
 
 
 def test_an_amount_must_be_stated_where_the_answer_would_be_quoted() -> None:

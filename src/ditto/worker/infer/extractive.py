@@ -852,10 +852,10 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
                        wanted: set[str], semantic_follow_up: float) -> bool:
     """Whether the ``candidates`` (best first, past the relevance gate) can give the kind of answer the question
     asks for: an amount (:data:`_ASKS_FOR_AMOUNT`) stated by a quotable sentence or the one after it, an option
-    (:data:`_ASKS_FOR_OPTION`, none named) by a passage that describes one (:func:`_describes_an_option`). A page
-    about the question's subject that holds no such thing does not answer it ("What is the maximum number of lines
-    an fstab file may have?", "Which lz4 option sets the number of worker threads?"). Any other question:
-    ``True``."""
+    (:data:`_ASKS_FOR_OPTION`, none named) by a passage that describes one (:func:`_describes_an_option`) or a
+    sentence that names one. A page about the question's subject that holds no such thing does not answer it
+    ("What is the maximum number of lines an fstab file may have?", "Which userdel option deletes the mail spool?"
+    over pages that only mention userdel). Any other question: ``True``."""
     if not asks_a_question(task.question):
         return True
     if _ASKS_FOR_AMOUNT.search(task.question):
@@ -865,7 +865,10 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
                    for c in quotable):
             return False
     if _ASKS_FOR_OPTION.search(task.question) and not _OPTION.search(_NEGATED_OPTION.sub(" ", task.question)):
-        return any(_describes_an_option(task.passages[c.passage]) for c in candidates)
+        # The option's own entry, or a sentence that names one ("如果在命令行上指定了 -m 选项, Uuencode 就改用 base64").
+        return any(_describes_an_option(task.passages[c.passage])
+                   or _OPTION.search(_with_next(task.passages[c.passage].text, spans[c.passage], c.sentence))
+                   for c in candidates)
     return True
 
 
