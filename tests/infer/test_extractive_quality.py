@@ -739,7 +739,8 @@ def test_a_name_joined_by_an_underscore_holds_its_parts() -> None:
 def test_which_option_is_answered_by_an_option_s_description() -> None:
     """Issue 17 (real questions, INF-3): "Which userdel option also deletes the mail spool?" asked of pages that
     describe no option (useradd's and usermod's notes on MAIL_DIR) is unanswered, not answered by the note; a
-    passage that opens with an option's tag answers it. "command-line option" asks for an option too."""
+    passage that opens with an option's tag answers it, and so do a setting's entry and prose that names an option.
+    "command-line option" and "login.defs option" ask for an option too."""
     note = ("The MAIL_DIR and MAIL_FILE variables are used by useradd, usermod, and userdel to create, move, or "
             "delete the user's mail spool.")
     question = "Which userdel option also deletes the user's home directory and mail spool?"
