@@ -840,3 +840,19 @@ def test_a_see_also_list_answers_nothing() -> None:
                   "the --secure option of blkdiscard asks for a secure discard of every block.")
     assert [e.source_id for e in choose_excerpts(ExcerptTask(question=question, passages=(see_also, said)))] \
         == ["fstrim"]
+
+
+def test_a_page_title_s_english_words_are_judged_as_written() -> None:
+    """Issue 17 (real questions, WF-7): machine-id(5) among the pages shown made every question that says "machine"
+    a question about that page: its title's words were judged by their stems ("machin" is in no word list). An
+    English word of a title names its page only from the first passage, as a one-word title does."""
+    timer = P(source_id="timer", context="SYSTEMD.TIMER(5) › OPTIONS › Persistent=",
+              text="If true, the time when the service unit was last triggered is stored on disk. When the timer is "
+                   "activated, the service unit is triggered immediately if it would have been triggered at least "
+                   "once during the time when the timer was inactive, for example because the system was powered "
+                   "down.")
+    machine_id = P(source_id="machine-id", context="MACHINE-ID(5) › DESCRIPTION",
+                   text="The /etc/machine-id file contains the unique machine ID of the local system.")
+    question = "How do I get a timer's job to run at startup if the machine was powered down when it was due?"
+    quotes = choose_excerpts(ExcerptTask(question=question, passages=(timer, machine_id)))
+    assert quotes and quotes[0].source_id == "timer"

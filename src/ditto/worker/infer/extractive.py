@@ -678,6 +678,11 @@ def _origin(passage: ExcerptPassage) -> Origin:
     return Origin(document, label)
 
 
+#: What separates the words of a manual page's title that the analyser splits too (``MACHINE-ID``); a dotted or
+#: underscored title (``SSH_CONFIG``, ``SYSTEMD.TIMER``) stays one name, as the analyser keeps it.
+_TITLE_PARTS = re.compile(r"-+")
+
+
 def page_titles(passages: Sequence[ExcerptPassage]) -> set[str]:
     """The terms of the manual pages' titles among ``passages``' heading paths (``WGET(1)`` → ``wget``): a
     question that writes such a title in lower case ("How many retries does wget make?") names that command
@@ -691,7 +696,10 @@ def page_titles(passages: Sequence[ExcerptPassage]) -> set[str]:
         if passage.context:
             top = passage.context.split(HEADING_SEPARATOR, 1)[0]
             for match in _PAGE_TITLE.finditer(top):
-                titles.update(term for term in analyze(match.group(1)) if position == 0 or not is_english_word(term))
+                # Each word of the title as written is judged, not its stem: MACHINE-ID(5)'s "machine" is English
+                # ("machin" is not, and every question about a machine was held to name machine-id).
+                titles.update(term for word in _TITLE_PARTS.split(match.group(1).lower()) for term in analyze(word)
+                              if position == 0 or not is_english_word(word))
     return titles
 
 
