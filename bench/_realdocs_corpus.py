@@ -87,6 +87,12 @@ SIXTH_MAN_PAGES = ("1 shred", "1 taskset", "1 prlimit", "1 dmesg", "1 namei", "1
                    "8 wipefs", "8 pwck", "8 rtcwake", "8 update-rc.d", "7 environ", "7 symlink")
 SIXTH_ZH_MAN_PAGES = ("killall", "stdbuf", "showkey", "mkpasswd", "w", "uuencode", "whatis", "vacuumdb")
 
+SEVENTH_MAN_PAGES = ("1 nsenter", "1 pstree", "1 getent", "1 hexdump", "1 look", "1 update-alternatives", "1 runuser",
+                     "1 setpriv", "5 os-release", "5 crypt", "5 pam.conf", "5 systemd-sleep.conf", "5 gshadow",
+                     "8 fsfreeze", "8 faillog", "8 ldconfig", "8 blkdiscard", "8 newusers", "7 path_resolution",
+                     "7 hier")
+SEVENTH_ZH_MAN_PAGES = ("expr", "test", "createdb", "loginctl", "setleds", "dumpkeys", "hostname", "pg_restore")
+
 
 def _plain(text: str) -> str:
     """Overstrikes removed (what ``col -bx`` does), as a reader sees the page."""
@@ -152,14 +158,16 @@ def corpus_name(kind: str, name: str) -> str:
 
 
 def build_corpus(folder: Path, holdout: bool = False, review: bool = False, third: bool = False,
-                 fourth: bool = False, fifth: bool = False, sixth: bool = False) -> tuple[list[str], list[str]]:
+                 fourth: bool = False, fifth: bool = False, sixth: bool = False, seventh: bool = False
+                 ) -> tuple[list[str], list[str]]:
     """Write every available source into ``folder`` (English) and ``folder/zh`` (Chinese).
 
     ``holdout``: the larger held-out corpus (the ``HOLDOUT_`` sources added); ``review``: the review pages
     added; ``third``: both, and the ``THIRD_`` pages; ``fourth``: all of these and the ``FOURTH_`` pages;
-    ``fifth``: all of these and the ``FIFTH_`` pages; ``sixth``: all of these and the ``SIXTH_`` pages. Returns
-    ``(written file names, missing sources)``.
+    ``fifth``: all of these and the ``FIFTH_`` pages; ``sixth``: all of these and the ``SIXTH_`` pages;
+    ``seventh``: all of these and the ``SEVENTH_`` pages. Returns ``(written file names, missing sources)``.
     """
+    sixth = sixth or seventh
     fifth = fifth or sixth
     fourth = fourth or fifth
     third = third or fourth
@@ -191,6 +199,9 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
     if sixth:
         jobs += ([("man", name, render_man) for name in SIXTH_MAN_PAGES]
                  + [("zhman", name, render_zh_man) for name in SIXTH_ZH_MAN_PAGES])
+    if seventh:
+        jobs += ([("man", name, render_man) for name in SEVENTH_MAN_PAGES]
+                 + [("zhman", name, render_zh_man) for name in SEVENTH_ZH_MAN_PAGES])
     for kind, name, render in jobs:
         text = render(name)
         if text is None:
