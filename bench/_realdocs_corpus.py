@@ -167,11 +167,12 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
     ``fifth``: all of these and the ``FIFTH_`` pages; ``sixth``: all of these and the ``SIXTH_`` pages;
     ``seventh``: all of these and the ``SEVENTH_`` pages. Returns ``(written file names, missing sources)``.
     """
-    sixth = sixth or seventh
-    fifth = fifth or sixth
-    fourth = fourth or fifth
-    third = third or fourth
-    holdout, review = holdout or third, review or third
+    # Each later set's corpus holds the earlier ones: a flag turns on every set before it too.
+    later = [(third, THIRD_MAN_PAGES, THIRD_ZH_MAN_PAGES), (fourth, FOURTH_MAN_PAGES, FOURTH_ZH_MAN_PAGES),
+             (fifth, FIFTH_MAN_PAGES, FIFTH_ZH_MAN_PAGES), (sixth, SIXTH_MAN_PAGES, SIXTH_ZH_MAN_PAGES),
+             (seventh, SEVENTH_MAN_PAGES, SEVENTH_ZH_MAN_PAGES)]
+    wanted = [any(flag for flag, _, _ in later[index:]) for index in range(len(later))]
+    holdout, review = holdout or wanted[0], review or wanted[0]
     if folder.exists():
         shutil.rmtree(folder)
     (folder / "zh").mkdir(parents=True)
@@ -187,21 +188,10 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
                  + [("zhman", name, render_zh_man) for name in HOLDOUT_ZH_MAN_PAGES])
     if review:
         jobs += [("man", name, render_man) for name in REVIEW_MAN_PAGES]
-    if third:
-        jobs += ([("man", name, render_man) for name in THIRD_MAN_PAGES]
-                 + [("zhman", name, render_zh_man) for name in THIRD_ZH_MAN_PAGES])
-    if fourth:
-        jobs += ([("man", name, render_man) for name in FOURTH_MAN_PAGES]
-                 + [("zhman", name, render_zh_man) for name in FOURTH_ZH_MAN_PAGES])
-    if fifth:
-        jobs += ([("man", name, render_man) for name in FIFTH_MAN_PAGES]
-                 + [("zhman", name, render_zh_man) for name in FIFTH_ZH_MAN_PAGES])
-    if sixth:
-        jobs += ([("man", name, render_man) for name in SIXTH_MAN_PAGES]
-                 + [("zhman", name, render_zh_man) for name in SIXTH_ZH_MAN_PAGES])
-    if seventh:
-        jobs += ([("man", name, render_man) for name in SEVENTH_MAN_PAGES]
-                 + [("zhman", name, render_zh_man) for name in SEVENTH_ZH_MAN_PAGES])
+    for on, (_, man_pages, zh_pages) in zip(wanted, later, strict=True):
+        if on:
+            jobs += [("man", name, render_man) for name in man_pages] + [("zhman", name, render_zh_man)
+                                                                           for name in zh_pages]
     for kind, name, render in jobs:
         text = render(name)
         if text is None:
