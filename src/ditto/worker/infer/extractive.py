@@ -654,7 +654,7 @@ def _origins(passages: Sequence[ExcerptPassage]) -> list[Origin]:
     origins = [_origin(passage) for passage in passages]
     about: dict[str, str] = {}
     for passage, origin in zip(passages, origins, strict=True):
-        if _NAME_SECTION.match((passage.context or "").rsplit(HEADING_SEPARATOR, 1)[-1].strip()):
+        if _NAME_SECTION.match(_section(passage.context)):
             about[origin.document] = f"{about.get(origin.document, '')} {passage.text}".strip()
     return [replace(origin, about=about[origin.document]) if origin.document in about else origin
             for origin in origins]
@@ -801,7 +801,8 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
                   or (c.passage in close and not relevance[c.passage].subject_missing)]
     if not candidates:
         return []  # nothing shown is about the question: no evidence, not the nearest words
-    candidates = [c for c in candidates if _may_answer(task.question, task.passages[c.passage])]
+    answering = _answering_sections(task.question, task.passages)
+    candidates = [c for c in candidates if answering[c.passage]]
     if not candidates:
         return []  # only a page's name, synopsis or references match
     wanted = set(analyze(task.question))
@@ -846,14 +847,24 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
     return [excerpt for _, excerpt in sorted(chosen, key=lambda item: item[0])]  # best first, as ranked
 
 
-def _may_answer(question: str, passage: ExcerptPassage) -> bool:
-    """Whether ``passage``'s section can answer ``question``. A man page's NAME and SYNOPSIS lines share the
+def _section(context: str | None) -> str:
+    """The last heading of a passage's heading path: the section it is in ("NAME", "SEE ALSO", "-r, --remove")."""
+    return (context or "").rsplit(HEADING_SEPARATOR, 1)[-1].strip()
+
+
+def _answering_sections(question: str, passages: Sequence[ExcerptPassage]) -> list[bool]:
+    """Whether each passage's section can answer ``question``. A man page's NAME and SYNOPSIS lines share the
     command's name with every question about it and answer only "What is split?"; its SEE ALSO list (参见) names
     other pages and answers nothing: quoted, they read as an answer that says nothing."""
-    section = (passage.context or "").rsplit(HEADING_SEPARATOR, 1)[-1].strip()
-    if _REFERENCE_SECTION.match(section):
-        return False
-    return bool(_ASKS_WHAT_IT_IS.match(question)) or not _SYNOPSIS_SECTION.search(section)
+    what_is = _ASKS_WHAT_IT_IS.match(question) is not None
+    return [not _REFERENCE_SECTION.match(section) and (what_is or not _SYNOPSIS_SECTION.search(section))
+            for section in (_section(passage.context) for passage in passages)]
+
+
+def _named_options(question: str) -> set[str]:
+    """The options ``question`` names as given (``-G`` of "usermod -G kicked me out"), not those it says are left
+    out ("when I don't pass -n")."""
+    return set(_OPTION.findall(_NEGATED_OPTION.sub(" ", question)))
 
 
 def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], spans: Sequence[Sequence[Sentence]],
@@ -872,7 +883,7 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
         if not any(_states_amount(_with_next(task.passages[c.passage].text, spans[c.passage], c.sentence), wanted)
                    for c in quotable):
             return False
-    if _ASKS_FOR_OPTION.search(task.question) and not _OPTION.search(_NEGATED_OPTION.sub(" ", task.question)):
+    if _ASKS_FOR_OPTION.search(task.question) and not _named_options(task.question):
         # The option's own entry, or a sentence that names one ("如果在命令行上指定了 -m 选项, Uuencode 就改用 base64").
         return any(_describes_an_option(task.passages[c.passage])
                    or _OPTION.search(_with_next(task.passages[c.passage].text, spans[c.passage], c.sentence))
@@ -896,7 +907,7 @@ def _describes_an_option(passage: ExcerptPassage) -> bool:
         return True
     if first and len(first) <= _MAX_TAG_LINE and first[-1] not in ".;:!?," and rest[:1] in (" ", "\t"):
         return True
-    heading = (passage.context or "").rsplit(HEADING_SEPARATOR, 1)[-1].strip()
+    heading = _section(passage.context)
     # A section's name (DESCRIPTION, OPTIONS) is no setting's: a setting is written in mixed case, or with "_",
     # "=" or its type.
     return opens_with_option(heading) or (bool(_SETTING_TAG.fullmatch(heading)) and (
@@ -1103,7 +1114,7 @@ def _answer_kinds(question: str, texts: Sequence[str], contexts: Sequence[str], 
     # A man page's NAME and SYNOPSIS lines ("split - split a file into pieces") share the command's name with
     # every question about it; they answer "What is split?", not what one of its options does.
     if not _ASKS_WHAT_IT_IS.match(question):
-        yield [not _SYNOPSIS_SECTION.search(context.rsplit(HEADING_SEPARATOR, 1)[-1]) for context in contexts]
+        yield [not _SYNOPSIS_SECTION.search(_section(context)) for context in contexts]
     # A question written in Chinese is answered in Chinese where the evidence says it in both languages (a man
     # page and its translation): "touch 的 --time 参数写成 mtime…" by the translated line, not the English one.
     if has_cjk(question) and any(has_cjk(text) for text in texts):
@@ -1154,7 +1165,7 @@ def _kinds_asked(question: str, texts: Sequence[str], terms: Sequence[Sequence[s
     # question wants a replacement for.
     if not options:
         return
-    named = set() if replacement else set(_OPTION.findall(_NEGATED_OPTION.sub(" ", question)))
+    named = set() if replacement else _named_options(question)
     if named:
         yield [bool(named.intersection(sentence)) for sentence in terms]
     elif _ASKS_FOR_OPTION.search(question):
