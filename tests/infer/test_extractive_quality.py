@@ -856,3 +856,42 @@ def test_a_page_title_s_english_words_are_judged_as_written() -> None:
     question = "How do I get a timer's job to run at startup if the machine was powered down when it was due?"
     quotes = choose_excerpts(ExcerptTask(question=question, passages=(timer, machine_id)))
     assert quotes and quotes[0].source_id == "timer"
+
+
+def test_a_definition_list_entry_is_quoted_whole() -> None:
+    """Issue 17 (real questions, INF-3): a short term over its indented meaning is one entry, like an option's:
+    "How does gizmoctl power the machine off in its 'off' mode?" is answered by the entry's second sentence, not
+    by its first alone ("off  ACPI state S5 (Poweroff)." said what, not how)."""
+    entry = P(source_id="g", context="GIZMOCTL(8) › OPTIONS › -m, --mode mode",
+              text="off\n               ACPI state S5 (Poweroff).  This is done by calling '/sbin/shutdown'.  "
+                   "Not officially supported by ACPI, but it usually works.")
+    [excerpt] = choose_excerpts(ExcerptTask(question="How does gizmoctl actually power the machine off in its "
+                                                     "'off' mode?", passages=(entry,), max_excerpts=1))
+    assert "This is done by calling '/sbin/shutdown'." in excerpt.quote
+    assert excerpt.quote.startswith("off")
+
+
+def test_a_run_reaches_the_amount_a_question_asks_for() -> None:
+    """Issue 17 (real questions, INF-3): when the best sentence states no amount, the next sentence that does
+    joins the quote ("How many name servers …?" → "Up to 3 of them are queried …")."""
+    text = ("The resolver reads the name servers listed in widget.conf, one per line, in the order given.  "
+            "Up to 3 of them are queried; further lines are ignored.")
+    passage = P(source_id="w", text=text, context="WIDGET.CONF(5) › DESCRIPTION")
+    [excerpt] = choose_excerpts(ExcerptTask(question="How many name servers listed in widget.conf does the "
+                                                     "resolver read?", passages=(passage,), max_excerpts=1))
+    assert "Up to 3" in excerpt.quote
+
+
+def test_a_run_reaches_the_way_a_how_to_question_asks_for() -> None:
+    """Issue 17 (real questions, INF-3): "How do I stop …?" asks for a way; when it is a sentence further on
+    ("… Use --no-overlap with --find to avoid this problem."), the run bridges the sentence between."""
+    text = ("It is possible to attach one image file to several independent loop devices.  Such a setup may be "
+            "dangerous and can cause data loss and corruption.  Use --no-overlap with --find during setup to "
+            "avoid this problem.")
+    passage = P(source_id="l", text=text, context="LOOPCTL(8) › DESCRIPTION")
+    question = "How do I stop loopctl from attaching a second loop device to an image file that is already attached?"
+    [excerpt] = choose_excerpts(ExcerptTask(question=question, passages=(passage,), max_excerpts=1))
+    assert excerpt.quote.startswith("It is possible") and excerpt.quote.endswith("avoid this problem.")
+    why = choose_excerpts(ExcerptTask(question="What happens when one image file is attached to several "
+                                               "independent loop devices?", passages=(passage,), max_excerpts=1))
+    assert why and "Use --no-overlap" not in why[0].quote, "a question asking no way gets no bridge"

@@ -8,11 +8,20 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ditto.worker.infer.extractive import reading_order
+from ditto.worker.infer.tasks import ExcerptPassage
 from ditto.workflows.research import ResearchRequest, create_task, open_research_runtime
 from ditto.workflows.research.records import RequestRecord
 from ditto.workflows.research.sources.base import SourceSetup
 from ditto.workflows.research.sources.documents import DocumentsSource
-from ditto.workflows.research.sources.focus import FOCUS_DOCUMENTS, focus_text, named_documents
+from ditto.workflows.research.sources.focus import (
+    FOCUS_DOCUMENTS,
+    FOCUS_PASSAGES,
+    ReadPassage,
+    closely_read,
+    focus_text,
+    named_documents,
+)
 from ditto.workflows.research.types import QueryRecord
 
 #: An administration command's page (our wording, laid out as `man` renders it) and a daemon's page.
@@ -171,3 +180,55 @@ def test_a_plural_names_its_singular_document() -> None:
     assert named_documents("Which signals stop a process?", ["/d/man-signal.txt"]) == ["/d/man-signal.txt"]
     assert named_documents("Does less pass its options on?", ["/d/man-less.txt", "/d/man-ss.txt"]) \
         == ["/d/man-less.txt"]
+
+
+#: A page's passages in the order a retriever ranks them for the question below (our wording): the option entry
+#: that answers comes fourth, since a passage is scored as a whole and the entry is short.
+WIPER = [
+    ("WIPER(1) › DESCRIPTION", "CAUTION: wiper assumes the file system and hardware overwrite data in place. "
+                               "Backups and mirrors may keep copies of the file."),
+    ("WIPER(1) › DESCRIPTION", "Overwrite the specified FILE(s) repeatedly, in order to make it harder to recover "
+                               "the data."),
+    ("WIPER(1) › NAME", "wiper - overwrite a file to hide its contents"),
+    ("WIPER(1) › OPTIONS", "-n, --passes=N\n       overwrite N times instead of the default (3)"),
+    ("WIPER(1) › REPORTING BUGS", "Report bugs to the mailing list."),
+]
+WIPER_QUESTION = "If I run wiper without saying how many passes, how many times does it overwrite the data?"
+
+
+def test_a_reader_orders_passages_by_their_best_sentence() -> None:
+    """Issue 17 (real questions, WF-6): read sentence by sentence, the option entry that answers comes first;
+    passages sharing no word with the question keep the retriever's order, last; nothing to read is []."""
+    passages = [ExcerptPassage(source_id=f"p{i}", text=text, context=context) for i, (context, text) in
+                enumerate(WIPER)]
+    order = reading_order(WIPER_QUESTION, passages)
+    assert order[0] == 3 and sorted(order) == list(range(len(WIPER)))
+    assert order[-1] == 4, "the bug-report line shares no word with the question"
+    assert reading_order("zyzzyva quux", passages) == list(range(len(WIPER)))
+    assert reading_order(WIPER_QUESTION, []) == []
+
+
+def test_the_close_reading_shows_each_documents_first_passages_as_read() -> None:
+    """Issue 17 (WF-6): of each named document, its first passages in a reader's order (the answering option
+    entry, fourth by the retriever, first); documents in the order of their first passage."""
+    pool = [ReadPassage(document="/d/man-wiper.txt", text=text, context=context) for context, text in WIPER]
+    pool.insert(1, ReadPassage(document="/d/man-gadgetd.txt", text="gadgetd - the gadget daemon"))
+    shown = closely_read(WIPER_QUESTION, pool)
+    assert [pool[i].text for i in shown] == [WIPER[3][1], WIPER[0][1], "gadgetd - the gadget daemon"]
+    assert closely_read(WIPER_QUESTION, []) == []
+
+
+@given(st.lists(st.tuples(st.sampled_from(["/d/a.txt", "/d/b.txt", "/d/c.txt"]),
+                          st.text(alphabet="abcde wxyz.", max_size=60)), max_size=12),
+       st.text(alphabet="abcde wxyz?", min_size=1, max_size=40))
+def test_closely_read_shows_a_few_passages_of_every_document(pool: list[tuple[str, str]], question: str) -> None:
+    """Issue 17 (WF-6), invariant: each document of the pool shows as many of its passages as it has, up to the
+    per-document count, each once; a document's passages stay together, documents in the pool's order."""
+    read = [ReadPassage(document=document, text=text or ".") for document, text in pool]
+    shown = closely_read(question, read)
+    assert len(shown) == len(set(shown)) and all(0 <= i < len(read) for i in shown)
+    documents = list(dict.fromkeys(passage.document for passage in read))
+    for document in documents:
+        count = sum(1 for passage in read if passage.document == document)
+        assert sum(1 for i in shown if read[i].document == document) == min(count, FOCUS_PASSAGES)
+    assert list(dict.fromkeys(read[i].document for i in shown)) == documents

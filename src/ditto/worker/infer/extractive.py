@@ -98,6 +98,7 @@ __all__ = [
     "keyword_query",
     "latin_words",
     "passage_relevance",
+    "reading_order",
     "semantic_sentences",
     "sentence_texts",
     "split_sentences",
@@ -301,6 +302,17 @@ _GIVES_REASON = re.compile(
     r"|as\s+(?:this|it|they|that|these|those|the|there|we|you)"
     r"|to\s+(?:avoid|ease|allow|prevent|make|ensure|keep|support|fix|work\s+around))\b"
     r"|因为|由于|为了|所以|因此|否则|以免|以便", re.IGNORECASE)
+#: A question that asks for a way to do something: "How do I stop losetup from …?", "how can I …", 怎样, 如何.
+_ASKS_HOW_TO = re.compile(r"\bhow\s+(?:do|can|could|should|would)\s+(?:I|you|we|one)\b|\bhow\s+to\b"
+                          r"|怎样|怎么|如何|有什么办法|什么方法", re.IGNORECASE)
+#: What gives a way: an instruction ("Use --nooverlap with --find …", "Set … to …"), what you can or should do,
+#: what avoids a problem; 可以, 使用, 设置.
+_GIVES_WAY = re.compile(
+    r"(?:^|[.!?]\s+|\n\s*)(?:use|set|run|add|pass|give|specify|put|edit|create|call|type|enable|disable|install"
+    r"|remove|delete|change|select|invoke|append|prefix|press|try)\b"
+    r"|\b(?:you|one|users?)\s+(?:can|may|should|must|need\s+to|have\s+to)\b|\bto\s+(?:avoid|prevent|stop|disable)\b"
+    r"|\bby\s+(?:using|setting|passing|adding|giving|running|specifying)\b"
+    r"|可以|使用|设置|设立|指定|应该|需要", re.IGNORECASE)
 #: An option the question says is *not* given ("when I don't pass -n", "without -k", "不加 -n").
 _NEGATED_OPTION = re.compile(r"(?:\b(?:\w+n['’]t|dont|do\s+not|not|without|no|never|omit|leave\s+off|unless)\s+"
                              r"(?:\w+\s+){0,2}?|(?:不加|不用|不带|没有加?|不指定)\s*)--?[A-Za-z0-9][A-Za-z0-9-]*",
@@ -722,8 +734,8 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
     (:data:`_CONTINUES`: "Defaults to /home.") joins it. An option's description (a passage that opens
     with its tag) of at most that many sentences is quoted whole: "the default is “aes256-ctr”" ends what
     ``-Z cipher`` says, sharing no word with a question about it. Returns the run's offsets."""
-    if spans and option_tag(text.split("\n", 1)[0]) and len(spans) <= MAX_RUN_SENTENCES \
-            and spans[-1].end - spans[0].start <= limit:
+    if spans and (option_tag(text.split("\n", 1)[0]) or _opens_with_tag_line(text)) \
+            and len(spans) <= MAX_RUN_SENTENCES and spans[-1].end - spans[0].start <= limit:
         return spans[0].start, spans[-1].end
     low = high = index
     covered = set(analyze(text[spans[index].start:spans[index].end])) & wanted
@@ -734,6 +746,14 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
         return kind is not None and kind.search(text, spans[position].start, spans[position].end) is not None
 
     kind_held = kind is None or of_kind(index)
+    bridge = high + 2
+    if not kind_held and bridge - low < MAX_RUN_SENTENCES and bridge < len(spans) and of_kind(bridge) \
+            and not of_kind(high + 1) and spans[bridge].end - spans[low].start <= limit:
+        # The kind asked is one sentence further on ("It's possible to create more loop devices for one file. This
+        # setup may be dangerous … Use --nooverlap … to avoid this problem."): the run bridges to it.
+        for position in (high + 1, bridge):
+            covered |= set(analyze(text[spans[position].start:spans[position].end])) & wanted
+        high, kind_held = bridge, True
     while high - low + 1 < MAX_RUN_SENTENCES:
         best: tuple[int, int] | None = None  # (gain, neighbour)
         for neighbour in (high + 1, low - 1):  # the next sentence first: answers follow their subject
@@ -761,6 +781,27 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
             and spans[high + 1].end - spans[low].start <= limit:
         high += 1  # "Defaults to 1000 - 59999." finishes what the run says
     return spans[low].start, spans[high].end
+
+
+def reading_order(question: str, passages: Sequence[ExcerptPassage]) -> list[int]:
+    """The indices of ``passages`` (given best first by a retriever) in the order this model would quote from
+    them: by each passage's best sentence (:func:`excerpt_candidates`, lexical only), then the passages with no
+    sentence sharing a term with the question, as given.
+
+    A retriever scores a passage as a whole; a reader looks for the sentence that answers. Inside one
+    document the two disagree often enough that the documents source's close reading shows both's first
+    (see ``ditto.workflows.research.sources.focus``).
+
+    Example::
+
+        reading_order("how many times does shred overwrite?", passages)   # e.g. [3, 0, 1, 2]
+    """
+    if not passages:
+        return []
+    best: dict[int, float] = {}
+    for candidate in excerpt_candidates(ExcerptTask(question=question, passages=tuple(passages))):
+        best.setdefault(candidate.passage, candidate.score)
+    return sorted(range(len(passages)), key=lambda index: (index not in best, -best.get(index, 0.0), index))
 
 
 def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT,
@@ -901,17 +942,21 @@ def _describes_an_option(passage: ExcerptPassage) -> bool:
     """Whether ``passage`` is what a manual says of one option or setting: it opens with a command-line option
     (``-r, --remove``), or with a short tag line over an indented body (``PermitRootLogin``, ``NAutoVTs=``), or
     its heading is such a tag (a setting's name over its description)."""
-    first, _, rest = passage.text.lstrip().partition("\n")
-    first = first.strip()
-    if opens_with_option(first):
-        return True
-    if first and len(first) <= _MAX_TAG_LINE and first[-1] not in ".;:!?," and rest[:1] in (" ", "\t"):
+    if opens_with_option(passage.text.lstrip().partition("\n")[0].strip()) or _opens_with_tag_line(passage.text):
         return True
     heading = _section(passage.context)
     # A section's name (DESCRIPTION, OPTIONS) is no setting's: a setting is written in mixed case, or with "_",
     # "=" or its type.
     return opens_with_option(heading) or (bool(_SETTING_TAG.fullmatch(heading)) and (
         heading != heading.upper() or any(mark in heading for mark in "_=(")))
+
+
+def _opens_with_tag_line(text: str) -> bool:
+    """Whether ``text`` opens with a short tag line over an indented body: a definition list's term
+    (``PermitRootLogin``, ``NAutoVTs=``, rtcwake's mode ``off``) over what it means."""
+    first, _, rest = text.lstrip().partition("\n")
+    first = first.strip()
+    return bool(first) and len(first) <= _MAX_TAG_LINE and first[-1] not in ".;:!?," and rest[:1] in (" ", "\t")
 
 
 def _with_next(text: str, spans: Sequence[Sentence], sentence: Sentence) -> str:
@@ -1129,7 +1174,11 @@ def _completing_kind(question: str) -> re.Pattern[str] | None:
         return None
     if _ASKS_WHY.search(question):
         return _GIVES_REASON
-    return _STATES_DEFAULT if _ASKS_FOR_DEFAULT.search(question) else None
+    if _ASKS_FOR_DEFAULT.search(question):
+        return _STATES_DEFAULT
+    if _ASKS_FOR_AMOUNT.search(question):
+        return _STATES_AMOUNT
+    return _GIVES_WAY if _ASKS_HOW_TO.search(question) else None
 
 
 def _kinds_asked(question: str, texts: Sequence[str], terms: Sequence[Sequence[str]], *, options: bool = True

@@ -35,7 +35,7 @@ from ....text.passages import cut_passages
 from ..records import Passage
 from ..types import QueryRecord
 from .base import SourceHits, SourceLimits, SourceSetup, constant_input, retrieval_candidates
-from .focus import FOCUS_PASSAGES, focus_text, named_documents
+from .focus import FOCUS_POOL, ReadPassage, closely_read, focus_text, named_documents
 
 __all__ = ["DOCUMENTS_TARGET", "DOCUMENT_SUFFIXES", "DocumentPassage", "DocumentSearchProvider", "DocumentsSource",
            "split_passages"]
@@ -299,7 +299,7 @@ class DocumentsSource:
             if not named:
                 return SKIP
             return {"query": {"content": focus_text(question)}, "target": {"name": DOCUMENTS_TARGET},
-                    "limit": FOCUS_PASSAGES * len(named), "filter": {"path": {"in": named}}}
+                    "limit": FOCUS_POOL * len(named), "filter": {"path": {"in": named}}}
 
         return input_fn
 
@@ -319,8 +319,12 @@ class DocumentsSource:
             # the question is about its document, and the whole question chose it (the model reads in order).
             finder = {path: query for query, path in reversed(_found_files(queries, results,
                                                                           self.limits.records_per_query))}
-            found[:0] = [(finder[path], candidate) for candidate in retrieval_search_node.output_of(focus).candidates
-                         if (path := _file_path(candidate)) is not None and path in finder]
+            pool = [(path, candidate) for candidate in retrieval_search_node.output_of(focus).candidates
+                    if (path := _file_path(candidate)) is not None and path in finder]
+            read = [ReadPassage(document=path, text=candidate.content,
+                                context=(candidate.metadata or {}).get("heading")) for path, candidate in pool]
+            shown = closely_read(self.setup.request.question, read)
+            found[:0] = [(finder[pool[index][0]], pool[index][1]) for index in shown]
         passages: list[Passage] = []
         for query, candidate in found:
             meta = candidate.metadata or {}

@@ -16,7 +16,14 @@ of it between ``-`` and ``_`` (``useradd`` names ``man-useradd.txt``, ``ssh-keyg
 kept up to *date*?" is not about ``date.txt`` because a query found it last; in a question
 written in Chinese (or Japanese, Korean) every word in Latin letters is a name ("fold 怎样避免…").
 Numbers name nothing (SciFact's abstracts are ``12345.txt``). At most :data:`FOCUS_DOCUMENTS`
-documents, :data:`FOCUS_PASSAGES` passages each.
+documents.
+
+Which of a named document's passages are shown: the search returns the document's first
+:data:`FOCUS_POOL` passages by the retriever's score, and :func:`closely_read` keeps the first
+:data:`FOCUS_PASSAGES` by a reader's order (the built-in model's sentence scores,
+:func:`~ditto.worker.infer.extractive.reading_order`). A retriever scores a passage as a whole, and a man
+page's option entry that answers ("-n, --iterations=N  overwrite N times instead of the default (3)") often
+ranks third or fifth within its page; read sentence by sentence it is first.
 
 Example::
 
@@ -28,20 +35,26 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Final
 
 from ....text.analysis import has_cjk
 from ....text.files import DOCUMENT_SUFFIXES
 from ....text.lexicon import is_english_word
+from ....worker.infer.extractive import reading_order
+from ....worker.infer.tasks import ExcerptPassage
 
-__all__ = ["FOCUS_DOCUMENTS", "FOCUS_PASSAGES", "focus_text", "named_documents"]
+__all__ = ["FOCUS_DOCUMENTS", "FOCUS_PASSAGES", "FOCUS_POOL", "ReadPassage", "closely_read", "focus_text",
+           "named_documents"]
 
 #: The named documents read closely (the first found).
 FOCUS_DOCUMENTS: Final = 2
 #: Passages shown of each: the real-documents questions (docs/benchmarks.md) put the answer passage among the
 #: first two of its document for most questions whose document was found and answer passage was not shown.
 FOCUS_PASSAGES: Final = 2
+#: Passages of each named document the retriever returns for the reader to order (a man page is dozens).
+FOCUS_POOL: Final = 30
 #: The longest question searched as it is (a longer one is cut after its last whole word that fits).
 MAX_FOCUS_CHARS: Final = 1000
 
@@ -85,6 +98,30 @@ def named_documents(question: str, paths: Sequence[str]) -> list[str]:
             if len(named) >= FOCUS_DOCUMENTS:
                 break
     return named
+
+
+@dataclass(frozen=True, slots=True)
+class ReadPassage:
+    """A passage of the close reading's search, as :func:`closely_read` needs it."""
+
+    document: str
+    text: str
+    context: str | None = None
+
+
+def closely_read(question: str, pool: Sequence[ReadPassage]) -> list[int]:
+    """The indices of the ``pool`` passages to show (``pool`` in the retriever's order, best first): of each
+    document, the first :data:`FOCUS_PASSAGES` in a reader's order; documents in the order of their first
+    passage."""
+    documents: dict[str, list[int]] = {}
+    for index, passage in enumerate(pool):
+        documents.setdefault(passage.document, []).append(index)
+    shown: list[int] = []
+    for document, indices in documents.items():
+        passages = [ExcerptPassage(source_id=f"p{position}", text=pool[index].text, context=pool[index].context,
+                                   document=document) for position, index in enumerate(indices)]
+        shown += [indices[position] for position in reading_order(question, passages)[:FOCUS_PASSAGES]]
+    return shown
 
 
 def focus_text(question: str) -> str:
