@@ -936,6 +936,10 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
 _SETTING_TAG = re.compile(r"[A-Za-z_][\w.-]*=?(?:\s*\([^()]{1,30}\))?")
 #: The longest first line read as a tag over an indented body.
 _MAX_TAG_LINE: Final = 60
+#: The most words a tag line has (``HandleLidSwitch=, HandleLidSwitchExternalPower=`` is two).
+_MAX_TAG_WORDS: Final = 6
+#: A sentence's end inside a line (". ", "; ") or Chinese punctuation: a line holding one is no tag.
+_SENTENCE_MARK = re.compile(r"[.;:!?]\s|[。；：！？，、]")
 
 
 def _describes_an_option(passage: ExcerptPassage) -> bool:
@@ -953,10 +957,13 @@ def _describes_an_option(passage: ExcerptPassage) -> bool:
 
 def _opens_with_tag_line(text: str) -> bool:
     """Whether ``text`` opens with a short tag line over an indented body: a definition list's term
-    (``PermitRootLogin``, ``NAutoVTs=``, rtcwake's mode ``off``) over what it means."""
+    (``PermitRootLogin``, ``NAutoVTs=``, rtcwake's mode ``off``) over what it means. A term is a few words and
+    no sentence: the first line of a hard-wrapped paragraph ("frob 读取每个文件…。默认情况下，…；如果指定") is
+    followed by indented lines too."""
     first, _, rest = text.lstrip().partition("\n")
     first = first.strip()
-    return bool(first) and len(first) <= _MAX_TAG_LINE and first[-1] not in ".;:!?," and rest[:1] in (" ", "\t")
+    return bool(first) and len(first) <= _MAX_TAG_LINE and first[-1] not in ".;:!?," and rest[:1] in (" ", "\t") \
+        and len(first.split()) <= _MAX_TAG_WORDS and _SENTENCE_MARK.search(first) is None
 
 
 def _with_next(text: str, spans: Sequence[Sentence], sentence: Sentence) -> str:
