@@ -895,3 +895,24 @@ def test_a_run_reaches_the_way_a_how_to_question_asks_for() -> None:
     why = choose_excerpts(ExcerptTask(question="What happens when one image file is attached to several "
                                                "independent loop devices?", passages=(passage,), max_excerpts=1))
     assert why and "Use --no-overlap" not in why[0].quote, "a question asking no way gets no bridge"
+
+
+def test_an_amount_must_be_of_the_thing_asked() -> None:
+    """Issue 17 (real questions, INF-3): "What exit status …?" is not answered by a page's "32 swap areas", nor
+    "How many days …?" by "500 MB": an amount question names what it measures, and the passage stating the
+    amount must speak of it (its words or its section: "EXIT STATUS")."""
+    other = P(source_id="s", context="SWAPMAKE(8) › NOTES",
+              text="Presently, Linux allows 32 swap areas.  The size of the swap area is given in 1024-byte blocks "
+                   "by swapmake.")
+    status = P(source_id="e", context="SWAPMAKE(8) › EXIT STATUS", text="4\n           the device is too small for "
+                                                                       "a swap area")
+    question = "What exit status does swapmake return when the device is too small for a swap area?"
+    assert choose_excerpts(ExcerptTask(question=question, passages=(other,))) == []
+    assert [e.source_id for e in choose_excerpts(ExcerptTask(question=question, passages=(other, status)))] == ["e"]
+    kept = P(source_id="k", context="FROBD.CONF(5) › CACHE",
+             text="frobd keeps at most 500 MB of downloaded packages in its cache directory.")
+    days = P(source_id="d", context="FROBD.CONF(5) › CACHE",
+             text="Downloaded packages are kept in the cache directory for 30 days, then removed by frobd.")
+    question = "How many days does frobd keep downloaded packages in its cache?"
+    assert choose_excerpts(ExcerptTask(question=question, passages=(kept,))) == []
+    assert "d" in {e.source_id for e in choose_excerpts(ExcerptTask(question=question, passages=(kept, days)))}

@@ -921,8 +921,17 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
     if _ASKS_FOR_AMOUNT.search(task.question):
         best = candidates[0].score
         quotable = [c for c in candidates if c.score >= FOLLOW_UP_SHARE * best or c.similarity >= semantic_follow_up]
-        if not any(_states_amount(_with_next(task.passages[c.passage].text, spans[c.passage], c.sentence), wanted)
-                   for c in quotable):
+        measured = _measured(task.question)
+
+        def states_it(candidate: ScoredSentence) -> bool:
+            passage = task.passages[candidate.passage]
+            text = _with_next(passage.text, spans[candidate.passage], candidate.sentence)
+            # The amount of the thing asked: "What exit status does mkswap return …?" is not answered by "Linux
+            # allows 32 swap areas", which states an amount of something else.
+            return _states_amount(text, wanted) and (
+                not measured or bool(measured & set(analyze(f"{passage.context or ''}\n{passage.text}"))))
+
+        if not any(states_it(c) for c in quotable):
             return False
     if _ASKS_FOR_OPTION.search(task.question) and not _named_options(task.question):
         # The option's own entry, or a sentence that names one ("如果在命令行上指定了 -m 选项, Uuencode 就改用 base64").
@@ -930,6 +939,35 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
                    or _OPTION.search(_with_next(task.passages[c.passage].text, spans[c.passage], c.sentence))
                    for c in candidates)
     return True
+
+
+#: What an amount question measures: "how many *days*", "the maximum number of *OnCalendar= expressions*", "the
+#: smallest RSA *key length*", "what *exit status*". Not a port: "It listens on 22." says which without the word.
+_MEASURE = re.compile(
+    r"\bhow\s+many\s+(?P<many>[\w=.-]+(?:\s+[\w=.-]+)?)"
+    r"|\b(?:number|count)\s+of\s+(?P<of>[\w=.-]+(?:\s+[\w=.-]+)?)"
+    r"|\b(?:smallest|largest|lowest|highest|biggest|minimum|maximum|min|max|default)\s+(?P<noun>(?:[\w-]+\s+){0,2}?"
+    r"(?:size|length|level|limit|timeout|interval|amount|range))s?\b"
+    r"|\b(?P<status>exit|return|error)\s+(?:status|code|value)", re.IGNORECASE)
+#: The words a sentence giving an exit status uses.
+_STATUS_WORDS: Final = frozenset(analyze("exit exits status return returns code error"))
+#: What counts occurrences, not a thing: an amount of them is stated in any words.
+_OCCURRENCES: Final = frozenset(analyze("times time"))
+
+
+def _measured(question: str) -> set[str]:
+    """The terms of what ``question``'s amounts measure (:data:`_MEASURE`), or an empty set when it does not say
+    ("how long", "how often", 多少) or counts only occurrences ("how many times")."""
+    measured: set[str] = set()
+    for match in _MEASURE.finditer(question):
+        if match.group("status"):
+            measured |= _STATUS_WORDS
+            continue
+        terms = set(analyze(next(group for group in match.groups() if group))) - QUESTION_STOPWORDS
+        if terms & _OCCURRENCES:
+            return set()  # "how many times" is answered by "only one instance …" as well as by "3 times"
+        measured |= terms
+    return measured
 
 
 #: A setting's name as a heading or a tag line: ``NAutoVTs=``, ``PermitRootLogin``, ``LOGIN_RETRIES (number)``.
