@@ -93,6 +93,12 @@ SEVENTH_MAN_PAGES = ("1 nsenter", "1 pstree", "1 getent", "1 hexdump", "1 look",
                      "7 hier")
 SEVENTH_ZH_MAN_PAGES = ("expr", "test", "createdb", "loginctl", "setleds", "dumpkeys", "hostname", "pg_restore")
 
+EIGHTH_MAN_PAGES = ("1 mountpoint", "1 choom", "1 mcookie", "1 tempfile", "1 mesg", "1 lslogins", "1 ipcrm",
+                    "1 uclampset", "5 subuid", "5 pam_env.conf", "5 adjtime_config", "5 tmpfs", "5 capability.conf",
+                    "8 lastlog", "8 pidof", "8 logsave", "8 pam_wheel", "8 pam_pwhistory", "7 fifo", "7 pty")
+EIGHTH_ZH_MAN_PAGES = ("systemd-cat", "systemd-inhibit", "systemd-detect-virt", "localectl", "mknod", "createuser",
+                       "wall", "sleep")
+
 
 def _plain(text: str) -> str:
     """Overstrikes removed (what ``col -bx`` does), as a reader sees the page."""
@@ -158,19 +164,20 @@ def corpus_name(kind: str, name: str) -> str:
 
 
 def build_corpus(folder: Path, holdout: bool = False, review: bool = False, third: bool = False,
-                 fourth: bool = False, fifth: bool = False, sixth: bool = False, seventh: bool = False
-                 ) -> tuple[list[str], list[str]]:
+                 fourth: bool = False, fifth: bool = False, sixth: bool = False, seventh: bool = False,
+                 eighth: bool = False) -> tuple[list[str], list[str]]:
     """Write every available source into ``folder`` (English) and ``folder/zh`` (Chinese).
 
     ``holdout``: the larger held-out corpus (the ``HOLDOUT_`` sources added); ``review``: the review pages
     added; ``third``: both, and the ``THIRD_`` pages; ``fourth``: all of these and the ``FOURTH_`` pages;
     ``fifth``: all of these and the ``FIFTH_`` pages; ``sixth``: all of these and the ``SIXTH_`` pages;
-    ``seventh``: all of these and the ``SEVENTH_`` pages. Returns ``(written file names, missing sources)``.
+    ``seventh``: all of these and the ``SEVENTH_`` pages; ``eighth``: all of these and the ``EIGHTH_`` pages.
+    Returns ``(written file names, missing sources)``.
     """
     # Each later set's corpus holds the earlier ones: a flag turns on every set before it too.
     later = [(third, THIRD_MAN_PAGES, THIRD_ZH_MAN_PAGES), (fourth, FOURTH_MAN_PAGES, FOURTH_ZH_MAN_PAGES),
              (fifth, FIFTH_MAN_PAGES, FIFTH_ZH_MAN_PAGES), (sixth, SIXTH_MAN_PAGES, SIXTH_ZH_MAN_PAGES),
-             (seventh, SEVENTH_MAN_PAGES, SEVENTH_ZH_MAN_PAGES)]
+             (seventh, SEVENTH_MAN_PAGES, SEVENTH_ZH_MAN_PAGES), (eighth, EIGHTH_MAN_PAGES, EIGHTH_ZH_MAN_PAGES)]
     wanted = [any(flag for flag, _, _ in later[index:]) for index in range(len(later))]
     holdout, review = holdout or wanted[0], review or wanted[0]
     if folder.exists():
