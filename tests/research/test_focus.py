@@ -19,6 +19,7 @@ from ditto.workflows.research.sources.focus import (
     FOCUS_PASSAGES,
     ReadPassage,
     closely_read,
+    documents_to_read,
     focus_text,
     named_documents,
 )
@@ -100,7 +101,8 @@ def test_the_search_text_is_the_question_within_bounds() -> None:
 async def test_the_source_reads_the_named_document_by_the_question(tmp_path: Path) -> None:
     """Issue 17: a query finds widgetctl's page but shows other parts of it; the source's last search, the
     question inside the page the question names, shows the passage that answers, found by that query. A
-    question naming no document found skips that search."""
+    question naming no document found is read in the first document found; with nothing found, the search is
+    skipped."""
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "man-widgetctl.txt").write_text(WIDGETCTL, encoding="utf-8")
@@ -129,8 +131,16 @@ async def test_the_source_reads_the_named_document_by_the_question(tmp_path: Pat
         plan = other.plan(queries)
         assert plan is not None
         result = await runtime.run(plan, None)
+        assert "focus" not in result.skipped
+        first = other.collect(queries, result.results).passages[0]
+        assert first.uri.endswith("man-widgetctl.txt"), "the best document found is read"
+
+        nothing = [QueryRecord(text="zyzzyva quux", provenance="model")]
+        plan = other.plan(nothing)
+        assert plan is not None
+        result = await runtime.run(plan, None)
         assert "focus" in result.skipped
-        assert all(not p.text.startswith("7 ") for p in other.collect(queries, result.results).passages)
+        assert other.collect(nothing, result.results).passages == []
 
 
 def test_in_a_chinese_question_every_latin_word_names_its_page() -> None:
@@ -168,6 +178,27 @@ async def test_documents_searches_filter_by_path_and_refuse_other_filters(tmp_pa
         with pytest.raises(RetrievalError) as refused:
             await provider.search({**request, "filter": {"lang": "en"}})
         assert refused.value.code == "RETRIEVAL_INVALID_INPUT"
+
+
+def test_a_name_joined_by_an_underscore_names_its_page() -> None:
+    """Issue 17 (real questions): "pam_unix" names ``man-pam_unix.txt`` and "pg_ctl" ``zhman-pg_ctl.txt``: the
+    end of a file name is matched as written, not with its parts joined by "-"."""
+    paths = ["/d/man-pam.txt", "/d/man-pam_unix.txt", "/d/zh/zhman-pg_ctl.txt"]
+    assert named_documents("How many old passwords does pam_unix remember by default?", paths) == [
+        "/d/man-pam_unix.txt"]
+    assert named_documents("用 pg_ctl 停止 PostgreSQL 时默认采用哪种关闭模式？", paths) == ["/d/zh/zhman-pg_ctl.txt"]
+
+
+def test_a_question_naming_no_document_reads_the_first_found_and_a_claim_none() -> None:
+    """Issue 17 (real questions) and issue 18 (SciFact claims): a question that names no document found is read
+    in the retriever's best; a claim to check that names none is not (it wants several documents); a named
+    document is read either way."""
+    paths = ["/d/man-widgetctl.txt", "/d/man-gadgetd.txt"]
+    assert documents_to_read("Which socket does the daemon listen on?", paths) == ["/d/man-widgetctl.txt"]
+    assert documents_to_read("The daemon listens on a control socket.", paths) == []
+    assert documents_to_read("gadgetd listens on a control socket.", paths) == ["/d/man-gadgetd.txt"]
+    assert documents_to_read("守护进程监听哪个套接字？", paths) == ["/d/man-widgetctl.txt"]
+    assert documents_to_read("Which socket?", []) == []
 
 
 def test_a_plural_names_its_singular_document() -> None:

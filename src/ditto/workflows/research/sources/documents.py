@@ -35,7 +35,7 @@ from ....text.passages import cut_passages
 from ..records import Passage
 from ..types import QueryRecord
 from .base import SourceHits, SourceLimits, SourceSetup, constant_input, retrieval_candidates
-from .focus import FOCUS_POOL, ReadPassage, closely_read, focus_text, named_documents
+from .focus import FOCUS_POOL, ReadPassage, closely_read, documents_to_read, focus_text
 
 __all__ = ["DOCUMENTS_TARGET", "DOCUMENT_SUFFIXES", "DocumentPassage", "DocumentSearchProvider", "DocumentsSource",
            "split_passages"]
@@ -290,12 +290,12 @@ class DocumentsSource:
 
     def _focus_input(self, queries: Sequence[QueryRecord]) -> Callable[[Any, Mapping[str, NodeResult[Any]]], Any]:
         """The close reading's search (see :mod:`.focus`): the question inside the documents it names among those
-        the queries found, or :data:`SKIP` when it names none."""
+        the queries found (:func:`.focus.documents_to_read`), or :data:`SKIP` when there are none."""
         question = self.setup.request.question
 
         def input_fn(_input: Any, deps: Mapping[str, NodeResult[Any]]) -> Any:
             paths = [path for _, path in _found_files(queries, deps, self.limits.records_per_query)]
-            named = named_documents(question, paths)
+            named = documents_to_read(question, paths)
             if not named:
                 return SKIP
             return {"query": {"content": focus_text(question)}, "target": {"name": DOCUMENTS_TARGET},

@@ -16,7 +16,9 @@ of it between ``-`` and ``_`` (``useradd`` names ``man-useradd.txt``, ``ssh-keyg
 kept up to *date*?" is not about ``date.txt`` because a query found it last; in a question
 written in Chinese (or Japanese, Korean) every word in Latin letters is a name ("fold 怎样避免…").
 Numbers name nothing (SciFact's abstracts are ``12345.txt``). At most :data:`FOCUS_DOCUMENTS`
-documents.
+documents. A question that names none of the documents found is read in the first found, the
+retriever's best (:func:`documents_to_read`); a claim to check that names none is not, since it
+wants the breadth of several documents more than the depth of one.
 
 Which of a named document's passages are shown: the search returns the document's first
 :data:`FOCUS_POOL` passages by the retriever's score, and :func:`closely_read` keeps the first
@@ -42,11 +44,11 @@ from typing import Final
 from ....text.analysis import has_cjk
 from ....text.files import DOCUMENT_SUFFIXES
 from ....text.lexicon import is_english_word
-from ....worker.infer.extractive import reading_order
+from ....worker.infer.extractive import asks_a_question, reading_order
 from ....worker.infer.tasks import ExcerptPassage
 
-__all__ = ["FOCUS_DOCUMENTS", "FOCUS_PASSAGES", "FOCUS_POOL", "ReadPassage", "closely_read", "focus_text",
-           "named_documents"]
+__all__ = ["FOCUS_DOCUMENTS", "FOCUS_PASSAGES", "FOCUS_POOL", "ReadPassage", "closely_read", "documents_to_read",
+           "focus_text", "named_documents"]
 
 #: The named documents read closely (the first found).
 FOCUS_DOCUMENTS: Final = 2
@@ -66,14 +68,15 @@ _PART = re.compile(r"[-_ ]+")
 
 def _names(path: str) -> set[str]:
     """The words a file's name answers to: its stem without the document suffix, its parts between ``-``/``_``,
-    and each run of parts that ends the stem (``ssh-keygen`` of ``man-ssh-keygen``), lower case."""
+    and each run of parts that ends the stem, as written (``ssh-keygen`` of ``man-ssh-keygen``, ``pam_unix`` of
+    ``man-pam_unix``), lower case."""
     stem = PurePath(path).name.lower()
     for suffix in DOCUMENT_SUFFIXES:
         if stem.endswith(suffix) and len(stem) > len(suffix):
             stem = stem[: -len(suffix)]
             break
     parts = [part for part in _PART.split(stem) if part]
-    names = {stem, *parts, *("-".join(parts[start:]) for start in range(1, len(parts)))}
+    names = {stem, *parts, *(stem[cut.end():] for cut in _PART.finditer(stem))}
     return {word for word in names if len(word) >= 2 and any(char.isalpha() for char in word)}
 
 
@@ -122,6 +125,17 @@ def closely_read(question: str, pool: Sequence[ReadPassage]) -> list[int]:
                                    document=document) for position, index in enumerate(indices)]
         shown += [indices[position] for position in reading_order(question, passages)[:FOCUS_PASSAGES]]
     return shown
+
+
+def documents_to_read(question: str, paths: Sequence[str]) -> list[str]:
+    """The documents among ``paths`` (found, in the retriever's order) to read closely for ``question``: those it
+    names (:func:`named_documents`); for a question that names none, the first found; for a claim to check that
+    names none, none (the real-documents questions: four more answered with the first document read, nothing
+    lost; SciFact claims: a relevant abstract cited less often, 0.773 → 0.760)."""
+    named = named_documents(question, paths)
+    if named or not asks_a_question(question):
+        return named
+    return list(paths[:1])
 
 
 def focus_text(question: str) -> str:
