@@ -789,8 +789,8 @@ def reading_order(question: str, passages: Sequence[ExcerptPassage]) -> list[int
     sentence sharing a term with the question, as given.
 
     A retriever scores a passage as a whole; a reader looks for the sentence that answers. Inside one
-    document the two disagree often enough that the documents source's close reading shows both's first
-    (see ``ditto.workflows.research.sources.focus``).
+    document the reader's order puts the answering passage first more often, so the documents source's close
+    reading shows a document's passages in this order (see ``ditto.workflows.research.sources.focus``).
 
     Example::
 

@@ -295,11 +295,11 @@ class DocumentsSource:
 
         def input_fn(_input: Any, deps: Mapping[str, NodeResult[Any]]) -> Any:
             paths = [path for _, path in _found_files(queries, deps, self.limits.records_per_query)]
-            named = documents_to_read(question, paths)
-            if not named:
+            reading = documents_to_read(question, paths)
+            if not reading:
                 return SKIP
             return {"query": {"content": focus_text(question)}, "target": {"name": DOCUMENTS_TARGET},
-                    "limit": FOCUS_POOL * len(named), "filter": {"path": {"in": named}}}
+                    "limit": FOCUS_POOL * len(reading), "filter": {"path": {"in": reading}}}
 
         return input_fn
 

@@ -1,4 +1,4 @@
-"""Reading closely the document a question names (the documents source's last search).
+"""Reading closely the document a question names, or the best one found (the documents source's last search).
 
 A research query finds documents, and shows of each the few passages its words rank
 first. When the question names a document that a query found — ``useradd`` for
