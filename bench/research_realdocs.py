@@ -48,8 +48,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import json
 import os
+import pkgutil
 import re
 import subprocess
 import sys
@@ -246,8 +248,13 @@ def tune_answer(corpus: Path, base: Path, shares: Sequence[float], constant: str
     print(f"{constant} sweep, TRAIN split only, answerable questions (in process, builtin:extractive)")
     print(f"| {constant} | the first sentence holds the answer | sentences from the right file | sentences a brief |")
     print("| ---: | ---: | ---: | ---: |")
+    # The built-in model is a package: a constant is read in the module that defines it and in those importing it.
+    modules = [extractive] + [importlib.import_module(f"{extractive.__name__}.{info.name}")
+                              for info in pkgutil.iter_modules(extractive.__path__)]
     for share in shares:
-        setattr(extractive, constant, share)  # the sweep value, this process only
+        for module in modules:
+            if hasattr(module, constant):
+                setattr(module, constant, share)  # the sweep value, this process only
         rows = asyncio.run(_in_process(questions, corpus, base / f"a{share}"))
         opens = sum(answer_opens(question, brief) for question, brief in rows)
         right = [answer_precision(question, brief, corpus) for question, brief in rows]

@@ -1,0 +1,174 @@
+"""The brief's short answer (WF-11): sentences taken from the quotes, each marked with its evidence ids,
+the one that says what was asked first (:mod:`.kinds`), at most three."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Final
+
+from ....text import score_documents
+from ....text.analysis import has_cjk
+from ....text.sentences import Sentence, option_tag, split_sentences
+from ..tasks import (
+    MAX_ANSWER_SENTENCES,
+    MAX_QUOTE_CHARS,
+    AnswerSentence,
+    AnswerTask,
+)
+from .excerpts import LEAD_IN_SHARE, MAX_RUN_SENTENCES
+from .gate import MIN_MATCHED_TERMS
+from .kinds import _CONTINUES, _answer_kinds
+from .terms import _CLAUSE, _FIELD_LINES, _cut, _normalised, analyze, asks_a_question
+
+__all__ = ["ANSWER_EMBEDDING_WEIGHT", "ANSWER_FOLLOW_UP_SHARE", "LABEL_CHARS", "answer_question", "answer_sentences"]
+#: A further sentence of the answer must score at least this share of the first: at 0.5 one answer
+#: sentence in five came from a file that does not answer the question, at 0.7 one in eight, with the
+#: first sentence unchanged (chosen on the real-documents train questions: bench/research_realdocs.py
+#: --tune-answer).
+ANSWER_FOLLOW_UP_SHARE: Final = 0.7
+#: With embeddings, how much a sentence's cosine with the question adds to its lexical score (normalised to
+#: the best) when the answer is chosen from the evidence. Chosen on train: SciFact (631 claims with a
+#: relevant abstract quoted; the answer's first sentence from one) 0.602 without, 0.648 at 1, 0.700 at 2,
+#: 0.740 at 4, 0.761 at 8; the real-documents questions (first sentence holds the answer) 24/29 without,
+#: 26 at 2, 27 at 4, 25 at 8.
+ANSWER_EMBEDDING_WEIGHT: Final = 4.0
+#: A line of its own shorter than this, over more text, is a label in an answer ("The fifth field (fs_freq).").
+LABEL_CHARS: Final = 40
+
+
+def answer_sentences(task: AnswerTask) -> list[tuple[int, str]]:
+    """Every sentence of every evidence quote as ``(evidence index, text)``: what :func:`answer_question`
+    chooses from, in the order its ``similarities`` must follow. A quote of an option's description (it opens
+    with the option's tag, at most :data:`MAX_RUN_SENTENCES` sentences) is one entry, whole; a record's
+    labelled fields and the sentence after them are one entry."""
+    units: list[tuple[int, str]] = []
+    for number, item in enumerate(task.evidence):
+        spans = split_sentences(item.quote)
+        if spans and option_tag(item.quote.split("\n", 1)[0]) and len(spans) <= MAX_RUN_SENTENCES:
+            # An option's description is one answer: "-Z cipher  Specifies the cipher … The default is
+            # “aes256-ctr”." says what -Z is for and what it defaults to only as a whole.
+            units.append((number, _cut(item.quote, Sentence(spans[0].start, spans[-1].end), MAX_QUOTE_CHARS)))
+        else:
+            units.extend((number, _cut(item.quote, _without_bullet(item.quote, span), MAX_QUOTE_CHARS))
+                         for span in _joined_units(item.quote, spans))
+    return units
+
+
+#: A list item's mark ("•   Trailing spaces are ignored…", "- item", "* item"): layout, not part of what it says.
+_BULLET = re.compile(r"[ \t]*(?:[•·▪◦‣∙]|[-*+](?=\s))\s+")
+
+
+def _without_bullet(text: str, span: Sentence) -> Sentence:
+    """``span`` without a list item's mark at its start (an answer reads as sentences; the quote keeps it)."""
+    mark = _BULLET.match(text, span.start, span.end)
+    return Sentence(mark.end(), span.end) if mark is not None and mark.end() < span.end else span
+
+
+def _label_line(text: str, span: Sentence) -> bool:
+    """Whether ``span`` is a short line of its own (under :data:`LABEL_CHARS`): a label over what follows."""
+    if span.end - span.start >= LABEL_CHARS:
+        return False
+    start, end = span.start, span.end
+    while start > 0 and text[start - 1] in " \t":
+        start -= 1
+    while end < len(text) and text[end] in " \t\r":
+        end += 1
+    return (start == 0 or text[start - 1] == "\n") and end < len(text) and text[end] == "\n"
+
+
+def _joined_units(text: str, spans: Sequence[Sentence]) -> list[Sentence]:
+    """``spans`` with a run of labelled fields (:data:`_FIELD_LINES`) joined to the sentence after it (the
+    fields say what the record is about, the sentence what it says), a short line of its own over the sentence
+    after it ("The fifth field (fs_freq)." over what that field is for: a label, like an option's tag), and a
+    sentence that only finishes the one before (:data:`_CONTINUES`: "Defaults to /bin/bash.") joined to it:
+    alone it says nothing of what."""
+    joined: list[Sentence] = []
+    index = 0
+    while index < len(spans):
+        span = spans[index]
+        if index + 1 < len(spans) and (_FIELD_LINES.fullmatch(text, span.start, span.end) is not None
+                                       or _label_line(text, span)):
+            span = Sentence(span.start, spans[index + 1].end)
+            index += 1
+        if joined and _CONTINUES.match(text, span.start) is not None:
+            joined[-1] = Sentence(joined[-1].start, span.end)
+        else:
+            joined.append(span)
+        index += 1
+    return joined
+
+
+def answer_question(task: AnswerTask, *, similarities: Sequence[float] | None = None,
+                    embedding_weight: float = ANSWER_EMBEDDING_WEIGHT) -> list[AnswerSentence]:
+    """1–:data:`~ditto.worker.infer.tasks.MAX_ANSWER_SENTENCES` sentences copied verbatim from the
+    evidence quotes, most relevant first, each citing every evidence item whose quote holds it.
+
+    Sentences are scored with BM25 against the question, each with its evidence's ``context``
+    (normalised to the best), plus ``embedding_weight`` times its cosine with the question when
+    ``similarities`` are given (one per :func:`answer_sentences` entry; English only, as for excerpts);
+    a question that names command-line options (``xargs -0``) keeps the full score only for sentences that
+    name one of them (in the sentence or its context), the others :data:`LEAD_IN_SHARE` of theirs, and
+    one that asks which option does something keeps it only for sentences that open with an option;
+    a sentence of a man page's NAME or SYNOPSIS section keeps that share unless the question asks what the
+    thing is;
+    after the first, a sentence must reach :data:`ANSWER_FOLLOW_UP_SHARE` of the best. When no sentence
+    shares a term with the question (the evidence was chosen for it all the same), the first sentence
+    of the first evidence stands.
+    """
+    if not task.evidence:
+        return []
+    sentences = answer_sentences(task)
+    if not sentences:
+        return []
+    question = analyze(task.question)
+    # A sentence is scored together with where its quote sits: "1 if no lines were selected" is about grep
+    # because it sits under GREP(1), and a sentence of find's page on exit statuses is not.
+    contexts = [task.evidence[number].context or "" for number, _ in sentences]
+    # Coordinated: in a handful of sentences one rare frame word ("does grep *return*") would outweigh the rest.
+    documents = [analyze(f"{context}\n{text}") for context, (_, text) in zip(contexts, sentences, strict=True)]
+    lexical = score_documents(question, documents, coordinate=True) if question else [0.0] * len(sentences)
+    scores = _normalised(lexical)
+    if similarities is not None and not has_cjk(task.question):
+        # A short list of cosines leaves the rest of the sentences to their words.
+        scores = [score + embedding_weight * cosine if score > 0 and not has_cjk(text) else score
+                  for score, cosine, (_, text) in zip(scores, similarities, sentences, strict=False)] \
+            + scores[len(similarities):]
+    texts = [text for _, text in sentences]
+    for kind in _answer_kinds(task.question, texts, contexts, documents):
+        scores = [score if fits else score * LEAD_IN_SHARE for score, fits in zip(scores, kind, strict=True)]
+    order = sorted(range(len(sentences)), key=lambda i: (-scores[i], sentences[i][0], i))
+    best = scores[order[0]]
+    picked: list[str] = []
+    for index in order:
+        text = sentences[index][1]
+        if len(picked) >= MAX_ANSWER_SENTENCES:
+            break
+        if picked and (scores[index] <= 0 or scores[index] < ANSWER_FOLLOW_UP_SHARE * best):
+            break
+        if text not in picked:
+            picked.append(text)
+    for index in _parts_answered(task.question, documents, scores):
+        if len(picked) < MAX_ANSWER_SENTENCES and sentences[index][1] not in picked:
+            picked.append(sentences[index][1])
+    return [AnswerSentence(text=text, evidence=tuple(item.id for item in task.evidence if text in item.quote))
+            for text in picked]
+
+
+def _parts_answered(question: str, documents: Sequence[Sequence[str]], scores: Sequence[float]) -> list[int]:
+    """For a question of several parts ("How long are backups retained, and how often do they run?"), the best
+    sentence for each part after the first, by its words (``documents``: each sentence's terms) among the
+    sentences that score at all: the answer's follow-ups are chosen by the whole question, and the part the best
+    sentence does not answer would go unanswered. A statement (a claim) is one part."""
+    if not asks_a_question(question):
+        return []
+    parts = [terms for terms in (analyze(part) for part in _CLAUSE.split(question)) if len(terms) >= MIN_MATCHED_TERMS]
+    if len(parts) < 2:
+        return []
+    chosen = []
+    for part in parts[1:]:
+        lexical = score_documents(part, documents, coordinate=True)
+        best = max(range(len(documents)), key=lambda i: (lexical[i] > 0 and scores[i] > 0, lexical[i], -i))
+        if lexical[best] > 0 and scores[best] > 0:
+            chosen.append(best)
+    return chosen

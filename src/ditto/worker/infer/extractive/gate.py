@@ -1,0 +1,363 @@
+"""The relevance gate (INF-3, WF-7): whether a passage shown is about the question at all.
+
+A passage passes when it holds enough of the question's meaningful terms (weighted, :data:`RELEVANCE_THRESHOLD`)
+and every name the question is about (a program, a file, an acronym, a page's title), or, in English, when a
+sentence is semantically close (:data:`SEMANTIC_THRESHOLD`). One shared word ("cups", "point") is not enough:
+``no-evidence`` is the honest answer when nothing shown is about the question."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Final
+from urllib.parse import unquote, urlsplit
+
+from ....text.analysis import has_cjk
+from ....text.lexicon import is_english_word, reads_as_english
+from ....text.passages import HEADING_SEPARATOR
+from ..tasks import (
+    ExcerptPassage,
+    ExcerptTask,
+)
+from .kinds import _NAME_SECTION, _section
+from .terms import (
+    _CJK_SPLIT,
+    _CJK_STOP_SPLIT,
+    _CLAUSE,
+    _GATE_STOPWORDS,
+    CJK_GATE_STOPWORDS,
+    CJK_QUESTION_WORDS,
+    _analyze_with_digits,
+    analyze,
+    asks_a_question,
+)
+
+__all__ = [
+    "MIN_MATCHED_TERMS", "RELEVANCE_THRESHOLD", "SEMANTIC_THRESHOLD", "STRONG_MATCH_SHARE",
+    "STRONG_MATCH_TERMS", "SUBJECT_QUESTION_TERMS", "Origin", "Relevance", "gate_terms", "page_titles",
+    "passage_relevance", "subject_terms", "unknown_names"
+]
+#: The relevance gate: a passage is evidence only when it holds at least this IDF-weighted share of
+#: the question's content terms (chosen on the training questions of bench/research_realdocs.py).
+RELEVANCE_THRESHOLD: Final = 0.5
+#: ... and at least this many distinct ones (or all of them, when the question has fewer).
+MIN_MATCHED_TERMS: Final = 2
+#: ... or at least this many distinct ones and :data:`STRONG_MATCH_SHARE` of the threshold (chosen on the
+#: same training questions and on SciFact train, whose long claims share their core with the abstract).
+STRONG_MATCH_TERMS: Final = 3
+STRONG_MATCH_SHARE: Final = 0.4
+#: A question of at most this many content terms is *about* the names it writes (see :func:`subject_terms`); in
+#: a longer one — a scientific claim — a name is one detail among many, often written otherwise in the
+#: passage that answers it ("IL-6" for "interleukin 6"). SciFact train (809 claims, BM25) cites a relevant
+#: abstract for 0.670 without the rule, 0.670 at 4, 0.667 at 5, 0.665 at 6, and 0.550-odd applied to every
+#: question (no-evidence 0.17); 5 is the smallest that holds "the maximum file size on a FAT32 file system".
+SUBJECT_QUESTION_TERMS: Final = 5
+#: With embeddings (see :mod:`ditto.worker.infer.providers.builtin`), a passage whose best sentence reaches
+#: this cosine with the question is about it even when it shares too few of its words for the lexical
+#: gate: dense retrieval finds abstracts that say "IL-6" for "interleukin 6". Chosen on SciFact train
+#: (809 claims, hybrid: cites 0.700 without, 0.723 at 0.6, 0.742 at 0.45, 0.743 at 0.4) and the
+#: real-documents train questions (every English unanswerable one stays no-evidence down to 0.4; two
+#: leak at 0.35). Only for English text: the local model is English-only, and to it any two Chinese
+#: sentences look alike (at 0.6 two of three Chinese unanswerable questions leaked).
+SEMANTIC_THRESHOLD: Final = 0.45
+_NAME_WORD = re.compile(r"(?<![\w-])\w+(?:[.+#]\w+)*")
+#: A manual page's title in its header: ``WGET(1)``, ``SSH-KEYGEN(1)``, ``XARGS(1L)``.
+_PAGE_TITLE = re.compile(r"(?<![\w-])([A-Za-z][\w.+-]*)\(\d[a-z]*\)")
+#: A phrase that opens a question and sets its scene: "On Debian,", "In a Docker container,".
+_FRONTED = re.compile(r"\s*(?:on|in|under|for|with|from|at|inside|within)\s+[^,?，？]{1,80}[,，]", re.IGNORECASE)
+#: A number with its unit ("900k", "10MB", "2.5s"): a quantity, not a name.
+_QUANTITY = re.compile(r"\d+(?:\.\d+)?[^\W\d_]{1,3}")
+
+
+@dataclass(frozen=True, slots=True)
+class Relevance:
+    """How much of the question a passage is about: the IDF-weighted share of the question's
+    content terms it contains (``coverage``, 0–1) and how many distinct ones (``matched``)."""
+
+    coverage: float
+    matched: int
+    terms: int
+    #: A name the question is about (see :func:`subject_terms`) that no passage shown holds: nothing shown
+    #: is about that subject, whatever else it shares with the question.
+    subject_missing: bool = False
+    #: The question is written in a CJK script and names a command-line option, and the passage holds every
+    #: word the question writes in Latin letters (the command and its options): that is what it asks about.
+    names_held: bool = False
+
+    def passes(self, threshold: float = RELEVANCE_THRESHOLD, min_terms: int = MIN_MATCHED_TERMS) -> bool:
+        """Whether the passage is about the question: ``threshold`` of its weight with at least
+        ``min_terms`` distinct terms (one shared word is never enough when the question has two or
+        more), or :data:`STRONG_MATCH_TERMS` distinct terms and :data:`STRONG_MATCH_SHARE` of the
+        threshold (a long question — a scientific claim — is answered by a passage that shares its
+        core, not every incidental word; three distinct shared words are rarely chance)."""
+        if self.terms == 0 or self.subject_missing:
+            return False
+        if self.names_held:
+            return True
+        if self.coverage >= threshold and self.matched >= min(min_terms, self.terms):
+            return True
+        return self.matched >= STRONG_MATCH_TERMS and self.coverage >= STRONG_MATCH_SHARE * threshold
+
+
+def gate_terms(text: str, *, question: bool = False) -> list[str]:
+    """The terms the relevance gate counts: the model's analysed terms for non-CJK text, and for
+    CJK text character bigrams (runs split at function characters and question words, a lone
+    character kept), because single characters say too little in Chinese ("杯" is in "杯子")."""
+    terms: list[str] = []
+    for index, part in enumerate(_CJK_SPLIT.split(text)):
+        if not part:
+            continue
+        if index % 2 == 0:
+            # A digit standing alone is what "exit code 9" asks about (see :func:`excerpt_candidates`).
+            found = _analyze_with_digits(part)
+            terms.extend(found)
+            if not question:
+                # A name joined by an underscore or a dot holds its parts: a passage about "pam_unix" is about the
+                # "Unix PAM module" a question names.
+                terms.extend(piece for term in found if "_" in term or "." in term
+                             for piece in analyze(term.replace("_", " ").replace(".", " ")) if piece not in found)
+            continue
+        for word in CJK_QUESTION_WORDS:
+            part = part.replace(word, " ")
+        if question:
+            for word in CJK_GATE_STOPWORDS:
+                part = part.replace(word, " ")
+        for chunk in _CJK_STOP_SPLIT.split(part):
+            chunk = chunk.strip()
+            if len(chunk) == 1:
+                terms.append(chunk)
+            terms.extend(chunk[i:i + 2] for i in range(len(chunk) - 1))
+    return terms
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a passage shown comes from, as far as the names a question is about go."""
+
+    #: The document (file, web page, record) it belongs to: passages with the same one are read together.
+    document: str
+    #: The document's own name (a file's name, a page's last URL segment): ``cp.txt`` is about ``cp``.
+    label: str = ""
+    #: A web page's or record's passage: it comes without headings and with at most one other of its page, so
+    #: a name anywhere in its document's passages shown counts.
+    wide: bool = False
+    #: What the document says it is about, when shown: a man page's NAME line ("rotatelogs - Piped logging program
+    #: to rotate Apache logs"), which holds the names the whole page is about.
+    about: str = ""
+
+
+def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[Origin] | None = None,
+                      titles: Collection[str] = ()) -> list[Relevance]:
+    """The :class:`Relevance` of each passage to ``question``.
+
+    A term's weight is its smoothed IDF among ``passages``, ``ln(1 + (N + 1) / (max(df, 1) + 1))``: a
+    term one passage (or none) contains weighs most, one every passage contains least (it is what
+    the retriever matched on); a term no passage contains weighs like a rare one, not more, so one
+    generic word ("the *rules* for backups") cannot veto passages that are about the rest. Words
+    that only say what kind of answer is wanted (:data:`GATE_STOPWORDS`: "how *often*", "how
+    *long*") are not counted. A question of several
+    parts ("When does the export run, how long is it kept and who owns it?") is as well answered by
+    a passage about one part: the coverage is the best of the whole question and of each clause
+    with at least :data:`MIN_MATCHED_TERMS` terms; ``matched`` counts the whole question's terms.
+
+    A question (see :func:`asks_a_question`) is about its names (:func:`subject_terms`, the words of
+    ``titles``, the manual pages shown, and :func:`unknown_names`, words in no English word list): a passage
+    lacking one in its text, its document's name or — for a scene-setting name, or a passage of a web page or
+    record — its document's passages shown (``origins``, one per passage; each passage is a document of its
+    own without them) is ``subject_missing``.
+    """
+    wanted = _gate_question_terms(question)
+    clauses = [terms for terms in map(_gate_question_terms, _CLAUSE.split(question))
+               if len(terms) >= MIN_MATCHED_TERMS and len(terms) < len(wanted)]
+    present = [set(gate_terms(text)) for text in passages]
+    total = len(passages)
+    weights = {}
+    for term in wanted:
+        frequency = sum(1 for terms in present if term in terms)
+        weights[term] = math.log(1 + (total + 1) / (max(frequency, 1) + 1))
+    # A question is about its names: a passage counts only when it holds them (with its headings and its
+    # document's name). A name in a fronted phrase ("On Debian, how is …") only sets the scene: the passage's
+    # document (all its passages shown) holding it is enough. So it is for a passage of a web page or a record
+    # (``Origin.wide``), which comes without headings and with at most one other passage of its page.
+    where = list(origins) if origins is not None else [Origin(str(index)) for index in range(len(passages))]
+    named = [terms | set(gate_terms(origin.label)) | set(gate_terms(origin.about))
+             for terms, origin in zip(present, where, strict=True)]
+    everywhere = set().union(*named) if named else set()
+    asks = asks_a_question(question)
+    names = subject_terms(question) + [term for term in wanted if term in titles]
+    if asks:
+        names += [term for term in unknown_names(question) if term not in names]
+    missing = (len(wanted) <= SUBJECT_QUESTION_TERMS or asks) and any(term not in everywhere for term in names)
+    latin = _latin_names(question)
+    fronted = _FRONTED.match(question)
+    scene = set(subject_terms(fronted.group())) if fronted else set()
+    held: dict[str, set[str]] = {}
+    for origin, terms in zip(where, named, strict=True):
+        held.setdefault(origin.document, set()).update(terms)
+    result = []
+    for origin, terms, own in zip(where, present, named, strict=True):
+        hits = [term for term in wanted if term in terms]
+        coverage = max((_covered(part, terms, weights) for part in (wanted, *clauses)), default=0.0)
+        lacks = missing or (asks and any(term not in (held[origin.document] if origin.wide or term in scene else own)
+                                         for term in names))
+        result.append(Relevance(coverage, len(hits), len(wanted), lacks, bool(latin) and latin <= own))
+    return result
+
+
+def _latin_names(question: str) -> set[str]:
+    """The gate terms a CJK question writes in Latin letters (numbers aside) when they include a command-line
+    option: "xargs 的 -P 参数如果设成 0 是什么效果？" asks about ``xargs`` and ``-P``, whatever words the page uses
+    for the rest (设成 0 against 为 0). Empty for any other question."""
+    if not has_cjk(question):
+        return set()
+    terms = {term for part in _CJK_SPLIT.split(question) if part and not has_cjk(part)
+             for term in analyze(part) if not term.isdigit()}
+    return terms if any(term.startswith("-") for term in terms) and len(terms) >= 2 else set()
+
+
+def subject_terms(question: str) -> list[str]:
+    """The gate terms of the names a question is about: words written with a capital inside them
+    (``PostgreSQL``, ``TCP``), with letters and digits (``FAT32``, ``ext4``), joined by a dot, plus, hash or
+    underscore (``vm.swappiness``, ``C++``, ``sshd_config``, ``MAIL_DIR``), or capitalised after the question's
+    first word (``Jupiter``); and in a question written in Chinese (or another CJK script), every word in Latin
+    letters (``crontab``, ``systemd``): such a question writes only names that way. A number with a unit
+    (``900k``) is no name. When a passage about such a name is not among those shown, the rest of the
+    question's words match by chance: "the maximum file size on FAT32" is not answered by curl's "Maximum file
+    size exceeded." One letter (``I``, vitamin ``C``) is no name."""
+    names: list[str] = []
+    cjk = has_cjk(question)
+    for position, match in enumerate(_NAME_WORD.finditer(question)):
+        word = match.group()
+        if len(word) < 2 or word.isdigit() or has_cjk(word) or _QUANTITY.fullmatch(word):
+            continue
+        mixed = any(char.isdigit() for char in word) and any(char.isalpha() for char in word)
+        joined = any(char in ".+#_" for char in word)
+        if cjk or mixed or joined or any(char.isupper() for char in word[1:]) \
+                or (position > 0 and word[0].isupper()):
+            names.extend(term for term in analyze(word) if term not in _GATE_STOPWORDS)
+    return list(dict.fromkeys(names))
+
+
+#: A word in lower case, with its hyphenated parts and an apostrophe's ending ("rsync", "ssh-keygen", "sshd's");
+#: not a piece of a path, a dotted name or an option ("/etc/shells", "policy-rc.d", "--printf").
+_LOWER_WORD = re.compile(r"(?<![\w'./+#-])[a-z][a-z0-9]*(?:['-][a-z0-9]+)*(?![\w'./+#-])")
+
+
+def unknown_names(question: str) -> list[str]:
+    """The gate terms of the words of an English question, in lower case, that no English word list holds
+    (:func:`~ditto.text.lexicon.is_english_word`): a program's name such as ``rsync`` or ``zstd`` — the
+    names :func:`subject_terms` cannot tell by their letters. A word made of English
+    (:func:`~ditto.text.lexicon.reads_as_english`: "workaround", "multibyte", "filesystem") is no name; a
+    hyphenated word is one unless all its parts are English ("ssh-keygen" is, "read-only" is not); a two-letter
+    word is one when the list lacks it ("xz", "dd"), a single letter never."""
+    if has_cjk(question):
+        return []  # a CJK question's words in Latin letters are all names already
+    names: list[str] = []
+    for match in _LOWER_WORD.finditer(question):
+        word = match.group()
+        if len(word) < 2 or is_english_word(word):
+            continue
+        if "-" in word:
+            if all(is_english_word(part) for part in word.split("-")):
+                continue
+        elif reads_as_english(word.split("'")[0]):
+            continue
+        names.extend(term for term in analyze(word) if term not in _GATE_STOPWORDS)
+    return list(dict.fromkeys(names))
+
+
+def _origins(passages: Sequence[ExcerptPassage]) -> list[Origin]:
+    """The :class:`Origin` of each passage shown, with what its document says it is about (the text of a NAME
+    section shown of the same document): "the Apache log rotation program's offset argument" is answered by
+    rotatelogs' "offset" entry, which only its NAME line ties to Apache."""
+    origins = [_origin(passage) for passage in passages]
+    about: dict[str, str] = {}
+    for passage, origin in zip(passages, origins, strict=True):
+        if _NAME_SECTION.match(_section(passage.context)):
+            about[origin.document] = f"{about.get(origin.document, '')} {passage.text}".strip()
+    return [replace(origin, about=about[origin.document]) if origin.document in about else origin
+            for origin in origins]
+
+
+def _origin(passage: ExcerptPassage) -> Origin:
+    """The :class:`Origin` of a passage shown: its document (else its page, else itself) and that one's name, the
+    last segment of its path or URL without the extension ("file:///docs/cp.txt" → "cp"; a web page's with its
+    underscores as spaces, as wikis write titles in URLs)."""
+    document = passage.document or passage.page
+    if document is None:
+        return Origin(passage.source_id)
+    try:
+        path = urlsplit(document).path
+    except ValueError:  # not a URL ("http://[x"): the document's id as given
+        path = document
+    segment = unquote(path.rstrip("/").rsplit("/", 1)[-1])
+    label = segment.rsplit(".", 1)[0] if "." in segment else segment
+    if passage.page is not None:
+        return Origin(document, label.replace("_", " "), wide=True)  # a wiki's title: "Isolation_In_SQLite"
+    return Origin(document, label)
+
+
+#: What separates the words of a manual page's title that the analyser splits too (``MACHINE-ID``); a dotted or
+#: underscored title (``SSH_CONFIG``, ``SYSTEMD.TIMER``) stays one name, as the analyser keeps it.
+_TITLE_PARTS = re.compile(r"-+")
+
+
+def page_titles(passages: Sequence[ExcerptPassage]) -> set[str]:
+    """The terms of the manual pages' titles among ``passages``' heading paths (``WGET(1)`` → ``wget``): a
+    question that writes such a title in lower case ("How many retries does wget make?") names that command
+    as surely as one that writes ``PostgreSQL`` names a program, and curl's page does not answer it.
+
+    A title that is an English word (``DATE(1)``, ``SORT(1)``) counts only from the first passage, the
+    retriever's best: "how is the list kept up to *date*?" does not name date(1) because a passage of its page
+    came last, while "how do I sort numerically?" ranks sort's page first."""
+    titles: set[str] = set()
+    for position, passage in enumerate(passages):
+        if passage.context:
+            top = passage.context.split(HEADING_SEPARATOR, 1)[0]
+            for match in _PAGE_TITLE.finditer(top):
+                # Each word of the title as written is judged, not its stem: MACHINE-ID(5)'s "machine" is English
+                # ("machin" is not, and every question about a machine was held to name machine-id).
+                titles.update(term for word in _TITLE_PARTS.split(match.group(1).lower()) for term in analyze(word)
+                              if position == 0 or not is_english_word(word))
+    return titles
+
+
+def _gate_question_terms(text: str) -> list[str]:
+    return [term for term in dict.fromkeys(gate_terms(text, question=True)) if term not in _GATE_STOPWORDS]
+
+
+def _covered(wanted: Sequence[str], present: set[str], weights: Mapping[str, float]) -> float:
+    whole = sum(weights.get(term, 0.0) for term in wanted)
+    return sum(weights.get(term, 0.0) for term in wanted if term in present) / whole if whole > 0 else 0.0
+
+
+def _semantically_close(similarities: Sequence[float] | None, counts: Sequence[int], threshold: float,
+                        lead_ins: Sequence[bool]) -> set[int]:
+    """The passages (``counts[i]`` sentences each) one of whose sentences reaches ``threshold`` cosine, a lead-in
+    (``lead_ins``, in sentence order) aside: "Note that further rsync updates should be done with:" is close to any
+    question about rsync and says nothing of it."""
+    if similarities is None:
+        return set()
+    close: set[int] = set()
+    position = 0
+    for index, count in enumerate(counts):
+        if any(value >= threshold and not lead_ins[at]
+               for at, value in enumerate(similarities[position:position + count], start=position)):
+            close.add(index)
+        position += count
+    return close
+
+
+def _english_only(task: ExcerptTask, similarities: Sequence[float] | None, counts: Sequence[int]
+                  ) -> list[float] | None:
+    """``similarities`` with every sentence of a CJK passage at 0, or ``None`` for a CJK question: the local
+    embedding model reads English only, and to it any two Chinese sentences look alike."""
+    if similarities is None or has_cjk(task.question):
+        return None
+    kept: list[float] = []
+    for passage, count in zip(task.passages, counts, strict=True):
+        values = similarities[len(kept):len(kept) + count]
+        kept.extend([0.0] * len(values) if has_cjk(passage.text) else values)
+    return kept

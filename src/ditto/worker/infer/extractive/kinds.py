@@ -1,0 +1,301 @@
+"""What a question asks for, and which sentences give it (INF-3, WF-7).
+
+"How many …?", "which port", "what exit status" ask for an amount; "… by default?" for a default; "why …?"
+for a reason; "which option …?" for an option; "how do I …?" for a way. A sentence of the kind asked ranks
+above one that only shares the question's words, a quote's run of sentences reaches one, and for an amount
+or an option nothing quotable of that kind means no answer. Also here: which sections of a manual page can
+answer (a NAME line only "what is …?", a SEE ALSO list nothing), and what a passage describing one option or
+setting looks like."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from typing import Final
+
+from ....text.analysis import has_cjk
+from ....text.passages import HEADING_SEPARATOR
+from ....text.sentences import opens_with_option
+from ..tasks import (
+    ExcerptPassage,
+)
+from .terms import (
+    _CJK_SPLIT,
+    _OPTION,
+    CJK_GATE_STOPWORDS,
+    CJK_QUESTION_WORDS,
+    QUESTION_STOPWORDS,
+    analyze,
+    asks_a_question,
+)
+
+__all__ = []
+
+
+#: A heading of a man page's NAME or SYNOPSIS section (English, or as manpages-zh titles them).
+_SYNOPSIS_SECTION = re.compile(r"^(?:NAME|SYNOPSIS)\b|^(?:名称|名字|总览|概述|语法|摘要)|\((?:NAME|SYNOPSIS)\)$")
+#: A heading of a man page's one-line description of itself (NAME, 名称, "NAME(名称)").
+_NAME_SECTION = re.compile(r"(?:NAME|名称|名字)(?:\W|$)|.*\((?:NAME|名称)\)$")
+#: A heading of a man page's list of other pages to read (SEE ALSO, 参见).
+_REFERENCE_SECTION = re.compile(r"(?:SEE\s+ALSO|参见|另见|参阅)(?:\W|$)")
+#: A question that asks what a thing is ("What is jq?", "What does tee do?", "git 是什么？").
+_ASKS_WHAT_IT_IS = re.compile(r"\s*(?:what\s+(?:is|are)\s+(?:an?\s+|the\s+)?[\w.+-]+|what\s+does\s+[\w.+-]+\s+do)"
+                              r"\s*\??\s*$|\s*[\w.+-]+\s*是什么[？?]?\s*$", re.IGNORECASE)
+#: A question that asks which option does something ("Which tar option…", "Which sqlite3 command-line option…",
+#: "Which login.defs option…", "哪个选项…").
+_ASKS_FOR_OPTION = re.compile(r"\b(?:which|what)\s+(?:[\w.+-]+\s+){0,2}?(?:option|flag|switch)s?\b"
+                              r"|(?:哪个|哪一个|什么)(?:选项|参数)", re.IGNORECASE)
+#: A question that asks for an amount: how many, how often, the smallest or default size, which port, which exit
+#: status (a number), 多少, 几.
+_ASKS_FOR_AMOUNT = re.compile(
+    r"\bhow\s+(?:many|much|often|long|large|big|old|fast|high|low|small)\b(?!-)"
+    r"|\b(?:smallest|largest|lowest|highest|biggest|minimum|maximum|min|max|default)\s+(?:[\w-]+\s+){0,2}?"
+    r"(?:size|number|value|length|level|limit|count|port|timeout|interval|amount|range)s?\b"
+    r"|\b(?:what|which)\s+(?:tcp\s+|udp\s+)?port\b"
+    r"|\b(?:what|which)\s+(?:[\w-]+\s+){0,2}?(?:exit|return|error)\s+(?:status|code|value)(?:es|s)?\b"
+    r"|多少|多久|多长|多大|几[个次天秒分钟小时]|什么(?:退出|返回)(?:状态|码|值)|(?:退出|返回)(?:状态码?|码|值)(?:是|为)(?:什么|多少)",
+    re.IGNORECASE)
+#: An amount in a sentence: a number ("20 times", "-20", "1024 bits", "0.5"), not a manual section ("ssh(1)")
+#: or a bug number ("#584837"); a number or a frequency in English words ("twice", "thirty", "nightly",
+#: "unlimited"; not "one", mostly a pronoun, nor "one-shot": see :data:`_ONE_OR_NONE_OF`); a Chinese
+#: numeral with its unit or a power of ten ("三十天", "两次", "一百"), or 每天/每周.
+_STATES_AMOUNT = re.compile(
+    r"(?<![#\w.])(?<!\w\()\d+(?!\w)"
+    r"|(?<![\w-])(?:zero|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:thir|four|fif|six|seven|eigh|nine)teen"
+    r"|(?:twen|thir|for|fif|six|seven|eigh|nine)ty|hundreds?|thousands?|millions?|billions?|dozens?|half|double"
+    r"|once|twice|thrice|hourly|daily|nightly|weekly|monthly|yearly|annually|unlimited|infinite(?:ly)?"
+    r"|indefinitely|forever)(?![\w-])|(?<![\w-])an?\s+(?:second|minute|hour|day|week|fortnight|month|year|decade)\b"
+    r"|[零〇一二两三四五六七八九]*[十百千万亿]|[零〇一二两三四五六七八九半]+[天日周月年次个秒分时字节位行倍遍项条种份级岁号点]"
+    r"|每(?:天|日|周|月|年|小时|分钟|秒)", re.IGNORECASE)
+#: "no retries", "one day", "a single file": none or one of a thing, an amount when the question names it.
+_ONE_OR_NONE_OF = re.compile(r"(?<![\w-])(?:no|zero|one|a\s+single|without)\s+(?:[a-z-]+\s+)?([a-z][a-z-]*)",
+                             re.IGNORECASE)
+
+
+def _states_amount(text: str, wanted: set[str]) -> bool:
+    """Whether ``text`` states an amount (:data:`_STATES_AMOUNT`), or none or one of a thing the question
+    names ("by default curl makes no retries" answers "How many retries…")."""
+    return bool(_STATES_AMOUNT.search(text)) or any(
+        wanted.intersection(analyze(found.group(1))) for found in _ONE_OR_NONE_OF.finditer(text))
+
+
+#: A question that asks for a default: in so many words ("What is the default login shell…", "…print by default?",
+#: 默认) or by what the user leaves out ("when I don't change it", "unless I tell it otherwise", "with no options at
+#: all", "if I don't give cmp any skip values", 不指定, 只给一个尾数的时候).
+_ASKS_FOR_DEFAULT = re.compile(
+    r"\bdefault(?:s|ed)?\b|\bout\s+of\s+the\s+box\b|\bunless\s+I\b|\botherwise\b"
+    r"|\b(?:(?:when|if|unless|and)\s+(?:I|you|we)|and|but)\s+(?:\w+n['’]t|dont|do\s+not|did\s+not|have\s+not|never)\s+"
+    r"(?:change|give|specify|set|pass|say|tell|provide|supply|add|configure|name|choose|pick|use)\b"
+    r"|\b(?:without|with\s+no)\s+(?:any\s+)?(?:options?|arguments?|flags?|settings?|values?|switch(?:es)?|parameters?)\b"
+    r"|\b(?:left|leave\s+it)\s+(?:unset|out|empty|blank|alone)\b|\bomit(?:ted|ting)?\b"
+    r"|默认|缺省|不指定|未指定|没有指定|没指定|不给|没给|只给|不加|不带|省略", re.IGNORECASE)
+#: A sentence that states a default: "Defaults to /bin/bash.", "Default 16", "(zero by default)", 默认为, or what
+#: happens when something is left out ("With no OPTION, same as -s.", "If no file is given…", 如果没有指定).
+_STATES_DEFAULT = re.compile(
+    r"\bdefault(?:s|ed)?\b|\b(?:with|if|when)\s+no\b|\bwithout\s+(?:an?\s+|any\s+)?[A-Z]{2,}\b|\bunless\b"
+    r"|\bomitted\b|\bnot\s+(?:given|specified|set)\b|\bnormally\b"
+    r"|默认|缺省|如果没有|若没有|未指定|没有指定|不指定|省略", re.IGNORECASE)
+#: A sentence that only finishes the one before: a manual's "Defaults to /home." or "Default 16 (-i: 12)."
+#: after the description of what it is the default of.
+_CONTINUES = re.compile(r"\s*Defaults?\b(?!\s*:)")
+
+#: A question that asks what to use instead ("what am I supposed to use instead?", 手册建议改用什么命令).
+_ASKS_FOR_REPLACEMENT = re.compile(
+    r"\binstead\b|\brather\s+than\b|\breplace(?:ment|d)?\b|改用|代替|替代|取代|换成|而非", re.IGNORECASE)
+#: What names a replacement: "use sort -u rather than uniq", "superseded by", "in favour of", 而非, 改用.
+_GIVES_REPLACEMENT = re.compile(
+    r"\binstead\b|\brather\s+than\b|\breplac(?:e|es|ed|ing|ement)\b|\bsupersed(?:e|es|ed|ing)\b"
+    r"|\bin\s+favou?r\s+of\b|\bprefer(?:red|ably)?\b|改用|代替|替代|取代|换成|而非|而不是|请使用|应使用", re.IGNORECASE)
+#: A question that asks why.
+_ASKS_WHY = re.compile(r"^\s*why\b|\bwhy\s+(?:do|does|did|is|are|was|were|can|can't|cannot|would|should|had|has)\b"
+                       r"|为什么|为何|何故", re.IGNORECASE)
+#: What gives a reason: "because", "since", "as this causes", "to ease upgrades", 因为, 为了.
+_GIVES_REASON = re.compile(
+    r"\b(?:because|since|due\s+to|owing\s+to|so\s+that|in\s+order\s+to|reasons?"
+    r"|as\s+(?:this|it|they|that|these|those|the|there|we|you)"
+    r"|to\s+(?:avoid|ease|allow|prevent|make|ensure|keep|support|fix|work\s+around))\b"
+    r"|因为|由于|为了|所以|因此|否则|以免|以便", re.IGNORECASE)
+#: A question that asks for a way to do something: "How do I stop losetup from …?", "how can I …", 怎样, 如何.
+_ASKS_HOW_TO = re.compile(r"\bhow\s+(?:do|can|could|should|would)\s+(?:I|you|we|one)\b|\bhow\s+to\b"
+                          r"|怎样|怎么|如何|有什么办法|什么方法", re.IGNORECASE)
+#: What gives a way: an instruction ("Use --nooverlap with --find …", "Set … to …"), what you can or should do,
+#: what avoids a problem; 可以, 使用, 设置.
+_GIVES_WAY = re.compile(
+    r"(?:^|[.!?]\s+|\n\s*)(?:use|set|run|add|pass|give|specify|put|edit|create|call|type|enable|disable|install"
+    r"|remove|delete|change|select|invoke|append|prefix|press|try)\b"
+    r"|\b(?:you|one|users?)\s+(?:can|may|should|must|need\s+to|have\s+to)\b|\bto\s+(?:avoid|prevent|stop|disable)\b"
+    r"|\bby\s+(?:using|setting|passing|adding|giving|running|specifying)\b"
+    r"|可以|使用|设置|设立|指定|应该|需要", re.IGNORECASE)
+#: An option the question says is *not* given ("when I don't pass -n", "without -k", "不加 -n").
+_NEGATED_OPTION = re.compile(r"(?:\b(?:\w+n['’]t|dont|do\s+not|not|without|no|never|omit|leave\s+off|unless)\s+"
+                             r"(?:\w+\s+){0,2}?|(?:不加|不用|不带|没有加?|不指定)\s*)--?[A-Za-z0-9][A-Za-z0-9-]*",
+                             re.IGNORECASE)
+
+
+def _section(context: str | None) -> str:
+    """The last heading of a passage's heading path: the section it is in ("NAME", "SEE ALSO", "-r, --remove")."""
+    return (context or "").rsplit(HEADING_SEPARATOR, 1)[-1].strip()
+
+
+def _answering_sections(question: str, passages: Sequence[ExcerptPassage]) -> list[bool]:
+    """Whether each passage's section can answer ``question``. A man page's NAME and SYNOPSIS lines share the
+    command's name with every question about it and answer only "What is split?"; its SEE ALSO list (参见) names
+    other pages and answers nothing: quoted, they read as an answer that says nothing."""
+    what_is = _ASKS_WHAT_IT_IS.match(question) is not None
+    return [not _REFERENCE_SECTION.match(section) and (what_is or not _SYNOPSIS_SECTION.search(section))
+            for section in (_section(passage.context) for passage in passages)]
+
+
+def _named_options(question: str) -> set[str]:
+    """The options ``question`` names as given (``-G`` of "usermod -G kicked me out"), not those it says are left
+    out ("when I don't pass -n")."""
+    return set(_OPTION.findall(_NEGATED_OPTION.sub(" ", question)))
+
+
+#: What an amount question measures: "how many *days*", "the maximum number of *OnCalendar= expressions*", "the
+#: smallest RSA *key length*", "what *exit status*". Not a port: "It listens on 22." says which without the word.
+_MEASURE = re.compile(
+    r"\bhow\s+many\s+(?P<many>[\w=.-]+(?:\s+[\w=.-]+)?)"
+    r"|\b(?:number|count)\s+of\s+(?P<of>[\w=.-]+(?:\s+[\w=.-]+)?)"
+    r"|\b(?:smallest|largest|lowest|highest|biggest|minimum|maximum|min|max|default)\s+(?P<noun>(?:[\w-]+\s+){0,2}?"
+    r"(?:size|length|level|limit|timeout|interval|amount|range))s?\b"
+    r"|\b(?P<status>exit|return|error)\s+(?:status|code|value)", re.IGNORECASE)
+#: The words a sentence giving an exit status uses.
+_STATUS_WORDS: Final = frozenset(analyze("exit exits status return returns code error"))
+#: What counts occurrences, not a thing: an amount of them is stated in any words.
+_OCCURRENCES: Final = frozenset(analyze("times time"))
+
+
+def _measured(question: str) -> set[str]:
+    """The terms of what ``question``'s amounts measure (:data:`_MEASURE`), or an empty set when it does not say
+    ("how long", "how often", 多少) or counts only occurrences ("how many times")."""
+    measured: set[str] = set()
+    for match in _MEASURE.finditer(question):
+        if match.group("status"):
+            measured |= _STATUS_WORDS
+            continue
+        terms = set(analyze(next(group for group in match.groups() if group))) - QUESTION_STOPWORDS
+        if terms & _OCCURRENCES:
+            return set()  # "how many times" is answered by "only one instance …" as well as by "3 times"
+        measured |= terms
+    return measured
+
+
+#: A setting's name as a heading or a tag line: ``NAutoVTs=``, ``PermitRootLogin``, ``LOGIN_RETRIES (number)``.
+_SETTING_TAG = re.compile(r"[A-Za-z_][\w.-]*=?(?:\s*\([^()]{1,30}\))?")
+#: The longest first line read as a tag over an indented body.
+_MAX_TAG_LINE: Final = 60
+#: The most words a tag line has (``HandleLidSwitch=, HandleLidSwitchExternalPower=`` is two).
+_MAX_TAG_WORDS: Final = 6
+#: A sentence's end inside a line (". ", "; ") or Chinese punctuation: a line holding one is no tag.
+_SENTENCE_MARK = re.compile(r"[.;:!?]\s|[。；：！？，、]")
+
+
+def _describes_an_option(passage: ExcerptPassage) -> bool:
+    """Whether ``passage`` is what a manual says of one option or setting: it opens with a command-line option
+    (``-r, --remove``), or with a short tag line over an indented body (``PermitRootLogin``, ``NAutoVTs=``), or
+    its heading is such a tag (a setting's name over its description)."""
+    if opens_with_option(passage.text.lstrip().partition("\n")[0].strip()) or _opens_with_tag_line(passage.text):
+        return True
+    heading = _section(passage.context)
+    # A section's name (DESCRIPTION, OPTIONS) is no setting's: a setting is written in mixed case, or with "_",
+    # "=" or its type.
+    return opens_with_option(heading) or (bool(_SETTING_TAG.fullmatch(heading)) and (
+        heading != heading.upper() or any(mark in heading for mark in "_=(")))
+
+
+def _opens_with_tag_line(text: str) -> bool:
+    """Whether ``text`` opens with a short tag line over an indented body: a definition list's term
+    (``PermitRootLogin``, ``NAutoVTs=``, rtcwake's mode ``off``) over what it means. A term is a few words and
+    no sentence: the first line of a hard-wrapped paragraph ("frob 读取每个文件…。默认情况下，…；如果指定") is
+    followed by indented lines too."""
+    first, _, rest = text.lstrip().partition("\n")
+    first = first.strip()
+    return bool(first) and len(first) <= _MAX_TAG_LINE and first[-1] not in ".;:!?," and rest[:1] in (" ", "\t") \
+        and len(first.split()) <= _MAX_TAG_WORDS and _SENTENCE_MARK.search(first) is None
+
+
+def _answer_kinds(question: str, texts: Sequence[str], contexts: Sequence[str], terms: Sequence[Sequence[str]]
+                  ) -> Iterator[list[bool]]:
+    """For each kind of sentence an answer to ``question`` should be, whether each answer sentence is of that kind
+    (``texts``, with their heading paths and analysed terms); one that is not keeps :data:`LEAD_IN_SHARE` of its
+    score. The kinds of :func:`_kinds_asked`, and three that only an answer needs (a quote may be any of them)."""
+    # A lead-in ("To build a statically linked version of jq, run:") introduces what follows; it answers nothing.
+    yield [not text.rstrip().endswith((":", "：")) for text in texts]
+    # A man page's NAME and SYNOPSIS lines ("split - split a file into pieces") share the command's name with
+    # every question about it; they answer "What is split?", not what one of its options does.
+    if not _ASKS_WHAT_IT_IS.match(question):
+        yield [not _SYNOPSIS_SECTION.search(_section(context)) for context in contexts]
+    # A question written in Chinese is answered in Chinese where the evidence says it in both languages (a man
+    # page and its translation): "touch 的 --time 参数写成 mtime…" by the translated line, not the English one.
+    if has_cjk(question) and any(has_cjk(text) for text in texts):
+        yield [has_cjk(text) for text in texts]
+    yield from _kinds_asked(question, texts, terms)
+
+
+def _completing_kind(question: str) -> re.Pattern[str] | None:
+    """What a quote's run of sentences should hold for ``question`` when its best sentence does not: a reason for
+    "why…?", a default for a question that asks for one; ``None`` for other questions and for claims."""
+    if not asks_a_question(question):
+        return None
+    if _ASKS_WHY.search(question):
+        return _GIVES_REASON
+    if _ASKS_FOR_DEFAULT.search(question):
+        return _STATES_DEFAULT
+    if _ASKS_FOR_AMOUNT.search(question):
+        return _STATES_AMOUNT
+    return _GIVES_WAY if _ASKS_HOW_TO.search(question) else None
+
+
+def _kinds_asked(question: str, texts: Sequence[str], terms: Sequence[Sequence[str]], *, options: bool = True
+                 ) -> Iterator[list[bool]]:
+    """For each kind of sentence ``question`` asks for (an amount, a default, a reason, a replacement, and with
+    ``options`` what an option does), whether each sentence (``texts``, with their analysed ``terms``) is of that
+    kind: the quotes and the answer both prefer the sentence that says what was asked to one that only shares its
+    words. The quotes leave the options to the answer: "usermod -G kicked my user out of their other groups; how
+    do I add a group without removing the others?" names -G and is answered by -a, which only a quote can show."""
+    asked = asks_a_question(question)  # a claim ("… raises the maximum number of …") asks for no amount
+    # A number is what "how many", "how often" or "the smallest … length" asks for: a sentence without one states
+    # no amount ("Normally Wget gives up on a URL…" against "The default is to retry 20 times").
+    if asked and _ASKS_FOR_AMOUNT.search(question):
+        yield [bool(_STATES_AMOUNT.search(text)) for text in texts]
+    # "What is the default login shell?" and "…print by default?" are answered by the sentence that states a
+    # default ("Default 16"), not by an example that happens to say "20 octets per line".
+    # "Why did coreutils bring back the symlinks?" is answered by the sentence that gives a reason ("as this causes
+    # problems with date display"), not by the one that only says they were removed; "why does file normally
+    # refuse … unless I pass -s?" asks for the reason, not for the default it names.
+    why = asked and _ASKS_WHY.search(question) is not None
+    if asked and not why and _ASKS_FOR_DEFAULT.search(question):
+        yield [bool(_STATES_DEFAULT.search(text)) for text in texts]
+    if why:
+        yield [bool(_GIVES_REASON.search(text)) for text in texts]
+    # "What am I supposed to use instead?" is answered by the sentence that names the replacement ("superseded by
+    # --control-list", "或使用 sort -u 而非 uniq"), not by the one that says the old way is deprecated.
+    replacement = asked and _ASKS_FOR_REPLACEMENT.search(question) is not None
+    if replacement:
+        yield [bool(_GIVES_REPLACEMENT.search(text)) for text in texts]
+    # A question about an option ("What does xargs -0 do?") is answered by what is said of that option (the line
+    # of "-0, --null"), not by the page's description of xargs, which holds more of its words; "when I don't pass
+    # -n" asks what happens without the option, so its line is not the answer; nor is the line of the option a
+    # question wants a replacement for.
+    if not options:
+        return
+    named = set() if replacement else _named_options(question)
+    if named:
+        yield [bool(named.intersection(sentence)) for sentence in terms]
+    elif _ASKS_FOR_OPTION.search(question):
+        # "Which option makes cp copy directories recursively?" is answered by an option's own line
+        # ("-R, -r, --recursive  copy directories recursively"), not by the page's NAME line or a sentence
+        # that happens to say "makes" and "options".
+        yield [opens_with_option(text) for text in texts]
+
+
+def _without_answer_kind_words(text: str) -> str:
+    """A Chinese question without its question words and the words that say what kind of answer is wanted
+    (什么, 选项, 作用, …): "rm 的 -f 选项做什么" is answered by the option's line, not by a sentence that
+    happens to say 选项 twice."""
+    if _CJK_SPLIT.search(text) is None:
+        return text
+    for word in (*CJK_QUESTION_WORDS, *CJK_GATE_STOPWORDS):
+        text = text.replace(word, " ")
+    return text

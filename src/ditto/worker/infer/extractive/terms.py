@@ -1,0 +1,106 @@
+"""What the built-in model counts as a word (INF-3): the analysis of questions and passages, and the
+stop words of each purpose.
+
+"Meaningful term" means an analysed term (Snowball-stemmed, CJK characters one by one) that is not a stop
+word: Lucene's English list plus the question and function words of :data:`QUESTION_STOPWORDS`, so "How long
+are backups kept?" is about ``long``, ``backup`` and ``kept``, not ``how``. Command-line options are terms as
+written. Whether a text asks at all (:func:`asks_a_question`) is decided here too: a question is about the
+names it writes, a claim to check is not."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Final
+
+from ....text import CJK_CLASS, CJK_STOPWORDS, ENGLISH_STOPWORDS, TextAnalyzer
+from ....text.analysis import has_cjk, lone_digits
+from ....text.sentences import Sentence
+from ....text.unwrap import join_hyphenated
+
+__all__ = [
+    "CJK_GATE_STOPWORDS", "CJK_QUESTION_WORDS", "GATE_STOPWORDS", "QUESTION_STOPWORDS", "analyze",
+    "asks_a_question"
+]
+
+#: Question and function words dropped on top of Lucene's English stop words: they say
+#: what kind of answer is wanted, not what it is about.
+QUESTION_STOPWORDS: Final = frozenset({
+    "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "do", "does", "did", "done",
+    "can", "could", "should", "would", "may", "might", "must", "shall", "has", "have", "had", "been", "being",
+    "were", "am", "i", "me", "my", "we", "us", "our", "you", "your", "he", "she", "him", "her", "his", "its",
+    "them", "than", "so", "too", "very", "about", "from", "any", "all", "some", "many", "much", "here",
+    "also", "only", "just", "please", "tell", "explain", "describe", "show", "give", "find", "list",
+})
+#: Two or more labelled lines and nothing else ("What: --control-path\nStatus: deprecated\nWhen: 1.18.x"): a
+#: record's fields, whose meaning is in the sentence after them, so the run takes that sentence along.
+_FIELD_LINES = re.compile(r"[ \t]*[A-Z][\w-]{0,30}:[ \t]*[^\n]*(?:\r?\n[ \t]*[A-Z][\w-]{0,30}:[ \t]*[^\n]*)+")
+#: Words of a question that say what kind of answer is wanted; the relevance gate does not count them.
+GATE_STOPWORDS: Final = frozenset({"often", "long", "frequently", "exactly", "usually", "typically", "generally",
+                                   "actually", "really", "kind", "way", "option", "options", "flag", "flags"})
+#: The same for Chinese ("选项有什么作用": what the option does): an option's line never says 选项.
+CJK_GATE_STOPWORDS: Final = ("选项", "参数", "作用", "用途", "功能", "意思", "含义")
+#: Chinese question words: what kind of answer is wanted, not what it is about.
+CJK_QUESTION_WORDS: Final = ("做什么", "干什么", "有什么", "是什么", "为什么", "什么", "哪个", "哪些", "哪里",
+                             "哪儿", "哪", "多少", "多久", "多长", "怎么样", "怎么", "怎样", "如何", "是否", "是不是",
+                             "谁", "吗", "呢")
+
+_ANALYZER = TextAnalyzer(stopwords=ENGLISH_STOPWORDS | QUESTION_STOPWORDS, stemmer="english", cjk="unigram")
+_STOPWORDS: Final = ENGLISH_STOPWORDS | QUESTION_STOPWORDS
+
+_GATE_STOPWORDS: Final = frozenset(_ANALYZER.analyze(" ".join(GATE_STOPWORDS))) | GATE_STOPWORDS
+#: Where a question's clauses part: commas, semicolons, "and"/"or", Chinese enumeration commas.
+_CLAUSE = re.compile(r"[,;:，；：、]|\b(?:and|or)\b|以及|还有|并且|和")
+_CJK_SPLIT = re.compile(f"([{CJK_CLASS}]+)")
+_CJK_STOP_SPLIT = re.compile("[" + "".join(sorted(word for word in CJK_STOPWORDS if len(word) == 1)) + r"\s]+")
+#: A command-line option: "-p", "-0", "--parents" (after white space, an opening bracket or the start).
+_OPTION = re.compile(r"(?<![^\s(\[,])--?[A-Za-z0-9][A-Za-z0-9-]{0,30}(?![\w-])")
+
+
+def analyze(text: str) -> list[str]:
+    """The built-in model's terms of ``text`` (stemmed, stop words and question words dropped).
+
+    A word hyphenated at a line end ("ex‐\\nclude") is one word again before analysis, and
+    command-line options ("-p", "--parents", "-0") are terms as written (case kept: ``-S`` is
+    not ``-s``), because "what does -p do?" is about ``-p``.
+    """
+    text = join_hyphenated(text)
+    terms = _ANALYZER.analyze(text)
+    if "-" in text:
+        terms.extend(_OPTION.findall(text))
+    return terms
+
+
+def _analyze_with_digits(text: str) -> list[str]:
+    """:func:`analyze`'s terms and the digits that stand alone (the relevance gate's notion of a term)."""
+    return analyze(text) + lone_digits(text)
+
+
+def _cut(text: str, span: Sentence, limit: int) -> str:
+    """The sentence, or its longest prefix of whole words within ``limit`` characters (a substring)."""
+    quote = text[span.start:span.end]
+    if len(quote) <= limit:
+        return quote
+    head = quote[:limit]
+    for mark in ("; ", ", ", " "):
+        cut = head.rfind(mark)
+        if cut > limit // 2:
+            return head[:cut + (1 if mark != " " else 0)].rstrip()
+    return head.rstrip() or head
+
+
+def _normalised(scores: Sequence[float]) -> list[float]:
+    top = max(scores, default=0.0)
+    return [score / top for score in scores] if top > 0 else [0.0] * len(scores)
+
+
+def asks_a_question(text: str) -> bool:
+    """Whether ``text`` is put as a question (a question mark, or a Chinese question word) rather than
+    stated (a claim to check): a question is *about* the names it writes, whatever its length, while in a
+    long claim a name is one detail among many."""
+    stripped = text.rstrip()
+    return stripped.endswith(("?", "？")) or (has_cjk(text) and any(word in text for word in CJK_QUESTION_WORDS))
+
+
+def _distinct(entries: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(entries))
