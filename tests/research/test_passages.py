@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import itertools
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -303,3 +304,45 @@ def test_a_number_inside_a_wrapped_sentence_opens_no_list_item() -> None:
     assert "Values above 12 are considered the same as\n              12." in piece
     steps = "Do this:\n1. unpack the archive.\n2. run make.\n3. run make install.\n"
     assert texts(steps, cut_passages(steps))[1:] == ["1. unpack the archive.", "2. run make.", "3. run make install."]
+
+
+#: A web page's main text as the extractor writes it (our wording): one paragraph a line, titles on lines of their
+#: own, a compile-time option on a line of its own.
+WEB_TEXT = """\
+Limits in this article are sizes or quantities that cannot be exceeded.
+Maximum length of a string
+The maximum number of bytes in a string is set by WIDGET_MAX_LENGTH. Its default value is one billion.
+-DWIDGET_MAX_LENGTH=123456789
+The maximum string length can be lowered at run time.
+Maximum Number Of Columns
+The default setting for WIDGET_MAX_COLUMN is 2000. You can change it at compile time.
+Conclusion"""
+
+
+def test_web_text_lines_are_paragraphs_under_their_titles() -> None:
+    """Issue 17 (passages for web text, WF-6): in text extracted from a web page a short title line heads the
+    paragraphs under it and no passage runs across it; a setting on a line of its own and a last short line with
+    nothing under it are no titles. Documents (the default layout) are cut as before."""
+    spans = cut_passages(WEB_TEXT, layout="lines")
+    texts = [(span.heading, WEB_TEXT[span.start:span.end]) for span in spans]
+    assert [heading for heading, _ in texts] == [None, "Maximum length of a string", "Maximum Number Of Columns"]
+    assert texts[1][1].startswith("The maximum number of bytes") and "-DWIDGET_MAX_LENGTH" in texts[1][1]
+    assert texts[1][1].endswith("lowered at run time."), "the section ends at the next title"
+    assert texts[2][1].endswith("Conclusion")
+    assert all(WEB_TEXT[span.start:span.end].strip() == WEB_TEXT[span.start:span.end] for span in spans)
+    wrapped = cut_passages(WEB_TEXT)
+    assert len(wrapped) == 1 and wrapped[0].heading is None
+
+
+@given(st.lists(st.sampled_from(["Short Title", "A sentence that ends here.", "x = f(1)", "", "- an item",
+                                 "| a | b |", "Another paragraph, long enough to follow a title line."]),
+                max_size=30))
+def test_web_text_passages_cover_the_text_in_order(lines: list[str]) -> None:
+    """Issue 17 (WF-6), invariant: the passages of web text are in order, do not overlap, stay within the limit,
+    and every non-blank line that is not a title is inside one."""
+    text = "\n".join(lines)
+    spans = cut_passages(text, layout="lines")
+    assert all(a.end <= b.start for a, b in itertools.pairwise(spans))
+    assert all(0 < span.end - span.start <= MAX_PASSAGE_CHARS for span in spans)
+    covered = "".join(text[span.start:span.end] for span in spans)
+    assert all(line.strip() in covered for line in lines if line.strip() and line != "Short Title")

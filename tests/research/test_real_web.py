@@ -17,6 +17,8 @@ READ_QUESTIONS = (
     ("What happens to the WAL file during a checkpoint?", "wal.html", "checkpoint"),
     ("Which lock is needed before writing to the database file?", "lockingv3.html", "EXCLUSIVE"),
     ("How do I enable foreign key constraints?", "foreignkeys.html", "foreign_keys"),
+    # The page's next section ("Maximum Number Of Columns … default setting … is 2000") is no part of the answer.
+    ("What is the default maximum length of a string or BLOB?", "limits.html", "1,000,000,000"),
 )
 
 

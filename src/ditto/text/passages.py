@@ -33,6 +33,12 @@ Recognised layout:
   columns over an indented body;
 * anything else: runs of non-blank lines.
 
+Text extracted from a web page (``layout="lines"``) writes one paragraph a line, with no blank lines
+between them, and its titles as lines of their own: a short line that reads as a title — at most
+:data:`MAX_LEAD_CHARS`, a letter first, no closing punctuation, over a longer line — is the heading of
+the paragraphs under it (a page's "Maximum Number Of Columns" is not the last line of the paragraph
+before it), and the paragraphs of one section are packed into passages as a long paragraph is.
+
 Example::
 
     spans = cut_passages(text)
@@ -50,7 +56,7 @@ from typing import Final, Literal
 from .sentences import runs_over_blank, split_sentences, starts_item, tag_over_body
 
 __all__ = ["HEADING_SEPARATOR", "MAX_HEADING_CHARS", "MAX_LEAD_CHARS", "MAX_PASSAGE_CHARS", "PASSAGES_VERSION",
-           "PassageKind", "PassageSpan", "cut_passages"]
+           "Layout", "PassageKind", "PassageSpan", "cut_passages"]
 
 #: The longest passage (seed 004: at most 1000 characters per passage).
 MAX_PASSAGE_CHARS: Final = 1000
@@ -63,6 +69,9 @@ MAX_LEAD_CHARS: Final = 80
 PASSAGES_VERSION: Final = 5
 
 PassageKind = Literal["paragraph", "list-item", "code", "indented"]
+#: How lines make paragraphs: ``"wrapped"`` (documents: a paragraph runs over line breaks to a blank line) or
+#: ``"lines"`` (text extracted from a web page: one paragraph a line).
+Layout = Literal["wrapped", "lines"]
 
 _FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
 _ATX = re.compile(r"[ \t]{0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
@@ -261,6 +270,25 @@ class _Cutter:
         return self.spans
 
 
+    def run_lines(self) -> list[PassageSpan]:
+        """The pass for ``layout="lines"``: a section's lines are one block, title lines its heading."""
+        lines = self.lines
+        for index, line in enumerate(lines):
+            stripped = line.text.strip()
+            if not stripped:
+                self.close()
+                continue
+            following = next((later for later in lines[index + 1:] if later.text.strip()), None)
+            if _title_line(stripped, following.text.strip() if following is not None else None):
+                self.close()
+                self.push_heading(1, stripped)
+            elif self.block:
+                self.block.append(line)
+            else:
+                self.open(line, "paragraph")
+        self.close()
+        return self.spans
+
     def _tag_awaits_body(self, blank: _Line) -> bool:
         """Whether the open block is an option tag alone and the next line with text after the ``blank``
         line is its description (:func:`~.sentences.tag_over_body`): sed's page puts a blank line under each tag."""
@@ -280,6 +308,17 @@ def _man_heading(line: _Line, following: _Line | None) -> bool:
     return (following is not None and bool(following.text.strip()) and line.indent <= 3
             and following.indent >= line.indent + 2 and len(title) <= 60 and title[0].isalpha()
             and title[-1] not in ".,;:!?" and not _ITEM.match(line.text))
+
+
+#: What a title line of extracted web text never holds: code and settings ("-DSQLITE_MAX_LENGTH=123", "f(x)").
+_NOT_TITLE = re.compile(r"[=(){}<>;|`\\]")
+
+
+def _title_line(line: str, following: str | None) -> bool:
+    """Whether a line of extracted web text is a title over the paragraph that follows it."""
+    return (following is not None and len(line) <= MAX_LEAD_CHARS and len(following) > len(line)
+            and line[0].isalpha() and line[-1] not in ".,;:!?" and _NOT_TITLE.search(line) is None
+            and not _ITEM.match(line))
 
 
 def _chunks(parts: Sequence[tuple[int, int]], limit: int) -> list[tuple[int, int]]:
@@ -348,8 +387,10 @@ def _bounded(text: str, start: int, end: int, limit: int) -> list[tuple[int, int
     return parts
 
 
-def cut_passages(text: str, *, max_chars: int = MAX_PASSAGE_CHARS) -> list[PassageSpan]:
-    """The passages of ``text`` in order: non-empty, non-overlapping, at most ``max_chars`` each."""
+def cut_passages(text: str, *, max_chars: int = MAX_PASSAGE_CHARS, layout: Layout = "wrapped") -> list[PassageSpan]:
+    """The passages of ``text`` in order: non-empty, non-overlapping, at most ``max_chars`` each; ``layout``
+    says how its lines make paragraphs (:data:`Layout`)."""
     if max_chars < 1:
         raise ValueError("max_chars must be at least 1")
-    return _Cutter(text, max_chars).run()
+    cutter = _Cutter(text, max_chars)
+    return cutter.run_lines() if layout == "lines" else cutter.run()

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ....text import TextAnalyzer, score_documents
-from ....text.passages import PassageSpan, cut_passages
+from ....text.passages import Layout, PassageSpan, cut_passages
 
 __all__ = ["ranked_spans"]
 
@@ -25,7 +25,7 @@ _ANALYZER = TextAnalyzer(cjk="unigram")
 
 
 def ranked_spans(text: str, queries: Sequence[str], limit: int, *, fallback: bool = False,
-                 coordinate: bool = False) -> list[tuple[PassageSpan, str]]:
+                 coordinate: bool = False, layout: Layout = "wrapped") -> list[tuple[PassageSpan, str]]:
     """At most ``limit`` passages of ``text`` with their best query, in reading order.
 
     Only passages sharing a term with some query are shown; with ``fallback``, a
@@ -33,12 +33,15 @@ def ranked_spans(text: str, queries: Sequence[str], limit: int, *, fallback: boo
     model does not see) shows its first passage rather than nothing. ``coordinate``
     weighs each score by the share of the query's terms the passage holds (see
     :func:`~ditto.text.score_documents`): on a web page, a one-word table cell ("fail")
-    or a heading otherwise outranks the paragraph that answers.
+    or a heading otherwise outranks the paragraph that answers. ``layout`` is how the text's
+    lines make paragraphs (``"lines"`` for a web page's extracted text, see :func:`~ditto.text.passages.cut_passages`).
     """
-    spans = cut_passages(text)
+    spans = cut_passages(text, layout=layout)
     if not spans or limit <= 0 or not queries:
         return []
-    terms = [_ANALYZER.analyze(text[span.start:span.end]) for span in spans]
+    # Scored with its heading path, as the documents index does: a section's paragraphs need not repeat its title.
+    terms = [_ANALYZER.analyze(f"{span.heading}\n{text[span.start:span.end]}" if span.heading
+                               else text[span.start:span.end]) for span in spans]
     wanted = [term for query in queries for term in _ANALYZER.analyze(query)]
     scores = score_documents(wanted, terms, coordinate=coordinate)
     ranked = sorted((i for i, score in enumerate(scores) if score > 0), key=lambda i: (-scores[i], i))
