@@ -99,6 +99,13 @@ EIGHTH_MAN_PAGES = ("1 mountpoint", "1 choom", "1 mcookie", "1 tempfile", "1 mes
 EIGHTH_ZH_MAN_PAGES = ("systemd-cat", "systemd-inhibit", "systemd-detect-virt", "localectl", "mknod", "createuser",
                        "wall", "sleep")
 
+NINTH_MAN_PAGES = ("1 ischroot", "1 ipcmk", "1 setsid", "1 utmpdump", "1 lsmem", "1 scriptreplay", "1 envsubst",
+                   "1 tload", "5 group.conf", "5 namespace.conf", "5 pstore.conf", "5 machine-info", "5 networks",
+                   "8 pam_mkhomedir", "8 pam_nologin", "8 killall5", "8 groupmems", "8 zramctl", "7 mq_overview",
+                   "7 xattr")
+NINTH_ZH_MAN_PAGES = ("systemd-escape", "systemd-delta", "systemd-notify", "systemd-ask-password", "systemd-firstboot",
+                      "unexpand", "sum", "chsh")
+
 
 def _plain(text: str) -> str:
     """Overstrikes removed (what ``col -bx`` does), as a reader sees the page."""
@@ -165,19 +172,20 @@ def corpus_name(kind: str, name: str) -> str:
 
 def build_corpus(folder: Path, holdout: bool = False, review: bool = False, third: bool = False,
                  fourth: bool = False, fifth: bool = False, sixth: bool = False, seventh: bool = False,
-                 eighth: bool = False) -> tuple[list[str], list[str]]:
+                 eighth: bool = False, ninth: bool = False) -> tuple[list[str], list[str]]:
     """Write every available source into ``folder`` (English) and ``folder/zh`` (Chinese).
 
     ``holdout``: the larger held-out corpus (the ``HOLDOUT_`` sources added); ``review``: the review pages
     added; ``third``: both, and the ``THIRD_`` pages; ``fourth``: all of these and the ``FOURTH_`` pages;
     ``fifth``: all of these and the ``FIFTH_`` pages; ``sixth``: all of these and the ``SIXTH_`` pages;
-    ``seventh``: all of these and the ``SEVENTH_`` pages; ``eighth``: all of these and the ``EIGHTH_`` pages.
-    Returns ``(written file names, missing sources)``.
+    ``seventh``: all of these and the ``SEVENTH_`` pages; ``eighth``: all of these and the ``EIGHTH_`` pages;
+    ``ninth``: all of these and the ``NINTH_`` pages. Returns ``(written file names, missing sources)``.
     """
     # Each later set's corpus holds the earlier ones: a flag turns on every set before it too.
     later = [(third, THIRD_MAN_PAGES, THIRD_ZH_MAN_PAGES), (fourth, FOURTH_MAN_PAGES, FOURTH_ZH_MAN_PAGES),
              (fifth, FIFTH_MAN_PAGES, FIFTH_ZH_MAN_PAGES), (sixth, SIXTH_MAN_PAGES, SIXTH_ZH_MAN_PAGES),
-             (seventh, SEVENTH_MAN_PAGES, SEVENTH_ZH_MAN_PAGES), (eighth, EIGHTH_MAN_PAGES, EIGHTH_ZH_MAN_PAGES)]
+             (seventh, SEVENTH_MAN_PAGES, SEVENTH_ZH_MAN_PAGES), (eighth, EIGHTH_MAN_PAGES, EIGHTH_ZH_MAN_PAGES),
+             (ninth, NINTH_MAN_PAGES, NINTH_ZH_MAN_PAGES)]
     wanted = [any(flag for flag, _, _ in later[index:]) for index in range(len(later))]
     holdout, review = holdout or wanted[0], review or wanted[0]
     if folder.exists():
