@@ -56,7 +56,7 @@ from typing import Final, Literal
 from .sentences import runs_over_blank, split_sentences, starts_item, tag_over_body
 
 __all__ = ["HEADING_SEPARATOR", "MAX_HEADING_CHARS", "MAX_LEAD_CHARS", "MAX_PASSAGE_CHARS", "PASSAGES_VERSION",
-           "Layout", "PassageKind", "PassageSpan", "cut_passages"]
+           "Layout", "PassageKind", "PassageSpan", "cut_passages", "heading_over"]
 
 #: The longest passage (seed 004: at most 1000 characters per passage).
 MAX_PASSAGE_CHARS: Final = 1000
@@ -385,6 +385,11 @@ def _bounded(text: str, start: int, end: int, limit: int) -> list[tuple[int, int
     if end > start:
         parts.append((start, end))
     return parts
+
+
+def heading_over(text: str, heading: str | None) -> str:
+    """A passage as a retriever reads it: its heading path over its text (searched and judged, never quoted)."""
+    return f"{heading}\n{text}" if heading else text
 
 
 def cut_passages(text: str, *, max_chars: int = MAX_PASSAGE_CHARS, layout: Layout = "wrapped") -> list[PassageSpan]:

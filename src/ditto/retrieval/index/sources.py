@@ -39,7 +39,7 @@ from typing import Any, Final, Literal
 from ...contracts import InvalidJson, check_json
 from ...redaction import printable
 from ...text.files import DOCUMENT_SUFFIXES, WalkLimits, WalkReport, read_document, walk_documents
-from ...text.passages import cut_passages
+from ...text.passages import cut_passages, heading_over
 from .errors import INDEX_INVALID_INPUT, SearchIndexError
 
 __all__ = ["INDEX_LIMITS", "IndexLimits", "PassageRow", "SourceFile", "discover", "load_file"]
@@ -101,7 +101,7 @@ class PassageRow:
     @property
     def search_text(self) -> str:
         """What BM25 and the embedding model see: the heading path over the passage (as research scores it)."""
-        return f"{self.heading}\n{self.text}" if self.heading else self.text
+        return heading_over(self.text, self.heading)
 
     def search_metadata(self) -> dict[str, Any]:
         """The metadata searches return and filter on: the passage's own plus where it lies

@@ -47,7 +47,7 @@ from ...errors import DittoError
 from ...redaction import printable
 from ...text.analysis import TextAnalyzer
 from ...text.files import WalkReport
-from ...text.passages import PASSAGES_VERSION
+from ...text.passages import PASSAGES_VERSION, heading_over
 from ..engines.bm25 import BM25Index
 from ..providers.embedding import EmbeddingProvider, embed_contents
 from .errors import (
@@ -422,7 +422,7 @@ def _build(directory: Path, previous: Manifest | None, target: Path, plan: _Plan
         if embed is not None and previous is not None and previous.embedding is None:
             # vectors are new to this index: the passages it already holds get theirs too
             leaving = {*gone, *replaced}
-            kept = [(rowid, f"{heading}\n{text}" if heading else text) for rowid, path, heading, text in
+            kept = [(rowid, heading_over(text, heading)) for rowid, path, heading, text in
                     connection.execute("SELECT rowid, path, heading, text FROM passages") if path not in leaving]
             for start in range(0, len(kept), _EMBED_CHUNK):
                 chunk = kept[start:start + _EMBED_CHUNK]

@@ -16,6 +16,7 @@ from typing import Final
 
 from ....text import score_documents
 from ....text.analysis import has_cjk, lone_digits
+from ....text.passages import heading_over
 from ....text.sentences import Sentence, option_tag, split_sentences
 from ..tasks import (
     Excerpt,
@@ -156,7 +157,7 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
 def _with_context(passage: ExcerptPassage) -> str:
     """The passage as a whole is judged together with where it sits (its headings); only its own
     sentences are ever quoted."""
-    return f"{passage.context}\n{passage.text}" if passage.context else passage.text
+    return heading_over(passage.text, passage.context)
 
 
 def sentence_texts(task: ExcerptTask) -> list[str]:
@@ -357,17 +358,12 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
     if _ASKS_FOR_AMOUNT.search(task.question):
         best = candidates[0].score
         quotable = [c for c in candidates if c.score >= FOLLOW_UP_SHARE * best or c.similarity >= semantic_follow_up]
+        # The amount of the thing asked: "What exit status does mkswap return …?" is not answered by "Linux allows
+        # 32 swap areas", which states an amount of something else; the passage must speak of what is measured.
         measured = _measured(task.question)
-
-        def states_it(candidate: ScoredSentence) -> bool:
-            passage = task.passages[candidate.passage]
-            text = _with_next(passage.text, spans[candidate.passage], candidate.sentence)
-            # The amount of the thing asked: "What exit status does mkswap return …?" is not answered by "Linux
-            # allows 32 swap areas", which states an amount of something else.
-            return _states_amount(text, wanted) and (
-                not measured or bool(measured & set(analyze(f"{passage.context or ''}\n{passage.text}"))))
-
-        if not any(states_it(c) for c in quotable):
+        speaks = [not measured or bool(measured & set(analyze(_with_context(p)))) for p in task.passages]
+        if not any(speaks[c.passage] and _states_amount(
+                _with_next(task.passages[c.passage].text, spans[c.passage], c.sentence), wanted) for c in quotable):
             return False
     if _ASKS_FOR_OPTION.search(task.question) and not _named_options(task.question):
         # The option's own entry, or a sentence that names one ("如果在命令行上指定了 -m 选项, Uuencode 就改用 base64").

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ....text import TextAnalyzer, score_documents
-from ....text.passages import Layout, PassageSpan, cut_passages
+from ....text.passages import Layout, PassageSpan, cut_passages, heading_over
 
 __all__ = ["ranked_spans"]
 
@@ -40,8 +40,7 @@ def ranked_spans(text: str, queries: Sequence[str], limit: int, *, fallback: boo
     if not spans or limit <= 0 or not queries:
         return []
     # Scored with its heading path, as the documents index does: a section's paragraphs need not repeat its title.
-    terms = [_ANALYZER.analyze(f"{span.heading}\n{text[span.start:span.end]}" if span.heading
-                               else text[span.start:span.end]) for span in spans]
+    terms = [_ANALYZER.analyze(heading_over(text[span.start:span.end], span.heading)) for span in spans]
     wanted = [term for query in queries for term in _ANALYZER.analyze(query)]
     scores = score_documents(wanted, terms, coordinate=coordinate)
     ranked = sorted((i for i, score in enumerate(scores) if score > 0), key=lambda i: (-scores[i], i))
