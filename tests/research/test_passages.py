@@ -346,3 +346,53 @@ def test_web_text_passages_cover_the_text_in_order(lines: list[str]) -> None:
     assert all(0 < span.end - span.start <= MAX_PASSAGE_CHARS for span in spans)
     covered = "".join(text[span.start:span.end] for span in spans)
     assert all(line.strip() in covered for line in lines if line.strip() and line != "Short Title")
+
+
+def _specimens() -> list[str]:
+    """Texts of every shape the cutter handles, the same on every run: this file's pages, and pages put together
+    by a seeded generator from man-page, Markdown, list, code, CJK, CRLF and overlong pieces."""
+    import random
+
+    pieces = [
+        MAN_PAGE, MARKDOWN, FROB_HEAD,
+        "   Ordering Control\n       -n, --numeric\n              Compare by value.  Defaults to off.\n\n",
+        "       -o FILE\n\n              Write to FILE.  The default is\n              standard output.\n\n",
+        "1. First step; run it\n   as root.\n2. Second step.\n\n",
+        "    indented code\n    more code\n\n",
+        "```\nfenced\n```\n\n",
+        "描述\n       frob 读取每个文件并重新排列其中的行。默认情况下，它不删除输入文件；如果指定\n"
+        "       --remove 选项，则删除。\n\n",
+        "Title line\r\nA paragraph with CRLF line ends.\r\nAnother line.\r\n\r\n",
+        " ".join(["A sentence that runs on and on."] * 60) + "\n\n",
+        "word " * 400 + "\n\n",
+        "x" * 2500 + "\n\n",
+        "NOTES\n       "
+        + "\n       ".join(f"Note {n} says a thing that takes a line to say in full." for n in range(40)) + "\n\n",
+    ]
+    generator = random.Random(5)
+    pages = list(pieces)
+    for _ in range(40):
+        pages.append("".join(generator.choice(pieces) for _ in range(generator.randint(2, 8))))
+    return pages
+
+
+#: The digest of every specimen's passages (both layouts), per :data:`PASSAGES_VERSION`.
+_CUT_DIGESTS = {5: "2fcbb84b13034fdd55cc792b24f2074f7703f54cfaca825e4e7e2c08f0f91690"}
+
+
+def test_a_change_in_the_passages_bumps_their_version() -> None:
+    """WF-6 / issue 18: an index (a folder cache or ``ditto index``) is re-cut only when PASSAGES_VERSION changes,
+    so passages cut differently under the same version would leave old passages in every index built before.
+    A change to the cutter that changes its output must bump the version and record the new digest here."""
+    import hashlib
+
+    from ditto.text.passages import PASSAGES_VERSION
+
+    digest = hashlib.sha256()
+    for text in _specimens():
+        for layout in ("wrapped", "lines"):
+            for span in cut_passages(text, layout=layout):  # type: ignore[arg-type]
+                digest.update(f"{span.start}:{span.end}:{span.line_start}:{span.line_end}:{span.heading}\n"
+                              .encode())
+    assert _CUT_DIGESTS.get(PASSAGES_VERSION) == digest.hexdigest(), (
+        "the passages changed: bump PASSAGES_VERSION (ditto.text.passages) and record the new digest")
