@@ -916,3 +916,37 @@ def test_an_amount_must_be_of_the_thing_asked() -> None:
     question = "How many days does frobd keep downloaded packages in its cache?"
     assert choose_excerpts(ExcerptTask(question=question, passages=(kept,))) == []
     assert "d" in {e.source_id for e in choose_excerpts(ExcerptTask(question=question, passages=(kept, days)))}
+
+
+def test_an_option_entry_on_its_tag_s_line_is_quoted_whole() -> None:
+    """Issue 17 (real questions, INF-3): an option whose description starts on its tag's line, the rest indented
+    under it ("-s sep Tells …" over "default separator is a comma."), is one entry, quoted whole like an entry
+    whose tag stands on a line of its own: the default is the answer's second half."""
+    entry = P(source_id="p", context="PIDLIST(8) › OPTIONS",
+              text="-s sep Tells pidlist to use sep as an output separator if more than one PID  is  shown.  The\n"
+                   "              default separator is a comma.")
+    question = "When pidlist finds several PIDs, what does it put between them, and can I change that?"
+    [excerpt] = choose_excerpts(ExcerptTask(question=question, passages=(entry,), max_excerpts=1))
+    assert excerpt.quote.endswith("default separator is a comma.")
+    prose = P(source_id="q", context="PIDLIST(8) › DESCRIPTION",
+              text="pidlist prints the PIDs it finds on one line.  It stops at the first error.\n"
+                   "It reads no configuration file.")
+    [alone] = choose_excerpts(ExcerptTask(question="What does pidlist print on one line?", passages=(prose,),
+                                          max_excerpts=1))
+    assert alone.quote == "pidlist prints the PIDs it finds on one line.", "prose is no entry: one sentence"
+
+
+def test_a_name_written_in_the_plural_is_held_by_its_singular() -> None:
+    """Issue 17 (real questions, INF-3): a question about "UNIX 98 ptys" is about pty(7), whose page writes "pty":
+    a name in no word list keeps its "s" through the analyser, and was held missing from every passage shown."""
+    limit = P(source_id="t", context="pty(7) › DESCRIPTION › UNIX 98 pseudoterminals",
+              text="The kernel imposes a limit on the number of available UNIX 98 pseudoterminals.  The limit is "
+                   "adjustable via /proc/sys/kernel/pty/max.")
+    question = "Where do I raise the limit on UNIX 98 ptys?"
+    [relevance] = passage_relevance(question, [f"{limit.context}\n{limit.text}"])
+    assert not relevance.subject_missing
+    assert {e.source_id for e in choose_excerpts(ExcerptTask(question=question, passages=(limit,)))} == {"t"}
+    other = P(source_id="o", context="TTYSET(1) › DESCRIPTION", text="The kernel imposes a limit on the number of "
+                                                                     "open files.")
+    assert choose_excerpts(ExcerptTask(question="Where do I raise the limit on kernel ttyzs?", passages=(other,))) \
+        == [], "a name no passage holds in either form is still missing"

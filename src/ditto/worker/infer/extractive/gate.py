@@ -168,15 +168,7 @@ def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[
     record — its document's passages shown (``origins``, one per passage; each passage is a document of its
     own without them) is ``subject_missing``.
     """
-    wanted = _gate_question_terms(question)
-    clauses = [terms for terms in map(_gate_question_terms, _CLAUSE.split(question))
-               if len(terms) >= MIN_MATCHED_TERMS and len(terms) < len(wanted)]
     present = [set(gate_terms(text)) for text in passages]
-    total = len(passages)
-    weights = {}
-    for term in wanted:
-        frequency = sum(1 for terms in present if term in terms)
-        weights[term] = math.log(1 + (total + 1) / (max(frequency, 1) + 1))
     # A question is about its names: a passage counts only when it holds them (with its headings and its
     # document's name). A name in a fronted phrase ("On Debian, how is …") only sets the scene: the passage's
     # document (all its passages shown) holding it is enough. So it is for a passage of a web page or a record
@@ -185,10 +177,22 @@ def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[
     named = [terms | set(gate_terms(origin.label)) | set(gate_terms(origin.about))
              for terms, origin in zip(present, where, strict=True)]
     everywhere = set().union(*named) if named else set()
+    asked = _gate_question_terms(question)
+    written = _singular_names(asked, everywhere)
+    wanted = [written.get(term, term) for term in asked]
+    clauses = [[written.get(term, term) for term in terms]
+               for terms in map(_gate_question_terms, _CLAUSE.split(question))
+               if len(terms) >= MIN_MATCHED_TERMS and len(terms) < len(wanted)]
+    total = len(passages)
+    weights = {}
+    for term in wanted:
+        frequency = sum(1 for terms in present if term in terms)
+        weights[term] = math.log(1 + (total + 1) / (max(frequency, 1) + 1))
     asks = asks_a_question(question)
     names = subject_terms(question) + [term for term in wanted if term in titles]
     if asks:
         names += [term for term in unknown_names(question) if term not in names]
+    names = list(dict.fromkeys(written.get(term, term) for term in names))
     missing = (len(wanted) <= SUBJECT_QUESTION_TERMS or asks) and any(term not in everywhere for term in names)
     latin = _latin_names(question)
     fronted = _FRONTED.match(question)
@@ -204,6 +208,20 @@ def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[
                                          for term in names))
         result.append(Relevance(coverage, len(hits), len(wanted), lacks, bool(latin) and latin <= own))
     return result
+
+
+def _singular_names(wanted: Sequence[str], shown: Collection[str]) -> dict[str, str]:
+    """The question's terms written as a plural of a name the passages shown write in the singular ("ptys" where
+    the page is pty(7) and says "pty"), each mapped to that singular's term. The analyser stems English plurals
+    itself; a name in no word list keeps its "s", and the question would otherwise ask about a word no page
+    holds."""
+    singular: dict[str, str] = {}
+    for term in wanted:
+        if len(term) > 3 and term.endswith("s") and term not in shown:
+            found = gate_terms(term[:-1])  # as the analyser writes the singular: "pty" is "pti"
+            if len(found) == 1 and found[0] in shown:
+                singular[term] = found[0]
+    return singular
 
 
 def _latin_names(question: str) -> set[str]:
