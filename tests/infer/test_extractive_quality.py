@@ -950,3 +950,16 @@ def test_a_name_written_in_the_plural_is_held_by_its_singular() -> None:
                                                                      "open files.")
     assert choose_excerpts(ExcerptTask(question="Where do I raise the limit on kernel ttyzs?", passages=(other,))) \
         == [], "a name no passage holds in either form is still missing"
+
+
+def test_a_name_cut_short_is_held_by_the_words_it_opens() -> None:
+    """Issue 17 (real questions, INF-3): "a well-written crypto program" is about what a page calls cryptographic:
+    a word cut short is in no word list, and was held to be a name that no passage holds."""
+    pool = P(source_id="r", context="entropy(7) › DESCRIPTION",
+             text="No cryptographic primitive can promise more than 256 bits of security, so a program that reads\n"
+                  "       more than 256 bits from the kernel random pool per invocation is badly written.")
+    question = "How much data from the kernel random pool should a well-written crypto program read at most?"
+    assert [e.source_id for e in choose_excerpts(ExcerptTask(question=question, passages=(pool,)))] == ["r"]
+    assert choose_excerpts(ExcerptTask(question="How much data from the kernel random pool should a well-written "
+                                                "cryptx program read at most?", passages=(pool,))) == [], \
+        "a name that opens no word of the passage is still missing"

@@ -68,6 +68,8 @@ _PAGE_TITLE = re.compile(r"(?<![\w-])([A-Za-z][\w.+-]*)\(\d[a-z]*\)")
 #: A phrase that opens a question and sets its scene: "On Debian,", "In a Docker container,".
 _FRONTED = re.compile(r"\s*(?:on|in|under|for|with|from|at|inside|within)\s+[^,?，？]{1,80}[,，]", re.IGNORECASE)
 #: A number with its unit ("900k", "10MB", "2.5s"): a quantity, not a name.
+#: The shortest name taken for a word cut short ("crypto", "config"): shorter ones open too many words.
+_ABBREVIATION_CHARS: Final = 5
 _QUANTITY = re.compile(r"\d+(?:\.\d+)?[^\W\d_]{1,3}")
 
 
@@ -166,33 +168,35 @@ def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[
     ``titles``, the manual pages shown, and :func:`unknown_names`, words in no English word list): a passage
     lacking one in its text, its document's name or — for a scene-setting name, or a passage of a web page or
     record — its document's passages shown (``origins``, one per passage; each passage is a document of its
-    own without them) is ``subject_missing``.
+    own without them) is ``subject_missing``. A passage holds a term it writes another way (:func:`_other_forms`:
+    "pty" for "ptys", "cryptographic" for "crypto").
     """
-    present = [set(gate_terms(text)) for text in passages]
+    wanted = _gate_question_terms(question)
+    clauses = [terms for terms in map(_gate_question_terms, _CLAUSE.split(question))
+               if len(terms) >= MIN_MATCHED_TERMS and len(terms) < len(wanted)]
+    asks = asks_a_question(question)
+    unknown = unknown_names(question) if asks else []
     # A question is about its names: a passage counts only when it holds them (with its headings and its
     # document's name). A name in a fronted phrase ("On Debian, how is …") only sets the scene: the passage's
     # document (all its passages shown) holding it is enough. So it is for a passage of a web page or a record
     # (``Origin.wide``), which comes without headings and with at most one other passage of its page.
     where = list(origins) if origins is not None else [Origin(str(index)) for index in range(len(passages))]
+    present = [set(gate_terms(text)) for text in passages]
     named = [terms | set(gate_terms(origin.label)) | set(gate_terms(origin.about))
              for terms, origin in zip(present, where, strict=True)]
+    forms = _other_forms(wanted, unknown, set().union(*named) if named else set())
+    if forms:  # a passage that writes a question's term another way holds it
+        present = [terms | {term for term, written in forms.items() if not written.isdisjoint(terms)}
+                   for terms in present]
+        named = [terms | own for terms, own in zip(named, present, strict=True)]
     everywhere = set().union(*named) if named else set()
-    asked = _gate_question_terms(question)
-    written = _singular_names(asked, everywhere)
-    wanted = [written.get(term, term) for term in asked]
-    clauses = [[written.get(term, term) for term in terms]
-               for terms in map(_gate_question_terms, _CLAUSE.split(question))
-               if len(terms) >= MIN_MATCHED_TERMS and len(terms) < len(wanted)]
     total = len(passages)
     weights = {}
     for term in wanted:
         frequency = sum(1 for terms in present if term in terms)
         weights[term] = math.log(1 + (total + 1) / (max(frequency, 1) + 1))
-    asks = asks_a_question(question)
     names = subject_terms(question) + [term for term in wanted if term in titles]
-    if asks:
-        names += [term for term in unknown_names(question) if term not in names]
-    names = list(dict.fromkeys(written.get(term, term) for term in names))
+    names += [term for term in unknown if term not in names]
     missing = (len(wanted) <= SUBJECT_QUESTION_TERMS or asks) and any(term not in everywhere for term in names)
     latin = _latin_names(question)
     fronted = _FRONTED.match(question)
@@ -210,18 +214,26 @@ def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[
     return result
 
 
-def _singular_names(wanted: Sequence[str], shown: Collection[str]) -> dict[str, str]:
-    """The question's terms written as a plural of a name the passages shown write in the singular ("ptys" where
-    the page is pty(7) and says "pty"), each mapped to that singular's term. The analyser stems English plurals
-    itself; a name in no word list keeps its "s", and the question would otherwise ask about a word no page
-    holds."""
-    singular: dict[str, str] = {}
+def _other_forms(wanted: Sequence[str], unknown: Collection[str], shown: Collection[str]) -> dict[str, set[str]]:
+    """The question's terms that passages shown write another way, each with the terms they write it as: a name
+    in the plural ("ptys") as its singular ("pty", where the page is pty(7)), and a name cut short (``unknown``,
+    :func:`unknown_names`: "crypto") as the words it opens ("cryptographic"). The analyser stems English plurals
+    itself; a name in no word list keeps its "s", and an abbreviation is in no word list, so the question would
+    otherwise ask about words no page holds."""
+    forms: dict[str, set[str]] = {}
     for term in wanted:
-        if len(term) > 3 and term.endswith("s") and term not in shown:
+        if len(term) <= 3:
+            continue
+        if term.endswith("s"):
             found = gate_terms(term[:-1])  # as the analyser writes the singular: "pty" is "pti"
             if len(found) == 1 and found[0] in shown:
-                singular[term] = found[0]
-    return singular
+                forms[term] = {found[0]}
+                continue
+        if term in unknown and len(term) >= _ABBREVIATION_CHARS:
+            longer = {other for other in shown if other.startswith(term) and other != term and other.isalpha()}
+            if longer:
+                forms[term] = longer
+    return forms
 
 
 def _latin_names(question: str) -> set[str]:
