@@ -928,6 +928,8 @@ def test_an_option_entry_on_its_tag_s_line_is_quoted_whole() -> None:
     question = "When pidlist finds several PIDs, what does it put between them, and can I change that?"
     [excerpt] = choose_excerpts(ExcerptTask(question=question, passages=(entry,), max_excerpts=1))
     assert excerpt.quote.endswith("default separator is a comma.")
+    [answer] = answer_question(AnswerTask(question=question, evidence=(AnswerEvidence(id="e1", quote=excerpt.quote),)))
+    assert answer.text == excerpt.quote, "the answer takes the entry whole too"
     prose = P(source_id="q", context="PIDLIST(8) › DESCRIPTION",
               text="pidlist prints the PIDs it finds on one line.  It stops at the first error.\n"
                    "It reads no configuration file.")

@@ -9,7 +9,7 @@ from typing import Final
 
 from ....text import score_documents
 from ....text.analysis import has_cjk
-from ....text.sentences import Sentence, option_tag, split_sentences
+from ....text.sentences import Sentence, split_sentences
 from ..tasks import (
     MAX_ANSWER_SENTENCES,
     MAX_QUOTE_CHARS,
@@ -18,7 +18,7 @@ from ..tasks import (
 )
 from .excerpts import LEAD_IN_SHARE, MAX_RUN_SENTENCES
 from .gate import MIN_MATCHED_TERMS
-from .kinds import _CONTINUES, _answer_kinds
+from .kinds import _CONTINUES, _answer_kinds, _opens_option_entry
 from .terms import _CLAUSE, _FIELD_LINES, _cut, _normalised, analyze, asks_a_question
 
 __all__ = ["ANSWER_EMBEDDING_WEIGHT", "ANSWER_FOLLOW_UP_SHARE", "LABEL_CHARS", "answer_question", "answer_sentences"]
@@ -45,7 +45,7 @@ def answer_sentences(task: AnswerTask) -> list[tuple[int, str]]:
     units: list[tuple[int, str]] = []
     for number, item in enumerate(task.evidence):
         spans = split_sentences(item.quote)
-        if spans and option_tag(item.quote.split("\n", 1)[0]) and len(spans) <= MAX_RUN_SENTENCES:
+        if spans and _opens_option_entry(item.quote) and len(spans) <= MAX_RUN_SENTENCES:
             # An option's description is one answer: "-Z cipher  Specifies the cipher … The default is
             # “aes256-ctr”." says what -Z is for and what it defaults to only as a whole.
             units.append((number, _cut(item.quote, Sentence(spans[0].start, spans[-1].end), MAX_QUOTE_CHARS)))

@@ -17,7 +17,7 @@ from typing import Final
 from ....text import score_documents
 from ....text.analysis import has_cjk, lone_digits
 from ....text.passages import heading_over
-from ....text.sentences import Sentence, opens_with_option, option_tag, split_sentences
+from ....text.sentences import Sentence, split_sentences
 from ..tasks import (
     Excerpt,
     ExcerptPassage,
@@ -42,6 +42,7 @@ from .kinds import (
     _kinds_asked,
     _measured,
     _named_options,
+    _opens_option_entry,
     _opens_with_tag_line,
     _states_amount,
     _without_answer_kind_words,
@@ -191,7 +192,7 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
     (:data:`_CONTINUES`: "Defaults to /home.") joins it. An option's description (a passage that opens
     with its tag) of at most that many sentences is quoted whole: "the default is “aes256-ctr”" ends what
     ``-Z cipher`` says, sharing no word with a question about it. Returns the run's offsets."""
-    if spans and (option_tag(text.split("\n", 1)[0]) or _opens_with_tag_line(text) or _hanging_entry(text)) \
+    if spans and (_opens_option_entry(text) or _opens_with_tag_line(text)) \
             and len(spans) <= MAX_RUN_SENTENCES and spans[-1].end - spans[0].start <= limit:
         return spans[0].start, spans[-1].end
     low = high = index
@@ -238,13 +239,6 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
             and spans[high + 1].end - spans[low].start <= limit:
         high += 1  # "Defaults to 1000 - 59999." finishes what the run says
     return spans[low].start, spans[high].end
-
-
-def _hanging_entry(text: str) -> bool:
-    """Whether ``text`` is an option's entry written on its tag's line, its description's further lines indented
-    under it (pidof's "-d sep Tells pidof to use sep as an output separator …" over "default separator is a space.")."""
-    first, _, rest = text.lstrip().partition("\n")
-    return opens_with_option(first) and rest[:1] in (" ", "\t")
 
 
 def reading_order(question: str, passages: Sequence[ExcerptPassage]) -> list[int]:

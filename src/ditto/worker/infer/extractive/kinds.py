@@ -15,7 +15,7 @@ from typing import Final
 
 from ....text.analysis import has_cjk
 from ....text.passages import HEADING_SEPARATOR
-from ....text.sentences import opens_with_option
+from ....text.sentences import opens_with_option, option_tag
 from ..tasks import (
     ExcerptPassage,
 )
@@ -202,6 +202,14 @@ def _describes_an_option(passage: ExcerptPassage) -> bool:
     # "=" or its type.
     return opens_with_option(heading) or (bool(_SETTING_TAG.fullmatch(heading)) and (
         heading != heading.upper() or any(mark in heading for mark in "_=(")))
+
+
+def _opens_option_entry(text: str) -> bool:
+    """Whether ``text`` opens with a command-line option's entry: its tag on a line of its own (``-k, --keep``
+    over its description), or the tag and the description's first words on one line, the rest indented under it
+    (pidof's "-d sep Tells pidof to use sep as an output separator …" over "default separator is a space.")."""
+    first, _, rest = text.lstrip().partition("\n")
+    return option_tag(first) or (opens_with_option(first) and rest[:1] in (" ", "\t"))
 
 
 def _opens_with_tag_line(text: str) -> bool:

@@ -30,7 +30,8 @@ QUESTION_STOPWORDS: Final = frozenset({
     "can", "could", "should", "would", "may", "might", "must", "shall", "has", "have", "had", "been", "being",
     "were", "am", "i", "me", "my", "we", "us", "our", "you", "your", "he", "she", "him", "her", "his", "its",
     "them", "than", "so", "too", "very", "about", "from", "any", "all", "some", "many", "much", "here",
-    "also", "only", "just", "please", "tell", "explain", "describe", "show", "give", "find", "list",
+    "also", "only", "just", "please", "tell", "explain", "describe", "show", "give", "find", "list", "happen",
+    "happens", "happened",
 })
 #: Two or more labelled lines and nothing else ("What: --control-path\nStatus: deprecated\nWhen: 1.18.x"): a
 #: record's fields, whose meaning is in the sentence after them, so the run takes that sentence along.
