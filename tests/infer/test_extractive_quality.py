@@ -59,6 +59,18 @@ def test_sentences_run_across_hard_line_breaks() -> None:
         "默认情况下，它不删除目录。", "如果指定\n       -I 选项，则提示。"]
 
 
+def test_a_cjk_line_set_one_column_further_in_runs_on() -> None:
+    """Issue 17.2 (Chinese material): groff sets a Chinese page's wrapped line one column further in now and
+    then; the line under it, one column less indented, still continues the sentence ("缺省的值被设置" over
+    "为60。"). One column less under anything else is layout: a right-aligned table's rows stay apart."""
+    text = "              的记录可能乱了次序)。缺省的值被设置\n             为60。如果程序注意到了这个问题。"
+    assert sentences(text) == ["的记录可能乱了次序)。", "缺省的值被设置\n             为60。",
+                               "如果程序注意到了这个问题。"]
+    table = "                 Number   Description\n                    1   Progress information\n" \
+            "                   40   Dependencies and conflicts"
+    assert sentences(table)[-1] == "40   Dependencies and conflicts"
+
+
 def test_the_quote_is_the_whole_sentence_with_its_line_break() -> None:
     """Issue 17.2: the quote is a whole sentence, verbatim with its newline and indentation, never the
     physical line that stops at "and 2 if"."""

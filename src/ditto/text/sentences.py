@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from .analysis import CJK_CLASS
+
 __all__ = ["MAX_SENTENCE_CHARS", "Sentence", "opens_with_option", "option_tag", "runs_over_blank", "split_sentences",
            "starts_item", "tag_over_body"]
 
@@ -104,6 +106,10 @@ def starts_item(line: str, following: str) -> bool:
     return not before or bool(_ITEM.match(line)) or before[-1] in ".:;!?" or _indent(line) != _indent(following)
 
 
+#: A CJK character (its punctuation, which may end a sentence, aside).
+_CJK_RUN_ON: Final = re.compile(f"[{CJK_CLASS}]")
+
+
 def _line_break_ends(text: str, newline: int) -> bool:
     """Whether the line break at ``newline`` ends a sentence (layout), not just wraps it."""
     line, following = _line_bounds(text, newline)
@@ -117,7 +123,10 @@ def _line_break_ends(text: str, newline: int) -> bool:
     if starts_item(line, following):
         return True
     here, there = _indent(line), _indent(following)
-    if there < here:
+    if there < here and not (there == here - 1 and _CJK_RUN_ON.match(line.rstrip()[-1])):
+        # One column less under a line that ends in the middle of a CJK sentence is how a CJK page is set
+        # ("…第二个可能先写了记录)。缺省的值被设置" over " 为60。"): the sentence runs on. Elsewhere one column
+        # less is layout too (a right-aligned table's rows).
         return True
     # A short title at the margin over an indented body (a man page's "OPTIONS", a plain-text
     # README's "Installation") is a heading; an option tag such as "-c, --count" runs on into its body.
