@@ -977,3 +977,24 @@ def test_a_name_cut_short_is_held_by_the_words_it_opens() -> None:
     assert choose_excerpts(ExcerptTask(question="How much data from the kernel random pool should a well-written "
                                                 "cryptx program read at most?", passages=(pool,))) == [], \
         "a name that opens no word of the passage is still missing"
+
+
+def test_the_answer_keeps_a_short_quote_s_run_together() -> None:
+    """Issue 17 (an answer people can read, INF-3): a short quote is the run of sentences chosen to carry what was
+    asked — the cause after the symptom, the way after the problem, the amount after the setting — and the answer
+    takes it whole where it took its first sentence alone; a sentence at its end about something else stays
+    apart, and a second sentence of the kind asked adds nothing to a first that has it."""
+    def first(question: str, quote: str) -> str:
+        return answer_question(AnswerTask(question=question, evidence=(AnswerEvidence(id="e1", quote=quote),)))[0].text
+
+    cause = ("frobmsg can fail reporting a permission denied error.  This is usually caused by the\n"
+             "       frob_restrict kernel setting.")
+    assert first("As a normal user, frobmsg says permission denied. What is usually behind that?", cause) == cause
+    way = ("It is possible to attach one image file to several loop devices.  Such a setup may be dangerous.  "
+           "Use --no-overlap with --find to avoid this problem.")
+    assert first("How do I stop frobsetup from attaching a second loop device to an image file?", way) == way
+    assert first("How wide is the user name column of frobw by default?",
+                 "FROBW_USERLEN overrides the width of the user name column.  The default is 8.  Values over 32 "
+                 "are cut.") == "FROBW_USERLEN overrides the width of the user name column.  The default is 8."
+    assert first("How long are backups kept?", "Backups are kept for 30 days. The office opens at nine.") \
+        == "Backups are kept for 30 days."

@@ -47,7 +47,13 @@ The package, one concept a module (each builds on those above it):
 from __future__ import annotations
 
 from ....text.sentences import MAX_SENTENCE_CHARS, Sentence, split_sentences
-from .answers import ANSWER_EMBEDDING_WEIGHT, ANSWER_FOLLOW_UP_SHARE, answer_question, answer_sentences
+from .answers import (
+    ANSWER_EMBEDDING_WEIGHT,
+    ANSWER_FOLLOW_UP_SHARE,
+    ANSWER_QUOTE_CHARS,
+    answer_question,
+    answer_sentences,
+)
 from .chat import answer_chat
 from .excerpts import (
     FOLLOW_UP_SHARE,
@@ -82,7 +88,8 @@ from .queries import SUBJECT_QUERY_WORDS, choose_queries, keyword_query, latin_w
 from .terms import CJK_GATE_STOPWORDS, CJK_QUESTION_WORDS, GATE_STOPWORDS, QUESTION_STOPWORDS, analyze, asks_a_question
 
 __all__ = [
-    "ANSWER_EMBEDDING_WEIGHT", "ANSWER_FOLLOW_UP_SHARE", "CJK_GATE_STOPWORDS", "CJK_QUESTION_WORDS",
+    "ANSWER_EMBEDDING_WEIGHT", "ANSWER_FOLLOW_UP_SHARE", "ANSWER_QUOTE_CHARS", "CJK_GATE_STOPWORDS",
+    "CJK_QUESTION_WORDS",
     "FOLLOW_UP_SHARE", "GATE_STOPWORDS", "LEAD_IN_SHARE", "MAX_RUN_SENTENCES", "MAX_SENTENCE_CHARS",
     "MIN_MATCHED_TERMS", "MIN_QUOTE_CHARS", "PASSAGE_WEIGHT", "QUESTION_STOPWORDS", "RANK_WEIGHT",
     "RELEVANCE_THRESHOLD", "SCRIPT_WEIGHT", "SEMANTIC_FOLLOW_UP", "SEMANTIC_THRESHOLD", "STRONG_MATCH_SHARE",

@@ -18,10 +18,11 @@ from ..tasks import (
 )
 from .excerpts import LEAD_IN_SHARE, MAX_RUN_SENTENCES
 from .gate import MIN_MATCHED_TERMS
-from .kinds import _CONTINUES, _answer_kinds, _opens_option_entry
+from .kinds import _CONTINUES, _answer_kinds, _completing_kind, _opens_option_entry, _opens_with_tag_line
 from .terms import _CLAUSE, _FIELD_LINES, _cut, _normalised, analyze, asks_a_question
 
-__all__ = ["ANSWER_EMBEDDING_WEIGHT", "ANSWER_FOLLOW_UP_SHARE", "LABEL_CHARS", "answer_question", "answer_sentences"]
+__all__ = ["ANSWER_EMBEDDING_WEIGHT", "ANSWER_FOLLOW_UP_SHARE", "ANSWER_QUOTE_CHARS", "LABEL_CHARS", "answer_question",
+           "answer_sentences"]
 #: A further sentence of the answer must score at least this share of the first: at 0.5 one answer
 #: sentence in five came from a file that does not answer the question, at 0.7 one in eight, with the
 #: first sentence unchanged (chosen on the real-documents train questions: bench/research_realdocs.py
@@ -33,26 +34,61 @@ ANSWER_FOLLOW_UP_SHARE: Final = 0.7
 #: 0.740 at 4, 0.761 at 8; the real-documents questions (first sentence holds the answer) 24/29 without,
 #: 26 at 2, 27 at 4, 25 at 8.
 ANSWER_EMBEDDING_WEIGHT: Final = 4.0
+#: A quote's run of at most this many characters is one answer entry (see :func:`_quote_run`). On the
+#: real-documents questions of bench/research_realdocs.py (the third to sixth and the eighth set, 200 answerable
+#: questions) the answer's first entry held the answer for 91 with the sentences apart, 99 at 200 characters, 107
+#: at 300 and 450, 106 at 1000; the first quote held it for 104.
+ANSWER_QUOTE_CHARS: Final = 300
 #: A line of its own shorter than this, over more text, is a label in an answer ("The fifth field (fs_freq).").
 LABEL_CHARS: Final = 40
 
 
 def answer_sentences(task: AnswerTask) -> list[tuple[int, str]]:
     """Every sentence of every evidence quote as ``(evidence index, text)``: what :func:`answer_question`
-    chooses from, in the order its ``similarities`` must follow. A quote of an option's description (it opens
-    with the option's tag, at most :data:`MAX_RUN_SENTENCES` sentences) is one entry, whole; a record's
-    labelled fields and the sentence after them are one entry."""
+    chooses from, in the order its ``similarities`` must follow. A quote of an option's description or a
+    definition's entry (it opens with the option's tag or the term, at most :data:`MAX_RUN_SENTENCES`
+    sentences) is one entry, whole; so is a short quote's run (:func:`_quote_run`); a record's labelled fields
+    and the sentence after them are one entry."""
     units: list[tuple[int, str]] = []
     for number, item in enumerate(task.evidence):
         spans = split_sentences(item.quote)
-        if spans and _opens_option_entry(item.quote) and len(spans) <= MAX_RUN_SENTENCES:
+        if spans and len(spans) <= MAX_RUN_SENTENCES and (_opens_option_entry(item.quote)
+                                                          or _opens_with_tag_line(item.quote)):
             # An option's description is one answer: "-Z cipher  Specifies the cipher … The default is
             # “aes256-ctr”." says what -Z is for and what it defaults to only as a whole.
-            units.append((number, _cut(item.quote, Sentence(spans[0].start, spans[-1].end), MAX_QUOTE_CHARS)))
-        else:
-            units.extend((number, _cut(item.quote, _without_bullet(item.quote, span), MAX_QUOTE_CHARS))
-                         for span in _joined_units(item.quote, spans))
+            whole = _without_bullet(item.quote, Sentence(spans[0].start, spans[-1].end))
+            units.append((number, _cut(item.quote, whole, MAX_QUOTE_CHARS)))
+            continue
+        run = _quote_run(task.question, item.quote, spans)
+        entries = _joined_units(item.quote, spans) if run is None else [
+            *_joined_units(item.quote, [span for span in spans if span.end <= run.start]), run,
+            *_joined_units(item.quote, [span for span in spans if span.start >= run.end])]
+        units.extend((number, _cut(item.quote, _without_bullet(item.quote, span), MAX_QUOTE_CHARS))
+                     for span in entries)
     return units
+
+
+def _quote_run(question: str, quote: str, spans: Sequence[Sentence]) -> Sentence | None:
+    """The sentences of a short quote (at most :data:`MAX_RUN_SENTENCES`, :data:`ANSWER_QUOTE_CHARS`) that say
+    something of the question, as one span, when they are two or more: from the first to the last sentence that
+    shares a term with the question or is the first of the kind it asks for (a default, an amount, a way). The
+    quote is the run chosen to carry what was asked ("dmesg can fail reporting permission denied error." with
+    "This is usually caused by dmesg_restrict kernel setting"), and one of its sentences alone loses it; a
+    sentence at its ends about something else ("The office opens at nine.") stays apart. ``None`` otherwise."""
+    if not 2 <= len(spans) <= MAX_RUN_SENTENCES or spans[-1].end - spans[0].start > ANSWER_QUOTE_CHARS:
+        return None
+    wanted = set(analyze(question))
+    kind = _completing_kind(question)
+    says, held = [], False
+    for span in spans:
+        of_kind = kind is not None and kind.search(quote, span.start, span.end) is not None
+        shares = bool(wanted.intersection(analyze(quote[span.start:span.end])))
+        says.append(shares or (of_kind and not held))  # the first of the kind asked completes the run
+        held = held or of_kind
+    if says.count(True) < 2:
+        return None
+    first, last = says.index(True), len(says) - 1 - says[::-1].index(True)
+    return Sentence(spans[first].start, spans[last].end)
 
 
 #: A list item's mark ("•   Trailing spaces are ignored…", "- item", "* item"): layout, not part of what it says.
