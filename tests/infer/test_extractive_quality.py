@@ -998,3 +998,19 @@ def test_the_answer_keeps_a_short_quote_s_run_together() -> None:
                  "are cut.") == "FROBW_USERLEN overrides the width of the user name column.  The default is 8."
     assert first("How long are backups kept?", "Backups are kept for 30 days. The office opens at nine.") \
         == "Backups are kept for 30 days."
+
+
+def test_a_lead_in_s_number_or_a_keyword_in_capitals_is_no_amount() -> None:
+    """Issue 17 (real questions, INF-3): "How many tables can a schema hold?" is not answered by "the following
+    three table declarations …:" (a lead-in counts what it introduces) nor by "… PRIMARY KEYs on WITHOUT ROWID
+    tables." (code, not "without tables"); a sentence that states the number is."""
+    question = "How many tables can a single schema hold at most?"
+    for text in ("A schema may hold tables of several kinds; the following three table declarations are "
+                 "equivalent:\n\nCREATE TABLE t1(a);",
+                 "Every table of a schema may hold a unique index.  (The exceptions are PRIMARY KEYs on WITHOUT "
+                 "ROWID tables.)"):
+        page = P(source_id="w", page="https://docs/createtable.html", text=text)
+        assert choose_excerpts(ExcerptTask(question=question, passages=(page,))) == [], text
+    limit = P(source_id="l", page="https://docs/limits.html",
+              text="A single schema can hold at most 2000 tables.  Tables beyond that are refused.")
+    assert [e.source_id for e in choose_excerpts(ExcerptTask(question=question, passages=(limit,)))] == ["l"]

@@ -363,7 +363,9 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
         # 32 swap areas", which states an amount of something else; the passage must speak of what is measured.
         measured = _measured(task.question)
         speaks = [not measured or bool(measured & set(analyze(_with_context(p)))) for p in task.passages]
-        if not any(speaks[c.passage] and _states_amount(
+        # A lead-in's number counts what it introduces ("the following three table declarations …:"), not what
+        # was asked.
+        if not any(speaks[c.passage] and not _lead_in(task.passages[c.passage].text, c.sentence) and _states_amount(
                 _with_next(task.passages[c.passage].text, spans[c.passage], c.sentence), wanted) for c in quotable):
             return False
     if _ASKS_FOR_OPTION.search(task.question) and not _named_options(task.question):
@@ -372,6 +374,11 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
                    or _OPTION.search(_with_next(task.passages[c.passage].text, spans[c.passage], c.sentence))
                    for c in candidates)
     return True
+
+
+def _lead_in(text: str, sentence: Sentence) -> bool:
+    """Whether ``sentence`` of ``text`` introduces what follows it (it ends in a colon)."""
+    return text[sentence.start:sentence.end].rstrip().endswith((":", "："))
 
 
 def _with_next(text: str, spans: Sequence[Sentence], sentence: Sentence) -> str:

@@ -74,9 +74,11 @@ _ONE_OR_NONE_OF = re.compile(r"(?<![\w-])(?:no|zero|one|a\s+single|without)\s+(?
 
 def _states_amount(text: str, wanted: set[str]) -> bool:
     """Whether ``text`` states an amount (:data:`_STATES_AMOUNT`), or none or one of a thing the question
-    names ("by default curl makes no retries" answers "How many retries…")."""
+    names ("by default curl makes no retries" answers "How many retries…"); a keyword in capitals is code, not
+    an amount ("WITHOUT ROWID tables" holds no number of tables)."""
     return bool(_STATES_AMOUNT.search(text)) or any(
-        wanted.intersection(analyze(found.group(1))) for found in _ONE_OR_NONE_OF.finditer(text))
+        wanted.intersection(analyze(found.group(1))) for found in _ONE_OR_NONE_OF.finditer(text)
+        if not found.group().split()[0].isupper())
 
 
 #: A question that asks for a default: in so many words ("What is the default login shell…", "…print by default?",
