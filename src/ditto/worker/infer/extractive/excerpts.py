@@ -281,7 +281,7 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
         return []
     sentence_spans = [split_sentences(passage.text) for passage in task.passages]
     counts = [len(spans) for spans in sentence_spans]
-    lead_ins = [passage.text[span.start:span.end].rstrip().endswith((":", "："))
+    lead_ins = [_lead_in(passage.text, span)
                 for passage, spans in zip(task.passages, sentence_spans, strict=True) for span in spans]
     similarities = _english_only(task, similarities, counts)
     candidates = excerpt_candidates(task, passage_weight=passage_weight, rank_weight=rank_weight,

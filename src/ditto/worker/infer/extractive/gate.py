@@ -67,9 +67,9 @@ _NAME_WORD = re.compile(r"(?<![\w-])\w+(?:[.+#]\w+)*")
 _PAGE_TITLE = re.compile(r"(?<![\w-])([A-Za-z][\w.+-]*)\(\d[a-z]*\)")
 #: A phrase that opens a question and sets its scene: "On Debian,", "In a Docker container,".
 _FRONTED = re.compile(r"\s*(?:on|in|under|for|with|from|at|inside|within)\s+[^,?，？]{1,80}[,，]", re.IGNORECASE)
-#: A number with its unit ("900k", "10MB", "2.5s"): a quantity, not a name.
 #: The shortest name taken for a word cut short ("crypto", "config"): shorter ones open too many words.
 _ABBREVIATION_CHARS: Final = 5
+#: A number with its unit ("900k", "10MB", "2.5s"): a quantity, not a name.
 _QUANTITY = re.compile(r"\d+(?:\.\d+)?[^\W\d_]{1,3}")
 
 
