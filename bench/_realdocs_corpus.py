@@ -106,6 +106,12 @@ NINTH_MAN_PAGES = ("1 ischroot", "1 ipcmk", "1 setsid", "1 utmpdump", "1 lsmem",
 NINTH_ZH_MAN_PAGES = ("systemd-escape", "systemd-delta", "systemd-notify", "systemd-ask-password", "systemd-firstboot",
                       "unexpand", "sum", "chsh")
 
+TENTH_MAN_PAGES = ("1 lsipc", "1 slabtop", "1 skill", "1 sdiff", "1 pmap", "1 gzexe", "1 tabs", "1 setterm",
+                   "5 sysctl.d", "5 hosts.equiv", "5 deb-triggers", "5 acct", "5 locale.conf", "8 pam_umask",
+                   "8 pam_exec", "8 groupmod", "8 lslocks", "8 filefrag", "7 time", "7 sem_overview")
+TENTH_ZH_MAN_PAGES = ("readlink", "systemd-machine-id-setup", "systemd-socket-activate", "sha1sum", "networkctl",
+                      "last", "who", "printf")
+
 
 def _plain(text: str) -> str:
     """Overstrikes removed (what ``col -bx`` does), as a reader sees the page."""
@@ -172,20 +178,21 @@ def corpus_name(kind: str, name: str) -> str:
 
 def build_corpus(folder: Path, holdout: bool = False, review: bool = False, third: bool = False,
                  fourth: bool = False, fifth: bool = False, sixth: bool = False, seventh: bool = False,
-                 eighth: bool = False, ninth: bool = False) -> tuple[list[str], list[str]]:
+                 eighth: bool = False, ninth: bool = False, tenth: bool = False) -> tuple[list[str], list[str]]:
     """Write every available source into ``folder`` (English) and ``folder/zh`` (Chinese).
 
     ``holdout``: the larger held-out corpus (the ``HOLDOUT_`` sources added); ``review``: the review pages
     added; ``third``: both, and the ``THIRD_`` pages; ``fourth``: all of these and the ``FOURTH_`` pages;
     ``fifth``: all of these and the ``FIFTH_`` pages; ``sixth``: all of these and the ``SIXTH_`` pages;
     ``seventh``: all of these and the ``SEVENTH_`` pages; ``eighth``: all of these and the ``EIGHTH_`` pages;
-    ``ninth``: all of these and the ``NINTH_`` pages. Returns ``(written file names, missing sources)``.
+    ``ninth``: all of these and the ``NINTH_`` pages; ``tenth``: all of these and the ``TENTH_`` pages. Returns
+    ``(written file names, missing sources)``.
     """
     # Each later set's corpus holds the earlier ones: a flag turns on every set before it too.
     later = [(third, THIRD_MAN_PAGES, THIRD_ZH_MAN_PAGES), (fourth, FOURTH_MAN_PAGES, FOURTH_ZH_MAN_PAGES),
              (fifth, FIFTH_MAN_PAGES, FIFTH_ZH_MAN_PAGES), (sixth, SIXTH_MAN_PAGES, SIXTH_ZH_MAN_PAGES),
              (seventh, SEVENTH_MAN_PAGES, SEVENTH_ZH_MAN_PAGES), (eighth, EIGHTH_MAN_PAGES, EIGHTH_ZH_MAN_PAGES),
-             (ninth, NINTH_MAN_PAGES, NINTH_ZH_MAN_PAGES)]
+             (ninth, NINTH_MAN_PAGES, NINTH_ZH_MAN_PAGES), (tenth, TENTH_MAN_PAGES, TENTH_ZH_MAN_PAGES)]
     wanted = [any(flag for flag, _, _ in later[index:]) for index in range(len(later))]
     holdout, review = holdout or wanted[0], review or wanted[0]
     if folder.exists():
