@@ -46,6 +46,21 @@ def test_web_search_on_a_stock_mediawiki_from_the_command_line(wiki: MediaWiki, 
     assert verify.returncode == 0, verify.stdout
 
 
+def test_a_wiki_page_may_give_both_its_excerpts_from_the_passage_that_answers(wiki: MediaWiki, tmp_path: Path) -> None:
+    """WF-6 (issue 17): a page gives at most two excerpts, and both may come from the passage that answers: on the
+    stock MediaWiki, "the same in-memory database from two connections" is answered by the sentence after the one
+    a page's single excerpt took ("… file::memory:?cache=shared …")."""
+    done = run_cli(research_args("web-search", "--wiki-url", wiki.api_url, "--ca-file", str(wiki.ca_file),
+                                 "--question", "Can two connections in one process use the same in-memory database?",
+                                 "--json", "--base-dir", str(tmp_path), scripted=False))
+    assert done.returncode == 0, done.stderr[-3000:]
+    evidence = _brief(output(done)["directory"])["evidence"]
+    assert isinstance(evidence, list)
+    assert "cache=shared" in " ".join(str(item["quote"]) for item in evidence)
+    pages = [str(item["uri"]).split("#", 1)[0] for item in evidence]
+    assert all(pages.count(page) <= 2 for page in pages)
+
+
 @pytest.mark.parametrize("question, page, phrase", READ_QUESTIONS)
 def test_web_read_of_real_sqlite_pages_is_never_rejected(docs_origin: str, real_ca: LoopbackCa, tmp_path: Path,
                                                         question: str, page: str, phrase: str) -> None:

@@ -117,7 +117,9 @@ class WebSource:
     """``web``: pages read through ``INTERACTION.WEB.READ``, found by ``INTERACTION.WEB.SEARCH`` or given."""
 
     source_type = "web"
-    limits = SourceLimits(excerpts_per_passage=1, passages_per_page=MAX_PASSAGES_PER_PAGE, pages=MAX_WEB_PAGES,
+    # Two excerpts a passage, as elsewhere; a page still gives at most MAX_PASSAGES_PER_PAGE in all (the
+    # verification counts them per page), so both may come from the passage that answers.
+    limits = SourceLimits(passages_per_page=MAX_PASSAGES_PER_PAGE, pages=MAX_WEB_PAGES,
                           candidates=MAX_SEARCH_CANDIDATES)
 
     def __init__(self, setup: SourceSetup) -> None:
