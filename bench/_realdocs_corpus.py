@@ -112,6 +112,12 @@ TENTH_MAN_PAGES = ("1 lsipc", "1 slabtop", "1 skill", "1 sdiff", "1 pmap", "1 gz
 TENTH_ZH_MAN_PAGES = ("readlink", "systemd-machine-id-setup", "systemd-socket-activate", "sha1sum", "networkctl",
                       "last", "who", "printf")
 
+ELEVENTH_MAN_PAGES = ("1 unshare", "1 lscpu", "1 pldd", "1 lzmainfo", "1 zipsplit", "1 znew", "1 peekfd", "1 ul",
+                      "5 apt_auth.conf", "5 binfmt.d", "5 deb-substvars", "5 ucf.conf", "5 user-dirs.dirs",
+                      "8 e4defrag", "8 ctrlaltdel", "8 pam_listfile", "8 runlevel", "8 e2undo", "7 units", "7 mailaddr")
+ELEVENTH_ZH_MAN_PAGES = ("cal", "usleep", "systemd-cgls", "kbd_mode", "systemd-path", "bootctl",
+                         "systemd-tty-ask-password-agent", "deallocvt")
+
 
 def _plain(text: str) -> str:
     """Overstrikes removed (what ``col -bx`` does), as a reader sees the page."""
@@ -178,21 +184,24 @@ def corpus_name(kind: str, name: str) -> str:
 
 def build_corpus(folder: Path, holdout: bool = False, review: bool = False, third: bool = False,
                  fourth: bool = False, fifth: bool = False, sixth: bool = False, seventh: bool = False,
-                 eighth: bool = False, ninth: bool = False, tenth: bool = False) -> tuple[list[str], list[str]]:
+                 eighth: bool = False, ninth: bool = False, tenth: bool = False,
+                 eleventh: bool = False) -> tuple[list[str], list[str]]:
     """Write every available source into ``folder`` (English) and ``folder/zh`` (Chinese).
 
     ``holdout``: the larger held-out corpus (the ``HOLDOUT_`` sources added); ``review``: the review pages
     added; ``third``: both, and the ``THIRD_`` pages; ``fourth``: all of these and the ``FOURTH_`` pages;
     ``fifth``: all of these and the ``FIFTH_`` pages; ``sixth``: all of these and the ``SIXTH_`` pages;
     ``seventh``: all of these and the ``SEVENTH_`` pages; ``eighth``: all of these and the ``EIGHTH_`` pages;
-    ``ninth``: all of these and the ``NINTH_`` pages; ``tenth``: all of these and the ``TENTH_`` pages. Returns
+    ``ninth``: all of these and the ``NINTH_`` pages; ``tenth``: all of these and the ``TENTH_`` pages;
+    ``eleventh``: all of these and the ``ELEVENTH_`` pages. Returns
     ``(written file names, missing sources)``.
     """
     # Each later set's corpus holds the earlier ones: a flag turns on every set before it too.
     later = [(third, THIRD_MAN_PAGES, THIRD_ZH_MAN_PAGES), (fourth, FOURTH_MAN_PAGES, FOURTH_ZH_MAN_PAGES),
              (fifth, FIFTH_MAN_PAGES, FIFTH_ZH_MAN_PAGES), (sixth, SIXTH_MAN_PAGES, SIXTH_ZH_MAN_PAGES),
              (seventh, SEVENTH_MAN_PAGES, SEVENTH_ZH_MAN_PAGES), (eighth, EIGHTH_MAN_PAGES, EIGHTH_ZH_MAN_PAGES),
-             (ninth, NINTH_MAN_PAGES, NINTH_ZH_MAN_PAGES), (tenth, TENTH_MAN_PAGES, TENTH_ZH_MAN_PAGES)]
+             (ninth, NINTH_MAN_PAGES, NINTH_ZH_MAN_PAGES), (tenth, TENTH_MAN_PAGES, TENTH_ZH_MAN_PAGES),
+             (eleventh, ELEVENTH_MAN_PAGES, ELEVENTH_ZH_MAN_PAGES)]
     wanted = [any(flag for flag, _, _ in later[index:]) for index in range(len(later))]
     holdout, review = holdout or wanted[0], review or wanted[0]
     if folder.exists():

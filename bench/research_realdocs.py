@@ -33,8 +33,8 @@ written the same way over 28 more pages (commands, configuration files, sections
 was studied after its first two runs, and so was ``--fifth`` (``--split fifth``); ``--sixth`` (``--split sixth``)
 was run three times and informed two fixes; ``--seventh`` (``--split seventh``) was run once before and once
 after session 19's changes, and so was ``--eighth`` (``--split eighth``, studied since); ``--ninth`` (``--split
-ninth``) was run before and after session 20's changes, not read, and so was ``--tenth`` (``--split tenth``), the
-held-out set after them.
+ninth``) was run before and after session 20's changes, not read, and so was ``--tenth`` (``--split tenth``);
+``--eleventh`` (``--split eleventh``) is the held-out set written after them.
 
 ``--holdout`` runs the held-out set instead: the larger corpus (more man pages, READMEs, Debian
 changelogs and Chinese man pages) and ``bench/data/realdocs_holdout.json``, written from those files
@@ -71,6 +71,8 @@ QUESTIONS = Path(__file__).resolve().parent / "data" / "realdocs_questions.json"
 #: The corpora beyond the first one (``--NAME`` builds ``build_corpus(NAME=True)``), latest first: each question
 #: file, and what ``--help`` says of it. A later corpus holds the earlier ones.
 CORPORA = (
+    ("eleventh", "the eleventh held-out set: the tenth corpus plus 28 more pages; written by someone who had not "
+                 "read the code"),
     ("tenth", "the tenth held-out set: the ninth corpus plus 28 more pages; written by someone who had not read "
               "the code"),
     ("ninth", "the ninth held-out set: the eighth corpus plus 28 more pages; written by someone who had not "
@@ -290,6 +292,7 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=None, help="work folder (default: a temporary one)")
     parser.add_argument("--split", choices=("train", "test", "holdout", "fresh", "review", "third", "fourth",
                                                      "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
+                                                     "eleventh",
                                                      "all"),
                         default="all")
     for name, about in CORPORA:
