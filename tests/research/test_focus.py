@@ -240,12 +240,12 @@ def test_a_reader_orders_passages_by_their_best_sentence() -> None:
 
 
 def test_the_close_reading_shows_each_documents_first_passages_as_read() -> None:
-    """Issue 17 (WF-6): of each named document, its first passages in a reader's order (the answering option
-    entry, fourth by the retriever, first); documents in the order of their first passage."""
+    """Issue 17 (WF-6): of each named document, its first three passages in a reader's order (the answering
+    option entry, fourth by the retriever, first); documents in the order of their first passage."""
     pool = [ReadPassage(document="/d/man-wiper.txt", text=text, context=context) for context, text in WIPER]
     pool.insert(1, ReadPassage(document="/d/man-gadgetd.txt", text="gadgetd - the gadget daemon"))
     shown = closely_read(WIPER_QUESTION, pool)
-    assert [pool[i].text for i in shown] == [WIPER[3][1], WIPER[0][1], "gadgetd - the gadget daemon"]
+    assert [pool[i].text for i in shown] == [WIPER[3][1], WIPER[0][1], WIPER[1][1], "gadgetd - the gadget daemon"]
     assert closely_read(WIPER_QUESTION, []) == []
 
 
