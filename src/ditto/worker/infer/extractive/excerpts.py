@@ -289,7 +289,7 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
     if not candidates:
         return []
     judged = [_with_context(passage) for passage in task.passages]
-    origins = _origins(task.passages)
+    origins = _origins(task.passages, task.question)
     titles = page_titles(task.passages)
     relevance = passage_relevance(task.question, judged, origins, titles)
     # A vocabulary query chosen for the question says it in the index's words: what answers it answers the question.

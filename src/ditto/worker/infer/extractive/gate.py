@@ -21,7 +21,7 @@ from ..tasks import (
     ExcerptPassage,
     ExcerptTask,
 )
-from .kinds import _NAME_SECTION, _section
+from .kinds import _NAME_SECTION, _entry_of_another, _section
 from .terms import (
     _CJK_SPLIT,
     _CJK_STOP_SPLIT,
@@ -148,6 +148,14 @@ class Origin:
     #: What the document says it is about, when shown: a man page's NAME line ("rotatelogs - Piped logging program
     #: to rotate Apache logs"), which holds the names the whole page is about.
     about: str = ""
+    #: The passage's heading path in its document: the passages shown of one section are read together for the
+    #: names a question is about, as a reader reads an entry with its neighbours (chgrp's "only the last one takes
+    #: effect" follows the entries of -H, -L and -P; resolv.conf's timeout entry says "resolver", not "DNS").
+    #: ``None`` for a passage without headings: it must hold the names itself.
+    section: str | None = None
+    #: The passage is the entry of an option or setting the question does not write (see
+    #: :func:`~.kinds._entry_of_another`): its section's names are not its own.
+    other_entry: bool = False
 
 
 def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[Origin] | None = None,
@@ -166,7 +174,8 @@ def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[
 
     A question (see :func:`asks_a_question`) is about its names (:func:`subject_terms`, the words of
     ``titles``, the manual pages shown, and :func:`unknown_names`, words in no English word list): a passage
-    lacking one in its text, its document's name or — for a scene-setting name, or a passage of a web page or
+    lacking one in its text, its document's name, the passages shown of its section (unless it is the entry of an
+    option or setting the question does not write) or — for a scene-setting name, or a passage of a web page or
     record — its document's passages shown (``origins``, one per passage; each passage is a document of its
     own without them) is ``subject_missing``. A passage holds a term it writes another way (:func:`_other_forms`:
     "pty" for "ptys", "cryptographic" for "crypto").
@@ -202,10 +211,15 @@ def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[
     fronted = _FRONTED.match(question)
     scene = set(subject_terms(fronted.group())) if fronted else set()
     held: dict[str, set[str]] = {}
+    sections: dict[tuple[str, str], set[str]] = {}
     for origin, terms in zip(where, named, strict=True):
         held.setdefault(origin.document, set()).update(terms)
+        if origin.section is not None:
+            sections.setdefault((origin.document, origin.section), set()).update(terms)
     result = []
-    for origin, terms, own in zip(where, present, named, strict=True):
+    for origin, terms, named_here in zip(where, present, named, strict=True):
+        own = named_here if origin.section is None or origin.other_entry \
+            else named_here | sections[(origin.document, origin.section)]
         hits = [term for term in wanted if term in terms]
         coverage = max((_covered(part, terms, weights) for part in (wanted, *clauses)), default=0.0)
         lacks = missing or (asks and any(term not in (held[origin.document] if origin.wide or term in scene else own)
@@ -298,11 +312,13 @@ def unknown_names(question: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _origins(passages: Sequence[ExcerptPassage]) -> list[Origin]:
+def _origins(passages: Sequence[ExcerptPassage], question: str = "") -> list[Origin]:
     """The :class:`Origin` of each passage shown, with what its document says it is about (the text of a NAME
     section shown of the same document): "the Apache log rotation program's offset argument" is answered by
-    rotatelogs' "offset" entry, which only its NAME line ties to Apache."""
-    origins = [_origin(passage) for passage in passages]
+    rotatelogs' "offset" entry, which only its NAME line ties to Apache; with its section, and whether it is the
+    entry of an option or setting ``question`` does not write."""
+    origins = [replace(_origin(passage), section=passage.context,
+                       other_entry=bool(question) and _entry_of_another(passage, question)) for passage in passages]
     about: dict[str, str] = {}
     for passage, origin in zip(passages, origins, strict=True):
         if _NAME_SECTION.match(_section(passage.context)):

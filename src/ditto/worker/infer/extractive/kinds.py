@@ -206,6 +206,20 @@ def _describes_an_option(passage: ExcerptPassage) -> bool:
         heading != heading.upper() or any(mark in heading for mark in "_=(")))
 
 
+def _entry_of_another(passage: ExcerptPassage, question: str) -> bool:
+    """Whether ``passage`` is an option's or a setting's entry (:func:`_describes_an_option`) whose tag the question
+    does not write: logind.conf's "InhibitDelayMaxSec= … Defaults to 5." is about InhibitDelayMaxSec=, whatever
+    its neighbours say, when the question asks about IdleActionSec=. The tag is the entry's first line, or its
+    heading when the entry sits under one."""
+    if not _describes_an_option(passage):
+        return False
+    first = passage.text.lstrip().partition("\n")[0].strip()
+    tag = first.split(None, 1)[0] if opens_with_option(first) or _opens_with_tag_line(passage.text) else \
+        _section(passage.context)
+    asked = set(analyze(question)) | set(analyze(question.replace("=", " ")))
+    return not asked.intersection(analyze(tag.replace("=", " ").replace(":", " ")))
+
+
 def _opens_option_entry(text: str) -> bool:
     """Whether ``text`` opens with a command-line option's entry: its tag on a line of its own (``-k, --keep``
     over its description), or the tag and the description's first words on one line, the rest indented under it
