@@ -229,13 +229,16 @@ WIPER_QUESTION = "If I run wiper without saying how many passes, how many times 
 
 def test_a_reader_orders_passages_by_their_best_sentence() -> None:
     """Issue 17 (real questions, WF-6): read sentence by sentence, the option entry that answers comes first;
-    passages sharing no word with the question keep the retriever's order, last; nothing to read is []."""
+    passages sharing no word with the question keep the retriever's order, after those that do; the page's NAME
+    line, which only answers "what is wiper?", comes last (it shares "overwrite" with the question, and took a
+    place the answer needed); nothing to read is []."""
     passages = [ExcerptPassage(source_id=f"p{i}", text=text, context=context) for i, (context, text) in
                 enumerate(WIPER)]
     order = reading_order(WIPER_QUESTION, passages)
     assert order[0] == 3 and sorted(order) == list(range(len(WIPER)))
-    assert order[-1] == 4, "the bug-report line shares no word with the question"
-    assert reading_order("zyzzyva quux", passages) == list(range(len(WIPER)))
+    assert order[-2:] == [4, 2], "the bug-report line shares no word with the question; the NAME line answers nothing"
+    assert reading_order("What is wiper?", passages)[0] == 2, "the NAME line answers what the command is"
+    assert reading_order("zyzzyva quux", passages) == [0, 1, 3, 4, 2]
     assert reading_order(WIPER_QUESTION, []) == []
 
 

@@ -244,7 +244,9 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
 def reading_order(question: str, passages: Sequence[ExcerptPassage]) -> list[int]:
     """The indices of ``passages`` (given best first by a retriever) in the order this model would quote from
     them: by each passage's best sentence (:func:`excerpt_candidates`, lexical only), then the passages with no
-    sentence sharing a term with the question, as given.
+    sentence sharing a term with the question, as given; a passage of a section that cannot answer the question
+    (a man page's NAME line but for "what is …?", its SYNOPSIS, its SEE ALSO list: :func:`choose_excerpts`
+    quotes none of them) comes after every other.
 
     A retriever scores a passage as a whole; a reader looks for the sentence that answers. Inside one
     document the reader's order puts the answering passage first more often, so the documents source's close
@@ -259,7 +261,9 @@ def reading_order(question: str, passages: Sequence[ExcerptPassage]) -> list[int
     best: dict[int, float] = {}
     for candidate in excerpt_candidates(ExcerptTask(question=question, passages=tuple(passages))):
         best.setdefault(candidate.passage, candidate.score)
-    return sorted(range(len(passages)), key=lambda index: (index not in best, -best.get(index, 0.0), index))
+    answering = _answering_sections(question, passages)
+    return sorted(range(len(passages)),
+                  key=lambda index: (not answering[index], index not in best, -best.get(index, 0.0), index))
 
 
 def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT,
