@@ -1041,3 +1041,17 @@ def test_a_passage_holds_the_names_its_section_holds_unless_it_is_another_entry(
                       "Defaults to 5."))
     assert choose_excerpts(ExcerptTask(question="What is the default value of IdleNapSec= in frob.conf?",
                                        passages=entries)) == []
+
+
+def test_a_question_whether_there_is_an_amount_asks_for_none() -> None:
+    """Issue 17 (real questions, INF-3): read by hand on SQLite's generated-columns page, "Can a generated column
+    have a DEFAULT value?" came back no-evidence: "default value" made it an amount question, and the sentence that
+    answers it ("may not have a default value") states no amount. A question that asks whether is answered yes or no
+    by what the page says; one that asks for the value still needs a value."""
+    page = P(source_id="w", page="https://docs/computed.html",
+             text="Computed fields may not have a default value (they may not use the DEFAULT clause).  The value of a "
+                  "computed field is always the value of its expression.")
+    quotes = choose_excerpts(ExcerptTask(question="Can a computed field have a DEFAULT value?", passages=(page,)))
+    assert quotes and "may not have a default value" in quotes[0].quote
+    assert choose_excerpts(ExcerptTask(question="What is the default value of a computed field?",
+                                       passages=(page,))) == []

@@ -33,10 +33,10 @@ from .gate import (
     passage_relevance,
 )
 from .kinds import (
-    _ASKS_FOR_AMOUNT,
     _ASKS_FOR_OPTION,
     _CONTINUES,
     _answering_sections,
+    _asks_for_amount,
     _completing_kind,
     _describes_an_option,
     _kinds_asked,
@@ -353,14 +353,14 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
 def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], spans: Sequence[Sequence[Sentence]],
                        wanted: set[str], semantic_follow_up: float) -> bool:
     """Whether the ``candidates`` (best first, past the relevance gate) can give the kind of answer the question
-    asks for: an amount (:data:`_ASKS_FOR_AMOUNT`) stated by a quotable sentence or the one after it, an option
+    asks for: an amount (:func:`_asks_for_amount`) stated by a quotable sentence or the one after it, an option
     (:data:`_ASKS_FOR_OPTION`, none named) by a passage that describes one (:func:`_describes_an_option`) or a
     sentence that names one. A page about the question's subject that holds no such thing does not answer it
     ("What is the maximum number of lines an fstab file may have?", "Which userdel option deletes the mail spool?"
     over pages that only mention userdel). Any other question: ``True``."""
     if not asks_a_question(task.question):
         return True
-    if _ASKS_FOR_AMOUNT.search(task.question):
+    if _asks_for_amount(task.question):
         best = candidates[0].score
         quotable = [c for c in candidates if c.score >= FOLLOW_UP_SHARE * best or c.similarity >= semantic_follow_up]
         # The amount of the thing asked: "What exit status does mkswap return …?" is not answered by "Linux allows

@@ -55,6 +55,17 @@ _ASKS_FOR_AMOUNT = re.compile(
     r"|\b(?:what|which)\s+(?:[\w-]+\s+){0,2}?(?:exit|return|error)\s+(?:status|code|value)(?:es|s)?\b"
     r"|多少|多久|多长|多大|几[个次天秒分钟小时]|什么(?:退出|返回)(?:状态|码|值)|(?:退出|返回)(?:状态码?|码|值)(?:是|为)(?:什么|多少)",
     re.IGNORECASE)
+#: A question that asks whether ("Can a generated column have a DEFAULT value?", "Is there a maximum …?"): any
+#: passage about it answers yes or no, whether or not it states an amount.
+_ASKS_WHETHER = re.compile(r"\s*(?:can|could|does|do|did|is|are|was|were|will|would|should|may|must|has|have)\b",
+                           re.IGNORECASE)
+
+
+def _asks_for_amount(question: str) -> bool:
+    """Whether ``question`` asks for an amount (:data:`_ASKS_FOR_AMOUNT`) rather than whether there is one."""
+    return _ASKS_FOR_AMOUNT.search(question) is not None and _ASKS_WHETHER.match(question) is None
+
+
 #: An amount in a sentence: a number ("20 times", "-20", "1024 bits", "0.5"), not a manual section ("ssh(1)")
 #: or a bug number ("#584837"); a number or a frequency in English words ("twice", "thirty", "nightly",
 #: "unlimited"; not "one", mostly a pronoun, nor "one-shot": see :data:`_ONE_OR_NONE_OF`); a Chinese
@@ -266,7 +277,7 @@ def _completing_kind(question: str) -> re.Pattern[str] | None:
         return _GIVES_REASON
     if _ASKS_FOR_DEFAULT.search(question):
         return _STATES_DEFAULT
-    if _ASKS_FOR_AMOUNT.search(question):
+    if _asks_for_amount(question):
         return _STATES_AMOUNT
     return _GIVES_WAY if _ASKS_HOW_TO.search(question) else None
 
@@ -281,7 +292,7 @@ def _kinds_asked(question: str, texts: Sequence[str], terms: Sequence[Sequence[s
     asked = asks_a_question(question)  # a claim ("… raises the maximum number of …") asks for no amount
     # A number is what "how many", "how often" or "the smallest … length" asks for: a sentence without one states
     # no amount ("Normally Wget gives up on a URL…" against "The default is to retry 20 times").
-    if asked and _ASKS_FOR_AMOUNT.search(question):
+    if asked and _asks_for_amount(question):
         yield [bool(_STATES_AMOUNT.search(text)) for text in texts]
     # "What is the default login shell?" and "…print by default?" are answered by the sentence that states a
     # default ("Default 16"), not by an example that happens to say "20 octets per line".
