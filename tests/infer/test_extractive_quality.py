@@ -1021,24 +1021,21 @@ def test_a_passage_holds_the_names_its_section_holds_unless_it_is_another_entry(
     effect" follows the entries of -H, -L and -P under the same heading, and answers which of them wins though it
     names none; a setting's entry under the same heading as the one asked about is about its own setting, and its
     default answers nothing about the other (no evidence: the entry asked about states no default)."""
-    options = "FROBGRP(1) › 选项"
-    page = "file:///docs/zh/zhman-frobgrp.txt"
-    shown = (P(source_id="h", document=page, context=options,
-               text="-H 如果命令行参数是一个指向目录的符号链接，则遍历该目录"),
-             P(source_id="w", document=page, context=options,
-               text="当指定了 -R 选项时，下面的几个选项会修改遍历层次目录的方式。"
-                    "如果指定了以下多个选项，只有最后一个选项才会生效。"),
-             P(source_id="l", document=page, context=options, text="-L 遍历每一个遇到的指向目录的符号链接"))
+    def section(document: str, heading: str, *texts: str) -> tuple[ExcerptPassage, ...]:
+        return tuple(P(source_id=f"s{n}", document=document, context=heading, text=text)
+                     for n, text in enumerate(texts))
+
+    shown = section("file:///docs/zh/zhman-frobgrp.txt", "FROBGRP(1) › 选项",
+                    "-H 如果命令行参数是一个指向目录的符号链接，则遍历该目录",
+                    "当指定了 -R 选项时，下面的几个选项会修改遍历层次目录的方式。"
+                    "如果指定了以下多个选项，只有最后一个选项才会生效。",
+                    "-L 遍历每一个遇到的指向目录的符号链接")
     quotes = choose_excerpts(ExcerptTask(question="frobgrp 递归处理时如果同时写了 -H、-L、-P 里的好几个，以哪个为准？",
                                          passages=shown))
     assert any("只有最后一个选项才会生效" in excerpt.quote for excerpt in quotes), quotes
-    settings_heading = "FROB.CONF(5) › OPTIONS"
-    conf = "file:///docs/man-frob.conf.txt"
-    entries = (P(source_id="i", document=conf, context=settings_heading,
-                 text="IdleNapSec=\n           Configures the delay after which the idle action is taken."),
-               P(source_id="d", document=conf, context=settings_heading,
-                 text="NapDelayMaxSec=\n           Specifies the maximum time a nap request is delayed. "
-                      "Defaults to 5."))
+    entries = section("file:///docs/man-frob.conf.txt", "FROB.CONF(5) › OPTIONS",
+                      "IdleNapSec=\n           Configures the delay after which the idle action is taken.",
+                      "NapDelayMaxSec=\n           Specifies the maximum time a nap request is delayed. Defaults to 5.")
     assert choose_excerpts(ExcerptTask(question="What is the default value of IdleNapSec= in frob.conf?",
                                        passages=entries)) == []
 
