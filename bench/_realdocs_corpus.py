@@ -118,6 +118,12 @@ ELEVENTH_MAN_PAGES = ("1 unshare", "1 lscpu", "1 pldd", "1 lzmainfo", "1 zipspli
 ELEVENTH_ZH_MAN_PAGES = ("cal", "usleep", "systemd-cgls", "kbd_mode", "systemd-path", "bootctl",
                          "systemd-tty-ask-password-agent", "deallocvt")
 
+TWELFTH_MAN_PAGES = ("1 fincore", "1 scriptlive", "1 ucfr", "1 sotruss", "1 xdg-user-dirs-update", "1 zipcloak",
+                     "1 encguess", "1 zipnote", "5 sepermit.conf", "5 deb-split", "5 modules-load.d", "5 netconfig",
+                     "5 deb-origin", "8 wdctl", "8 e2freefrag", "8 pam_timestamp", "8 iconvconfig", "8 fstab-decode",
+                     "7 shm_overview", "7 persistent-keyring")
+TWELFTH_ZH_MAN_PAGES = ("finger", "biff", "apm", "unicode_start", "psfaddtable", "size", "dropuser", "zless")
+
 
 def _plain(text: str) -> str:
     """Overstrikes removed (what ``col -bx`` does), as a reader sees the page."""
@@ -185,7 +191,7 @@ def corpus_name(kind: str, name: str) -> str:
 def build_corpus(folder: Path, holdout: bool = False, review: bool = False, third: bool = False,
                  fourth: bool = False, fifth: bool = False, sixth: bool = False, seventh: bool = False,
                  eighth: bool = False, ninth: bool = False, tenth: bool = False,
-                 eleventh: bool = False) -> tuple[list[str], list[str]]:
+                 eleventh: bool = False, twelfth: bool = False) -> tuple[list[str], list[str]]:
     """Write every available source into ``folder`` (English) and ``folder/zh`` (Chinese).
 
     ``holdout``: the larger held-out corpus (the ``HOLDOUT_`` sources added); ``review``: the review pages
@@ -193,7 +199,8 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
     ``fifth``: all of these and the ``FIFTH_`` pages; ``sixth``: all of these and the ``SIXTH_`` pages;
     ``seventh``: all of these and the ``SEVENTH_`` pages; ``eighth``: all of these and the ``EIGHTH_`` pages;
     ``ninth``: all of these and the ``NINTH_`` pages; ``tenth``: all of these and the ``TENTH_`` pages;
-    ``eleventh``: all of these and the ``ELEVENTH_`` pages. Returns
+    ``eleventh``: all of these and the ``ELEVENTH_`` pages; ``twelfth``: all of these and the ``TWELFTH_`` pages.
+    Returns
     ``(written file names, missing sources)``.
     """
     # Each later set's corpus holds the earlier ones: a flag turns on every set before it too.
@@ -201,7 +208,7 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
              (fifth, FIFTH_MAN_PAGES, FIFTH_ZH_MAN_PAGES), (sixth, SIXTH_MAN_PAGES, SIXTH_ZH_MAN_PAGES),
              (seventh, SEVENTH_MAN_PAGES, SEVENTH_ZH_MAN_PAGES), (eighth, EIGHTH_MAN_PAGES, EIGHTH_ZH_MAN_PAGES),
              (ninth, NINTH_MAN_PAGES, NINTH_ZH_MAN_PAGES), (tenth, TENTH_MAN_PAGES, TENTH_ZH_MAN_PAGES),
-             (eleventh, ELEVENTH_MAN_PAGES, ELEVENTH_ZH_MAN_PAGES)]
+             (eleventh, ELEVENTH_MAN_PAGES, ELEVENTH_ZH_MAN_PAGES), (twelfth, TWELFTH_MAN_PAGES, TWELFTH_ZH_MAN_PAGES)]
     wanted = [any(flag for flag, _, _ in later[index:]) for index in range(len(later))]
     holdout, review = holdout or wanted[0], review or wanted[0]
     if folder.exists():

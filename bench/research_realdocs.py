@@ -34,7 +34,8 @@ was studied after its first two runs, and so was ``--fifth`` (``--split fifth``)
 was run three times and informed two fixes; ``--seventh`` (``--split seventh``) was run once before and once
 after session 19's changes, and so was ``--eighth`` (``--split eighth``, studied since); ``--ninth`` (``--split
 ninth``) was run before and after session 20's changes, not read, and so was ``--tenth`` (``--split tenth``);
-``--eleventh`` (``--split eleventh``) is the held-out set written after them.
+``--eleventh`` (``--split eleventh``) was run before and after session 21's changes, not read; ``--twelfth``
+(``--split twelfth``) is the held-out set written after them, not yet run.
 
 ``--holdout`` runs the held-out set instead: the larger corpus (more man pages, READMEs, Debian
 changelogs and Chinese man pages) and ``bench/data/realdocs_holdout.json``, written from those files
@@ -71,6 +72,8 @@ QUESTIONS = Path(__file__).resolve().parent / "data" / "realdocs_questions.json"
 #: The corpora beyond the first one (``--NAME`` builds ``build_corpus(NAME=True)``), latest first: each question
 #: file, and what ``--help`` says of it. A later corpus holds the earlier ones.
 CORPORA = (
+    ("twelfth", "the twelfth held-out set: the eleventh corpus plus 28 more pages; written by someone who had not "
+                "read the code"),
     ("eleventh", "the eleventh held-out set: the tenth corpus plus 28 more pages; written by someone who had not "
                  "read the code"),
     ("tenth", "the tenth held-out set: the ninth corpus plus 28 more pages; written by someone who had not read "
@@ -292,7 +295,7 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=None, help="work folder (default: a temporary one)")
     parser.add_argument("--split", choices=("train", "test", "holdout", "fresh", "review", "third", "fourth",
                                                      "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
-                                                     "eleventh",
+                                                     "eleventh", "twelfth",
                                                      "all"),
                         default="all")
     for name, about in CORPORA:
