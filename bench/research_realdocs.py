@@ -35,7 +35,8 @@ was run three times and informed two fixes; ``--seventh`` (``--split seventh``) 
 after session 19's changes, and so was ``--eighth`` (``--split eighth``, studied since); ``--ninth`` (``--split
 ninth``) was run before and after session 20's changes, not read, and so was ``--tenth`` (``--split tenth``);
 ``--eleventh`` (``--split eleventh``) was run before and after session 21's changes, not read; ``--twelfth``
-(``--split twelfth``) is the held-out set written after them, not yet run.
+(``--split twelfth``), written after them, was run once with the session's base and once with its last tree, not
+read: the held-out set for the next change.
 
 ``--holdout`` runs the held-out set instead: the larger corpus (more man pages, READMEs, Debian
 changelogs and Chinese man pages) and ``bench/data/realdocs_holdout.json``, written from those files
