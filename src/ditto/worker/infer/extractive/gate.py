@@ -21,7 +21,7 @@ from ..tasks import (
     ExcerptPassage,
     ExcerptTask,
 )
-from .kinds import _NAME_SECTION, _entry_of_another, _section
+from .kinds import _NAME_SECTION, _entry_of_another, _section, _tag_terms
 from .terms import (
     _CJK_SPLIT,
     _CJK_STOP_SPLIT,
@@ -317,8 +317,9 @@ def _origins(passages: Sequence[ExcerptPassage], question: str = "") -> list[Ori
     section shown of the same document): "the Apache log rotation program's offset argument" is answered by
     rotatelogs' "offset" entry, which only its NAME line ties to Apache; with its section, and whether it is the
     entry of an option or setting ``question`` does not write."""
+    asked = _tag_terms(question)
     origins = [replace(_origin(passage), section=passage.context,
-                       other_entry=bool(question) and _entry_of_another(passage, question)) for passage in passages]
+                       other_entry=bool(question) and _entry_of_another(passage, asked)) for passage in passages]
     about: dict[str, str] = {}
     for passage, origin in zip(passages, origins, strict=True):
         if _NAME_SECTION.match(_section(passage.context)):

@@ -217,18 +217,22 @@ def _describes_an_option(passage: ExcerptPassage) -> bool:
         heading != heading.upper() or any(mark in heading for mark in "_=(")))
 
 
-def _entry_of_another(passage: ExcerptPassage, question: str) -> bool:
+def _tag_terms(text: str) -> set[str]:
+    """The analysed terms of ``text`` with a setting's ``=`` and ``:`` read as spaces (``IdleActionSec=``)."""
+    return set(analyze(text)) | set(analyze(text.replace("=", " ").replace(":", " ")))
+
+
+def _entry_of_another(passage: ExcerptPassage, asked: set[str]) -> bool:
     """Whether ``passage`` is an option's or a setting's entry (:func:`_describes_an_option`) whose tag the question
-    does not write: logind.conf's "InhibitDelayMaxSec= … Defaults to 5." is about InhibitDelayMaxSec=, whatever
-    its neighbours say, when the question asks about IdleActionSec=. The tag is the entry's first line, or its
-    heading when the entry sits under one."""
+    (``asked``: its :func:`_tag_terms`) does not write: logind.conf's "InhibitDelayMaxSec= … Defaults to 5." is
+    about InhibitDelayMaxSec=, whatever its neighbours say, when the question asks about IdleActionSec=. The tag is
+    the entry's first line, or its heading when the entry sits under one."""
     if not _describes_an_option(passage):
         return False
     first = passage.text.lstrip().partition("\n")[0].strip()
     tag = first.split(None, 1)[0] if opens_with_option(first) or _opens_with_tag_line(passage.text) else \
         _section(passage.context)
-    asked = set(analyze(question)) | set(analyze(question.replace("=", " ")))
-    return not asked.intersection(analyze(tag.replace("=", " ").replace(":", " ")))
+    return asked.isdisjoint(_tag_terms(tag))
 
 
 def _opens_option_entry(text: str) -> bool:
