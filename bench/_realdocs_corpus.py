@@ -124,6 +124,13 @@ TWELFTH_MAN_PAGES = ("1 fincore", "1 scriptlive", "1 ucfr", "1 sotruss", "1 xdg-
                      "7 shm_overview", "7 persistent-keyring")
 TWELFTH_ZH_MAN_PAGES = ("finger", "biff", "apm", "unicode_start", "psfaddtable", "size", "dropuser", "zless")
 
+THIRTEENTH_MAN_PAGES = ("1 gpasswd", "1 chfn", "1 tset", "1 streamzip", "1 sprof", "1 memusage", "1 lessecho",
+                        "1 zipdetails", "5 editrc", "5 semanage.conf", "5 user_clusters", "5 deb-shlibs",
+                        "5 integritytab", "8 pam_issue", "8 readprofile", "8 update-passwd", "8 pam_securetty",
+                        "8 e2scrub", "7 time_namespaces", "7 sigevent")
+THIRTEENTH_ZH_MAN_PAGES = ("setmetamode", "dnsquery", "createlang", "8 quotacheck", "8 mingetty", "8 showmount",
+                           "8 exportfs", "8 edquota")
+
 
 def _plain(text: str) -> str:
     """Overstrikes removed (what ``col -bx`` does), as a reader sees the page."""
@@ -139,7 +146,10 @@ def render_man(name: str) -> str | None:
 
 
 def render_zh_man(name: str) -> str | None:
-    source = Path("/usr/share/man/zh_CN/man1") / f"{name}.1.gz"
+    """A Chinese man page at 100 columns; ``name`` may name its section first ("8 quotacheck"; default 1)."""
+    section, _, page = name.rpartition(" ")
+    section = section or "1"
+    source = Path(f"/usr/share/man/zh_CN/man{section}") / f"{page}.{section}.gz"
     if not source.exists():
         return None
     raw = gzip.decompress(source.read_bytes()).decode("utf-8", "replace")
@@ -191,7 +201,8 @@ def corpus_name(kind: str, name: str) -> str:
 def build_corpus(folder: Path, holdout: bool = False, review: bool = False, third: bool = False,
                  fourth: bool = False, fifth: bool = False, sixth: bool = False, seventh: bool = False,
                  eighth: bool = False, ninth: bool = False, tenth: bool = False,
-                 eleventh: bool = False, twelfth: bool = False) -> tuple[list[str], list[str]]:
+                 eleventh: bool = False, twelfth: bool = False,
+                 thirteenth: bool = False) -> tuple[list[str], list[str]]:
     """Write every available source into ``folder`` (English) and ``folder/zh`` (Chinese).
 
     ``holdout``: the larger held-out corpus (the ``HOLDOUT_`` sources added); ``review``: the review pages
@@ -199,7 +210,8 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
     ``fifth``: all of these and the ``FIFTH_`` pages; ``sixth``: all of these and the ``SIXTH_`` pages;
     ``seventh``: all of these and the ``SEVENTH_`` pages; ``eighth``: all of these and the ``EIGHTH_`` pages;
     ``ninth``: all of these and the ``NINTH_`` pages; ``tenth``: all of these and the ``TENTH_`` pages;
-    ``eleventh``: all of these and the ``ELEVENTH_`` pages; ``twelfth``: all of these and the ``TWELFTH_`` pages.
+    ``eleventh``: all of these and the ``ELEVENTH_`` pages; ``twelfth``: all of these and the ``TWELFTH_`` pages;
+    ``thirteenth``: all of these and the ``THIRTEENTH_`` pages.
     Returns
     ``(written file names, missing sources)``.
     """
@@ -208,7 +220,8 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
              (fifth, FIFTH_MAN_PAGES, FIFTH_ZH_MAN_PAGES), (sixth, SIXTH_MAN_PAGES, SIXTH_ZH_MAN_PAGES),
              (seventh, SEVENTH_MAN_PAGES, SEVENTH_ZH_MAN_PAGES), (eighth, EIGHTH_MAN_PAGES, EIGHTH_ZH_MAN_PAGES),
              (ninth, NINTH_MAN_PAGES, NINTH_ZH_MAN_PAGES), (tenth, TENTH_MAN_PAGES, TENTH_ZH_MAN_PAGES),
-             (eleventh, ELEVENTH_MAN_PAGES, ELEVENTH_ZH_MAN_PAGES), (twelfth, TWELFTH_MAN_PAGES, TWELFTH_ZH_MAN_PAGES)]
+             (eleventh, ELEVENTH_MAN_PAGES, ELEVENTH_ZH_MAN_PAGES), (twelfth, TWELFTH_MAN_PAGES, TWELFTH_ZH_MAN_PAGES),
+             (thirteenth, THIRTEENTH_MAN_PAGES, THIRTEENTH_ZH_MAN_PAGES)]
     wanted = [any(flag for flag, _, _ in later[index:]) for index in range(len(later))]
     holdout, review = holdout or wanted[0], review or wanted[0]
     if folder.exists():
