@@ -1052,3 +1052,38 @@ def test_a_question_whether_there_is_an_amount_asks_for_none() -> None:
     assert quotes and "may not have a default value" in quotes[0].quote
     assert choose_excerpts(ExcerptTask(question="What is the default value of a computed field?",
                                        passages=(page,))) == []
+
+
+def test_the_scene_of_a_question_about_a_named_page_need_not_be_on_the_page() -> None:
+    """Issue 17 (real questions, WF-7): people set a scene before they ask ("I ran frobshare --pid=/run/ns/pid1 on
+    its own and it errored out. What did I leave off?"). The names of that scene — their own file, a key they
+    pressed, another program — are not on the page of the program they ask about, and the page still answers. A
+    name in what is asked stays required ("What does the ROTA column mean?" is not answered by another column),
+    and so does every name when no page shown is the named program's."""
+    page = (P(source_id="s", document="file:///docs/man-frobshare.txt", context="FROBSHARE(1) › OPTIONS",
+              text="-p, --pid[=file]\n       Create a new process namespace. Creation of a persistent process "
+                   "namespace will fail\n       if the --fork option is not also specified."),
+            P(source_id="s", document="file:///docs/man-frobshare.txt", context="FROBSHARE(1) › DESCRIPTION",
+              text="frobshare runs a program in new namespaces."))
+    asked = ("I'm trying to keep a process namespace around after the program exits, so I ran frobshare "
+             "--pid=/run/ns/pid1 on its own and it errored out. What did I leave off?")
+    quotes = choose_excerpts(ExcerptTask(question=asked, passages=page))
+    assert any("will fail\n       if the --fork option" in excerpt.quote for excerpt in quotes), quotes
+    # The same name in the question itself is what is asked about: no page shown holds it.
+    assert choose_excerpts(ExcerptTask(question="What does frobshare do with the pid1 namespace file?",
+                                       passages=page)) == []
+    # Without a page of the program named, the scene's names are held as before.
+    anonymous = tuple(P(source_id="s", document="file:///docs/notes.txt", text=passage.text) for passage in page)
+    assert choose_excerpts(ExcerptTask(question=asked, passages=anonymous)) == []
+
+
+def test_a_capital_that_opens_a_sentence_of_the_question_is_no_name() -> None:
+    """Issue 17 (real questions, WF-7): "… two entries for one hostname in /etc/frob/auth.conf. Anything I should
+    watch out for?" — "Anything" is capitalised because it opens a sentence, and a page that never says "anything"
+    still answers; a capital inside a sentence ("… the Frobnitz relay …") still names something. "Is that OK?" asks
+    nothing about an "OK"."""
+    from ditto.worker.infer.extractive import subject_terms
+
+    assert "anyth" not in subject_terms("I need two entries for one host. Anything I should watch out for?")
+    assert "frobnitz" in subject_terms("How do I reach the Frobnitz relay?")
+    assert subject_terms("Can I use '#' as the separator? Is that OK?") == []

@@ -156,6 +156,9 @@ class Origin:
     #: The passage is the entry of an option or setting the question does not write (see
     #: :func:`~.kinds._entry_of_another`): its section's names are not its own.
     other_entry: bool = False
+    #: The terms of its manual page's title (``LSCPU(1)`` → ``lscpu``): a question that names the page is about it,
+    #: and the other names it writes set the scene (see :func:`passage_relevance`).
+    titles: frozenset[str] = frozenset()
 
 
 def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[Origin] | None = None,
@@ -204,9 +207,10 @@ def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[
     for term in wanted:
         frequency = sum(1 for terms in present if term in terms)
         weights[term] = math.log(1 + (total + 1) / (max(frequency, 1) + 1))
-    names = subject_terms(question) + [term for term in wanted if term in titles]
-    names += [term for term in unknown if term not in names]
+    names = _names(question, wanted, titles)
     missing = (len(wanted) <= SUBJECT_QUESTION_TERMS or asks) and any(term not in everywhere for term in names)
+    asked_names = _names(_asking_part(question), wanted, titles)
+    scenery = {term for term in names if term not in asked_names}
     latin = _latin_names(question)
     fronted = _FRONTED.match(question)
     scene = set(subject_terms(fronted.group())) if fronted else set()
@@ -222,10 +226,43 @@ def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[
             else named_here | sections[(origin.document, origin.section)]
         hits = [term for term in wanted if term in terms]
         coverage = max((_covered(part, terms, weights) for part in (wanted, *clauses)), default=0.0)
-        lacks = missing or (asks and any(term not in (held[origin.document] if origin.wide or term in scene else own)
-                                         for term in names))
+        # A passage of the manual page the question names is not held to the names of the question's scene: the
+        # question is about the page's program, and what the asker did around it is their own ("I ran unshare
+        # --pid=/run/ns/pid1 …", "If I pipe lscpu into awk, …").
+        page = [term for term in names if term in origin.titles and term in titles]
+        required = [term for term in names if term not in scenery] if page else names
+        lacks = (missing and not page) or (asks and any(
+            term not in (held[origin.document] if origin.wide or term in scene else own) for term in required))
         result.append(Relevance(coverage, len(hits), len(wanted), lacks, bool(latin) and latin <= own))
     return result
+
+
+def _names(question: str, wanted: Collection[str], titles: Collection[str]) -> list[str]:
+    """The gate terms of the names ``question`` is about: :func:`subject_terms`, the manual pages' ``titles`` among
+    its ``wanted`` terms, and :func:`unknown_names` (a question's only)."""
+    names = subject_terms(question)
+    names += [term for term in dict.fromkeys(gate_terms(question, question=True))
+              if term in titles and term in wanted and term not in names]
+    if asks_a_question(question):
+        names += [term for term in unknown_names(question) if term not in names]
+    return names
+
+
+#: A sentence of a question and the white space after it.
+_QUESTION_SENTENCE = re.compile(r".+?(?:[.!?](?=\s|$)|[。！？]|$)\s*", re.DOTALL)
+#: A clause that opens a question and sets its scene: "If I pipe lscpu into awk, …", "如果……，".
+_SCENE_CLAUSE = re.compile(r"\s*(?:(?:if|when|whenever|while|after|before|once|since)\b[^,?]*,"
+                           r"|(?:如果|假如|要是|当)[^，？?]*，)", re.IGNORECASE)
+
+
+def _asking_part(question: str) -> str:
+    """What ``question`` asks, without its scene: its sentences that end in a question mark (all of it when none
+    does), each without an opening conditional clause. "My wrapper script runs pldd on a PID and checks $?. Which
+    exit code means …?" asks about pldd's exit codes; the PID is the asker's."""
+    sentences = [match.group() for match in _QUESTION_SENTENCE.finditer(question) if match.group().strip()]
+    asking = [sentence for sentence in sentences if sentence.rstrip().endswith(("?", "？"))] or [question]
+    return " ".join(sentence[scene.end():] if (scene := _SCENE_CLAUSE.match(sentence)) else sentence
+                    for sentence in asking)
 
 
 def _other_forms(wanted: Sequence[str], unknown: Collection[str], shown: Collection[str]) -> dict[str, set[str]]:
@@ -272,16 +309,23 @@ def subject_terms(question: str) -> list[str]:
     size exceeded." One letter (``I``, vitamin ``C``) is no name."""
     names: list[str] = []
     cjk = has_cjk(question)
-    for position, match in enumerate(_NAME_WORD.finditer(question)):
+    for match in _NAME_WORD.finditer(question):
         word = match.group()
         if len(word) < 2 or word.isdigit() or has_cjk(word) or _QUANTITY.fullmatch(word):
             continue
         mixed = any(char.isdigit() for char in word) and any(char.isalpha() for char in word)
         joined = any(char in ".+#_" for char in word)
         if cjk or mixed or joined or any(char.isupper() for char in word[1:]) \
-                or (position > 0 and word[0].isupper()):
+                or (word[0].isupper() and not _opens_sentence(question, match.start())):
             names.extend(term for term in analyze(word) if term not in _GATE_STOPWORDS)
     return list(dict.fromkeys(names))
+
+
+def _opens_sentence(text: str, start: int) -> bool:
+    """Whether the word at ``start`` of ``text`` opens one of its sentences: a capital there is the sentence's, not a
+    name's ("… in /etc/apt/auth.conf. *Anything* I should watch out for?")."""
+    before = text[:start].rstrip().rstrip("\"'“‘(")
+    return not before or before.endswith((".", "!", "?"))
 
 
 #: A word in lower case, with its hyphenated parts and an apostrophe's ending ("rsync", "ssh-keygen", "sshd's");
@@ -318,7 +362,7 @@ def _origins(passages: Sequence[ExcerptPassage], question: str = "") -> list[Ori
     rotatelogs' "offset" entry, which only its NAME line ties to Apache; with its section, and whether it is the
     entry of an option or setting ``question`` does not write."""
     asked = _tag_terms(question)
-    origins = [replace(_origin(passage), section=passage.context,
+    origins = [replace(_origin(passage), section=passage.context, titles=frozenset(_title_terms(passage)),
                        other_entry=bool(question) and _entry_of_another(passage, asked)) for passage in passages]
     about: dict[str, str] = {}
     for passage, origin in zip(passages, origins, strict=True):
@@ -359,16 +403,19 @@ def page_titles(passages: Sequence[ExcerptPassage]) -> set[str]:
     A title that is an English word (``DATE(1)``, ``SORT(1)``) counts only from the first passage, the
     retriever's best: "how is the list kept up to *date*?" does not name date(1) because a passage of its page
     came last, while "how do I sort numerically?" ranks sort's page first."""
-    titles: set[str] = set()
-    for position, passage in enumerate(passages):
-        if passage.context:
-            top = passage.context.split(HEADING_SEPARATOR, 1)[0]
-            for match in _PAGE_TITLE.finditer(top):
-                # Each word of the title as written is judged, not its stem: MACHINE-ID(5)'s "machine" is English
-                # ("machin" is not, and every question about a machine was held to name machine-id).
-                titles.update(term for word in _TITLE_PARTS.split(match.group(1).lower()) for term in analyze(word)
-                              if position == 0 or not is_english_word(word))
-    return titles
+    return set().union(*(_title_terms(passage, english=position == 0) for position, passage in enumerate(passages)))
+
+
+def _title_terms(passage: ExcerptPassage, *, english: bool = True) -> set[str]:
+    """The terms of the manual page's title in ``passage``'s heading path (``WGET(1)`` → ``wget``); ``english``:
+    with the title's words that are English words too."""
+    if not passage.context:
+        return set()
+    top = passage.context.split(HEADING_SEPARATOR, 1)[0]
+    # Each word of the title as written is judged, not its stem: MACHINE-ID(5)'s "machine" is English ("machin"
+    # is not, and every question about a machine was held to name machine-id).
+    return {term for match in _PAGE_TITLE.finditer(top) for word in _TITLE_PARTS.split(match.group(1).lower())
+            for term in analyze(word) if english or not is_english_word(word)}
 
 
 def _gate_question_terms(text: str) -> list[str]:

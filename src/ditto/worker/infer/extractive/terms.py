@@ -38,7 +38,8 @@ QUESTION_STOPWORDS: Final = frozenset({
 _FIELD_LINES = re.compile(r"[ \t]*[A-Z][\w-]{0,30}:[ \t]*[^\n]*(?:\r?\n[ \t]*[A-Z][\w-]{0,30}:[ \t]*[^\n]*)+")
 #: Words of a question that say what kind of answer is wanted; the relevance gate does not count them.
 GATE_STOPWORDS: Final = frozenset({"often", "long", "frequently", "exactly", "usually", "typically", "generally",
-                                   "actually", "really", "kind", "way", "option", "options", "flag", "flags"})
+                                   "actually", "really", "kind", "way", "option", "options", "flag", "flags",
+                                   "ok", "okay"})
 #: The same for Chinese ("选项有什么作用": what the option does): an option's line never says 选项.
 CJK_GATE_STOPWORDS: Final = ("选项", "参数", "作用", "用途", "功能", "意思", "含义")
 #: Chinese question words: what kind of answer is wanted, not what it is about.
