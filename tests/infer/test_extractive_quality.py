@@ -1087,3 +1087,42 @@ def test_a_capital_that_opens_a_sentence_of_the_question_is_no_name() -> None:
     assert "anyth" not in subject_terms("I need two entries for one host. Anything I should watch out for?")
     assert "frobnitz" in subject_terms("How do I reach the Frobnitz relay?")
     assert subject_terms("Can I use '#' as the separator? Is that OK?") == []
+
+
+def test_a_question_about_a_default_needs_a_page_that_tells_one() -> None:
+    """Issue 17 (honest no-evidence, INF-3): "When I run frobtrace without -F or -T, which objects does it trace by
+    default?" over a page that only lists -F and -T says nothing of what happens without them: no evidence. The
+    same page with a sentence that tells the default ("By default …", "otherwise …", "instead of …") answers it."""
+    def page(*texts: str) -> tuple[ExcerptPassage, ...]:
+        return tuple(P(source_id="s", document="file:///docs/man-frobtrace.txt", context="FROBTRACE(1) › OPTIONS",
+                       text=text) for text in texts)
+
+    options = ("-F, --from FROMLIST\n       Trace calls from objects on FROMLIST.",
+               "-T, --to TOLIST\n       Trace calls to objects on TOLIST.")
+    asked = "When I run frobtrace without -F or -T, which objects does it trace by default?"
+    assert choose_excerpts(ExcerptTask(question=asked, passages=page(*options))) == []
+    told = page(*options, "frobtrace traces the calls of every object loaded by the\n       program unless -F or -T "
+                          "narrows it; otherwise all calls are traced.")
+    quotes = choose_excerpts(ExcerptTask(question=asked, passages=told))
+    assert any("otherwise all calls are traced" in excerpt.quote for excerpt in quotes), quotes
+
+
+def test_a_chinese_question_that_counts_a_unit_needs_a_page_that_writes_it() -> None:
+    """Issue 17 (Chinese material, honest no-evidence, INF-3): "最长允许多少字节？" is not answered by a page that
+    counts something else ("一个字符串", "三个实例"); "一个" before a noun is an article, no amount. The page that
+    writes the unit with its number answers; "好几次" (several times) asks for no amount at all."""
+    def page(*texts: str) -> tuple[ExcerptPassage, ...]:
+        return tuple(P(source_id="s", document="file:///docs/zh/zhman-frobnotify.txt",
+                       context="FROBNOTIFY(1) › 选项", text=text) for text in texts)
+
+    asked = "frobnotify --status= 发送的状态字符串最长允许多少字节？"
+    vague = page("--status= 向 frobd 发送一个任意内容的状态字符串消息。", "从三个实例派生对应的状态字符串。")
+    assert choose_excerpts(ExcerptTask(question=asked, passages=vague)) == []
+    stated = page(*(passage.text for passage in vague), "--status= 状态字符串最长 4096 字节，超出部分被截断。")
+    quotes = choose_excerpts(ExcerptTask(question=asked, passages=stated))
+    assert any("4096 字节" in excerpt.quote for excerpt in quotes), quotes
+    several = P(source_id="d", document="file:///docs/zh/zhman-frobdb.txt", context="FROBDB(1) › 注意",
+                text="frobdb 每次连接服务器都询问口令时，设立 $HOME/.pgpass 文件即可免去输入口令。")
+    quotes = choose_excerpts(ExcerptTask(question="frobdb 要连服务器好几次，每次都让我输入口令，怎么免去？",
+                                         passages=(several,)))
+    assert any(".pgpass" in excerpt.quote for excerpt in quotes), quotes

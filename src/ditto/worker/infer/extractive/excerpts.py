@@ -35,12 +35,15 @@ from .gate import (
 from .kinds import (
     _ASKS_FOR_OPTION,
     _CONTINUES,
+    _TELLS_DEFAULT,
     _answering_sections,
     _asks_for_amount,
+    _asks_for_default,
     _completing_kind,
     _describes_an_option,
     _kinds_asked,
     _measured,
+    _measured_cjk,
     _named_options,
     _opens_option_entry,
     _opens_with_tag_line,
@@ -366,11 +369,21 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
         # The amount of the thing asked: "What exit status does mkswap return …?" is not answered by "Linux allows
         # 32 swap areas", which states an amount of something else; the passage must speak of what is measured.
         measured = _measured(task.question)
-        speaks = [not measured or bool(measured & set(analyze(_with_context(p)))) for p in task.passages]
+        units = _measured_cjk(task.question)
+        speaks = [(not measured or bool(measured & set(analyze(_with_context(p)))))
+                  and (not units or any(unit in _with_context(p) for unit in units)) for p in task.passages]
         # A lead-in's number counts what it introduces ("the following three table declarations …:"), not what
         # was asked.
         if not any(speaks[c.passage] and not _lead_in(task.passages[c.passage].text, c.sentence) and _states_amount(
                 _with_next(task.passages[c.passage].text, spans[c.passage], c.sentence), wanted) for c in quotable):
+            return False
+    if _asks_for_default(task.question):
+        # A default ("… by default?", "without -F or -T, which …?") is given by a sentence that tells one, or the one
+        # after it: a page that only describes the options does not say what happens without them.
+        best = candidates[0].score
+        quotable = [c for c in candidates if c.score >= FOLLOW_UP_SHARE * best or c.similarity >= semantic_follow_up]
+        if not any(_TELLS_DEFAULT.search(_with_next(task.passages[c.passage].text, spans[c.passage], c.sentence))
+                   for c in quotable):
             return False
     if _ASKS_FOR_OPTION.search(task.question) and not _named_options(task.question):
         # The option's own entry, or a sentence that names one ("如果在命令行上指定了 -m 选项, Uuencode 就改用 base64").

@@ -46,14 +46,14 @@ _ASKS_WHAT_IT_IS = re.compile(r"\s*(?:what\s+(?:is|are)\s+(?:an?\s+|the\s+)?[\w.
 _ASKS_FOR_OPTION = re.compile(r"\b(?:which|what)\s+(?:[\w.+-]+\s+){0,2}?(?:option|flag|switch)s?\b"
                               r"|(?:哪个|哪一个|什么)(?:选项|参数)", re.IGNORECASE)
 #: A question that asks for an amount: how many, how often, the smallest or default size, which port, which exit
-#: status (a number), 多少, 几.
+#: status (a number), 多少, 几 (not 好几, "several").
 _ASKS_FOR_AMOUNT = re.compile(
     r"\bhow\s+(?:many|much|often|long|large|big|old|fast|high|low|small)\b(?!-)"
     r"|\b(?:smallest|largest|lowest|highest|biggest|minimum|maximum|min|max|default)\s+(?:[\w-]+\s+){0,2}?"
     r"(?:size|number|value|length|level|limit|count|port|timeout|interval|amount|range)s?\b"
     r"|\b(?:what|which)\s+(?:tcp\s+|udp\s+)?port\b"
     r"|\b(?:what|which)\s+(?:[\w-]+\s+){0,2}?(?:exit|return|error)\s+(?:status|code|value)(?:es|s)?\b"
-    r"|多少|多久|多长|多大|几[个次天秒分钟小时]|什么(?:退出|返回)(?:状态|码|值)|(?:退出|返回)(?:状态码?|码|值)(?:是|为)(?:什么|多少)",
+    r"|多少|多久|多长|多大|(?<!好)几[个次天秒分钟小时]|什么(?:退出|返回)(?:状态|码|值)|(?:退出|返回)(?:状态码?|码|值)(?:是|为)(?:什么|多少)",
     re.IGNORECASE)
 #: A question that asks whether ("Can a generated column have a DEFAULT value?", "Is there a maximum …?"): any
 #: passage about it answers yes or no, whether or not it states an amount.
@@ -76,7 +76,8 @@ _STATES_AMOUNT = re.compile(
     r"|(?:twen|thir|for|fif|six|seven|eigh|nine)ty|hundreds?|thousands?|millions?|billions?|dozens?|half|double"
     r"|once|twice|thrice|hourly|daily|nightly|weekly|monthly|yearly|annually|unlimited|infinite(?:ly)?"
     r"|indefinitely|forever)(?![\w-])|(?<![\w-])an?\s+(?:second|minute|hour|day|week|fortnight|month|year|decade)\b"
-    r"|[零〇一二两三四五六七八九]*[十百千万亿]|[零〇一二两三四五六七八九半]+[天日周月年次个秒分时字节位行倍遍项条种份级岁号点]"
+    r"|[零〇一二两三四五六七八九]*[十百千万亿]"
+    r"|(?![一][个种条份项行点位])(?<![零〇一二两三四五六七八九十百千万])[零〇一二两三四五六七八九半]+[天日周月年次个秒分时字节位行倍遍项条种份级岁号点]"
     r"|每(?:天|日|周|月|年|小时|分钟|秒)", re.IGNORECASE)
 #: "no retries", "one day", "a single file": none or one of a thing, an amount when the question names it.
 _ONE_OR_NONE_OF = re.compile(r"(?<![\w-])(?:no|zero|one|a\s+single|without)\s+(?:[a-z-]+\s+)?([a-z][a-z-]*)",
@@ -108,6 +109,18 @@ _STATES_DEFAULT = re.compile(
     r"\bdefault(?:s|ed)?\b|\b(?:with|if|when)\s+no\b|\bwithout\s+(?:an?\s+|any\s+)?[A-Z]{2,}\b|\bunless\b"
     r"|\bomitted\b|\bnot\s+(?:given|specified|set)\b|\bnormally\b"
     r"|默认|缺省|如果没有|若没有|未指定|没有指定|不指定|省略", re.IGNORECASE)
+#: What tells a default, for whether a page gives one at all: :data:`_STATES_DEFAULT`, or what happens otherwise or
+#: what an option does instead of ("print the first NUM lines instead of the first 10").
+_TELLS_DEFAULT = re.compile(_STATES_DEFAULT.pattern + r"|\botherwise\b|\binstead\s+of\b", re.IGNORECASE)
+
+
+def _asks_for_default(question: str) -> bool:
+    """Whether ``question`` asks what happens by default ("Which shared objects does sotruss trace by default?"),
+    not why, nor whether something is the default ("Does rm remove directories by default?")."""
+    return (asks_a_question(question) and _ASKS_FOR_DEFAULT.search(question) is not None
+            and _ASKS_WHY.search(question) is None and _ASKS_WHETHER.match(question) is None)
+
+
 #: A sentence that only finishes the one before: a manual's "Defaults to /home." or "Default 16 (-i: 12)."
 #: after the description of what it is the default of.
 _CONTINUES = re.compile(r"\s*Defaults?\b(?!\s*:)")
@@ -192,6 +205,18 @@ def _measured(question: str) -> set[str]:
             return set()  # "how many times" is answered by "only one instance …" as well as by "3 times"
         measured |= terms
     return measured
+
+
+#: What a Chinese question counts (几秒, 多少个字符, 多少字节, 几个月): a unit a page writes as the question does, or
+#: the thing after 个. Not columns or digits (多少列, 几位): a page gives those as a width or a length (宽度, 长度).
+_CJK_MEASURE = re.compile(r"(?:几|多少)(?:个([\u4e00-\u9fff]{1,2})"
+                          r"|(毫秒|微秒|分钟|小时|字节|字符|秒|天|周|月|年|次|行|项|页|块|条))")
+
+
+def _measured_cjk(question: str) -> set[str]:
+    """The units and things a Chinese ``question`` counts (:data:`_CJK_MEASURE`), as written: a passage that gives
+    their amount writes them ("最长可以有多少个字符" is answered by "… 256 个字符"), whatever else it counts."""
+    return {next(group for group in match.groups() if group) for match in _CJK_MEASURE.finditer(question)}
 
 
 #: A setting's name as a heading or a tag line: ``NAutoVTs=``, ``PermitRootLogin``, ``LOGIN_RETRIES (number)``.
