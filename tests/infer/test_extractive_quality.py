@@ -1126,3 +1126,16 @@ def test_a_chinese_question_that_counts_a_unit_needs_a_page_that_writes_it() -> 
     quotes = choose_excerpts(ExcerptTask(question="frobdb 要连服务器好几次，每次都让我输入口令，怎么免去？",
                                          passages=(several,)))
     assert any(".pgpass" in excerpt.quote for excerpt in quotes), quotes
+
+
+def test_a_question_for_a_version_needs_a_page_that_states_one() -> None:
+    """Issue 17 (honest no-evidence, INF-3): "In which version was --force first added?" over a page that describes
+    --force and names no version is not answered by that description; a page that says "since version 0.17" is."""
+    entry = P(source_id="s", document="file:///docs/man-frobdirs.txt", context="FROBDIRS(1) › OPTIONS",
+              text="--force\n       Update existing frobdirs files, but force a full reset.")
+    asked = "In which version of frobdirs was the --force option first added?"
+    assert choose_excerpts(ExcerptTask(question=asked, passages=(entry,))) == []
+    dated = P(source_id="s", document="file:///docs/man-frobdirs.txt", context="FROBDIRS(1) › OPTIONS",
+              text="--force\n       Update existing frobdirs files, but force a full reset (since version 0.17).")
+    quotes = choose_excerpts(ExcerptTask(question=asked, passages=(dated,)))
+    assert quotes and "since version 0.17" in quotes[0].quote

@@ -46,13 +46,14 @@ _ASKS_WHAT_IT_IS = re.compile(r"\s*(?:what\s+(?:is|are)\s+(?:an?\s+|the\s+)?[\w.
 _ASKS_FOR_OPTION = re.compile(r"\b(?:which|what)\s+(?:[\w.+-]+\s+){0,2}?(?:option|flag|switch)s?\b"
                               r"|(?:哪个|哪一个|什么)(?:选项|参数)", re.IGNORECASE)
 #: A question that asks for an amount: how many, how often, the smallest or default size, which port, which exit
-#: status (a number), 多少, 几 (not 好几, "several").
+#: status (a number), which version or year, 多少, 几 (not 好几, "several").
 _ASKS_FOR_AMOUNT = re.compile(
     r"\bhow\s+(?:many|much|often|long|large|big|old|fast|high|low|small)\b(?!-)"
     r"|\b(?:smallest|largest|lowest|highest|biggest|minimum|maximum|min|max|default)\s+(?:[\w-]+\s+){0,2}?"
     r"(?:size|number|value|length|level|limit|count|port|timeout|interval|amount|range)s?\b"
     r"|\b(?:what|which)\s+(?:tcp\s+|udp\s+)?port\b"
     r"|\b(?:what|which)\s+(?:[\w-]+\s+){0,2}?(?:exit|return|error)\s+(?:status|code|value)(?:es|s)?\b"
+    r"|\b(?:what|which)\s+(?:[\w.+-]+\s+){0,2}?(?:version|release)s?\b|\bin\s+(?:what|which)\s+year\b"
     r"|多少|多久|多长|多大|(?<!好)几[个次天秒分钟小时]|什么(?:退出|返回)(?:状态|码|值)|(?:退出|返回)(?:状态码?|码|值)(?:是|为)(?:什么|多少)",
     re.IGNORECASE)
 #: A question that asks whether ("Can a generated column have a DEFAULT value?", "Is there a maximum …?"): any
