@@ -363,9 +363,9 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
     over pages that only mention userdel). Any other question: ``True``."""
     if not asks_a_question(task.question):
         return True
+    best = candidates[0].score
+    quotable = [c for c in candidates if c.score >= FOLLOW_UP_SHARE * best or c.similarity >= semantic_follow_up]
     if _asks_for_amount(task.question):
-        best = candidates[0].score
-        quotable = [c for c in candidates if c.score >= FOLLOW_UP_SHARE * best or c.similarity >= semantic_follow_up]
         # The amount of the thing asked: "What exit status does mkswap return …?" is not answered by "Linux allows
         # 32 swap areas", which states an amount of something else; the passage must speak of what is measured.
         measured = _measured(task.question)
@@ -377,14 +377,12 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
         if not any(speaks[c.passage] and not _lead_in(task.passages[c.passage].text, c.sentence) and _states_amount(
                 _with_next(task.passages[c.passage].text, spans[c.passage], c.sentence), wanted) for c in quotable):
             return False
-    if _asks_for_default(task.question):
-        # A default ("… by default?", "without -F or -T, which …?") is given by a sentence that tells one, or the one
-        # after it: a page that only describes the options does not say what happens without them.
-        best = candidates[0].score
-        quotable = [c for c in candidates if c.score >= FOLLOW_UP_SHARE * best or c.similarity >= semantic_follow_up]
-        if not any(_TELLS_DEFAULT.search(_with_next(task.passages[c.passage].text, spans[c.passage], c.sentence))
-                   for c in quotable):
-            return False
+    # A default ("… by default?", "without -F or -T, which …?") is given by a sentence that tells one, or the one
+    # after it: a page that only describes the options does not say what happens without them.
+    if _asks_for_default(task.question) and not any(
+            _TELLS_DEFAULT.search(_with_next(task.passages[c.passage].text, spans[c.passage], c.sentence))
+            for c in quotable):
+        return False
     if _ASKS_FOR_OPTION.search(task.question) and not _named_options(task.question):
         # The option's own entry, or a sentence that names one ("如果在命令行上指定了 -m 选项, Uuencode 就改用 base64").
         return any(_describes_an_option(task.passages[c.passage])

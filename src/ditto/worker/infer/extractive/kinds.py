@@ -70,7 +70,8 @@ def _asks_for_amount(question: str) -> bool:
 #: An amount in a sentence: a number ("20 times", "-20", "1024 bits", "0.5"), not a manual section ("ssh(1)")
 #: or a bug number ("#584837"); a number or a frequency in English words ("twice", "thirty", "nightly",
 #: "unlimited"; not "one", mostly a pronoun, nor "one-shot": see :data:`_ONE_OR_NONE_OF`); a Chinese
-#: numeral with its unit or a power of ten ("三十天", "两次", "一百"), or 每天/每周.
+#: numeral with its unit or a power of ten ("三十天", "两次", "一百"; not a lone 一 before a classifier, "一个",
+#: which is an article), or 每天/每周.
 _STATES_AMOUNT = re.compile(
     r"(?<![#\w.])(?<!\w\()\d+(?!\w)"
     r"|(?<![\w-])(?:zero|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:thir|four|fif|six|seven|eigh|nine)teen"
@@ -78,7 +79,7 @@ _STATES_AMOUNT = re.compile(
     r"|once|twice|thrice|hourly|daily|nightly|weekly|monthly|yearly|annually|unlimited|infinite(?:ly)?"
     r"|indefinitely|forever)(?![\w-])|(?<![\w-])an?\s+(?:second|minute|hour|day|week|fortnight|month|year|decade)\b"
     r"|[零〇一二两三四五六七八九]*[十百千万亿]"
-    r"|(?![一][个种条份项行点位])(?<![零〇一二两三四五六七八九十百千万])[零〇一二两三四五六七八九半]+[天日周月年次个秒分时字节位行倍遍项条种份级岁号点]"
+    r"|(?!一[个种条份项行点位])(?<![零〇一二两三四五六七八九十百千万])[零〇一二两三四五六七八九半]+[天日周月年次个秒分时字节位行倍遍项条种份级岁号点]"
     r"|每(?:天|日|周|月|年|小时|分钟|秒)", re.IGNORECASE)
 #: "no retries", "one day", "a single file": none or one of a thing, an amount when the question names it.
 _ONE_OR_NONE_OF = re.compile(r"(?<![\w-])(?:no|zero|one|a\s+single|without)\s+(?:[a-z-]+\s+)?([a-z][a-z-]*)",
