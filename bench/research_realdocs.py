@@ -36,8 +36,9 @@ after session 19's changes, and so was ``--eighth`` (``--split eighth``, studied
 ninth``) was run before and after session 20's changes, not read, and so was ``--tenth`` (``--split tenth``);
 ``--eleventh`` (``--split eleventh``) was run before and after session 21's changes, not read; ``--twelfth``
 (``--split twelfth``), written after them, was run once with the session's base and once with its last tree, not
-read: the held-out set for the next change. ``--thirteenth`` (``--split thirteenth``) is a further one, written
-the same way (Chinese pages of sections 1 and 8), not yet run.
+read: the held-out set for the next change. Session 22 studied the eleventh and twelfth sets; ``--thirteenth``
+(``--split thirteenth``), written the same way (Chinese pages of sections 1 and 8), was run with its base and after
+each of its changes, not read: the held-out set for the next change.
 
 ``--holdout`` runs the held-out set instead: the larger corpus (more man pages, READMEs, Debian
 changelogs and Chinese man pages) and ``bench/data/realdocs_holdout.json``, written from those files
