@@ -1139,3 +1139,23 @@ def test_a_question_for_a_version_needs_a_page_that_states_one() -> None:
               text="--force\n       Update existing frobdirs files, but force a full reset (since version 0.17).")
     quotes = choose_excerpts(ExcerptTask(question=asked, passages=(dated,)))
     assert quotes and "since version 0.17" in quotes[0].quote
+
+
+def test_a_question_for_a_file_needs_a_page_that_names_one() -> None:
+    """Issue 17 (honest no-evidence, INF-3): "Where does frobmap -n write the new configuration file?" over the
+    option's entry, which says what -n does and names no file, is no evidence; the entry that names the file
+    ("~/.config/frobmap/rc", "in the current directory") answers. "Which file attributes …" asks for no file."""
+    def entry(text: str) -> ExcerptPassage:
+        return P(source_id="s", document="file:///docs/man-frobmap.txt", context="FROBMAP(1) › OPTIONS", text=text)
+
+    asked = "Where does frobmap -n write the new configuration file?"
+    assert choose_excerpts(ExcerptTask(question=asked, passages=(entry("-n, --create-rc\n       Create a new "
+                                                                       "configuration file for frobmap."),))) == []
+    named = entry("-n, --create-rc\n       Create a new configuration file for frobmap, written to\n"
+                  "       ~/.config/frobmap/rc.")
+    quotes = choose_excerpts(ExcerptTask(question=asked, passages=(named,)))
+    assert quotes and "~/.config/frobmap/rc" in quotes[0].quote
+    attributes = entry("-i, --immutable\n       Set the immutable file attribute; frobfs ignores the append-only one.")
+    quotes = choose_excerpts(ExcerptTask(question="Which frobmap file attributes does frobfs ignore?",
+                                         passages=(attributes,)))
+    assert quotes, "a question about file attributes asks for no file"

@@ -35,8 +35,10 @@ from .gate import (
 from .kinds import (
     _ASKS_FOR_OPTION,
     _CONTINUES,
+    _STATES_A_PATH,
     _TELLS_DEFAULT,
     _answering_sections,
+    _asks_for_a_file,
     _asks_for_amount,
     _asks_for_default,
     _completing_kind,
@@ -381,6 +383,12 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
     # after it: a page that only describes the options does not say what happens without them.
     if _asks_for_default(task.question) and not any(
             _TELLS_DEFAULT.search(_with_next(task.passages[c.passage].text, spans[c.passage], c.sentence))
+            for c in quotable):
+        return False
+    # A file or a place ("Which file lists …?", "Where does pmap -n write …?", 从哪个目录) is given by a sentence that
+    # names one: a path, a file's name, or the current or home directory.
+    if _asks_for_a_file(task.question) and not any(
+            _STATES_A_PATH.search(_with_next(task.passages[c.passage].text, spans[c.passage], c.sentence))
             for c in quotable):
         return False
     if _ASKS_FOR_OPTION.search(task.question) and not _named_options(task.question):

@@ -123,6 +123,31 @@ def _asks_for_default(question: str) -> bool:
             and _ASKS_WHY.search(question) is None and _ASKS_WHETHER.match(question) is None)
 
 
+#: A question that asks for a file or a place: which file, directory or path ("Which file lists the users …?", not
+#: "which file attributes"), where a file, a log, an output is ("Where does pmap -n write the configuration file?";
+#: "Where are backups kept?" may be answered by "on the NAS"), 哪个目录, 哪里.
+_ASKS_FOR_A_FILE = re.compile(
+    r"\b(?:which|what)\s+(?:[\w.-]+\s+){0,2}?(?:files?|director(?:y|ies)|folders?|path(?:name)?s?)\b"
+    r"(?!\s+(?:attribute|system|type|descriptor|permission|mode|size|format|content|owner)s?\b)"
+    r"|\bwhere\s+(?:does|do|is|are|will|should|did)\b[^?]*\b(?:files?|logs?|output|config(?:uration)?|dump|recording"
+    r"|socket|cache|database|director(?:y|ies)|folder)\b"
+    r"|(?:哪个|什么)(?:目录|文件|路径)|哪里|哪儿|放在哪", re.IGNORECASE)
+#: A sentence that names a file or a place: a path ("/etc/sudoers", "~/.plan", "$HOME/x", after a space, a quote,
+#: a bracket or a Chinese character), a file's name ("screen.dump", ".pgpass"), "the file typescript", the current,
+#: working or home directory, standard input or output (标准输入).
+_STATES_A_PATH = re.compile(
+    r"(?:^|[\s\"'(\[<=:,\u4e00-\u9fff])(?:~|\$\{?\w+\}?|\.{1,2})?/[\w.*?-]|\b[a-z][\w-]+\.[a-z]{2,5}\b"
+    r"|(?<![\w/])\.[a-z][\w.-]+|\b(?:current|working|home)\s+directory\b|\bthe\s+file\s+[\w.-]+"
+    r"|\bstandard\s+(?:input|output|error)\b|\bstd(?:in|out|err)\b|当前目录|工作目录|主目录|标准(?:输入|输出|错误)",
+    re.IGNORECASE)
+
+
+def _asks_for_a_file(question: str) -> bool:
+    """Whether ``question`` asks which file or place (:data:`_ASKS_FOR_A_FILE`), not whether there is one."""
+    return (asks_a_question(question) and _ASKS_FOR_A_FILE.search(question) is not None
+            and _ASKS_WHETHER.match(question) is None)
+
+
 #: A sentence that only finishes the one before: a manual's "Defaults to /home." or "Default 16 (-i: 12)."
 #: after the description of what it is the default of.
 _CONTINUES = re.compile(r"\s*Defaults?\b(?!\s*:)")
