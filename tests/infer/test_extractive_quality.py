@@ -1159,3 +1159,25 @@ def test_a_question_for_a_file_needs_a_page_that_names_one() -> None:
     quotes = choose_excerpts(ExcerptTask(question="Which frobmap file attributes does frobfs ignore?",
                                          passages=(attributes,)))
     assert quotes, "a question about file attributes asks for no file"
+
+
+def test_a_question_for_an_exit_status_needs_a_sentence_that_states_one() -> None:
+    """Issue 17 (honest no-evidence, INF-3): "What exit status does frobscan return when it finds bad blocks?" is
+    not answered by "Default is 0, meaning frobscan will exit after the first pass." (a number, and the verb
+    "exit"); a sentence that states a status ("The exit status returned by frobscan is 0 on success and 1 on
+    failure.") or a line of the page's EXIT STATUS section does."""
+    def passage(text: str, heading: str = "OPTIONS") -> ExcerptPassage:
+        return P(source_id="s", document="file:///docs/man-frobscan.txt", context=f"FROBSCAN(8) › {heading}",
+                 text=text)
+
+    asked = "What exit status does frobscan return when it finds bad blocks on the device?"
+    option = passage("-p num_passes\n       Repeat scanning the device for bad blocks until none are new. "
+                     "Default is 0, meaning frobscan will exit after the first pass.")
+    assert choose_excerpts(ExcerptTask(question=asked, passages=(option,))) == []
+    stated = passage("The exit status returned by frobscan is 0 when no bad blocks\n       were found and 3 when "
+                     "it finds bad blocks.", heading="DESCRIPTION")
+    quotes = choose_excerpts(ExcerptTask(question=asked, passages=(option, stated)))
+    assert any("3 when it finds bad blocks" in " ".join(excerpt.quote.split()) for excerpt in quotes), quotes
+    listed = passage("3      bad blocks were found on the device", heading="EXIT STATUS")
+    quotes = choose_excerpts(ExcerptTask(question=asked, passages=(option, listed)))
+    assert any("bad blocks were found" in excerpt.quote for excerpt in quotes), quotes

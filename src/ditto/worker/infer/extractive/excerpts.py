@@ -36,6 +36,7 @@ from .kinds import (
     _ASKS_FOR_OPTION,
     _CONTINUES,
     _STATES_A_PATH,
+    _STATUS_WORDS,
     _TELLS_DEFAULT,
     _answering_sections,
     _asks_for_a_file,
@@ -49,6 +50,7 @@ from .kinds import (
     _named_options,
     _opens_option_entry,
     _opens_with_tag_line,
+    _states_a_status,
     _states_amount,
     _without_answer_kind_words,
 )
@@ -376,8 +378,14 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
                   and (not units or any(unit in _with_context(p) for unit in units)) for p in task.passages]
         # A lead-in's number counts what it introduces ("the following three table declarations …:"), not what
         # was asked.
-        if not any(speaks[c.passage] and not _lead_in(task.passages[c.passage].text, c.sentence) and _states_amount(
-                _with_next(task.passages[c.passage].text, spans[c.passage], c.sentence), wanted) for c in quotable):
+        # An exit status is stated as one: in the page's section of exit statuses, or in so many words ("exits with
+        # status 2", "The exit status returned by fallocate is 0 on success"), not by "badblocks will exit after the
+        # first pass. Default is 0".
+        status = measured == _STATUS_WORDS
+        if not any(speaks[c.passage] and not _lead_in(task.passages[c.passage].text, c.sentence)
+                   and _states_amount(text := _with_next(task.passages[c.passage].text, spans[c.passage], c.sentence),
+                                      wanted)
+                   and (not status or _states_a_status(task.passages[c.passage], text)) for c in quotable):
             return False
     # A default ("… by default?", "without -F or -T, which …?") is given by a sentence that tells one, or the one
     # after it: a page that only describes the options does not say what happens without them.

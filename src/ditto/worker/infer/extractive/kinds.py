@@ -215,6 +215,22 @@ _MEASURE = re.compile(
     r"|\b(?P<status>exit|return|error)\s+(?:status|code|value)", re.IGNORECASE)
 #: The words a sentence giving an exit status uses.
 _STATUS_WORDS: Final = frozenset(analyze("exit exits status return returns code error"))
+#: An exit status stated in so many words: "exits with status 2", "returns 1", "exit code of 64", "The exit status
+#: returned by fallocate is 0".
+_STATES_A_STATUS = re.compile(
+    r"\b(?:exit|return)(?:s|ed)?\s+(?:with\s+)?(?:an?\s+)?(?:(?:exit|error|non-?zero)\s+)?(?:status|code|value)?\s*"
+    r"(?:of\s+)?-?\d+|\b(?:status|code|value)\s+(?:is\s+|of\s+|=\s*|to\s+)?-?\d+"
+    r"|\b(?:status|code|value)\b[^.;]{0,40}?\b(?:is|are|be)\s+-?\d+", re.IGNORECASE)
+#: A section of exit statuses: EXIT STATUS, RETURN VALUE, DIAGNOSTICS, 退出状态, 返回值.
+_STATUS_SECTION = re.compile(r"exit|return|status|diagnos|退出|返回", re.IGNORECASE)
+
+
+def _states_a_status(passage: ExcerptPassage, text: str) -> bool:
+    """Whether ``text`` of ``passage`` gives an exit status: it sits in a section of exit statuses (the innermost
+    heading, :data:`_STATUS_SECTION`), or says one in so many words (:data:`_STATES_A_STATUS`)."""
+    return bool(_STATUS_SECTION.search(_section(passage.context)) or _STATES_A_STATUS.search(text))
+
+
 #: What counts occurrences, not a thing: an amount of them is stated in any words.
 _OCCURRENCES: Final = frozenset(analyze("times time"))
 
