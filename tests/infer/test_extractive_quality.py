@@ -1181,3 +1181,13 @@ def test_a_question_for_an_exit_status_needs_a_sentence_that_states_one() -> Non
     listed = passage("3      bad blocks were found on the device", heading="EXIT STATUS")
     quotes = choose_excerpts(ExcerptTask(question=asked, passages=(option, listed)))
     assert any("bad blocks were found" in excerpt.quote for excerpt in quotes), quotes
+
+
+def test_a_chinese_word_written_two_ways_is_one_word_to_the_gate() -> None:
+    """Issue 17 (Chinese material, WF-7): Chinese manuals write "default" as 缺省 or 默认. "frobb 默认读的是哪个文件？" is
+    answered by "frobb 缺省上列出 /var/log/frobtmp 文件中的日志记录", which shares only the name with the question
+    if the two are different words."""
+    page = P(source_id="s", document="file:///docs/zh/zhman-frobb.txt", context="FROBB(1) › 描述",
+             text="frobb 缺省上列出 /var/log/frobtmp 文件中的日志记录，这个文件包含有所有不良的登录企图。")
+    quotes = choose_excerpts(ExcerptTask(question="frobb 默认读的是哪个文件？里面记的是什么？", passages=(page,)))
+    assert quotes and "/var/log/frobtmp" in quotes[0].quote

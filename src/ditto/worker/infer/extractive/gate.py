@@ -29,6 +29,7 @@ from .terms import (
     _GATE_STOPWORDS,
     CJK_GATE_STOPWORDS,
     CJK_QUESTION_WORDS,
+    CJK_SYNONYMS,
     _analyze_with_digits,
     analyze,
     asks_a_question,
@@ -106,7 +107,8 @@ class Relevance:
 def gate_terms(text: str, *, question: bool = False) -> list[str]:
     """The terms the relevance gate counts: the model's analysed terms for non-CJK text, and for
     CJK text character bigrams (runs split at function characters and question words, a lone
-    character kept), because single characters say too little in Chinese ("杯" is in "杯子")."""
+    character kept), because single characters say too little in Chinese ("杯" is in "杯子"); a word Chinese manuals
+    write two ways is counted as one (:data:`~.terms.CJK_SYNONYMS`: 缺省 is 默认)."""
     terms: list[str] = []
     for index, part in enumerate(_CJK_SPLIT.split(text)):
         if not part:
@@ -121,6 +123,8 @@ def gate_terms(text: str, *, question: bool = False) -> list[str]:
                 terms.extend(piece for term in found if "_" in term or "." in term
                              for piece in analyze(term.replace("_", " ").replace(".", " ")) if piece not in found)
             continue
+        for written, word in CJK_SYNONYMS:
+            part = part.replace(written, word)
         for word in CJK_QUESTION_WORDS:
             part = part.replace(word, " ")
         if question:

@@ -19,7 +19,7 @@ from ....text.sentences import Sentence
 from ....text.unwrap import join_hyphenated
 
 __all__ = [
-    "CJK_GATE_STOPWORDS", "CJK_QUESTION_WORDS", "GATE_STOPWORDS", "QUESTION_STOPWORDS", "analyze",
+    "CJK_GATE_STOPWORDS", "CJK_QUESTION_WORDS", "CJK_SYNONYMS", "GATE_STOPWORDS", "QUESTION_STOPWORDS", "analyze",
     "asks_a_question"
 ]
 
@@ -42,6 +42,9 @@ GATE_STOPWORDS: Final = frozenset({"often", "long", "frequently", "exactly", "us
                                    "ok", "okay"})
 #: The same for Chinese ("选项有什么作用": what the option does): an option's line never says 选项.
 CJK_GATE_STOPWORDS: Final = ("选项", "参数", "作用", "用途", "功能", "意思", "含义")
+#: Words Chinese manuals write two ways, as the relevance gate counts them (written, counted): "lastb
+#: 默认读的是哪个文件？" is answered by "Lastb 缺省上列出 /var/log/btmp 文件中的日志记录".
+CJK_SYNONYMS: Final = (("缺省", "默认"), ("预设", "默认"), ("移除", "删除"))
 #: Chinese question words: what kind of answer is wanted, not what it is about.
 CJK_QUESTION_WORDS: Final = ("做什么", "干什么", "有什么", "是什么", "为什么", "什么", "哪个", "哪些", "哪里",
                              "哪儿", "哪", "多少", "多久", "多长", "怎么样", "怎么", "怎样", "如何", "是否", "是不是",
