@@ -1101,6 +1101,9 @@ def test_a_question_about_a_default_needs_a_page_that_tells_one() -> None:
                "-T, --to TOLIST\n       Trace calls to objects on TOLIST.")
     asked = "When I run frobtrace without -F or -T, which objects does it trace by default?"
     assert choose_excerpts(ExcerptTask(question=asked, passages=page(*options))) == []
+    # Leaving an option out asks for the default as surely as the word "default" does.
+    assert choose_excerpts(ExcerptTask(question="If I run frobtrace without -F, which objects does it trace calls "
+                                                "from?", passages=page(*options))) == []
     told = page(*options, "frobtrace traces the calls of every object loaded by the\n       program unless -F or -T "
                           "narrows it; otherwise all calls are traced.")
     quotes = choose_excerpts(ExcerptTask(question=asked, passages=told))
@@ -1184,9 +1187,9 @@ def test_a_question_for_an_exit_status_needs_a_sentence_that_states_one() -> Non
 
 
 def test_a_chinese_word_written_two_ways_is_one_word_to_the_gate() -> None:
-    """Issue 17 (Chinese material, WF-7): Chinese manuals write "default" as 缺省 or 默认. "frobb 默认读的是哪个文件？" is
-    answered by "frobb 缺省上列出 /var/log/frobtmp 文件中的日志记录", which shares only the name with the question
-    if the two are different words."""
+    """Issue 17 (Chinese material, WF-7): Chinese manuals write "default" as 缺省 or 默认. "frobb
+    默认读的是哪个文件？" is answered by "frobb 缺省上列出 /var/log/frobtmp 文件中的日志记录", which shares only the
+    name with the question if the two are different words."""
     page = P(source_id="s", document="file:///docs/zh/zhman-frobb.txt", context="FROBB(1) › 描述",
              text="frobb 缺省上列出 /var/log/frobtmp 文件中的日志记录，这个文件包含有所有不良的登录企图。")
     quotes = choose_excerpts(ExcerptTask(question="frobb 默认读的是哪个文件？里面记的是什么？", passages=(page,)))

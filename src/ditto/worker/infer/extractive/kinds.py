@@ -104,6 +104,7 @@ _ASKS_FOR_DEFAULT = re.compile(
     r"(?:change|give|specify|set|pass|say|tell|provide|supply|add|configure|name|choose|pick|use)\b"
     r"|\b(?:without|with\s+no)\s+(?:any\s+)?(?:options?|arguments?|flags?|settings?|values?|switch(?:es)?|parameters?)\b"
     r"|\b(?:left|leave\s+it)\s+(?:unset|out|empty|blank|alone)\b|\bomit(?:ted|ting)?\b"
+    r"|\bwithout\s+(?:the\s+|an?\s+|any\s+)?-{1,2}[\w-]+|\b(?:is|are|was)\s+(?:not|never)\s+(?:given|specified|set|passed|supplied)\b"
     r"|默认|缺省|不指定|未指定|没有指定|没指定|不给|没给|只给|不加|不带|省略", re.IGNORECASE)
 #: A sentence that states a default: "Defaults to /bin/bash.", "Default 16", "(zero by default)", 默认为, or what
 #: happens when something is left out ("With no OPTION, same as -s.", "If no file is given…", 如果没有指定).
