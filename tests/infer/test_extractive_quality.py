@@ -1194,3 +1194,18 @@ def test_a_chinese_word_written_two_ways_is_one_word_to_the_gate() -> None:
              text="frobb 缺省上列出 /var/log/frobtmp 文件中的日志记录，这个文件包含有所有不良的登录企图。")
     quotes = choose_excerpts(ExcerptTask(question="frobb 默认读的是哪个文件？里面记的是什么？", passages=(page,)))
     assert quotes and "/var/log/frobtmp" in quotes[0].quote
+
+
+def test_a_question_for_a_limit_needs_a_sentence_that_states_one() -> None:
+    """Issue 17 (Chinese material, honest no-evidence, INF-3): "frobescape 生成的单元名称最长可以有多少个字符？" is not
+    answered by "从三个字符串派生三个对应的实例单元名" (an amount, not a limit); "单元名称最长 256 个字符" is."""
+    def page(*texts: str) -> tuple[ExcerptPassage, ...]:
+        return tuple(P(source_id="s", document="file:///docs/zh/zhman-frobescape.txt",
+                       context="FROBESCAPE(1) › 描述", text=text) for text in texts)
+
+    asked = "frobescape 生成的单元名称最长可以有多少个字符？"
+    amounts = page("frobescape 为一个路径生成对应的单元名称。", "从三个字符串派生三个对应的实例单元名称。")
+    assert choose_excerpts(ExcerptTask(question=asked, passages=amounts)) == []
+    limited = page(*(passage.text for passage in amounts), "生成的单元名称最长 256 个字符，超过时报错。")
+    quotes = choose_excerpts(ExcerptTask(question=asked, passages=limited))
+    assert any("最长 256 个字符" in excerpt.quote for excerpt in quotes), quotes

@@ -33,8 +33,10 @@ from .gate import (
     passage_relevance,
 )
 from .kinds import (
+    _ASKS_FOR_A_LIMIT,
     _ASKS_FOR_OPTION,
     _CONTINUES,
+    _STATES_A_LIMIT,
     _STATES_A_PATH,
     _STATUS_WORDS,
     _TELLS_DEFAULT,
@@ -382,10 +384,14 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
         # status 2", "The exit status returned by fallocate is 0 on success"), not by "badblocks will exit after the
         # first pass. Default is 0".
         status = measured == _STATUS_WORDS
+        # A limit ("the longest", "at most", 最多, 至少) is stated as one ("up to 255", "must not exceed", "超时"), not
+        # by any amount of the thing: "从三个字符串派生三个…" is no longest name.
+        limit = _ASKS_FOR_A_LIMIT.search(task.question) is not None
         if not any(speaks[c.passage] and not _lead_in(task.passages[c.passage].text, c.sentence)
                    and _states_amount(text := _with_next(task.passages[c.passage].text, spans[c.passage], c.sentence),
                                       wanted)
-                   and (not status or _states_a_status(task.passages[c.passage], text)) for c in quotable):
+                   and (not status or _states_a_status(task.passages[c.passage], text))
+                   and (not limit or _STATES_A_LIMIT.search(text) is not None) for c in quotable):
             return False
     # A default ("… by default?", "without -F or -T, which …?") is given by a sentence that tells one, or the one
     # after it: a page that only describes the options does not say what happens without them.
