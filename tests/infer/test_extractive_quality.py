@@ -1209,3 +1209,18 @@ def test_a_question_for_a_limit_needs_a_sentence_that_states_one() -> None:
     limited = page(*(passage.text for passage in amounts), "生成的单元名称最长 256 个字符，超过时报错。")
     quotes = choose_excerpts(ExcerptTask(question=asked, passages=limited))
     assert any("最长 256 个字符" in excerpt.quote for excerpt in quotes), quotes
+
+
+def test_a_limit_is_of_what_was_asked() -> None:
+    """Issue 17 (honest no-evidence, INF-3): "What is the maximum number of files frobtar can store in one archive?"
+    is not answered by "The maximum verbosity level is 3." on frobtar's page: a bound, of something else."""
+    def page(*texts: str) -> tuple[ExcerptPassage, ...]:
+        return tuple(P(source_id="s", document="file:///docs/man-frobtar.txt", context="FROBTAR(1) › OPTIONS",
+                       text=text) for text in texts)
+
+    asked = "What is the maximum number of files that frobtar can store in a single archive?"
+    verbosity = page("-v, --verbose\n       Verbosely list the files processed. The maximum verbosity level is 3.")
+    assert choose_excerpts(ExcerptTask(question=asked, passages=verbosity)) == []
+    bounded = page(verbosity[0].text, "An archive holds at most 65535 files; frobtar refuses to add more.")
+    quotes = choose_excerpts(ExcerptTask(question=asked, passages=bounded))
+    assert any("at most 65535 files" in excerpt.quote for excerpt in quotes), quotes

@@ -385,13 +385,14 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
         # first pass. Default is 0".
         status = measured == _STATUS_WORDS
         # A limit ("the longest", "at most", 最多, 至少) is stated as one ("up to 255", "must not exceed", "超时"), not
-        # by any amount of the thing: "从三个字符串派生三个…" is no longest name.
+        # by any amount of the thing ("从三个字符串派生三个…" is no longest name), and of what was asked: "The maximum
+        # verbosity level is 3" is no maximum number of files.
         limit = _ASKS_FOR_A_LIMIT.search(task.question) is not None
         if not any(speaks[c.passage] and not _lead_in(task.passages[c.passage].text, c.sentence)
                    and _states_amount(text := _with_next(task.passages[c.passage].text, spans[c.passage], c.sentence),
                                       wanted)
                    and (not status or _states_a_status(task.passages[c.passage], text))
-                   and (not limit or _STATES_A_LIMIT.search(text) is not None) for c in quotable):
+                   and (not limit or _states_the_limit(text, measured)) for c in quotable):
             return False
     # A default ("… by default?", "without -F or -T, which …?") is given by a sentence that tells one, or the one
     # after it: a page that only describes the options does not say what happens without them.
@@ -411,6 +412,12 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
                    or _OPTION.search(_with_next(task.passages[c.passage].text, spans[c.passage], c.sentence))
                    for c in candidates)
     return True
+
+
+def _states_the_limit(text: str, measured: set[str]) -> bool:
+    """Whether ``text`` states a bound (:data:`~.kinds._STATES_A_LIMIT`) and, when the question says what it measures
+    (``measured``, :func:`~.kinds._measured`), writes it."""
+    return _STATES_A_LIMIT.search(text) is not None and (not measured or not measured.isdisjoint(analyze(text)))
 
 
 def _lead_in(text: str, sentence: Sentence) -> bool:
