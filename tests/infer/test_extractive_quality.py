@@ -1224,3 +1224,20 @@ def test_a_limit_is_of_what_was_asked() -> None:
     bounded = page(verbosity[0].text, "An archive holds at most 65535 files; frobtar refuses to add more.")
     quotes = choose_excerpts(ExcerptTask(question=asked, passages=bounded))
     assert any("at most 65535 files" in excerpt.quote for excerpt in quotes), quotes
+
+
+def test_a_question_for_a_permission_mode_needs_a_sentence_that_states_one() -> None:
+    """Issue 17 (honest no-evidence, INF-3): "If I mount a frobfs without mode=, what permissions does its root
+    directory get?" is not answered by "mode=mode Set initial permissions of the root directory."; "… defaults to
+    1777" is."""
+    def page(*texts: str) -> tuple[ExcerptPassage, ...]:
+        return tuple(P(source_id="s", document="file:///docs/man-frobfs.txt", context="FROBFS(5) › MOUNT OPTIONS",
+                       text=text) for text in texts)
+
+    asked = "If I mount a frobfs without mode=, what permissions does its root directory get?"
+    entry = page("mode=mode\n       Set initial permissions of the root directory.")
+    assert choose_excerpts(ExcerptTask(question=asked, passages=entry)) == []
+    stated = page("mode=mode\n       Set initial permissions of the root directory. The permissions\n"
+                  "       of the root directory default to 1777.")
+    quotes = choose_excerpts(ExcerptTask(question=asked, passages=stated))
+    assert any("default to 1777" in excerpt.quote for excerpt in quotes), quotes

@@ -37,13 +37,9 @@ from .kinds import (
     _ASKS_FOR_OPTION,
     _CONTINUES,
     _STATES_A_LIMIT,
-    _STATES_A_PATH,
     _STATUS_WORDS,
-    _TELLS_DEFAULT,
     _answering_sections,
-    _asks_for_a_file,
     _asks_for_amount,
-    _asks_for_default,
     _completing_kind,
     _describes_an_option,
     _kinds_asked,
@@ -52,6 +48,7 @@ from .kinds import (
     _named_options,
     _opens_option_entry,
     _opens_with_tag_line,
+    _statements_asked,
     _states_a_status,
     _states_amount,
     _without_answer_kind_words,
@@ -394,17 +391,10 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
                    and (not status or _states_a_status(task.passages[c.passage], text))
                    and (not limit or _states_the_limit(text, measured)) for c in quotable):
             return False
-    # A default ("… by default?", "without -F or -T, which …?") is given by a sentence that tells one, or the one
-    # after it: a page that only describes the options does not say what happens without them.
-    if _asks_for_default(task.question) and not any(
-            _TELLS_DEFAULT.search(_with_next(task.passages[c.passage].text, spans[c.passage], c.sentence))
-            for c in quotable):
-        return False
-    # A file or a place ("Which file lists …?", "Where does pmap -n write …?", 从哪个目录) is given by a sentence that
-    # names one: a path, a file's name, or the current or home directory.
-    if _asks_for_a_file(task.question) and not any(
-            _STATES_A_PATH.search(_with_next(task.passages[c.passage].text, spans[c.passage], c.sentence))
-            for c in quotable):
+    # A default, a file, a permission mode (:data:`~.kinds._STATEMENTS_ASKED`) is given by a sentence that says one, or
+    # the one after it: a page that only describes -F and -T does not say what happens without them.
+    if not all(any(statement.search(_with_next(task.passages[c.passage].text, spans[c.passage], c.sentence))
+                   for c in quotable) for statement in _statements_asked(task.question)):
         return False
     if _ASKS_FOR_OPTION.search(task.question) and not _named_options(task.question):
         # The option's own entry, or a sentence that names one ("如果在命令行上指定了 -m 选项, Uuencode 就改用 base64").

@@ -117,13 +117,6 @@ _STATES_DEFAULT = re.compile(
 _TELLS_DEFAULT = re.compile(_STATES_DEFAULT.pattern + r"|\botherwise\b|\binstead\s+of\b", re.IGNORECASE)
 
 
-def _asks_for_default(question: str) -> bool:
-    """Whether ``question`` asks what happens by default ("Which shared objects does sotruss trace by default?"),
-    not why, nor whether something is the default ("Does rm remove directories by default?")."""
-    return (asks_a_question(question) and _ASKS_FOR_DEFAULT.search(question) is not None
-            and _ASKS_WHY.search(question) is None and _ASKS_WHETHER.match(question) is None)
-
-
 #: A question that asks for a file or a place: which file, directory or path ("Which file lists the users …?", not
 #: "which file attributes"), where a file, a log, an output is ("Where does pmap -n write the configuration file?";
 #: "Where are backups kept?" may be answered by "on the NAS"), 哪个目录, 哪里.
@@ -143,10 +136,42 @@ _STATES_A_PATH = re.compile(
     re.IGNORECASE)
 
 
-def _asks_for_a_file(question: str) -> bool:
-    """Whether ``question`` asks which file or place (:data:`_ASKS_FOR_A_FILE`), not whether there is one."""
-    return (asks_a_question(question) and _ASKS_FOR_A_FILE.search(question) is not None
+#: A question that asks for a permission mode ("What permissions does its root directory get?", "What file permission
+#: bits …?", 什么权限).
+_ASKS_FOR_A_MODE = re.compile(
+    r"\b(?:what|which)\s+(?:[\w-]+\s+){0,3}?(?:permissions?|permission\s+bits|mode|umask)\b"
+    r"|\bpermissions?\b[^?]*\b(?:get|gets|give|gives|have|has|set)\b|什么权限|权限是", re.IGNORECASE)
+#: A sentence that states a permission mode: octal ("0755", "600"), symbolic ("rwxr-xr-x", "u+w"), or in words
+#: ("not world writable", "readable only by root").
+_STATES_A_MODE = re.compile(
+    r"(?<![\w.])0?[0-7]{3,4}(?!\w|\.\d)|\b[r-][w-][xsStT-][r-][w-][xsStT-][r-][w-][xsStT-]\b|\bu[+=-][rwx]"
+    r"|\b(?:world|group|other|everyone)[- ](?:writ|read)\w*"
+    r"|\b(?:readable|writable|writeable|executable)\s+(?:only\s+)?by\b|\bumask\b", re.IGNORECASE)
+
+
+def _asks(question: str, kind: re.Pattern[str]) -> bool:
+    """Whether ``question`` asks for ``kind`` of answer, not why, nor whether ("Does rm remove directories by
+    default?" is answered yes or no)."""
+    return (asks_a_question(question) and kind.search(question) is not None and _ASKS_WHY.search(question) is None
             and _ASKS_WHETHER.match(question) is None)
+
+
+#: What a question asks for, and how a sentence that gives it reads: a question of such a kind is not answered by a
+#: page that only shares its words.
+#:
+#: * a default ("Which objects does sotruss trace by default?", "without -c, what chunk size …?") is told
+#:   (:data:`_TELLS_DEFAULT`): a page that describes -F and -T does not say what happens without them;
+#: * a file or a place ("Which file lists the users …?", "Where does pmap -n write the configuration file?",
+#:   从哪个目录) is named (:data:`_STATES_A_PATH`);
+#: * a permission mode is stated (:data:`_STATES_A_MODE`): "Set initial permissions of the root directory." gives
+#:   none.
+_STATEMENTS_ASKED: Final = ((_ASKS_FOR_DEFAULT, _TELLS_DEFAULT), (_ASKS_FOR_A_FILE, _STATES_A_PATH),
+                           (_ASKS_FOR_A_MODE, _STATES_A_MODE))
+
+
+def _statements_asked(question: str) -> list[re.Pattern[str]]:
+    """The patterns (:data:`_STATEMENTS_ASKED`) one of which a sentence that answers ``question`` must match."""
+    return [statement for kind, statement in _STATEMENTS_ASKED if _asks(question, kind)]
 
 
 #: A sentence that only finishes the one before: a manual's "Defaults to /home." or "Default 16 (-i: 12)."
