@@ -1224,6 +1224,13 @@ def test_a_limit_is_of_what_was_asked() -> None:
     bounded = page(verbosity[0].text, "An archive holds at most 65535 files; frobtar refuses to add more.")
     quotes = choose_excerpts(ExcerptTask(question=asked, passages=bounded))
     assert any("at most 65535 files" in excerpt.quote for excerpt in quotes), quotes
+    # A setting's name says what it bounds (SQLite's limits page: "The default setting for SQLITE_MAX_COLUMN is 2000.").
+    setting = P(source_id="w", page="https://docs/limits.html",
+                text="The FROBDB_MAX_COLUMN compile-time parameter is used to set an upper bound on the number of "
+                     "columns in a table. The default setting for FROBDB_MAX_COLUMN is 2000.")
+    quotes = choose_excerpts(ExcerptTask(question="What is the default setting for the maximum number of columns?",
+                                         passages=(setting,)))
+    assert any("FROBDB_MAX_COLUMN is 2000" in excerpt.quote for excerpt in quotes), quotes
 
 
 def test_a_question_for_a_permission_mode_needs_a_sentence_that_states_one() -> None:

@@ -406,8 +406,10 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
 
 def _states_the_limit(text: str, measured: set[str]) -> bool:
     """Whether ``text`` states a bound (:data:`~.kinds._STATES_A_LIMIT`) and, when the question says what it measures
-    (``measured``, :func:`~.kinds._measured`), writes it."""
-    return _STATES_A_LIMIT.search(text) is not None and (not measured or not measured.isdisjoint(analyze(text)))
+    (``measured``, :func:`~.kinds._measured`), writes it; a setting's name counts by its words ("The default setting
+    for SQLITE_MAX_COLUMN is 2000." states a maximum number of columns)."""
+    words = text.replace("_", " ")
+    return _STATES_A_LIMIT.search(words) is not None and (not measured or not measured.isdisjoint(analyze(words)))
 
 
 def _lead_in(text: str, sentence: Sentence) -> bool:
