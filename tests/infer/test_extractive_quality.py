@@ -3,6 +3,7 @@ limits, a relevance gate, and the extractive answer (issue 17, items 2-4; INF-3,
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 
@@ -31,6 +32,11 @@ from ditto.worker.infer.tasks import (
 )
 
 P = ExcerptPassage
+
+
+def _page_of(document: str, context: str, *texts: str) -> tuple[ExcerptPassage, ...]:
+    """Passages of one source under one heading path, in order."""
+    return tuple(P(source_id="s", document=document, context=context, text=text) for text in texts)
 
 EXIT_STATUS = ("Normally the exit status is 0 if every line was written, 1 if no lines were selected, and 2 if\n"
                "       an error occurred.  However, if -q is used and a line is selected, the exit status is 0 even\n"
@@ -1093,9 +1099,7 @@ def test_a_question_about_a_default_needs_a_page_that_tells_one() -> None:
     """Issue 17 (honest no-evidence, INF-3): "When I run frobtrace without -F or -T, which objects does it trace by
     default?" over a page that only lists -F and -T says nothing of what happens without them: no evidence. The
     same page with a sentence that tells the default ("By default …", "otherwise …", "instead of …") answers it."""
-    def page(*texts: str) -> tuple[ExcerptPassage, ...]:
-        return tuple(P(source_id="s", document="file:///docs/man-frobtrace.txt", context="FROBTRACE(1) › OPTIONS",
-                       text=text) for text in texts)
+    page = functools.partial(_page_of, "file:///docs/man-frobtrace.txt", "FROBTRACE(1) › OPTIONS")
 
     options = ("-F, --from FROMLIST\n       Trace calls from objects on FROMLIST.",
                "-T, --to TOLIST\n       Trace calls to objects on TOLIST.")
@@ -1114,9 +1118,7 @@ def test_a_chinese_question_that_counts_a_unit_needs_a_page_that_writes_it() -> 
     """Issue 17 (Chinese material, honest no-evidence, INF-3): "最长允许多少字节？" is not answered by a page that
     counts something else ("一个字符串", "三个实例"); "一个" before a noun is an article, no amount. The page that
     writes the unit with its number answers; "好几次" (several times) asks for no amount at all."""
-    def page(*texts: str) -> tuple[ExcerptPassage, ...]:
-        return tuple(P(source_id="s", document="file:///docs/zh/zhman-frobnotify.txt",
-                       context="FROBNOTIFY(1) › 选项", text=text) for text in texts)
+    page = functools.partial(_page_of, "file:///docs/zh/zhman-frobnotify.txt", "FROBNOTIFY(1) › 选项")
 
     asked = "frobnotify --status= 发送的状态字符串最长允许多少字节？"
     vague = page("--status= 向 frobd 发送一个任意内容的状态字符串消息。", "从三个实例派生对应的状态字符串。")
@@ -1199,9 +1201,7 @@ def test_a_chinese_word_written_two_ways_is_one_word_to_the_gate() -> None:
 def test_a_question_for_a_limit_needs_a_sentence_that_states_one() -> None:
     """Issue 17 (Chinese material, honest no-evidence, INF-3): "frobescape 生成的单元名称最长可以有多少个字符？" is not
     answered by "从三个字符串派生三个对应的实例单元名" (an amount, not a limit); "单元名称最长 256 个字符" is."""
-    def page(*texts: str) -> tuple[ExcerptPassage, ...]:
-        return tuple(P(source_id="s", document="file:///docs/zh/zhman-frobescape.txt",
-                       context="FROBESCAPE(1) › 描述", text=text) for text in texts)
+    page = functools.partial(_page_of, "file:///docs/zh/zhman-frobescape.txt", "FROBESCAPE(1) › 描述")
 
     asked = "frobescape 生成的单元名称最长可以有多少个字符？"
     amounts = page("frobescape 为一个路径生成对应的单元名称。", "从三个字符串派生三个对应的实例单元名称。")
@@ -1214,9 +1214,7 @@ def test_a_question_for_a_limit_needs_a_sentence_that_states_one() -> None:
 def test_a_limit_is_of_what_was_asked() -> None:
     """Issue 17 (honest no-evidence, INF-3): "What is the maximum number of files frobtar can store in one archive?"
     is not answered by "The maximum verbosity level is 3." on frobtar's page: a bound, of something else."""
-    def page(*texts: str) -> tuple[ExcerptPassage, ...]:
-        return tuple(P(source_id="s", document="file:///docs/man-frobtar.txt", context="FROBTAR(1) › OPTIONS",
-                       text=text) for text in texts)
+    page = functools.partial(_page_of, "file:///docs/man-frobtar.txt", "FROBTAR(1) › OPTIONS")
 
     asked = "What is the maximum number of files that frobtar can store in a single archive?"
     verbosity = page("-v, --verbose\n       Verbosely list the files processed. The maximum verbosity level is 3.")
@@ -1237,9 +1235,7 @@ def test_a_question_for_a_permission_mode_needs_a_sentence_that_states_one() -> 
     """Issue 17 (honest no-evidence, INF-3): "If I mount a frobfs without mode=, what permissions does its root
     directory get?" is not answered by "mode=mode Set initial permissions of the root directory."; "… defaults to
     1777" is."""
-    def page(*texts: str) -> tuple[ExcerptPassage, ...]:
-        return tuple(P(source_id="s", document="file:///docs/man-frobfs.txt", context="FROBFS(5) › MOUNT OPTIONS",
-                       text=text) for text in texts)
+    page = functools.partial(_page_of, "file:///docs/man-frobfs.txt", "FROBFS(5) › MOUNT OPTIONS")
 
     asked = "If I mount a frobfs without mode=, what permissions does its root directory get?"
     entry = page("mode=mode\n       Set initial permissions of the root directory.")
