@@ -1244,3 +1244,25 @@ def test_a_question_for_a_permission_mode_needs_a_sentence_that_states_one() -> 
                   "       of the root directory default to 1777.")
     quotes = choose_excerpts(ExcerptTask(question=asked, passages=stated))
     assert any("default to 1777" in excerpt.quote for excerpt in quotes), quotes
+
+
+def test_a_question_for_a_variable_or_a_signal_needs_a_sentence_that_names_one() -> None:
+    """Issue 17 (honest no-evidence, INF-3): "Which environment variable gives frobdump a different default format?"
+    is not answered by a format entry that names none; "FROBDUMP_FORMAT overrides it" is. Likewise "Which signal
+    does frobkill send when none is named?" needs SIGTERM, TERM or a number, not "sends a signal to all processes"."""
+    page = functools.partial(_page_of, "file:///docs/man-frobdump.txt", "FROBDUMP(1) › FORMATS")
+    asked = "Which environment variable can I set to give frobdump a different default format string?"
+    entry = page("_p     Output characters in the default character set.")
+    assert choose_excerpts(ExcerptTask(question=asked, passages=entry)) == []
+    named = page(entry[0].text, "The default format string can be changed by setting FROBDUMP_FORMAT in the\n"
+                                "       environment.")
+    quotes = choose_excerpts(ExcerptTask(question=asked, passages=named))
+    assert any("FROBDUMP_FORMAT" in excerpt.quote for excerpt in quotes), quotes
+    kill = functools.partial(_page_of, "file:///docs/man-frobkill.txt", "FROBKILL(8) › DESCRIPTION")
+    asked = "Which signal does frobkill send when it is run without a signal number?"
+    assert choose_excerpts(ExcerptTask(question=asked, passages=kill("frobkill sends a signal to all processes "
+                                                                     "except those in its own session."))) == []
+    quotes = choose_excerpts(ExcerptTask(question=asked, passages=kill(
+        "frobkill sends a signal to all processes except those in its own session; without a signal number it\n"
+        "       sends SIGTERM.")))
+    assert any("SIGTERM" in excerpt.quote for excerpt in quotes), quotes

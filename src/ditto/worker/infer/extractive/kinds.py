@@ -149,6 +149,18 @@ _STATES_A_MODE = re.compile(
     r"|\b(?:readable|writable|writeable|executable)\s+(?:only\s+)?by\b|\bumask\b", re.IGNORECASE)
 
 
+#: A question that asks for an environment variable ("Which environment variable turns on …?", 哪个环境变量).
+_ASKS_FOR_A_VARIABLE = re.compile(r"\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?:environment\s+)?variables?\b"
+                                  r"|(?:哪个|什么)环境变量", re.IGNORECASE)
+#: A sentence that names one: ``XZ_DEFAULTS``, ``HOME``, ``$PAGER``.
+_NAMES_A_VARIABLE = re.compile(r"(?<![\w-])[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|(?<![\w-])[A-Z]{3,}[0-9]*\b|\$\{?[A-Za-z_]\w*")
+#: A question that asks for a signal ("Which signal does pkill send …?", 哪个信号).
+_ASKS_FOR_A_SIGNAL = re.compile(r"\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?signals?\b|(?:哪个|什么)信号", re.IGNORECASE)
+#: A sentence that names one: ``SIGTERM``, ``TERM``, ``HUP``, "signal 15", ``-9``.
+_NAMES_A_SIGNAL = re.compile(r"\bSIG[A-Z0-9]+\b|\b(?:TERM|KILL|HUP|INT|QUIT|USR1|USR2|STOP|CONT|ALRM|CHLD|PIPE)\b"
+                             r"|\bsignal\s+\d+|(?<![\w-])-\d+\b")
+
+
 def _asks(question: str, kind: re.Pattern[str]) -> bool:
     """Whether ``question`` asks for ``kind`` of answer, not why, nor whether ("Does rm remove directories by
     default?" is answered yes or no)."""
@@ -164,9 +176,11 @@ def _asks(question: str, kind: re.Pattern[str]) -> bool:
 #: * a file or a place ("Which file lists the users …?", "Where does pmap -n write the configuration file?",
 #:   从哪个目录) is named (:data:`_STATES_A_PATH`);
 #: * a permission mode is stated (:data:`_STATES_A_MODE`): "Set initial permissions of the root directory." gives
-#:   none.
+#:   none;
+#: * an environment variable or a signal is named (:data:`_NAMES_A_VARIABLE`, :data:`_NAMES_A_SIGNAL`).
 _STATEMENTS_ASKED: Final = ((_ASKS_FOR_DEFAULT, _TELLS_DEFAULT), (_ASKS_FOR_A_FILE, _STATES_A_PATH),
-                           (_ASKS_FOR_A_MODE, _STATES_A_MODE))
+                           (_ASKS_FOR_A_MODE, _STATES_A_MODE), (_ASKS_FOR_A_VARIABLE, _NAMES_A_VARIABLE),
+                           (_ASKS_FOR_A_SIGNAL, _NAMES_A_SIGNAL))
 
 
 def _statements_asked(question: str) -> list[re.Pattern[str]]:
