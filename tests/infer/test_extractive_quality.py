@@ -1266,3 +1266,20 @@ def test_a_question_for_a_variable_or_a_signal_needs_a_sentence_that_names_one()
         "frobkill sends a signal to all processes except those in its own session; without a signal number it\n"
         "       sends SIGTERM.")))
     assert any("SIGTERM" in excerpt.quote for excerpt in quotes), quotes
+
+
+def test_a_chinese_question_on_the_page_it_names_needs_less_of_its_words() -> None:
+    """Issue 17 (Chinese material, WF-7): "往日志里记命令输出，用 frobcat 命令 和 命令 | frobcat 哪种更好？
+    为什么？" is answered on frobcat's page by "首选使用前一种方法，因为同一时间仅需要运行一个进程…", which
+    shares few character pairs with it: on the page of the program a Chinese question names, a fifth of the
+    question's weight is enough. The same passage on a page the question does not name still needs half."""
+    answer = ("虽然上述两个例子的最终效果差不多， 但是首选使用前一种方法，"
+              "因为同一时间仅需要运行一个进程， 并且可以同时捕获 stdout 与 stderr 的内容。")
+    asked = "往日志里记命令输出，用 frobcat 命令 和 命令 | frobcat 哪种更好？为什么？"
+    named = (P(source_id="s", document="file:///docs/zh/zhman-frobcat.txt", context="FROBCAT(1) › 例子", text=answer),
+             P(source_id="s", document="file:///docs/zh/zhman-frobcat.txt", context="FROBCAT(1) › 描述",
+               text="frobcat 可以将标准输入重定向到系统日志中。"))
+    quotes = choose_excerpts(ExcerptTask(question=asked, passages=named))
+    assert any("首选使用前一种方法" in excerpt.quote for excerpt in quotes), quotes
+    elsewhere = (P(source_id="t", document="file:///docs/zh/notes.txt", text=answer),)
+    assert choose_excerpts(ExcerptTask(question=asked, passages=elsewhere)) == []

@@ -72,6 +72,7 @@ from .excerpts import (
     sentence_texts,
 )
 from .gate import (
+    CJK_NAMED_PAGE_SHARE,
     MIN_MATCHED_TERMS,
     RELEVANCE_THRESHOLD,
     SEMANTIC_THRESHOLD,
@@ -97,12 +98,12 @@ from .terms import (
 
 __all__ = [
     "ANSWER_EMBEDDING_WEIGHT", "ANSWER_FOLLOW_UP_SHARE", "ANSWER_QUOTE_CHARS", "CJK_GATE_STOPWORDS",
-    "CJK_QUESTION_WORDS", "CJK_SYNONYMS", "FOLLOW_UP_SHARE", "GATE_STOPWORDS", "LEAD_IN_SHARE", "MAX_RUN_SENTENCES",
-    "MAX_SENTENCE_CHARS", "MIN_MATCHED_TERMS", "MIN_QUOTE_CHARS", "PASSAGE_WEIGHT", "QUESTION_STOPWORDS",
-    "RANK_WEIGHT", "RELEVANCE_THRESHOLD", "SCRIPT_WEIGHT", "SEMANTIC_FOLLOW_UP", "SEMANTIC_THRESHOLD",
-    "STRONG_MATCH_SHARE", "STRONG_MATCH_TERMS", "SUBJECT_QUERY_WORDS", "SUBJECT_QUESTION_TERMS", "Relevance",
-    "ScoredSentence", "Sentence", "analyze", "answer_chat", "answer_question", "answer_sentences", "asks_a_question",
-    "choose_excerpts", "choose_queries", "excerpt_candidates", "gate_terms", "keyword_query", "latin_words",
-    "passage_relevance", "reading_order", "semantic_sentences", "sentence_texts", "split_sentences", "subject_terms",
-    "unknown_names"
+    "CJK_NAMED_PAGE_SHARE", "CJK_QUESTION_WORDS", "CJK_SYNONYMS", "FOLLOW_UP_SHARE", "GATE_STOPWORDS",
+    "LEAD_IN_SHARE", "MAX_RUN_SENTENCES", "MAX_SENTENCE_CHARS", "MIN_MATCHED_TERMS", "MIN_QUOTE_CHARS",
+    "PASSAGE_WEIGHT", "QUESTION_STOPWORDS", "RANK_WEIGHT", "RELEVANCE_THRESHOLD", "SCRIPT_WEIGHT",
+    "SEMANTIC_FOLLOW_UP", "SEMANTIC_THRESHOLD", "STRONG_MATCH_SHARE", "STRONG_MATCH_TERMS", "SUBJECT_QUERY_WORDS",
+    "SUBJECT_QUESTION_TERMS", "Relevance", "ScoredSentence", "Sentence", "analyze", "answer_chat", "answer_question",
+    "answer_sentences", "asks_a_question", "choose_excerpts", "choose_queries", "excerpt_candidates", "gate_terms",
+    "keyword_query", "latin_words", "passage_relevance", "reading_order", "semantic_sentences", "sentence_texts",
+    "split_sentences", "subject_terms", "unknown_names"
 ]
