@@ -100,7 +100,9 @@ def tampered(draw: st.DrawFn, original: dict[str, Any]) -> tuple[dict[str, Any],
     elif operation == "delete":
         del _get(data, path[:-1])[path[-1]]
     elif operation == "add-key":
-        target[draw(st.sampled_from(["extra", "id", "quote", "notes", "model"]))] = draw(JSON_VALUES)
+        key = draw(st.sampled_from(["extra", "id", "quote", "notes", "model"]))
+        target[key] = draw(JSON_VALUES)
+        path = (*path, key)  # the key written (it may replace one: a coverage entry's unchecked "notes")
     elif operation == "drop":
         target.pop(draw(st.integers(0, len(target) - 1)))
     elif operation == "repeat":
