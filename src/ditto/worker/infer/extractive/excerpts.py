@@ -359,24 +359,27 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
 def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], spans: Sequence[Sequence[Sentence]],
                        wanted: set[str], semantic_follow_up: float) -> bool:
     """Whether the ``candidates`` (best first, past the relevance gate) can give the kind of answer the question
-    asks for: an amount (:func:`_asks_for_amount`) stated by a quotable sentence or the one after it, an option
-    (:data:`_ASKS_FOR_OPTION`, none named) by a passage that describes one (:func:`_describes_an_option`) or a
-    sentence that names one. A page about the question's subject that holds no such thing does not answer it
-    ("What is the maximum number of lines an fstab file may have?", "Which userdel option deletes the mail spool?"
-    over pages that only mention userdel). Any other question: ``True``."""
+    asks for: an amount (:func:`_asks_for_amount`; an exit status or a limit as one) stated by a quotable sentence
+    or the one after it; a default, a file, a permission mode, a variable or a signal
+    (:data:`~.kinds._STATEMENTS_ASKED`) said by one; an option (:data:`_ASKS_FOR_OPTION`, none named) by a passage
+    that describes one (:func:`_describes_an_option`) or a sentence that names one. A page about the question's
+    subject that holds no such thing does not answer it ("What is the maximum number of lines an fstab file may
+    have?", "Which userdel option deletes the mail spool?" over pages that only mention userdel). Any other
+    question: ``True``."""
     if not asks_a_question(task.question):
         return True
     best = candidates[0].score
-    quotable = [c for c in candidates if c.score >= FOLLOW_UP_SHARE * best or c.similarity >= semantic_follow_up]
+    # Each quotable sentence with the one after it (an amount often ends the description: "… Defaults to 6.").
+    quotable = [(c, _with_next(task.passages[c.passage].text, spans[c.passage], c.sentence)) for c in candidates
+                if c.score >= FOLLOW_UP_SHARE * best or c.similarity >= semantic_follow_up]
     if _asks_for_amount(task.question):
         # The amount of the thing asked: "What exit status does mkswap return …?" is not answered by "Linux allows
         # 32 swap areas", which states an amount of something else; the passage must speak of what is measured.
         measured = _measured(task.question)
         units = _measured_cjk(task.question)
-        speaks = [(not measured or bool(measured & set(analyze(_with_context(p)))))
-                  and (not units or any(unit in _with_context(p) for unit in units)) for p in task.passages]
-        # A lead-in's number counts what it introduces ("the following three table declarations …:"), not what
-        # was asked.
+        judged = [_with_context(p) for p in task.passages]
+        speaks = [(not measured or bool(measured & set(analyze(text))))
+                  and (not units or any(unit in text for unit in units)) for text in judged]
         # An exit status is stated as one: in the page's section of exit statuses, or in so many words ("exits with
         # status 2", "The exit status returned by fallocate is 0 on success"), not by "badblocks will exit after the
         # first pass. Default is 0".
@@ -385,16 +388,16 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
         # by any amount of the thing ("从三个字符串派生三个…" is no longest name), and of what was asked: "The maximum
         # verbosity level is 3" is no maximum number of files.
         limit = _ASKS_FOR_A_LIMIT.search(task.question) is not None
+        # A lead-in's number counts what it introduces ("the following three table declarations …:"), not what
+        # was asked.
         if not any(speaks[c.passage] and not _lead_in(task.passages[c.passage].text, c.sentence)
-                   and _states_amount(text := _with_next(task.passages[c.passage].text, spans[c.passage], c.sentence),
-                                      wanted)
+                   and _states_amount(text, wanted)
                    and (not status or _states_a_status(task.passages[c.passage], text))
-                   and (not limit or _states_the_limit(text, measured)) for c in quotable):
+                   and (not limit or _states_the_limit(text, measured)) for c, text in quotable):
             return False
-    # A default, a file, a permission mode (:data:`~.kinds._STATEMENTS_ASKED`) is given by a sentence that says one, or
-    # the one after it: a page that only describes -F and -T does not say what happens without them.
-    if not all(any(statement.search(_with_next(task.passages[c.passage].text, spans[c.passage], c.sentence))
-                   for c in quotable) for statement in _statements_asked(task.question)):
+    # A default, a file, a permission mode, … is given by a sentence that says one, or the one after it: a page that
+    # only describes -F and -T does not say what happens without them.
+    if not all(any(statement.search(text) for _, text in quotable) for statement in _statements_asked(task.question)):
         return False
     if _ASKS_FOR_OPTION.search(task.question) and not _named_options(task.question):
         # The option's own entry, or a sentence that names one ("如果在命令行上指定了 -m 选项, Uuencode 就改用 base64").

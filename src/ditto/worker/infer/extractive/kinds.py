@@ -275,13 +275,13 @@ def _states_a_status(passage: ExcerptPassage, text: str) -> bool:
 _ASKS_FOR_A_LIMIT = re.compile(
     r"\b(?:maximum|minimum|max|min|longest|largest|smallest|shortest|highest|lowest|limits?)\b|\bat\s+(?:most|least)\b"
     r"|最多|最少|最大|最小|最长|最短|至少|上限|下限", re.IGNORECASE)
-#: A sentence that states a limit: in those words, as a bound ("up to", "no more than", "must not exceed", "between",
-#: "unlimited") or a timeout (a limit of time: "在 60 秒后超时").
+#: A sentence that states a limit: in the words a question asks for one with (:data:`_ASKS_FOR_A_LIMIT`), as a bound
+#: ("up to", "no more than", "must not exceed", "between", "unlimited") or a timeout (a limit of time:
+#: "在 60 秒后超时").
 _STATES_A_LIMIT = re.compile(
-    r"\b(?:maximum|minimum|max|min|maximal|minimal|longest|largest|smallest|shortest|highest|lowest|limit(?:s|ed)?"
-    r"|up\s+to|no\s+(?:more|less|fewer)\s+than|(?:more|less|fewer|smaller|larger|greater|bigger|longer|shorter)\s+than"
-    r"|exceed\w*|range|between|unlimited|infinite|time(?:s|d)?\s*out|timeout)\b|\bat\s+(?:most|least)\b"
-    r"|最多|最少|最大|最小|最长|最短|至少|上限|下限|超过|超时|不得|不能|范围|之间|无限", re.IGNORECASE)
+    _ASKS_FOR_A_LIMIT.pattern + r"|\b(?:maximal|minimal|limited|up\s+to|no\s+(?:more|less|fewer)\s+than"
+    r"|(?:more|less|fewer|smaller|larger|greater|bigger|longer|shorter)\s+than|exceed\w*|range|between|unlimited"
+    r"|infinite|time(?:s|d)?\s*out|timeout)\b|超过|超时|不得|不能|范围|之间|无限", re.IGNORECASE)
 #: What counts occurrences, not a thing: an amount of them is stated in any words.
 _OCCURRENCES: Final = frozenset(analyze("times time"))
 
