@@ -54,6 +54,8 @@ _ASKS_FOR_AMOUNT = re.compile(
     r"|\b(?:what|which)\s+(?:tcp\s+|udp\s+)?port\b"
     r"|\b(?:what|which)\s+(?:[\w-]+\s+){0,2}?(?:exit|return|error)\s+(?:status|code|value)(?:es|s)?\b"
     r"|\b(?:what|which)\s+(?:[\w.+-]+\s+){0,2}?(?:version|release)s?\b|\bin\s+(?:what|which)\s+year\b"
+    r"|\b(?:what|which)\s+(?:is|are|was|were)\s+the\s+(?:smallest|largest|lowest|highest|biggest|minimum|maximum|longest"
+    r"|shortest)\s+[\w=.-]+"
     r"|多少|多久|多长|多大|(?<!好)几[个次天秒分钟小时]|什么(?:退出|返回)(?:状态|码|值)|(?:退出|返回)(?:状态码?|码|值)(?:是|为)(?:什么|多少)",
     re.IGNORECASE)
 #: A question that asks whether ("Can a generated column have a DEFAULT value?", "Is there a maximum …?"): any
@@ -62,9 +64,17 @@ _ASKS_WHETHER = re.compile(r"\s*(?:can|could|does|do|did|is|are|was|were|will|wo
                            re.IGNORECASE)
 
 
+#: A question whether there is a limit ("Is there a maximum length for …?", "Is there a timeout after which …?"):
+#: answered by the limit, or by "unlimited", not by any passage about the thing.
+_ASKS_WHETHER_LIMITED = re.compile(r"\s*(?:is|are)\s+there\s+(?:an?|any)\s+(?:[\w-]+\s+)?(?:maximum|minimum|max|min|limit"
+                                   r"|upper\s+bound|lower\s+bound|cap|timeout|time\s+limit)s?\b", re.IGNORECASE)
+
+
 def _asks_for_amount(question: str) -> bool:
-    """Whether ``question`` asks for an amount (:data:`_ASKS_FOR_AMOUNT`) rather than whether there is one."""
-    return _ASKS_FOR_AMOUNT.search(question) is not None and _ASKS_WHETHER.match(question) is None
+    """Whether ``question`` asks for an amount (:data:`_ASKS_FOR_AMOUNT`) rather than whether there is one; whether
+    there is a limit asks for the limit (:data:`_ASKS_WHETHER_LIMITED`)."""
+    return (_ASKS_FOR_AMOUNT.search(question) is not None and _ASKS_WHETHER.match(question) is None) or \
+        _ASKS_WHETHER_LIMITED.match(question) is not None
 
 
 #: An amount in a sentence: a number ("20 times", "-20", "1024 bits", "0.5"), not a manual section ("ssh(1)")
@@ -252,6 +262,8 @@ _MEASURE = re.compile(
     r"|\b(?:number|count)\s+of\s+(?P<of>[\w=.-]+(?:\s+[\w=.-]+)?)"
     r"|\b(?:smallest|largest|lowest|highest|biggest|minimum|maximum|min|max|default)\s+(?P<noun>(?:[\w-]+\s+){0,2}?"
     r"(?:size|length|level|limit|timeout|interval|amount|range))s?\b"
+    r"|\b(?:is|are|was|were)\s+the\s+(?:smallest|largest|lowest|highest|biggest|minimum|maximum|longest|shortest)\s+"
+    r"(?!(?:number|count|amount)\b)(?P<most>[\w=.-]+)"
     r"|\b(?P<status>exit|return|error)\s+(?:status|code|value)", re.IGNORECASE)
 #: The words a sentence giving an exit status uses.
 _STATUS_WORDS: Final = frozenset(analyze("exit exits status return returns code error"))
