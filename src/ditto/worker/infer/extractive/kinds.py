@@ -121,7 +121,8 @@ _ASKS_FOR_DEFAULT = re.compile(
 _STATES_DEFAULT = re.compile(
     r"\bdefault(?:s|ed)?\b|\b(?:with|if|when)\s+no\b|\bwithout\s+(?:an?\s+|any\s+)?[A-Z]{2,}\b|\bunless\b"
     r"|\bomitted\b|\bnot\s+(?:given|specified|set)\b|\bnormally\b"
-    r"|默认|缺省|如果没有|若没有|未指定|没有指定|不指定|省略", re.IGNORECASE)
+    r"|默认|缺省|如果没有|若没有|未指定|没有指定|不指定|省略|(?:如果|若|当)(?:不|没有|未)(?:使用|加|带|给出?|提供)|没有参数|无参数"
+    r"|不带参数", re.IGNORECASE)
 #: What tells a default, for whether a page gives one at all: :data:`_STATES_DEFAULT`, or what happens otherwise or
 #: what an option does instead of ("print the first NUM lines instead of the first 10").
 _TELLS_DEFAULT = re.compile(_STATES_DEFAULT.pattern + r"|\botherwise\b|\binstead\s+of\b", re.IGNORECASE)
