@@ -66,8 +66,9 @@ _ASKS_WHETHER = re.compile(r"\s*(?:can|could|does|do|did|is|are|was|were|will|wo
 
 #: A question whether there is a limit ("Is there a maximum length for …?", "Is there a timeout after which …?"):
 #: answered by the limit, or by "unlimited", not by any passage about the thing.
-_ASKS_WHETHER_LIMITED = re.compile(r"\s*(?:is|are)\s+there\s+(?:an?|any)\s+(?:[\w-]+\s+)?(?:maximum|minimum|max|min|limit"
-                                   r"|upper\s+bound|lower\s+bound|cap|timeout|time\s+limit)s?\b", re.IGNORECASE)
+_ASKS_WHETHER_LIMITED = re.compile(r"\s*(?:is|are)\s+there\s+(?:an?|any)\s+(?:[\w-]+\s+)?"
+                                   r"(?:maximum|minimum|max|min|limit|upper\s+bound|lower\s+bound|cap|timeout"
+                                   r"|time\s+limit)s?\b", re.IGNORECASE)
 
 
 def _asks_for_amount(question: str) -> bool:
