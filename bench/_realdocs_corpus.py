@@ -131,6 +131,12 @@ THIRTEENTH_MAN_PAGES = ("1 gpasswd", "1 chfn", "1 tset", "1 streamzip", "1 sprof
 THIRTEENTH_ZH_MAN_PAGES = ("setmetamode", "dnsquery", "createlang", "8 quotacheck", "8 mingetty", "8 showmount",
                            "8 exportfs", "8 edquota")
 
+FOURTEENTH_MAN_PAGES = ("1 ssh-copy-id", "1 htpasswd", "1 dpkg-divert", "1 ipcs", "1 funzip", "1 gpgv", "1 lsb_release",
+                        "1 xkill", "5 environment.d", "5 veritytab", "5 init-d-script", "5 dir_colors", "5 nss",
+                        "8 pam_motd", "8 pam_faildelay", "8 resize2fs", "8 update-ca-certificates", "8 setarch",
+                        "7 kernel_lockdown", "7 numa")
+FOURTEENTH_ZH_MAN_PAGES = ("pg_resetxlog", "host", "8 ping", "8 fdisk", "8 lspci", "8 xinetd", "8 cron", "8 hdparm")
+
 
 def _plain(text: str) -> str:
     """Overstrikes removed (what ``col -bx`` does), as a reader sees the page."""
@@ -202,7 +208,7 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
                  fourth: bool = False, fifth: bool = False, sixth: bool = False, seventh: bool = False,
                  eighth: bool = False, ninth: bool = False, tenth: bool = False,
                  eleventh: bool = False, twelfth: bool = False,
-                 thirteenth: bool = False) -> tuple[list[str], list[str]]:
+                 thirteenth: bool = False, fourteenth: bool = False) -> tuple[list[str], list[str]]:
     """Write every available source into ``folder`` (English) and ``folder/zh`` (Chinese).
 
     ``holdout``: the larger held-out corpus (the ``HOLDOUT_`` sources added); ``review``: the review pages
@@ -211,7 +217,8 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
     ``seventh``: all of these and the ``SEVENTH_`` pages; ``eighth``: all of these and the ``EIGHTH_`` pages;
     ``ninth``: all of these and the ``NINTH_`` pages; ``tenth``: all of these and the ``TENTH_`` pages;
     ``eleventh``: all of these and the ``ELEVENTH_`` pages; ``twelfth``: all of these and the ``TWELFTH_`` pages;
-    ``thirteenth``: all of these and the ``THIRTEENTH_`` pages.
+    ``thirteenth``: all of these and the ``THIRTEENTH_`` pages; ``fourteenth``: all of these and the
+    ``FOURTEENTH_`` pages.
     Returns
     ``(written file names, missing sources)``.
     """
@@ -221,7 +228,8 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
              (seventh, SEVENTH_MAN_PAGES, SEVENTH_ZH_MAN_PAGES), (eighth, EIGHTH_MAN_PAGES, EIGHTH_ZH_MAN_PAGES),
              (ninth, NINTH_MAN_PAGES, NINTH_ZH_MAN_PAGES), (tenth, TENTH_MAN_PAGES, TENTH_ZH_MAN_PAGES),
              (eleventh, ELEVENTH_MAN_PAGES, ELEVENTH_ZH_MAN_PAGES), (twelfth, TWELFTH_MAN_PAGES, TWELFTH_ZH_MAN_PAGES),
-             (thirteenth, THIRTEENTH_MAN_PAGES, THIRTEENTH_ZH_MAN_PAGES)]
+             (thirteenth, THIRTEENTH_MAN_PAGES, THIRTEENTH_ZH_MAN_PAGES),
+             (fourteenth, FOURTEENTH_MAN_PAGES, FOURTEENTH_ZH_MAN_PAGES)]
     wanted = [any(flag for flag, _, _ in later[index:]) for index in range(len(later))]
     holdout, review = holdout or wanted[0], review or wanted[0]
     if folder.exists():

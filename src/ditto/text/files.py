@@ -33,7 +33,9 @@ import fnmatch
 import functools
 import logging
 import os
+import re
 import stat
+import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,9 +49,12 @@ __all__ = [
     "DocumentFile",
     "WalkLimits",
     "WalkReport",
+    "documents_described",
+    "is_document_name",
     "read_document",
     "read_documents",
     "walk_documents",
+    "without_compression",
 ]
 
 logger = logging.getLogger(__name__)
@@ -59,6 +64,18 @@ _O_NONBLOCK: Final = getattr(os, "O_NONBLOCK", 0)
 
 #: What a document is, by name: Markdown, plain text and reStructuredText (read as plain text).
 DOCUMENT_SUFFIXES: Final = frozenset({".md", ".markdown", ".txt", ".text", ".rst"})
+#: A compressed document, read decompressed: Debian gzips every file of ``/usr/share/doc`` over a few kilobytes
+#: (``README.Debian.gz``, ``changelog.gz``, ``NEWS.md.gz``).
+COMPRESSED_SUFFIX: Final = ".gz"
+#: Documentation named by convention rather than by a suffix: ``README``, ``README.Debian``, ``NEWS``,
+#: ``changelog.Debian``, ``INSTALL``, ``TODO``: the name up to its first dot, in any case. Not the legal texts
+#: (``COPYING``, ``LICENSE``, Debian's ``copyright``): every package of ``/usr/share/doc`` has one, mostly the same
+#: licence, and they would crowd the answers to every question out of a folder of many packages (a legal text is
+#: still read when named as a source itself).
+_CONVENTIONAL_NAME = re.compile(
+    r"(?:read[-_]?me|news|changes?|change[-_]?log|history|install(?:ation)?|upgrad(?:e|ing)|notice|authors"
+    r"|contributors|credits|thanks|todo|bugs|faq|hacking|contributing|maintainers|release[-_]?notes|usage"
+    r"|security|packaging)(?:\.[^/]*)?", re.IGNORECASE)
 
 #: Pseudo file systems whose "files" are the machine's state (environment, memory, devices), never documents.
 FORBIDDEN_ROOTS: Final = (Path("/proc"), Path("/sys"), Path("/dev"))
@@ -171,14 +188,41 @@ def _reason(error: OSError) -> str:
     return f"it cannot be read ({errno.errorcode.get(error.errno or 0, 'error')})"
 
 
+def without_compression(name: str) -> str:
+    """``name`` without :data:`COMPRESSED_SUFFIX`: ``README.Debian.gz`` is read as ``README.Debian``."""
+    return name[: -len(COMPRESSED_SUFFIX)] if name.lower().endswith(COMPRESSED_SUFFIX) and \
+        len(name) > len(COMPRESSED_SUFFIX) else name
+
+
+def is_document_name(name: str, suffixes: frozenset[str]) -> bool:
+    """Whether a file called ``name`` is read as a document inside a folder: its suffix is one of ``suffixes``, or
+    it is documentation named by convention (``README``, ``README.Debian``, ``NEWS``, ``changelog``), compressed
+    with gzip or not (``changelog.Debian.gz``, ``NEWS.md.gz``).
+
+    Example::
+
+        is_document_name("README.Debian.gz", DOCUMENT_SUFFIXES)   # True
+        is_document_name("apache2.conf", DOCUMENT_SUFFIXES)       # False
+    """
+    plain = without_compression(name)
+    return Path(plain).suffix.lower() in suffixes or _CONVENTIONAL_NAME.fullmatch(plain) is not None
+
+
+def documents_described(max_file_bytes: int) -> str:
+    """What a folder's documents are, in words, for the note that a folder held none."""
+    return (f"documents are UTF-8 {', '.join(sorted(DOCUMENT_SUFFIXES))} files and documentation named README, "
+            f"NEWS, changelog and the like, gzip-compressed or not, of at most {max_file_bytes} bytes")
+
+
 def walk_documents(roots: Sequence[Path], *, ignore: Sequence[str] = (), suffixes: frozenset[str],
                    limits: WalkLimits = DEFAULT_LIMITS, report: WalkReport) -> Iterator[Path]:
     """The document files under ``roots`` in a stable order, bounded by ``limits``.
 
     A root that is a file is taken as is (whatever its suffix); a root that is
     a folder is walked depth first, entries sorted by name within each folder,
-    hidden entries (``.name``), ignored globs and other suffixes left out. A
-    missing root is a note, not an error: the other roots are still read.
+    hidden entries (``.name``), ignored globs and files that are no document by
+    name (:func:`is_document_name`) left out. A missing root is a note, not an
+    error: the other roots are still read.
     """
     taken = 0
     seen = 0
@@ -246,7 +290,7 @@ def walk_documents(roots: Sequence[Path], *, ignore: Sequence[str] = (), suffixe
                     report.note(f"{printable(path)} skipped: {_reason(error)}")
                     continue
                 if is_link:
-                    if is_dir or Path(entry.name).suffix.lower() in suffixes or _points_to_dir(path):
+                    if is_dir or is_document_name(entry.name, suffixes) or _points_to_dir(path):
                         report.note(f"{printable(path)} skipped: it is a symbolic link (links are not followed)")
                     continue
                 if is_dir:
@@ -258,7 +302,7 @@ def walk_documents(roots: Sequence[Path], *, ignore: Sequence[str] = (), suffixe
                     else:
                         subfolders.append(path)
                     continue
-                if Path(entry.name).suffix.lower() not in suffixes:
+                if not is_document_name(entry.name, suffixes):
                     continue
                 if not is_file:
                     report.note(f"{printable(path)} skipped: not a regular file (device, FIFO or socket)")
@@ -329,7 +373,46 @@ def read_document(path: Path, *, limits: WalkLimits = DEFAULT_LIMITS, report: Wa
     if size > limits.max_file_bytes:  # it grew while being read
         report.note(f"{printable(path)} skipped: larger than {limits.max_file_bytes} bytes")
         return None
-    return b"".join(chunks)
+    raw = b"".join(chunks)
+    if path.name.lower().endswith(COMPRESSED_SUFFIX) and len(path.name) > len(COMPRESSED_SUFFIX):
+        return _decompressed(path, raw, limits=limits, report=report)
+    return raw
+
+
+#: The first bytes of every gzip member.
+_GZIP_MAGIC: Final = b"\x1f\x8b"
+
+
+def _decompressed(path: Path, raw: bytes, *, limits: WalkLimits, report: WalkReport) -> bytes | None:
+    """The text a gzip file ``path`` holds (``raw``), at most ``max_file_bytes`` of it: a small file that
+    inflates to gigabytes is stopped at the bound, not read into memory; several members (``cat a.gz b.gz``)
+    are read one after the other, as ``zcat`` does."""
+    if not raw.startswith(_GZIP_MAGIC):
+        report.note(f"{printable(path)} skipped: its name ends in {COMPRESSED_SUFFIX} but it is not gzip data")
+        return None
+    pieces: list[bytes] = []
+    size = 0
+    data = raw
+    try:
+        while data:
+            inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+            piece = inflater.decompress(data, limits.max_file_bytes + 1 - size)
+            size += len(piece)
+            pieces.append(piece)
+            if size > limits.max_file_bytes or inflater.unconsumed_tail:
+                report.note(f"{printable(path)} skipped: larger than {limits.max_file_bytes} bytes once "
+                            "decompressed")
+                return None
+            if not inflater.eof:
+                report.note(f"{printable(path)} skipped: its gzip data is cut short")
+                return None
+            data = inflater.unused_data.lstrip(b"\x00")  # gzip pads some archives with zeros
+            if not data.startswith(_GZIP_MAGIC):
+                break  # trailing bytes that are no gzip member: ignored, as zcat does
+    except zlib.error:
+        report.note(f"{printable(path)} skipped: its gzip data is damaged")
+        return None
+    return b"".join(pieces)
 
 
 def read_documents(roots: Sequence[Path], *, ignore: Sequence[str] = (), suffixes: frozenset[str],

@@ -30,7 +30,7 @@ from ....redaction import printable
 from ....runtime import SKIP, Graph, NodeResult, graph
 from ....text import TextAnalyzer, score_documents
 from ....text.analysis import option_terms
-from ....text.files import DEFAULT_LIMITS, DOCUMENT_SUFFIXES, WalkLimits, WalkReport
+from ....text.files import DEFAULT_LIMITS, DOCUMENT_SUFFIXES, WalkLimits, WalkReport, documents_described
 from ....text.passages import cut_passages
 from ..records import Passage
 from ..types import QueryRecord
@@ -158,9 +158,8 @@ class DocumentSearchProvider:
                                               span.line_start, span.line_end, span.heading))
         if self.report.roots_usable and not self._raw:
             names = ", ".join(printable(path) for path in self._paths[:3])
-            self.report.note(f"no readable document was found in {names} (documents are UTF-8 "
-                             f"{', '.join(sorted(DOCUMENT_SUFFIXES))} files of at most "
-                             f"{self.limits.max_file_bytes} bytes)", cap=True)
+            self.report.note(f"no readable document was found in {names} "
+                             f"({documents_described(self.limits.max_file_bytes)})", cap=True)
         if not self.report.roots_usable:
             from ....retrieval import RetrievalError
 

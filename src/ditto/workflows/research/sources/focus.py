@@ -42,7 +42,7 @@ from pathlib import PurePath
 from typing import Final
 
 from ....text.analysis import has_cjk
-from ....text.files import DOCUMENT_SUFFIXES
+from ....text.files import DOCUMENT_SUFFIXES, without_compression
 from ....text.lexicon import is_english_word
 from ....worker.infer.extractive import asks_a_question, reading_order
 from ....worker.infer.tasks import ExcerptPassage
@@ -72,7 +72,7 @@ def _names(path: str) -> set[str]:
     """The words a file's name answers to: its stem without the document suffix, its parts between ``-``/``_``,
     and each run of parts that ends the stem, as written (``ssh-keygen`` of ``man-ssh-keygen``, ``pam_unix`` of
     ``man-pam_unix``), lower case."""
-    stem = PurePath(path).name.lower()
+    stem = without_compression(PurePath(path).name.lower())
     for suffix in DOCUMENT_SUFFIXES:
         if stem.endswith(suffix) and len(stem) > len(suffix):
             stem = stem[: -len(suffix)]

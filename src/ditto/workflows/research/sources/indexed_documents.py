@@ -301,7 +301,7 @@ class IndexedDocumentSearchProvider:
         from ....retrieval import RetrievalError
         from ....retrieval.index import IndexLimits, SearchIndexError, update_index
         from ....retrieval.index.embedding import local_embedding
-        from ....text.files import DEFAULT_LIMITS, DOCUMENT_SUFFIXES
+        from ....text.files import DEFAULT_LIMITS, documents_described
 
         if not await asyncio.to_thread(lambda: any(os.path.lexists(path) for path in self._documents)):
             named = printable(self._documents[0]) if self._documents else "(none)"
@@ -327,9 +327,7 @@ class IndexedDocumentSearchProvider:
                     continue
                 if error.code == "INDEX_INVALID_INPUT":  # nothing readable: no hits, said in the coverage
                     names = ", ".join(printable(path) for path in self._documents[:3])
-                    note = (f"no readable document was found in {names} (documents are UTF-8 "
-                            f"{', '.join(sorted(DOCUMENT_SUFFIXES))} files of at most {limits.max_file_bytes} "
-                            "bytes)")
+                    note = f"no readable document was found in {names} ({documents_described(limits.max_file_bytes)})"
                     logger.warning("documents: %s", note)
                     return _EmptyIndex(), [*error.message.split("; ", 1)[1:], note]
                 raise
