@@ -38,7 +38,8 @@ ninth``) was run before and after session 20's changes, not read, and so was ``-
 (``--split twelfth``), written after them, was run once with the session's base and once with its last tree, not
 read: the held-out set for the next change. Session 22 studied the eleventh and twelfth sets; ``--thirteenth``
 (``--split thirteenth``), written the same way (Chinese pages of sections 1 and 8), was run with its base and after
-each of its changes, not read: the held-out set for the next change.
+each of its changes, not read: the held-out set for the next change. ``--fourteenth`` (``--split fourteenth``) is
+the next one, written the same way over 28 more pages (Chinese pages of sections 1 and 8), not yet run.
 
 ``--holdout`` runs the held-out set instead: the larger corpus (more man pages, READMEs, Debian
 changelogs and Chinese man pages) and ``bench/data/realdocs_holdout.json``, written from those files
@@ -75,6 +76,8 @@ QUESTIONS = Path(__file__).resolve().parent / "data" / "realdocs_questions.json"
 #: The corpora beyond the first one (``--NAME`` builds ``build_corpus(NAME=True)``), latest first: each question
 #: file, and what ``--help`` says of it. A later corpus holds the earlier ones.
 CORPORA = (
+    ("fourteenth", "the fourteenth held-out set: the thirteenth corpus plus 28 more pages; written by someone who "
+                   "had not read the code"),
     ("thirteenth", "the thirteenth held-out set: the twelfth corpus plus 28 more pages; written by someone who had "
                    "not read the code"),
     ("twelfth", "the twelfth held-out set: the eleventh corpus plus 28 more pages; written by someone who had not "
@@ -300,7 +303,7 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=None, help="work folder (default: a temporary one)")
     parser.add_argument("--split", choices=("train", "test", "holdout", "fresh", "review", "third", "fourth",
                                                      "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
-                                                     "eleventh", "twelfth", "thirteenth",
+                                                     "eleventh", "twelfth", "thirteenth", "fourteenth",
                                                      "all"),
                         default="all")
     for name, about in CORPORA:
