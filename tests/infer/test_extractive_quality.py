@@ -972,6 +972,19 @@ def test_a_name_written_in_the_plural_is_held_by_its_singular() -> None:
         == [], "a name no passage holds in either form is still missing"
 
 
+def test_a_name_is_held_by_its_versioned_form() -> None:
+    """Issue 17 (real questions, INF-3): a question about "php" is about what Debian's README calls php8: a name
+    with its version number is the name; another name's version is not."""
+    readme = P(source_id="r", context="README.Debian › Modules",
+               text="The php8 module is enabled with a2enmod and runs one interpreter per worker\nprocess.")
+    question = "Which command enables the php module?"
+    [relevance] = passage_relevance(question, [f"{readme.context}\n{readme.text}"])
+    assert not relevance.subject_missing
+    assert [e.source_id for e in choose_excerpts(ExcerptTask(question=question, passages=(readme,)))] == ["r"]
+    assert choose_excerpts(ExcerptTask(question="Which command enables the lua module?", passages=(readme,))) \
+        == [], "another program's name is still missing"
+
+
 def test_a_name_cut_short_is_held_by_the_words_it_opens() -> None:
     """Issue 17 (real questions, INF-3): "a well-written crypto program" is about what a page calls cryptographic:
     a word cut short is in no word list, and was held to be a name that no passage holds."""

@@ -280,8 +280,9 @@ def _asking_part(question: str) -> str:
 
 def _other_forms(wanted: Sequence[str], unknown: Collection[str], shown: Collection[str]) -> dict[str, set[str]]:
     """The question's terms that passages shown write another way, each with the terms they write it as: a name
-    in the plural ("ptys") as its singular ("pty", where the page is pty(7)), and a name cut short (``unknown``,
-    :func:`unknown_names`: "crypto") as the words it opens ("cryptographic"). The analyser stems English plurals
+    in the plural ("ptys") as its singular ("pty", where the page is pty(7)), a name cut short (``unknown``,
+    :func:`unknown_names`: "crypto") as the words it opens ("cryptographic"), and a name with its version number
+    ("apache2" for "apache"). The analyser stems English plurals
     itself; a name in no word list keeps its "s", and an abbreviation is in no word list, so the question would
     otherwise ask about words no page holds."""
     forms: dict[str, set[str]] = {}
@@ -297,6 +298,14 @@ def _other_forms(wanted: Sequence[str], unknown: Collection[str], shown: Collect
             longer = {other for other in shown if other.startswith(term) and other != term and other.isalpha()}
             if longer:
                 forms[term] = longer
+    # A name with its version: "apache" is written "apache2" in Debian's README of it, "python" "python3".
+    asked = set(wanted)
+    for other in shown:
+        name = other.rstrip("0123456789")
+        if len(name) >= 3 and name != other and name.isalpha():
+            found = gate_terms(name)
+            if len(found) == 1 and found[0] in asked:
+                forms.setdefault(found[0], set()).add(other)
     return forms
 
 
