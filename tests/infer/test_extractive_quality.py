@@ -696,6 +696,20 @@ def test_an_exit_status_is_an_amount() -> None:
     assert "exits with status 1" in excerpt.quote
 
 
+def test_a_chinese_question_for_an_exit_status_needs_one_stated() -> None:
+    """Issue 17 (Chinese material, INF-3): "会返回哪个退出状态码？" asks for an exit status as "What exit status …?"
+    does: an example that happens to hold a port number (5000) states none; the page's exit status section, or a
+    sentence that gives one ("则返回状态值为 1"), does."""
+    question = "dropuser 执行失败（比如用户不存在）时，会返回哪个退出状态码？"
+    example = P(source_id="ex", context="DROPUSER(1) › 例子",
+                text="用在主机eden上的服务器删除用户joe， 端口是 5000，执行命令前提示并且显示执行的命令：")
+    assert choose_excerpts(ExcerptTask(question=question, passages=(example,))) == []
+    stated = P(source_id="st", context="DROPUSER(1) › 描述",
+               text="如果 dropuser 执行失败（比如用户不存在），则返回状态值为 1。")
+    assert [e.source_id for e in choose_excerpts(ExcerptTask(question=question, passages=(example, stated)))] \
+        == ["st"]
+
+
 def test_relying_on_an_exit_code_asks_for_no_amount() -> None:
     """Issue 17.3 (INF-3): only a question that asks *which* exit status or code asks for a number; one that
     wants an option so as to rely on the exit code ("只靠退出码判断结果，该用哪个选项？") is answered by the option."""

@@ -33,6 +33,7 @@ from .gate import (
     passage_relevance,
 )
 from .kinds import (
+    _ASKS_FOR_A_CJK_STATUS,
     _ASKS_FOR_A_LIMIT,
     _ASKS_FOR_OPTION,
     _CONTINUES,
@@ -383,7 +384,7 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
         # An exit status is stated as one: in the page's section of exit statuses, or in so many words ("exits with
         # status 2", "The exit status returned by fallocate is 0 on success"), not by "badblocks will exit after the
         # first pass. Default is 0".
-        status = measured == _STATUS_WORDS
+        status = measured == _STATUS_WORDS or _ASKS_FOR_A_CJK_STATUS.search(task.question) is not None
         # A limit ("the longest", "at most", 最多, 至少) is stated as one ("up to 255", "must not exceed", "超时"), not
         # by any amount of the thing ("从三个字符串派生三个…" is no longest name), and of what was asked: "The maximum
         # verbosity level is 3" is no maximum number of files.

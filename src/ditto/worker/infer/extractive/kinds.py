@@ -56,7 +56,8 @@ _ASKS_FOR_AMOUNT = re.compile(
     r"|\b(?:what|which)\s+(?:[\w.+-]+\s+){0,2}?(?:version|release)s?\b|\bin\s+(?:what|which)\s+year\b"
     r"|\b(?:what|which)\s+(?:is|are|was|were)\s+the\s+(?:smallest|largest|lowest|highest|biggest|minimum|maximum|longest"
     r"|shortest)\s+[\w=.-]+"
-    r"|多少|多久|多长|多大|(?<!好)几[个次天秒分钟小时]|什么(?:退出|返回)(?:状态|码|值)|(?:退出|返回)(?:状态码?|码|值)(?:是|为)(?:什么|多少)",
+    r"|多少|多久|多长|多大|(?<!好)几[个次天秒分钟小时]|(?:什么|哪个|哪些|哪一个)(?:退出|返回)(?:状态|码|值)"
+    r"|(?:退出|返回)(?:状态码?|码|值)(?:是|为)(?:什么|多少)",
     re.IGNORECASE)
 #: A question that asks whether ("Can a generated column have a DEFAULT value?", "Is there a maximum …?"): any
 #: passage about it answers yes or no, whether or not it states an amount.
@@ -274,7 +275,10 @@ _STATUS_WORDS: Final = frozenset(analyze("exit exits status return returns code 
 _STATES_A_STATUS = re.compile(
     r"\b(?:exit|return)(?:s|ed)?\s+(?:with\s+)?(?:an?\s+)?(?:(?:exit|error|non-?zero)\s+)?(?:status|code|value)?\s*"
     r"(?:of\s+)?-?\d+|\b(?:status|code|value)\s+(?:is\s+|of\s+|=\s*|to\s+)?-?\d+"
-    r"|\b(?:status|code|value)\b[^.;]{0,40}?\b(?:is|are|be)\s+-?\d+", re.IGNORECASE)
+    r"|\b(?:status|code|value)\b[^.;]{0,40}?\b(?:is|are|be)\s+-?\d+"
+    r"|(?:返回|退出)(?:状态|码|值)?[^。；]{0,12}?(?:为|是|返回)?\s*-?\d+", re.IGNORECASE)
+#: A Chinese question for an exit status (退出状态, 返回值, 退出码).
+_ASKS_FOR_A_CJK_STATUS = re.compile(r"(?:退出|返回)(?:状态|码|值)")
 #: A section of exit statuses: EXIT STATUS, RETURN VALUE, DIAGNOSTICS, 退出状态, 返回值.
 _STATUS_SECTION = re.compile(r"exit|return|status|diagnos|退出|返回", re.IGNORECASE)
 
