@@ -999,6 +999,25 @@ def test_a_name_is_held_by_its_versioned_form() -> None:
         == [], "another program's name is still missing"
 
 
+def test_a_command_under_a_lead_in_answers_how_to_do_what_the_lead_in_says() -> None:
+    """Issue 17 (real READMEs, INF-3): "If I compile Redis myself, how do I get TLS support built in?" is answered by
+    the command under "To build with TLS support, … and run:", which shares no word of its own with the question:
+    for a how-to question it is read with its lead-in. A question that asks no way (an exit status) does not make
+    every item under "… the following exit values:" evidence."""
+    lead = ("Building Redis › To build with TLS support, you'll need OpenSSL development libraries (e.g. libssl-dev "
+            "on Debian/Ubuntu) and run:")
+    code = P(source_id="code", context=lead, text="% make BUILD_TLS=yes")
+    tests = P(source_id="tests", context="Building Redis",
+              text="After building Redis, it is a good idea to test it using the test suite.")
+    question = "If I compile Redis myself, how do I get TLS support built in?"
+    quotes = [e.quote for e in choose_excerpts(ExcerptTask(question=question, passages=(tests, code)))]
+    assert "% make BUILD_TLS=yes" in quotes
+    values = P(source_id="getent", context="GETENT(1) › EXIT STATUS › One of the following exit values can be "
+                                           "returned by getent:", text="2 One or more supplied key could not be found.")
+    assert choose_excerpts(ExcerptTask(question="What exit status does lessecho return when something goes wrong?",
+                                       passages=(values,))) == []
+
+
 def test_a_name_cut_short_is_held_by_the_words_it_opens() -> None:
     """Issue 17 (real questions, INF-3): "a well-written crypto program" is about what a page calls cryptographic:
     a word cut short is in no word list, and was held to be a name that no passage holds."""

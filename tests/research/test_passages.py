@@ -348,6 +348,40 @@ def test_web_text_passages_cover_the_text_in_order(lines: list[str]) -> None:
     assert all(line.strip() in covered for line in lines if line.strip() and line != "Short Title")
 
 
+README_BUILD = """Building Redis
+--------------
+
+It is as simple as:
+
+    % make
+
+To build with TLS support, you'll need OpenSSL development libraries (e.g.
+libssl-dev on Debian/Ubuntu) and run:
+
+    % make BUILD_TLS=yes
+
+Fixing build problems
+---------------------
+
+Options are listed with
+    --verbose
+"""
+
+
+def test_a_lead_in_is_the_whole_heading_of_the_block_it_introduces() -> None:
+    """WF-6 (issue 17, real READMEs): a paragraph that ends in a colon is kept whole as the heading of the indented
+    block under it, over its line breaks ("… (e.g. libssl-dev on Debian/Ubuntu) and run:"), so the command keeps
+    what it is for; a first line that ends in no colon still leads only as itself (an option tag, a label)."""
+    spans = {README_BUILD[span.start:span.end]: span.heading for span in cut_passages(README_BUILD)}
+    assert spans["% make BUILD_TLS=yes"] == ("Building Redis › To build with TLS support, you'll need OpenSSL "
+                                             "development libraries (e.g. libssl-dev on Debian/Ubuntu) and run:")
+    assert spans["% make"] == "Building Redis › It is as simple as:"
+    assert spans["--verbose"].endswith("Options are listed with")
+    long_lead = "Run this " + "very " * 80 + "carefully:\n\n    % make\n"
+    [_, code] = cut_passages(long_lead)
+    assert code.heading is None or len(code.heading) <= 80, "a lead-in past the bound is not a heading"
+
+
 def _specimens() -> list[str]:
     """Texts of every shape the cutter handles, the same on every run: this file's pages, and pages put together
     by a seeded generator from man-page, Markdown, list, code, CJK, CRLF and overlong pieces."""
@@ -368,6 +402,8 @@ def _specimens() -> list[str]:
         "x" * 2500 + "\n\n",
         "NOTES\n       "
         + "\n       ".join(f"Note {n} says a thing that takes a line to say in full." for n in range(40)) + "\n\n",
+        "To build with TLS support, you'll need OpenSSL development libraries (e.g.\nlibssl-dev on Debian/Ubuntu) "
+        "and run:\n\n    % make BUILD_TLS=yes\n\n",
     ]
     generator = random.Random(5)
     pages = list(pieces)
@@ -377,7 +413,7 @@ def _specimens() -> list[str]:
 
 
 #: The digest of every specimen's passages (both layouts), per :data:`PASSAGES_VERSION`.
-_CUT_DIGESTS = {5: "2fcbb84b13034fdd55cc792b24f2074f7703f54cfaca825e4e7e2c08f0f91690"}
+_CUT_DIGESTS = {6: "bfa94cefc4c1ec6b997c8d6409eaac236d0d366fca75b397e4675952608f557d"}
 
 
 def test_a_change_in_the_passages_bumps_their_version() -> None:

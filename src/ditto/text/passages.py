@@ -65,8 +65,12 @@ MAX_HEADING_CHARS: Final = 300
 #: The longest first line that stands as the lead of the more indented blocks under it (an option
 #: tag, a function's signature); a longer one is prose, not a label.
 MAX_LEAD_CHARS: Final = 80
+#: The longest paragraph that ends in a colon and stands whole as the lead of the more indented blocks under it: a
+#: README's "To build with TLS support, you'll need OpenSSL development libraries (e.g. libssl-dev on
+#: Debian/Ubuntu) and run:" over "% make BUILD_TLS=yes", whose first line alone would lose what the command is for.
+MAX_LEAD_IN_CHARS: Final = 300
 #: Bumped whenever the same text is cut differently: caches of passages keyed by it are rebuilt.
-PASSAGES_VERSION: Final = 5
+PASSAGES_VERSION: Final = 6
 
 PassageKind = Literal["paragraph", "list-item", "code", "indented"]
 #: How lines make paragraphs: ``"wrapped"`` (documents: a paragraph runs over line breaks to a blank line) or
@@ -175,8 +179,13 @@ class _Cutter:
         if end > start:
             self.emit(start, end, kind)
         self.lead = None
+        if kind == "code":
+            return
+        whole = " ".join(self.text[start:end].split())
         first = " ".join(block[0].text.split())
-        if first and len(first) <= MAX_LEAD_CHARS and kind != "code":
+        if whole.endswith((":", "：")) and len(whole) <= MAX_LEAD_IN_CHARS:
+            self.leads.append((indent, whole))  # "To build with TLS support, you'll need … and run:" over its command
+        elif first and len(first) <= MAX_LEAD_CHARS:
             self.leads.append((indent, first))
 
     def emit(self, start: int, end: int, kind: PassageKind) -> None:

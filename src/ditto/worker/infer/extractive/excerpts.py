@@ -16,7 +16,7 @@ from typing import Final
 
 from ....text import score_documents
 from ....text.analysis import has_cjk, lone_digits
-from ....text.passages import heading_over
+from ....text.passages import HEADING_SEPARATOR, heading_over
 from ....text.sentences import Sentence, split_sentences
 from ..tasks import (
     Excerpt,
@@ -36,6 +36,7 @@ from .kinds import (
     _ASKS_FOR_A_CJK_STATUS,
     _ASKS_FOR_A_LIMIT,
     _ASKS_FOR_OPTION,
+    _ASKS_HOW_TO,
     _CONTINUES,
     _STATES_A_LIMIT,
     _STATUS_WORDS,
@@ -124,8 +125,15 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
     owners = [(index, span) for index, passage_spans in enumerate(spans) for span in passage_spans]
     texts = [task.passages[index].text[span.start:span.end] for index, span in owners]
     terms = [analyze(text) for text in texts]
-    plain = score_documents(question, terms if read is analyze
-                            else [found + lone_digits(text) for found, text in zip(terms, texts, strict=True)])
+    # A block under a lead-in ("To build with TLS support, … run:" over "% make BUILD_TLS=yes") says what the
+    # lead-in says it is for: for a question that asks how to do something, it is read with it, as its own words.
+    # (For any question, every item of a list under "The exit status values are:" would answer every question
+    # about exit statuses, of whichever program.)
+    how_to = _ASKS_HOW_TO.search(task.question) is not None
+    leads = [_introduced_by(task.passages[index].context) if how_to else "" for index, _ in owners]
+    own = [terms[position] + analyze(lead) if lead else terms[position] for position, lead in enumerate(leads)]
+    plain = score_documents(question, own if read is analyze
+                            else [found + lone_digits(text) for found, text in zip(own, texts, strict=True)])
     # Ranked with where it sits (an option's line rarely names its command: "rm" is in "RM(1) › 选项"), but
     # a sentence sharing nothing with the question but its heading is never evidence.
     contexts = [task.passages[index].context for index, _ in owners]
@@ -160,6 +168,13 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
     # Best first; ties keep passage then sentence order (deterministic, and the order a reader met them).
     candidates.sort(key=lambda c: (-c.score, c.passage, c.sentence.start))
     return candidates
+
+
+def _introduced_by(context: str | None) -> str:
+    """The lead-in a passage sits under, when its heading path ends in one (a paragraph that ends in a colon,
+    kept whole by the passage cutter); ``""`` otherwise."""
+    last = (context or "").rsplit(HEADING_SEPARATOR, 1)[-1].strip()
+    return last if last.endswith((":", "：")) else ""
 
 
 def _with_context(passage: ExcerptPassage) -> str:
