@@ -52,11 +52,14 @@ def _file_text(path: Path) -> str:
 
 async def _bm25_top(item: dict[str, Any], work: Path) -> bool:
     """Whether BM25's best passage of the folder (a fresh index of it) holds the answer, from the named file."""
-    from ditto.retrieval.index import create_index_search_provider, open_index, update_index
+    from ditto.retrieval.index import SearchIndexError, create_index_search_provider, open_index, update_index
 
     index = work / "bm25" / Path(item["folder"]).name
     if not (index / "manifest.json").exists():
-        await update_index(index, [Path(item["folder"])])
+        try:
+            await update_index(index, [Path(item["folder"])])
+        except SearchIndexError:  # nothing in the folder the reader takes for a document
+            return False
     opened = open_index(index)
     try:
         output = await create_index_search_provider(opened).search(
