@@ -374,7 +374,7 @@ def read_document(path: Path, *, limits: WalkLimits = DEFAULT_LIMITS, report: Wa
         report.note(f"{printable(path)} skipped: larger than {limits.max_file_bytes} bytes")
         return None
     raw = b"".join(chunks)
-    if path.name.lower().endswith(COMPRESSED_SUFFIX) and len(path.name) > len(COMPRESSED_SUFFIX):
+    if without_compression(path.name) != path.name:
         return _decompressed(path, raw, limits=limits, report=report)
     return raw
 
