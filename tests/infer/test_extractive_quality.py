@@ -397,6 +397,21 @@ def test_a_lead_in_does_not_open_the_answer() -> None:
     assert answer[0].text.startswith("jq is a lightweight") and answer[0].evidence == ("e2",)
 
 
+def test_a_question_in_the_evidence_does_not_open_the_answer() -> None:
+    """Issue 17 (an answer people can read): a FAQ item's question line ("How to get rid off annoying beeps for
+    ambiguous completions?", bash's README.Debian) shares the user's words but is the heading of an answer, not one;
+    the answer opens with the sentence that says something."""
+    listed = ("The bash globbing completion functions now allow completions to be listed\n    with double tabs or if "
+              "`show-all-if-ambiguous' is set.")
+    evidence = (AnswerEvidence(id="e1", quote="How to get rid off annoying beeps for ambiguous completions?"),
+                *(AnswerEvidence(id=f"e{number}", quote=listed) for number in (2, 3, 4)))
+    question = "How do I stop bash from beeping when tab completion is ambiguous?"
+    answer = answer_question(AnswerTask(question=question, evidence=evidence))
+    assert [sentence.evidence for sentence in answer] == [("e2", "e3", "e4")]
+    [alone] = answer_question(AnswerTask(question=question, evidence=evidence[:1]))
+    assert alone.evidence == ("e1",), "a question still stands when nothing else does"
+
+
 def test_a_chinese_negation_is_a_function_word_as_english_not_is() -> None:
     """Issue 17 (Chinese material): 不 ("not") is a stop character, as "not" is an English stop word, so the
     而不是 ("rather than") of a question does not make "不应" in an unrelated sentence a match; the answer

@@ -147,7 +147,7 @@ def answer_question(task: AnswerTask, *, similarities: Sequence[float] | None = 
     name one of them (in the sentence or its context), the others :data:`LEAD_IN_SHARE` of theirs, and
     one that asks which option does something keeps it only for sentences that open with an option;
     a sentence of a man page's NAME or SYNOPSIS section keeps that share unless the question asks what the
-    thing is;
+    thing is; a sentence that is itself a question (a FAQ's question line) is picked only when nothing else is;
     after the first, a sentence must reach :data:`ANSWER_FOLLOW_UP_SHARE` of the best. When no sentence
     shares a term with the question (the evidence was chosen for it all the same), the first sentence
     of the first evidence stands.
@@ -173,6 +173,11 @@ def answer_question(task: AnswerTask, *, similarities: Sequence[float] | None = 
     texts = [text for _, text in sentences]
     for kind in _answer_kinds(task.question, texts, contexts, documents):
         scores = [score if fits else score * LEAD_IN_SHARE for score, fits in zip(scores, kind, strict=True)]
+    # A question in the evidence (a FAQ's "How to get rid off annoying beeps for ambiguous completions?") is the
+    # heading of its answer, not one: it answers only when nothing else can.
+    asking = [text.rstrip().endswith(("?", "？")) for text in texts]
+    if not all(asking):
+        scores = [0.0 if question_line else score for score, question_line in zip(scores, asking, strict=True)]
     order = sorted(range(len(sentences)), key=lambda i: (-scores[i], sentences[i][0], i))
     best = scores[order[0]]
     picked: list[str] = []
