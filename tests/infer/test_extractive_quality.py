@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+from collections.abc import Callable
 
 import pytest
 from hypothesis import example, given, settings
@@ -1175,18 +1176,25 @@ def test_a_question_about_a_default_needs_a_page_that_tells_one() -> None:
     assert any("otherwise all calls are traced" in excerpt.quote for excerpt in quotes), quotes
 
 
+def _answered_only_when_stated(page: Callable[..., tuple[P, ...]], asked: str, others: tuple[str, ...],
+                               statement: str, expected: str) -> None:
+    """``asked`` over the ``page`` passages ``others`` is no-evidence; with ``statement`` added, a quote holds
+    ``expected``."""
+    assert choose_excerpts(ExcerptTask(question=asked, passages=page(*others))) == []
+    quotes = choose_excerpts(ExcerptTask(question=asked, passages=page(*others, statement)))
+    assert any(expected in excerpt.quote for excerpt in quotes), quotes
+
+
 def test_a_chinese_question_that_counts_a_unit_needs_a_page_that_writes_it() -> None:
     """Issue 17 (Chinese material, honest no-evidence, INF-3): "最长允许多少字节？" is not answered by a page that
     counts something else ("一个字符串", "三个实例"); "一个" before a noun is an article, no amount. The page that
     writes the unit with its number answers; "好几次" (several times) asks for no amount at all."""
     page = functools.partial(_page_of, "file:///docs/zh/zhman-frobnotify.txt", "FROBNOTIFY(1) › 选项")
 
-    asked = "frobnotify --status= 发送的状态字符串最长允许多少字节？"
-    vague = page("--status= 向 frobd 发送一个任意内容的状态字符串消息。", "从三个实例派生对应的状态字符串。")
-    assert choose_excerpts(ExcerptTask(question=asked, passages=vague)) == []
-    stated = page(*(passage.text for passage in vague), "--status= 状态字符串最长 4096 字节，超出部分被截断。")
-    quotes = choose_excerpts(ExcerptTask(question=asked, passages=stated))
-    assert any("4096 字节" in excerpt.quote for excerpt in quotes), quotes
+    _answered_only_when_stated(page, "frobnotify --status= 发送的状态字符串最长允许多少字节？",
+                               ("--status= 向 frobd 发送一个任意内容的状态字符串消息。",
+                                "从三个实例派生对应的状态字符串。"),
+                               "--status= 状态字符串最长 4096 字节，超出部分被截断。", "4096 字节")
     several = P(source_id="d", document="file:///docs/zh/zhman-frobdb.txt", context="FROBDB(1) › 注意",
                 text="frobdb 每次连接服务器都询问口令时，设立 $HOME/.pgpass 文件即可免去输入口令。")
     quotes = choose_excerpts(ExcerptTask(question="frobdb 要连服务器好几次，每次都让我输入口令，怎么免去？",
@@ -1264,12 +1272,10 @@ def test_a_question_for_a_limit_needs_a_sentence_that_states_one() -> None:
     answered by "从三个字符串派生三个对应的实例单元名" (an amount, not a limit); "单元名称最长 256 个字符" is."""
     page = functools.partial(_page_of, "file:///docs/zh/zhman-frobescape.txt", "FROBESCAPE(1) › 描述")
 
-    asked = "frobescape 生成的单元名称最长可以有多少个字符？"
-    amounts = page("frobescape 为一个路径生成对应的单元名称。", "从三个字符串派生三个对应的实例单元名称。")
-    assert choose_excerpts(ExcerptTask(question=asked, passages=amounts)) == []
-    limited = page(*(passage.text for passage in amounts), "生成的单元名称最长 256 个字符，超过时报错。")
-    quotes = choose_excerpts(ExcerptTask(question=asked, passages=limited))
-    assert any("最长 256 个字符" in excerpt.quote for excerpt in quotes), quotes
+    _answered_only_when_stated(page, "frobescape 生成的单元名称最长可以有多少个字符？",
+                               ("frobescape 为一个路径生成对应的单元名称。",
+                                "从三个字符串派生三个对应的实例单元名称。"),
+                               "生成的单元名称最长 256 个字符，超过时报错。", "最长 256 个字符")
 
 
 def test_a_limit_is_of_what_was_asked() -> None:
