@@ -1185,6 +1185,29 @@ def _answered_only_when_stated(page: Callable[..., tuple[P, ...]], asked: str, o
     assert any(expected in excerpt.quote for excerpt in quotes), quotes
 
 
+def test_a_question_for_an_algorithm_needs_a_page_that_names_one() -> None:
+    """Issue 17 (honest no-evidence, INF-3): "Which hash algorithm does pathchk use …?" is not answered by pathchk's
+    page, which is about file names and names no algorithm; b2sum's "… the max for the blake2 algorithm …" and a
+    setting called HMAC_CRYPTO_ALGO do name one; so does a Chinese page that says 算法."""
+    pathchk = _page_of("file:///docs/man-pathchk.txt", "PATHCHK(1) › DESCRIPTION",
+                       "Diagnose invalid or unportable file names.", "-P     check for empty names and leading \"-\"")
+    assert choose_excerpts(ExcerptTask(question="Which hash algorithm does pathchk use to check file names?",
+                                       passages=pathchk)) == []
+    b2sum = _page_of("file:///docs/man-b2sum.txt", "B2SUM(1) › DESCRIPTION",
+                     "-l, --length=BITS\n       digest length in bits; must not exceed the max for the blake2 "
+                     "algorithm and must be\n       a multiple of 8")
+    assert choose_excerpts(ExcerptTask(question="Which hash algorithm does b2sum use?", passages=b2sum))
+    timestamp = _page_of("file:///docs/man-pam_timestamp.txt", "PAM_TIMESTAMP(8) › OPTIONS",
+                         "The default encryption hash is taken from the HMAC_CRYPTO_ALGO variable from "
+                         "/etc/login.defs.")
+    assert choose_excerpts(ExcerptTask(question="Which hash algorithm does pam_timestamp use by default?",
+                                       passages=timestamp))
+    firstboot = _page_of("file:///docs/zh/zhman-frobboot.txt", "FROBBOOT(1) › 选项",
+                         "--root-password=PASSWORD 设置root用户的密码， 同时创建 shadow(5) 文件。")
+    assert choose_excerpts(ExcerptTask(question="frobboot 用什么哈希算法来加密写入 shadow 文件的 root 密码？",
+                                       passages=firstboot)) == []
+
+
 def test_a_chinese_question_that_counts_a_unit_needs_a_page_that_writes_it() -> None:
     """Issue 17 (Chinese material, honest no-evidence, INF-3): "最长允许多少字节？" is not answered by a page that
     counts something else ("一个字符串", "三个实例"); "一个" before a noun is an article, no amount. The page that

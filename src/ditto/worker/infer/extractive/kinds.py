@@ -173,6 +173,16 @@ _ASKS_FOR_A_SIGNAL = re.compile(r"\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?signals?
 _NAMES_A_SIGNAL = re.compile(r"\bSIG[A-Z0-9]+\b|\b(?:TERM|KILL|HUP|INT|QUIT|USR1|USR2|STOP|CONT|ALRM|CHLD|PIPE)\b"
                              r"|\bsignal\s+\d+|(?<![\w-])-\d+\b")
 
+#: A question that asks for an algorithm ("Which hash algorithm does pathchk use?", 什么算法).
+_ASKS_FOR_AN_ALGORITHM = re.compile(r"\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?:algorithm|cipher|hash)s?\b"
+                                    r"|(?:哪种|哪个|什么)(?:[\u4e00-\u9fff]{0,4})?(?:算法|加密方式)", re.IGNORECASE)
+#: A sentence that names one: the word itself ("the BLAKE2 algorithm", a setting's ``HMAC_CRYPTO_ALGO``, 算法), or a
+#: common one by name (SHA-512, MD5, CRC32, AES256, yescrypt, LZMA2, zstd, deflate, Burrows-Wheeler).
+_NAMES_AN_ALGORITHM = re.compile(
+    r"algo|hmac|算法|\b(?:sha-?\d*|md[245]|blake2\w*|crc-?\d*|adler-?32|aes-?\d*|des|3des|chacha20\w*|rsa|dsa"
+    r"|ecdsa|ed25519|bcrypt|scrypt|yescrypt|argon2\w*|pbkdf2|lzma2?|lz4|lzo|zstd|deflate|gzip|bzip2|xz|huffman"
+    r"|burrows-wheeler|fisher-yates|mersenne)\b", re.IGNORECASE)
+
 
 def _asks(question: str, kind: re.Pattern[str]) -> bool:
     """Whether ``question`` asks for ``kind`` of answer, not why, nor whether ("Does rm remove directories by
@@ -190,10 +200,11 @@ def _asks(question: str, kind: re.Pattern[str]) -> bool:
 #:   从哪个目录) is named (:data:`_STATES_A_PATH`);
 #: * a permission mode is stated (:data:`_STATES_A_MODE`): "Set initial permissions of the root directory." gives
 #:   none;
-#: * an environment variable or a signal is named (:data:`_NAMES_A_VARIABLE`, :data:`_NAMES_A_SIGNAL`).
+#: * an environment variable, a signal or an algorithm is named (:data:`_NAMES_A_VARIABLE`, :data:`_NAMES_A_SIGNAL`,
+#:   :data:`_NAMES_AN_ALGORITHM`): "Diagnose invalid or unportable file names." names no hash pathchk uses.
 _STATEMENTS_ASKED: Final = ((_ASKS_FOR_DEFAULT, _TELLS_DEFAULT), (_ASKS_FOR_A_FILE, _STATES_A_PATH),
                            (_ASKS_FOR_A_MODE, _STATES_A_MODE), (_ASKS_FOR_A_VARIABLE, _NAMES_A_VARIABLE),
-                           (_ASKS_FOR_A_SIGNAL, _NAMES_A_SIGNAL))
+                           (_ASKS_FOR_A_SIGNAL, _NAMES_A_SIGNAL), (_ASKS_FOR_AN_ALGORITHM, _NAMES_AN_ALGORITHM))
 
 
 def _statements_asked(question: str) -> list[re.Pattern[str]]:
