@@ -137,6 +137,12 @@ FOURTEENTH_MAN_PAGES = ("1 ssh-copy-id", "1 htpasswd", "1 dpkg-divert", "1 ipcs"
                         "7 kernel_lockdown", "7 numa")
 FOURTEENTH_ZH_MAN_PAGES = ("pg_resetxlog", "host", "8 ping", "8 fdisk", "8 lspci", "8 xinetd", "8 cron", "8 hdparm")
 
+FIFTEENTH_MAN_PAGES = ("1 dpkg-statoverride", "1 dpkg-trigger", "1 dpkg-split", "1 diff3", "1 apt-transport-mirror",
+                       "1 colcrt", "1 zipgrep", "1 toe", "5 Xsession.options", "5 libaudit.conf", "5 ethers",
+                       "5 deb-md5sums", "5 deb-conffiles", "8 pam_mail", "8 mii-tool", "8 pam_lastlog",
+                       "8 blkdeactivate", "8 tc-tbf", "7 udplite", "7 session-keyring")
+FIFTEENTH_ZH_MAN_PAGES = ("rlogin", "msmtp", "mpg123", "smbtar", "8 inetd", "8 rdev", "8 setserial", "8 chat")
+
 
 def _plain(text: str) -> str:
     """Overstrikes removed (what ``col -bx`` does), as a reader sees the page."""
@@ -208,7 +214,8 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
                  fourth: bool = False, fifth: bool = False, sixth: bool = False, seventh: bool = False,
                  eighth: bool = False, ninth: bool = False, tenth: bool = False,
                  eleventh: bool = False, twelfth: bool = False,
-                 thirteenth: bool = False, fourteenth: bool = False) -> tuple[list[str], list[str]]:
+                 thirteenth: bool = False, fourteenth: bool = False, fifteenth: bool = False
+                 ) -> tuple[list[str], list[str]]:
     """Write every available source into ``folder`` (English) and ``folder/zh`` (Chinese).
 
     ``holdout``: the larger held-out corpus (the ``HOLDOUT_`` sources added); ``review``: the review pages
@@ -218,7 +225,7 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
     ``ninth``: all of these and the ``NINTH_`` pages; ``tenth``: all of these and the ``TENTH_`` pages;
     ``eleventh``: all of these and the ``ELEVENTH_`` pages; ``twelfth``: all of these and the ``TWELFTH_`` pages;
     ``thirteenth``: all of these and the ``THIRTEENTH_`` pages; ``fourteenth``: all of these and the
-    ``FOURTEENTH_`` pages.
+    ``FOURTEENTH_`` pages; ``fifteenth``: all of these and the ``FIFTEENTH_`` pages.
     Returns
     ``(written file names, missing sources)``.
     """
@@ -229,7 +236,8 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
              (ninth, NINTH_MAN_PAGES, NINTH_ZH_MAN_PAGES), (tenth, TENTH_MAN_PAGES, TENTH_ZH_MAN_PAGES),
              (eleventh, ELEVENTH_MAN_PAGES, ELEVENTH_ZH_MAN_PAGES), (twelfth, TWELFTH_MAN_PAGES, TWELFTH_ZH_MAN_PAGES),
              (thirteenth, THIRTEENTH_MAN_PAGES, THIRTEENTH_ZH_MAN_PAGES),
-             (fourteenth, FOURTEENTH_MAN_PAGES, FOURTEENTH_ZH_MAN_PAGES)]
+             (fourteenth, FOURTEENTH_MAN_PAGES, FOURTEENTH_ZH_MAN_PAGES),
+             (fifteenth, FIFTEENTH_MAN_PAGES, FIFTEENTH_ZH_MAN_PAGES)]
     wanted = [any(flag for flag, _, _ in later[index:]) for index in range(len(later))]
     holdout, review = holdout or wanted[0], review or wanted[0]
     if folder.exists():

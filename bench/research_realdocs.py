@@ -39,7 +39,9 @@ ninth``) was run before and after session 20's changes, not read, and so was ``-
 read: the held-out set for the next change. Session 22 studied the eleventh and twelfth sets; ``--thirteenth``
 (``--split thirteenth``), written the same way (Chinese pages of sections 1 and 8), was run with its base and after
 each of its changes, not read: the held-out set for the next change. ``--fourteenth`` (``--split fourteenth``) is
-the next one, written the same way over 28 more pages (Chinese pages of sections 1 and 8), not yet run.
+the next one, written the same way over 28 more pages (Chinese pages of sections 1 and 8), run with session 23's
+base and after each of its changes, not read. ``--fifteenth`` (``--split fifteenth``) is the next one, written the
+same way over 28 more pages, not yet run.
 
 ``--holdout`` runs the held-out set instead: the larger corpus (more man pages, READMEs, Debian
 changelogs and Chinese man pages) and ``bench/data/realdocs_holdout.json``, written from those files
@@ -76,6 +78,8 @@ QUESTIONS = Path(__file__).resolve().parent / "data" / "realdocs_questions.json"
 #: The corpora beyond the first one (``--NAME`` builds ``build_corpus(NAME=True)``), latest first: each question
 #: file, and what ``--help`` says of it. A later corpus holds the earlier ones.
 CORPORA = (
+    ("fifteenth", "the fifteenth held-out set: the fourteenth corpus plus 28 more pages; written by someone who "
+                  "had not read the code"),
     ("fourteenth", "the fourteenth held-out set: the thirteenth corpus plus 28 more pages; written by someone who "
                    "had not read the code"),
     ("thirteenth", "the thirteenth held-out set: the twelfth corpus plus 28 more pages; written by someone who had "
@@ -304,6 +308,7 @@ def main() -> None:
     parser.add_argument("--split", choices=("train", "test", "holdout", "fresh", "review", "third", "fourth",
                                                      "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
                                                      "eleventh", "twelfth", "thirteenth", "fourteenth",
+                                                     "fifteenth",
                                                      "all"),
                         default="all")
     for name, about in CORPORA:
