@@ -1034,6 +1034,31 @@ def test_a_command_under_a_lead_in_answers_how_to_do_what_the_lead_in_says() -> 
                                        passages=(values,))) == []
 
 
+def test_a_command_in_one_passage_with_its_lead_in_is_quoted_with_it() -> None:
+    """Issue 17 (real READMEs, INF-3): the passage cutter keeps a lead-in and the one command it introduces together.
+    "What command fixes that?" asks for the command: the one under "… Run this command, as yourself:" is read with
+    that lead-in and outranks the sentence that only describes the problem, and a quote of a command takes its
+    lead-in along ("To force compiling against libc malloc, use:" says what "% make MALLOC=libc" is for)."""
+    readme = "/usr/share/doc/openssh-client/README.Debian.gz"
+    cause = P(source_id="cause", document=readme, context="OTHER ISSUES › Problems logging in with RSA authentication",
+              text="If you have trouble logging in with RSA authentication then the\nproblem is probably caused by "
+                   "the fact that you have your home\ndirectory writable by group, as well as user (this is the default on\n"
+                   "Debian systems).")
+    fix = P(source_id="fix", document=readme, context="OTHER ISSUES › Problems logging in with RSA authentication",
+            text="Depending upon other settings on your system (i.e. other users being\nin your group) this could open "
+                 "a security hole, so you will need to\nmake your home directory writable only by yourself.  Run this "
+                 "command,\nas yourself:\n\n  chmod g-w ~/")
+    question = ("My key-based logins keep getting refused, and someone told me it's because my home directory is "
+                "group-writable, which is apparently the Debian default. What command fixes that?")
+    quotes = [e.quote for e in choose_excerpts(ExcerptTask(question=question, passages=(cause, fix)))]
+    assert any(quote.endswith("Run this command,\nas yourself:\n\n  chmod g-w ~/") for quote in quotes), quotes
+    allocator = P(source_id="malloc", context="Allocator",
+                  text="To force compiling against libc malloc, use:\n\n    % make MALLOC=libc")
+    quotes = [e.quote for e in choose_excerpts(ExcerptTask(
+        question="Which make command builds it with MALLOC set to libc?", passages=(allocator,)))]
+    assert quotes == [allocator.text]
+
+
 def test_a_name_cut_short_is_held_by_the_words_it_opens() -> None:
     """Issue 17 (real questions, INF-3): "a well-written crypto program" is about what a page calls cryptographic:
     a word cut short is in no word list, and was held to be a name that no passage holds."""

@@ -368,15 +368,32 @@ Options are listed with
 """
 
 
-def test_a_lead_in_is_the_whole_heading_of_the_block_it_introduces() -> None:
-    """WF-6 (issue 17, real READMEs): a paragraph that ends in a colon is kept whole as the heading of the indented
-    block under it, over its line breaks ("… (e.g. libssl-dev on Debian/Ubuntu) and run:"), so the command keeps
-    what it is for; a first line that ends in no colon still leads only as itself (an option tag, a label)."""
-    spans = {README_BUILD[span.start:span.end]: span.heading for span in cut_passages(README_BUILD)}
-    assert spans["% make BUILD_TLS=yes"] == ("Building Redis › To build with TLS support, you'll need OpenSSL "
-                                             "development libraries (e.g. libssl-dev on Debian/Ubuntu) and run:")
-    assert spans["% make"] == "Building Redis › It is as simple as:"
-    assert spans["--verbose"].endswith("Options are listed with")
+def test_a_lead_in_and_the_one_block_it_introduces_are_one_passage() -> None:
+    """WF-6 (issue 17, real READMEs): a paragraph that ends in a colon and the one short block it introduces are one
+    passage, over their line breaks ("… (e.g. libssl-dev on Debian/Ubuntu) and run:" with "% make BUILD_TLS=yes"),
+    so neither is found, shown or quoted without the other; a first line that ends in no colon still leads only as
+    the heading of what is under it (an option tag, a label)."""
+    texts = [README_BUILD[span.start:span.end] for span in cut_passages(README_BUILD)]
+    assert "It is as simple as:\n\n    % make" in texts
+    assert ("To build with TLS support, you'll need OpenSSL development libraries (e.g.\nlibssl-dev on "
+            "Debian/Ubuntu) and run:\n\n    % make BUILD_TLS=yes") in texts
+    headings = {README_BUILD[span.start:span.end]: span.heading for span in cut_passages(README_BUILD)}
+    assert headings["--verbose"].endswith("Options are listed with")
+    fenced = "To build, run:\n\n```sh\nmake\n```\n\nThen install it.\n"
+    assert [fenced[span.start:span.end] for span in cut_passages(fenced)] == ["To build, run:\n\n```sh\nmake",
+                                                                              "Then install it."]
+
+
+def test_a_lead_in_over_several_blocks_is_the_whole_heading_of_each() -> None:
+    """WF-6 (issue 17): a lead-in over more than one block ("The exit status values are:" over one item a value), or
+    over a long one, stays a passage of its own and is the whole heading of each block under it; one past the bound
+    is prose, not a heading."""
+    text = ("Exit status\n-----------\n\nThe exit status values are (see the\nlist below):\n\n"
+            "    0   success\n\n    1   failure\n\nLong:\n\n" + "    a line of code\n" * 30)
+    spans = {text[span.start:span.end]: span.heading for span in cut_passages(text)}
+    assert spans["0   success"] == spans["1   failure"] == "Exit status › The exit status values are (see the list below):"
+    long_block = next(passage for passage in spans if passage.startswith("a line of code"))
+    assert spans[long_block] == "Exit status › Long:"
     long_lead = "Run this " + "very " * 80 + "carefully:\n\n    % make\n"
     [_, code] = cut_passages(long_lead)
     assert code.heading is None or len(code.heading) <= 80, "a lead-in past the bound is not a heading"
@@ -413,7 +430,7 @@ def _specimens() -> list[str]:
 
 
 #: The digest of every specimen's passages (both layouts), per :data:`PASSAGES_VERSION`.
-_CUT_DIGESTS = {6: "bfa94cefc4c1ec6b997c8d6409eaac236d0d366fca75b397e4675952608f557d"}
+_CUT_DIGESTS = {7: "c7d967785a2b3d08c3237ae19019bd06fe7abf866b681a7f2be17c6c4650119a"}
 
 
 def test_a_change_in_the_passages_bumps_their_version() -> None:

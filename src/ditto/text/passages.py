@@ -69,8 +69,12 @@ MAX_LEAD_CHARS: Final = 80
 #: README's "To build with TLS support, you'll need OpenSSL development libraries (e.g. libssl-dev on
 #: Debian/Ubuntu) and run:" over "% make BUILD_TLS=yes", whose first line alone would lose what the command is for.
 MAX_LEAD_IN_CHARS: Final = 300
+#: The longest block that is one passage with the lead-in over it when it is the only block the lead-in
+#: introduces ("To force compiling against libc malloc, use:" over "% make MALLOC=libc"): a lead-in says nothing
+#: alone and a command alone does not say what it is for, so neither is found, shown or quoted without the other.
+MAX_LED_BLOCK_CHARS: Final = 300
 #: Bumped whenever the same text is cut differently: caches of passages keyed by it are rebuilt.
-PASSAGES_VERSION: Final = 6
+PASSAGES_VERSION: Final = 7
 
 PassageKind = Literal["paragraph", "list-item", "code", "indented"]
 #: How lines make paragraphs: ``"wrapped"`` (documents: a paragraph runs over line breaks to a blank line) or
@@ -407,4 +411,31 @@ def cut_passages(text: str, *, max_chars: int = MAX_PASSAGE_CHARS, layout: Layou
     if max_chars < 1:
         raise ValueError("max_chars must be at least 1")
     cutter = _Cutter(text, max_chars)
-    return cutter.run_lines() if layout == "lines" else cutter.run()
+    return cutter.run_lines() if layout == "lines" else _with_their_blocks(text, cutter.run(), max_chars)
+
+
+def _with_their_blocks(text: str, spans: list[PassageSpan], max_chars: int) -> list[PassageSpan]:
+    """``spans`` with each lead-in paragraph (one that ends in a colon) joined to the one short block it introduces:
+    the more indented block under it, or the code fenced right after it, when no second block follows under it."""
+    joined: list[PassageSpan] = []
+    index = 0
+    while index < len(spans):
+        span = spans[index]
+        block = spans[index + 1] if index + 1 < len(spans) else None
+        after = spans[index + 2] if index + 2 < len(spans) else None
+        lead = " ".join(text[span.start:span.end].split())
+        if block is not None and span.kind != "code" and lead.endswith((":", "：")) \
+                and len(lead) <= MAX_LEAD_IN_CHARS and block.end - block.start <= MAX_LED_BLOCK_CHARS \
+                and block.end - span.start <= max_chars and not (after is not None and _under(after, lead)) \
+                and (_under(block, lead) or block.kind == "code" and _FENCE.match(text[span.end:block.start].strip())):
+            joined.append(PassageSpan(span.start, block.end, span.line_start, block.line_end, span.kind, span.heading))
+            index += 2
+            continue
+        joined.append(span)
+        index += 1
+    return joined
+
+
+def _under(span: PassageSpan, lead: str) -> bool:
+    """Whether ``span`` sits directly under the lead-in ``lead`` (its heading path ends in it)."""
+    return span.heading is not None and span.heading.endswith(HEADING_SEPARATOR + lead) or span.heading == lead

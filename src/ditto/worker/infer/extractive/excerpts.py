@@ -36,7 +36,9 @@ from .kinds import (
     _ASKS_FOR_A_CJK_STATUS,
     _ASKS_FOR_A_LIMIT,
     _ASKS_FOR_OPTION,
+    _ASKS_FOR_AN_INSTRUCTION,
     _ASKS_HOW_TO,
+    _GIVES_WAY,
     _CONTINUES,
     _STATES_A_LIMIT,
     _STATUS_WORDS,
@@ -129,14 +131,18 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
     # lead-in says it is for: for a question that asks how to do something, it is read with it, as its own words.
     # (For any question, every item of a list under "The exit status values are:" would answer every question
     # about exit statuses, of whichever program.)
-    how_to = _ASKS_HOW_TO.search(task.question) is not None
-    leads = [_introduced_by(task.passages[index].context) if how_to else "" for index, _ in owners]
+    instruction = _ASKS_FOR_AN_INSTRUCTION.search(task.question) is not None
+    how_to = instruction or _ASKS_HOW_TO.search(task.question) is not None
+    led = [_led_by(texts, owners, position) if how_to else "" for position in range(len(owners))]
+    leads = [(_introduced_by(task.passages[index].context) if how_to else "") or led[position]
+             for position, (index, _) in enumerate(owners)]
     own = [terms[position] + analyze(lead) if lead else terms[position] for position, lead in enumerate(leads)]
     plain = score_documents(question, own if read is analyze
                             else [found + lone_digits(text) for found, text in zip(own, texts, strict=True)])
     # Ranked with where it sits (an option's line rarely names its command: "rm" is in "RM(1) › 选项"), but
     # a sentence sharing nothing with the question but its heading is never evidence.
-    contexts = [task.passages[index].context for index, _ in owners]
+    contexts = [heading_over(lead, task.passages[index].context) if lead else task.passages[index].context
+                for (index, _), lead in zip(owners, led, strict=True)]
     sentence_scores = score_documents(question, [read(f"{context}\n{text}" if context else text)
                                                  for context, text in zip(contexts, texts, strict=True)])
     sentence_scores = [score if alone > 0 else 0.0 for score, alone in zip(sentence_scores, plain, strict=True)]
@@ -154,6 +160,9 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
     shares = [1.0] * len(texts)
     for kind in _kinds_asked(task.question, judged, terms, options=False):
         shares = [share if fits else share * LEAD_IN_SHARE for share, fits in zip(shares, kind, strict=True)]
+    if instruction:
+        shares = [share if lead or _GIVES_WAY.search(text) else share * LEAD_IN_SHARE
+                  for share, lead, text in zip(shares, leads, texts, strict=True)]
     candidates = []
     for position, ((index, span), raw) in enumerate(zip(owners, sentence_scores, strict=True)):
         if raw <= 0:
@@ -175,6 +184,19 @@ def _introduced_by(context: str | None) -> str:
     kept whole by the passage cutter); ``""`` otherwise."""
     last = (context or "").rsplit(HEADING_SEPARATOR, 1)[-1].strip()
     return last if last.endswith((":", "：")) else ""
+
+
+def _led_by(texts: Sequence[str], owners: Sequence[tuple[int, Sentence]], position: int) -> str:
+    """The lead-in paragraph sentence ``position`` sits under in its own passage (the passage cutter keeps a lead-in
+    and the one block it introduces together): its sentences before this one, when the last of them ends in a colon
+    ("Depending upon … Run this command, as yourself:" over "chmod g-w ~/"); ``""`` otherwise."""
+    if position == 0 or owners[position - 1][0] != owners[position][0] \
+            or not texts[position - 1].rstrip().endswith((":", "：")) or texts[position].rstrip().endswith((":", "：")):
+        return ""
+    first = position - 1
+    while first > 0 and owners[first - 1][0] == owners[position][0]:
+        first -= 1
+    return " ".join(texts[first:position])
 
 
 def _with_context(passage: ExcerptPassage) -> str:
@@ -226,6 +248,10 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
         return kind is not None and kind.search(text, spans[position].start, spans[position].end) is not None
 
     kind_held = kind is None or of_kind(index)
+    if low > 0 and _leads_in(text, spans[low - 1]) and not _leads_in(text, spans[low]) \
+            and spans[high].end - spans[low - 1].start <= limit:
+        low -= 1  # "% make MALLOC=libc" is quoted with what it is for: "To force compiling against libc malloc, use:"
+        covered |= set(analyze(text[spans[low].start:spans[low].end])) & wanted
     bridge = high + 2
     if not kind_held and bridge - low < MAX_RUN_SENTENCES and bridge < len(spans) and of_kind(bridge) \
             and not of_kind(high + 1) and spans[bridge].end - spans[low].start <= limit:
@@ -250,7 +276,7 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
         if best is None:
             break
         gain, neighbour = best
-        short = spans[high].end - spans[low].start < MIN_QUOTE_CHARS \
+        short = spans[high].end - spans[low].start < MIN_QUOTE_CHARS or _leads_in(text, spans[high]) \
             or _FIELD_LINES.fullmatch(text, spans[low].start, spans[high].end) is not None
         if gain == 0 and not (short and neighbour == high + 1):
             break
@@ -261,6 +287,11 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
             and spans[high + 1].end - spans[low].start <= limit:
         high += 1  # "Defaults to 1000 - 59999." finishes what the run says
     return spans[low].start, spans[high].end
+
+
+def _leads_in(text: str, sentence: Sentence) -> bool:
+    """Whether ``sentence`` of ``text`` ends in a colon: a lead-in, which says nothing without what it introduces."""
+    return text[sentence.start:sentence.end].rstrip().endswith((":", "："))
 
 
 def reading_order(question: str, passages: Sequence[ExcerptPassage]) -> list[int]:

@@ -235,6 +235,14 @@ _GIVES_REASON = re.compile(
 #: A question that asks for a way to do something: "How do I stop losetup from …?", "how can I …", 怎样, 如何.
 _ASKS_HOW_TO = re.compile(r"\bhow\s+(?:do|can|could|should|would)\s+(?:I|you|we|one)\b|\bhow\s+to\b"
                           r"|怎样|怎么|如何|有什么办法|什么方法", re.IGNORECASE)
+#: A question that asks for the command, setting or line to use ("What command fixes that?", "Which setting switches
+#: that on?", "What can I put in ~/.ssh/config …?"): as a how-to question, what answers it is often a block under a
+#: lead-in that says what it is for.
+_ASKS_FOR_AN_INSTRUCTION = re.compile(
+    r"\b(?:what|which)(?:'s|\s+is|\s+are)?\s+(?:the\s+|a\s+)?(?:(?!(?:do|does|did|is|are|was)\b)[\w-]+\s+)?"
+    r"(?:commands?|settings?|directives?|invocation|config(?:uration)?\s+lines?)\b(?!-)"
+    r"|\bwhat\s+(?:can|should|do|must)\s+(?:I|we|you)\s+(?:put|add|write|type|run|enter)\b"
+    r"|什么命令|哪个命令|哪条命令|什么设置|哪个设置", re.IGNORECASE)
 #: What gives a way: an instruction ("Use --nooverlap with --find …", "Set … to …"), what you can or should do,
 #: what avoids a problem; 可以, 使用, 设置.
 _GIVES_WAY = re.compile(
