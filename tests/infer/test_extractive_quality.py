@@ -1040,11 +1040,12 @@ def test_a_command_in_one_passage_with_its_lead_in_is_quoted_with_it() -> None:
     that lead-in and outranks the sentence that only describes the problem, and a quote of a command takes its
     lead-in along ("To force compiling against libc malloc, use:" says what "% make MALLOC=libc" is for)."""
     readme = "/usr/share/doc/openssh-client/README.Debian.gz"
-    cause = P(source_id="cause", document=readme, context="OTHER ISSUES › Problems logging in with RSA authentication",
+    heading = "OTHER ISSUES › Problems logging in with RSA authentication"
+    cause = P(source_id="cause", document=readme, context=heading,
               text="If you have trouble logging in with RSA authentication then the\nproblem is probably caused by "
-                   "the fact that you have your home\ndirectory writable by group, as well as user (this is the default on\n"
-                   "Debian systems).")
-    fix = P(source_id="fix", document=readme, context="OTHER ISSUES › Problems logging in with RSA authentication",
+                   "the fact that you have your home\ndirectory writable by group, as well as user (this is the "
+                   "default on\nDebian systems).")
+    fix = P(source_id="fix", document=readme, context=heading,
             text="Depending upon other settings on your system (i.e. other users being\nin your group) this could open "
                  "a security hole, so you will need to\nmake your home directory writable only by yourself.  Run this "
                  "command,\nas yourself:\n\n  chmod g-w ~/")

@@ -391,7 +391,8 @@ def test_a_lead_in_over_several_blocks_is_the_whole_heading_of_each() -> None:
     text = ("Exit status\n-----------\n\nThe exit status values are (see the\nlist below):\n\n"
             "    0   success\n\n    1   failure\n\nLong:\n\n" + "    a line of code\n" * 30)
     spans = {text[span.start:span.end]: span.heading for span in cut_passages(text)}
-    assert spans["0   success"] == spans["1   failure"] == "Exit status › The exit status values are (see the list below):"
+    assert spans["0   success"] == spans["1   failure"] \
+        == "Exit status › The exit status values are (see the list below):"
     long_block = next(passage for passage in spans if passage.startswith("a line of code"))
     assert spans[long_block] == "Exit status › Long:"
     long_lead = "Run this " + "very " * 80 + "carefully:\n\n    % make\n"

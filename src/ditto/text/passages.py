@@ -423,19 +423,25 @@ def _with_their_blocks(text: str, spans: list[PassageSpan], max_chars: int) -> l
         span = spans[index]
         block = spans[index + 1] if index + 1 < len(spans) else None
         after = spans[index + 2] if index + 2 < len(spans) else None
-        lead = " ".join(text[span.start:span.end].split())
-        if block is not None and span.kind != "code" and lead.endswith((":", "：")) \
-                and len(lead) <= MAX_LEAD_IN_CHARS and block.end - block.start <= MAX_LED_BLOCK_CHARS \
-                and block.end - span.start <= max_chars and not (after is not None and _under(after, lead)) \
-                and (_under(block, lead) or block.kind == "code" and _FENCE.match(text[span.end:block.start].strip())):
+        if block is not None and _introduces_only(text, span, block, after) and block.end - span.start <= max_chars:
             joined.append(PassageSpan(span.start, block.end, span.line_start, block.line_end, span.kind, span.heading))
             index += 2
-            continue
-        joined.append(span)
-        index += 1
+        else:
+            joined.append(span)
+            index += 1
     return joined
+
+
+def _introduces_only(text: str, lead: PassageSpan, block: PassageSpan, after: PassageSpan | None) -> bool:
+    """Whether ``lead`` is a lead-in and ``block`` (short) the only block it introduces (``after`` is not)."""
+    words = " ".join(text[lead.start:lead.end].split())
+    if lead.kind == "code" or not words.endswith((":", "：")) or len(words) > MAX_LEAD_IN_CHARS \
+            or block.end - block.start > MAX_LED_BLOCK_CHARS or (after is not None and _under(after, words)):
+        return False
+    fenced = block.kind == "code" and _FENCE.match(text[lead.end:block.start].strip()) is not None
+    return fenced or _under(block, words)
 
 
 def _under(span: PassageSpan, lead: str) -> bool:
     """Whether ``span`` sits directly under the lead-in ``lead`` (its heading path ends in it)."""
-    return span.heading is not None and span.heading.endswith(HEADING_SEPARATOR + lead) or span.heading == lead
+    return span.heading is not None and (span.heading == lead or span.heading.endswith(HEADING_SEPARATOR + lead))

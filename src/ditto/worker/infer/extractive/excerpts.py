@@ -35,11 +35,11 @@ from .gate import (
 from .kinds import (
     _ASKS_FOR_A_CJK_STATUS,
     _ASKS_FOR_A_LIMIT,
-    _ASKS_FOR_OPTION,
     _ASKS_FOR_AN_INSTRUCTION,
+    _ASKS_FOR_OPTION,
     _ASKS_HOW_TO,
-    _GIVES_WAY,
     _CONTINUES,
+    _GIVES_WAY,
     _STATES_A_LIMIT,
     _STATUS_WORDS,
     _answering_sections,
