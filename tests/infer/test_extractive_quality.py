@@ -1399,3 +1399,27 @@ def test_a_chinese_question_on_the_page_it_names_needs_less_of_its_words() -> No
     assert any("首选使用前一种方法" in excerpt.quote for excerpt in quotes), quotes
     elsewhere = (P(source_id="t", document="file:///docs/zh/notes.txt", text=answer),)
     assert choose_excerpts(ExcerptTask(question=asked, passages=elsewhere)) == []
+
+
+def test_a_path_in_markdown_code_states_a_file() -> None:
+    """Issue 17 (real READMEs, INF-3): "where do I put …?" asks for a file, and a README writes paths as Markdown code
+    ("`$HOME/.postgresqlrc`: per-user preferences …"): a path opened by a backtick states one."""
+    prefs = P(source_id="readme", document="/usr/share/doc/frob/README.md.gz", context="Configuration hierarchy",
+              text="* `$HOME/.frobrc`: per-user preferences for default version/cluster and database; overrides "
+                   "`/etc/frob/user_clusters`.")
+    question = ("As an ordinary user of frob, where do I put my own preferred default version, cluster and database so "
+                "I don't have to pass them every time?")
+    assert [e.source_id for e in choose_excerpts(ExcerptTask(question=question, passages=(prefs,)))] == ["readme"]
+
+
+def test_a_quote_that_finishes_a_sentence_takes_its_start_along() -> None:
+    """Issue 17 (real READMEs, INF-3): "to view the default directories used by GnuPG." finishes a sentence begun
+    over a command ("You may run" / "gpgconf --list-dirs"); quoted alone it hides the command that was asked for."""
+    readme = P(source_id="gnupg", document="/usr/share/doc/gnupg/README.gz", context="* BUILD INSTRUCTIONS",
+               text="You may run\n\n    gpgconf --list-dirs\n\n  to view the default directories used by GnuPG.")
+    sockets = P(source_id="gnupg", document="/usr/share/doc/gnupg/README.gz", context="** Socket directory",
+                text="GnuPG uses Unix domain sockets to connect its components.  The default directory for them is\n"
+                     "/run/user/UID/gnupg.")
+    quotes = [e.quote for e in choose_excerpts(ExcerptTask(
+        question="How can I see which directories GnuPG uses by default on this system?", passages=(readme, sockets)))]
+    assert readme.text in quotes

@@ -384,6 +384,17 @@ def test_a_lead_in_and_the_one_block_it_introduces_are_one_passage() -> None:
                                                                               "Then install it."]
 
 
+def test_a_sentence_around_its_block_is_one_passage() -> None:
+    """WF-6 (issue 17, real READMEs): "You may run" / an indented "gpgconf --list-dirs" / "to view the default
+    directories used by GnuPG." is one sentence set around a command: one passage, so the command is found and
+    quoted with what it is for. A paragraph that ends its sentence leads nothing this way."""
+    text = ("  You may run\n\n    gpgconf --list-dirs\n\n  to view the default directories used by GnuPG.\n\n"
+            "  It is built.\n\n    make\n\n  then installed.\n")
+    assert [text[span.start:span.end] for span in cut_passages(text)] == [
+        "You may run\n\n    gpgconf --list-dirs\n\n  to view the default directories used by GnuPG.",
+        "It is built.", "make", "then installed."]
+
+
 def test_a_lead_in_over_several_blocks_is_the_whole_heading_of_each() -> None:
     """WF-6 (issue 17): a lead-in over more than one block ("The exit status values are:" over one item a value), or
     over a long one, stays a passage of its own and is the whole heading of each block under it; one past the bound
@@ -412,6 +423,7 @@ def _specimens() -> list[str]:
         "1. First step; run it\n   as root.\n2. Second step.\n\n",
         "    indented code\n    more code\n\n",
         "```\nfenced\n```\n\n",
+        "  You may run\n\n    frobconf --list-dirs\n\n  to view the default directories used by frob.\n\n",
         "描述\n       frob 读取每个文件并重新排列其中的行。默认情况下，它不删除输入文件；如果指定\n"
         "       --remove 选项，则删除。\n\n",
         "Title line\r\nA paragraph with CRLF line ends.\r\nAnother line.\r\n\r\n",
@@ -431,7 +443,7 @@ def _specimens() -> list[str]:
 
 
 #: The digest of every specimen's passages (both layouts), per :data:`PASSAGES_VERSION`.
-_CUT_DIGESTS = {7: "c7d967785a2b3d08c3237ae19019bd06fe7abf866b681a7f2be17c6c4650119a"}
+_CUT_DIGESTS = {8: "e4f7b45be4147947b088475fbacd3ab35750ac5c60af074d1c4a9caa82619b0a"}
 
 
 def test_a_change_in_the_passages_bumps_their_version() -> None:

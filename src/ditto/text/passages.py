@@ -74,7 +74,7 @@ MAX_LEAD_IN_CHARS: Final = 300
 #: alone and a command alone does not say what it is for, so neither is found, shown or quoted without the other.
 MAX_LED_BLOCK_CHARS: Final = 300
 #: Bumped whenever the same text is cut differently: caches of passages keyed by it are rebuilt.
-PASSAGES_VERSION: Final = 7
+PASSAGES_VERSION: Final = 8
 
 PassageKind = Literal["paragraph", "list-item", "code", "indented"]
 #: How lines make paragraphs: ``"wrapped"`` (documents: a paragraph runs over line breaks to a blank line) or
@@ -415,31 +415,50 @@ def cut_passages(text: str, *, max_chars: int = MAX_PASSAGE_CHARS, layout: Layou
 
 
 def _with_their_blocks(text: str, spans: list[PassageSpan], max_chars: int) -> list[PassageSpan]:
-    """``spans`` with each lead-in paragraph (one that ends in a colon) joined to the one short block it introduces:
-    the more indented block under it, or the code fenced right after it, when no second block follows under it."""
+    """``spans`` with each lead-in joined to the one short block it introduces (the more indented block under it, or
+    the code fenced right after it, when no second block follows under it), and to the paragraph that finishes its
+    sentence after the block ("You may run" / "gpgconf --list-dirs" / "to view the default directories …")."""
     joined: list[PassageSpan] = []
     index = 0
     while index < len(spans):
         span = spans[index]
         block = spans[index + 1] if index + 1 < len(spans) else None
         after = spans[index + 2] if index + 2 < len(spans) else None
-        if block is not None and _introduces_only(text, span, block, after) and block.end - span.start <= max_chars:
-            joined.append(PassageSpan(span.start, block.end, span.line_start, block.line_end, span.kind, span.heading))
-            index += 2
-        else:
-            joined.append(span)
-            index += 1
+        finishes = after is not None and _finishes_sentence(text, after)
+        if block is not None and _introduces_only(text, span, block, after, finishes):
+            last = after if after is not None and finishes and after.end - span.start <= max_chars else block
+            if last.end - span.start <= max_chars:
+                joined.append(PassageSpan(span.start, last.end, span.line_start, last.line_end, span.kind,
+                                          span.heading))
+                index += 3 if last is after else 2
+                continue
+        joined.append(span)
+        index += 1
     return joined
 
 
-def _introduces_only(text: str, lead: PassageSpan, block: PassageSpan, after: PassageSpan | None) -> bool:
-    """Whether ``lead`` is a lead-in and ``block`` (short) the only block it introduces (``after`` is not)."""
+def _introduces_only(text: str, lead: PassageSpan, block: PassageSpan, after: PassageSpan | None,
+                     finishes: bool) -> bool:
+    """Whether ``lead`` is a lead-in and ``block`` (short) the only block it introduces (``after`` is not): a
+    paragraph that ends in a colon, or one whose sentence the paragraph after the block finishes (``finishes``)."""
     words = " ".join(text[lead.start:lead.end].split())
-    if lead.kind == "code" or not words.endswith((":", "：")) or len(words) > MAX_LEAD_IN_CHARS \
-            or block.end - block.start > MAX_LED_BLOCK_CHARS or (after is not None and _under(after, words)):
+    if lead.kind == "code" or len(words) > MAX_LEAD_IN_CHARS or block.end - block.start > MAX_LED_BLOCK_CHARS \
+            or (after is not None and _under(after, words)):
+        return False
+    if not words.endswith((":", "：")) and (not finishes or words.endswith(_SENTENCE_ENDS)):
         return False
     fenced = block.kind == "code" and _FENCE.match(text[lead.end:block.start].strip()) is not None
-    return fenced or _under(block, words)
+    return fenced or _under(block, words) or _under(block, words.split("\n", 1)[0])
+
+
+#: What ends a sentence: a paragraph that ends in one is no lead-in unless it ends in a colon.
+_SENTENCE_ENDS = (".", "!", "?", ";", "。", "！", "？", "；", ")", '"', "'")
+
+
+def _finishes_sentence(text: str, span: PassageSpan) -> bool:
+    """Whether the paragraph ``span`` opens in lower case: it finishes a sentence begun before the block above it."""
+    first = text[span.start:span.start + 1]
+    return span.kind == "paragraph" and first.isalpha() and first.islower()
 
 
 def _under(span: PassageSpan, lead: str) -> bool:

@@ -248,9 +248,13 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
         return kind is not None and kind.search(text, spans[position].start, spans[position].end) is not None
 
     kind_held = kind is None or of_kind(index)
-    if low > 0 and _leads_in(text, spans[low - 1]) and not _leads_in(text, spans[low]) \
-            and spans[high].end - spans[low - 1].start <= limit:
-        low -= 1  # "% make MALLOC=libc" is quoted with what it is for: "To force compiling against libc malloc, use:"
+    while low > 0 and high - low + 1 < MAX_RUN_SENTENCES and spans[high].end - spans[low - 1].start <= limit and (
+            (_leads_in(text, spans[low - 1]) and not _leads_in(text, spans[low]))
+            or (_opens_in_lower_case(text, spans[low]) and not _ends_a_sentence(text, spans[low - 1]))):
+        # "% make MALLOC=libc" is quoted with what it is for ("To force compiling against libc malloc, use:"), and
+        # "to view the default directories used by GnuPG." with the start of its sentence ("You may run" /
+        # "gpgconf --list-dirs").
+        low -= 1
         covered |= set(analyze(text[spans[low].start:spans[low].end])) & wanted
     bridge = high + 2
     if not kind_held and bridge - low < MAX_RUN_SENTENCES and bridge < len(spans) and of_kind(bridge) \
@@ -287,6 +291,17 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
             and spans[high + 1].end - spans[low].start <= limit:
         high += 1  # "Defaults to 1000 - 59999." finishes what the run says
     return spans[low].start, spans[high].end
+
+
+def _opens_in_lower_case(text: str, sentence: Sentence) -> bool:
+    """Whether ``sentence`` of ``text`` opens with a lower-case letter: it may finish one begun before a block."""
+    first = text[sentence.start:sentence.start + 1]
+    return first.isalpha() and first.islower()
+
+
+def _ends_a_sentence(text: str, sentence: Sentence) -> bool:
+    """Whether ``sentence`` of ``text`` ends as a sentence does (a full stop, a question mark, 。…)."""
+    return text[sentence.start:sentence.end].rstrip().endswith((".", "!", "?", ";", "。", "！", "？", "；"))
 
 
 def _leads_in(text: str, sentence: Sentence) -> bool:

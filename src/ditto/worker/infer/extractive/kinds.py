@@ -143,7 +143,7 @@ _ASKS_FOR_A_FILE = re.compile(
 #: a bracket or a Chinese character), a file's name ("screen.dump", ".pgpass"), "the file typescript", the current,
 #: working or home directory, standard input or output (标准输入).
 _STATES_A_PATH = re.compile(
-    r"(?:^|[\s\"'(\[<=:,\u4e00-\u9fff])(?:~|\$\{?\w+\}?|\.{1,2})?/[\w.*?-]|\b[a-z][\w-]+\.[a-z]{2,5}\b"
+    r"(?:^|[\s\"'`(\[<=:,\u4e00-\u9fff])(?:~|\$\{?\w+\}?|\.{1,2})?/[\w.*?-]|\b[a-z][\w-]+\.[a-z]{2,5}\b"
     r"|(?<![\w/])\.[a-z][\w.-]+|\b(?:current|working|home)\s+directory\b|\bthe\s+file\s+[\w.-]+"
     r"|\bstandard\s+(?:input|output|error)\b|\bstd(?:in|out|err)\b|当前目录|工作目录|主目录|标准(?:输入|输出|错误)",
     re.IGNORECASE)
