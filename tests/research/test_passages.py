@@ -384,6 +384,19 @@ def test_a_lead_in_and_the_one_block_it_introduces_are_one_passage() -> None:
                                                                               "Then install it."]
 
 
+def test_a_long_paragraph_that_ends_in_a_colon_keeps_its_block() -> None:
+    """WF-6 (issue 17, Debian's NEWS files): "… For example, the following stanza in ~/.ssh/config will enable RSA/SHA1
+    for … a single destination host:" ends a paragraph of 450 characters; the stanza under it is one passage with
+    it all the same (the passage bound, not the heading bound, limits it)."""
+    text = ("     " + "Incompatibility is more likely with older implementations. " * 6 + "For example, the\n"
+            "     following stanza in ~/.ssh/config will enable RSA/SHA1 for a single\n     destination host:\n\n"
+            "         Host old-host\n             HostkeyAlgorithms +ssh-rsa\n\n     We recommend it only as a "
+            "stopgap.\n")
+    spans = [text[span.start:span.end] for span in cut_passages(text)]
+    assert len(spans) == 2 and spans[0].endswith("destination host:\n\n         Host old-host\n"
+                                                 "             HostkeyAlgorithms +ssh-rsa")
+
+
 def test_a_sentence_around_its_block_is_one_passage() -> None:
     """WF-6 (issue 17, real READMEs): "You may run" / an indented "gpgconf --list-dirs" / "to view the default
     directories used by GnuPG." is one sentence set around a command: one passage, so the command is found and
@@ -406,8 +419,8 @@ def test_a_lead_in_over_several_blocks_is_the_whole_heading_of_each() -> None:
         == "Exit status › The exit status values are (see the list below):"
     long_block = next(passage for passage in spans if passage.startswith("a line of code"))
     assert spans[long_block] == "Exit status › Long:"
-    long_lead = "Run this " + "very " * 80 + "carefully:\n\n    % make\n"
-    [_, code] = cut_passages(long_lead)
+    long_lead = "Run this " + "very " * 80 + "carefully:\n\n    % make\n\n    % make install\n"
+    [_, code, _] = cut_passages(long_lead)
     assert code.heading is None or len(code.heading) <= 80, "a lead-in past the bound is not a heading"
 
 
@@ -424,6 +437,8 @@ def _specimens() -> list[str]:
         "    indented code\n    more code\n\n",
         "```\nfenced\n```\n\n",
         "  You may run\n\n    frobconf --list-dirs\n\n  to view the default directories used by frob.\n\n",
+        "Older servers may need it back. " * 12 + "For example, this stanza in ~/.frob/config does it:\n\n"
+        "    Host old-host\n        FrobAlgorithms +frob-rsa\n\n",
         "描述\n       frob 读取每个文件并重新排列其中的行。默认情况下，它不删除输入文件；如果指定\n"
         "       --remove 选项，则删除。\n\n",
         "Title line\r\nA paragraph with CRLF line ends.\r\nAnother line.\r\n\r\n",
@@ -443,7 +458,7 @@ def _specimens() -> list[str]:
 
 
 #: The digest of every specimen's passages (both layouts), per :data:`PASSAGES_VERSION`.
-_CUT_DIGESTS = {8: "e4f7b45be4147947b088475fbacd3ab35750ac5c60af074d1c4a9caa82619b0a"}
+_CUT_DIGESTS = {9: "5693f3316daa68b7b4d404be37da84d96fa488141647d087716a7da9e1be0f9e"}
 
 
 def test_a_change_in_the_passages_bumps_their_version() -> None:

@@ -74,7 +74,7 @@ MAX_LEAD_IN_CHARS: Final = 300
 #: alone and a command alone does not say what it is for, so neither is found, shown or quoted without the other.
 MAX_LED_BLOCK_CHARS: Final = 300
 #: Bumped whenever the same text is cut differently: caches of passages keyed by it are rebuilt.
-PASSAGES_VERSION: Final = 8
+PASSAGES_VERSION: Final = 9
 
 PassageKind = Literal["paragraph", "list-item", "code", "indented"]
 #: How lines make paragraphs: ``"wrapped"`` (documents: a paragraph runs over line breaks to a blank line) or
@@ -440,15 +440,25 @@ def _with_their_blocks(text: str, spans: list[PassageSpan], max_chars: int) -> l
 def _introduces_only(text: str, lead: PassageSpan, block: PassageSpan, after: PassageSpan | None,
                      finishes: bool) -> bool:
     """Whether ``lead`` is a lead-in and ``block`` (short) the only block it introduces (``after`` is not): a
-    paragraph that ends in a colon, or one whose sentence the paragraph after the block finishes (``finishes``)."""
-    words = " ".join(text[lead.start:lead.end].split())
-    if lead.kind == "code" or len(words) > MAX_LEAD_IN_CHARS or block.end - block.start > MAX_LED_BLOCK_CHARS \
-            or (after is not None and _under(after, words)):
+    paragraph that ends in a colon, or one whose sentence the paragraph after the block finishes (``finishes``);
+    the block is more indented than the lead-in (or code fenced right after it), and ``after`` is not a second
+    block of the same section."""
+    words = text[lead.start:lead.end].rstrip()
+    if lead.kind == "code" or block.end - block.start > MAX_LED_BLOCK_CHARS:
         return False
     if not words.endswith((":", "：")) and (not finishes or words.endswith(_SENTENCE_ENDS)):
         return False
-    fenced = block.kind == "code" and _FENCE.match(text[lead.end:block.start].strip()) is not None
-    return fenced or _under(block, words) or _under(block, words.split("\n", 1)[0])
+    if block.kind == "code" and _FENCE.match(text[lead.end:block.start].strip()) is not None:
+        return True
+    indent = _indent(text, lead.start)
+    second = after is not None and after.heading == block.heading and _indent(text, after.start) > indent
+    return _indent(text, block.start) > indent and not second
+
+
+def _indent(text: str, offset: int) -> int:
+    """The indent (tabs to 8) of the line ``offset`` is on, up to ``offset``."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    return len(text[line_start:offset].expandtabs(8))
 
 
 #: What ends a sentence: a paragraph that ends in one is no lead-in unless it ends in a colon.
