@@ -1423,3 +1423,18 @@ def test_a_quote_that_finishes_a_sentence_takes_its_start_along() -> None:
     quotes = [e.quote for e in choose_excerpts(ExcerptTask(
         question="How can I see which directories GnuPG uses by default on this system?", passages=(readme, sockets)))]
     assert readme.text in quotes
+
+
+def test_a_debian_readme_is_about_debian() -> None:
+    """Issue 17 (real package documentation, INF-3): a question that names Debian is about it, and Debian's notes on a
+    package are in README.Debian: its name holds the name (a capitalised part after a dot is no extension), whether
+    compressed or not. "Which algorithms did Debian disable …?" was refused for a name no passage held."""
+    text = ("Some algorithms used in the library are covered by patents.  As\na result, the following algorithms in "
+            "libcrypto have been disabled:\n- RC5\n- MDC2\n- IDEA")
+    question = "Which algorithms did Debian disable in libcrypto because of patents?"
+    for name in ("README.Debian", "README.Debian.gz"):
+        notes = P(source_id="notes", document=f"/usr/share/doc/openssl/{name}", context="PATENT ISSUES", text=text)
+        quotes = [e.quote for e in choose_excerpts(ExcerptTask(question=question, passages=(notes,)))]
+        assert any("- IDEA" in quote for quote in quotes), (name, quotes)
+    other = P(source_id="notes", document="/usr/share/doc/openssl/README.source", context="PATENT ISSUES", text=text)
+    assert choose_excerpts(ExcerptTask(question=question, passages=(other,))) == [], "README.source is not about Debian"

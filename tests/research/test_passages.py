@@ -302,7 +302,7 @@ def test_a_number_inside_a_wrapped_sentence_opens_no_list_item() -> None:
             "              12.  Recommended values are 1 for fast compression (default).\n")
     [piece] = texts(text, cut_passages(text))
     assert "Values above 12 are considered the same as\n              12." in piece
-    steps = "Do this:\n1. unpack the archive.\n2. run make.\n3. run make install.\n"
+    steps = "Do this.\n1. unpack the archive.\n2. run make.\n3. run make install.\n"
     assert texts(steps, cut_passages(steps))[1:] == ["1. unpack the archive.", "2. run make.", "3. run make install."]
 
 
@@ -408,19 +408,26 @@ def test_a_sentence_around_its_block_is_one_passage() -> None:
         "It is built.", "make", "then installed."]
 
 
-def test_a_lead_in_over_several_blocks_is_the_whole_heading_of_each() -> None:
-    """WF-6 (issue 17): a lead-in over more than one block ("The exit status values are:" over one item a value), or
-    over a long one, stays a passage of its own and is the whole heading of each block under it; one past the bound
-    is prose, not a heading."""
-    text = ("Exit status\n-----------\n\nThe exit status values are (see the\nlist below):\n\n"
+def test_a_lead_in_keeps_its_blocks_when_they_are_short_together() -> None:
+    """WF-6 (issue 17, README.Debian files): "… the following algorithms in libcrypto have been disabled:" over "- RC5",
+    "- MDC2", "- IDEA" is one passage; so are a lead-in and its short indented items. Items that are long together
+    stay passages of their own (each is found by itself), the lead-in the whole heading of each; one past the
+    heading bound is prose, not a heading."""
+    text = ("PATENT ISSUES\n-------------\n\nAs a result, the following algorithms in libcrypto have been disabled:\n"
+            "- RC5\n- MDC2\n- IDEA\n\nAlso see the README file.\n\n"
+            "The exit status values are (see the\nlist below):\n\n"
             "    0   success\n\n    1   failure\n\nLong:\n\n" + "    a line of code\n" * 30)
     spans = {text[span.start:span.end]: span.heading for span in cut_passages(text)}
-    assert spans["0   success"] == spans["1   failure"] \
-        == "Exit status › The exit status values are (see the list below):"
+    assert "As a result, the following algorithms in libcrypto have been disabled:\n- RC5\n- MDC2\n- IDEA" in spans
+    assert ("The exit status values are (see the\nlist below):\n\n    0   success\n\n    1   failure") in spans
     long_block = next(passage for passage in spans if passage.startswith("a line of code"))
-    assert spans[long_block] == "Exit status › Long:"
-    long_lead = "Run this " + "very " * 80 + "carefully:\n\n    % make\n\n    % make install\n"
-    [_, code, _] = cut_passages(long_lead)
+    assert spans[long_block] == "PATENT ISSUES › Long:"
+    items = "".join(f"    {value}   {'the run failed for a reason of its own ' * 3}\n\n" for value in range(4))
+    values = "Exit status\n-----------\n\nThe exit status values are:\n\n" + items
+    headings = [span.heading for span in cut_passages(values)]
+    assert headings[1:] == ["Exit status › The exit status values are:"] * 4
+    long_lead = "Run this " + "very " * 80 + "carefully:\n\n" + "    % make\n\n" * 40
+    code = cut_passages(long_lead)[1]
     assert code.heading is None or len(code.heading) <= 80, "a lead-in past the bound is not a heading"
 
 
@@ -458,7 +465,7 @@ def _specimens() -> list[str]:
 
 
 #: The digest of every specimen's passages (both layouts), per :data:`PASSAGES_VERSION`.
-_CUT_DIGESTS = {9: "5693f3316daa68b7b4d404be37da84d96fa488141647d087716a7da9e1be0f9e"}
+_CUT_DIGESTS = {10: "e87f4993febbcabb6fa69aa4a5e95f36cafed8a50848b0a41502a29a7f1afcd7"}
 
 
 def test_a_change_in_the_passages_bumps_their_version() -> None:

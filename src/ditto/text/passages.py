@@ -74,7 +74,7 @@ MAX_LEAD_IN_CHARS: Final = 300
 #: alone and a command alone does not say what it is for, so neither is found, shown or quoted without the other.
 MAX_LED_BLOCK_CHARS: Final = 300
 #: Bumped whenever the same text is cut differently: caches of passages keyed by it are rebuilt.
-PASSAGES_VERSION: Final = 9
+PASSAGES_VERSION: Final = 10
 
 PassageKind = Literal["paragraph", "list-item", "code", "indented"]
 #: How lines make paragraphs: ``"wrapped"`` (documents: a paragraph runs over line breaks to a blank line) or
@@ -415,44 +415,49 @@ def cut_passages(text: str, *, max_chars: int = MAX_PASSAGE_CHARS, layout: Layou
 
 
 def _with_their_blocks(text: str, spans: list[PassageSpan], max_chars: int) -> list[PassageSpan]:
-    """``spans`` with each lead-in joined to the one short block it introduces (the more indented block under it, or
-    the code fenced right after it, when no second block follows under it), and to the paragraph that finishes its
-    sentence after the block ("You may run" / "gpgconf --list-dirs" / "to view the default directories …")."""
+    """``spans`` with each lead-in joined to the blocks it introduces when they are short together
+    (:func:`_led_blocks`)."""
     joined: list[PassageSpan] = []
     index = 0
     while index < len(spans):
         span = spans[index]
-        block = spans[index + 1] if index + 1 < len(spans) else None
-        after = spans[index + 2] if index + 2 < len(spans) else None
-        finishes = after is not None and _finishes_sentence(text, after)
-        if block is not None and _introduces_only(text, span, block, after, finishes):
-            last = after if after is not None and finishes and after.end - span.start <= max_chars else block
-            if last.end - span.start <= max_chars:
-                joined.append(PassageSpan(span.start, last.end, span.line_start, last.line_end, span.kind,
-                                          span.heading))
-                index += 3 if last is after else 2
-                continue
-        joined.append(span)
-        index += 1
+        count = _led_blocks(text, spans, index)
+        last = spans[index + count]
+        if count and last.end - span.start <= max_chars:
+            joined.append(PassageSpan(span.start, last.end, span.line_start, last.line_end, span.kind, span.heading))
+            index += count + 1
+        else:
+            joined.append(span)
+            index += 1
     return joined
 
 
-def _introduces_only(text: str, lead: PassageSpan, block: PassageSpan, after: PassageSpan | None,
-                     finishes: bool) -> bool:
-    """Whether ``lead`` is a lead-in and ``block`` (short) the only block it introduces (``after`` is not): a
-    paragraph that ends in a colon, or one whose sentence the paragraph after the block finishes (``finishes``);
-    the block is more indented than the lead-in (or code fenced right after it), and ``after`` is not a second
-    block of the same section."""
+def _led_blocks(text: str, spans: Sequence[PassageSpan], index: int) -> int:
+    """How many of the spans after ``spans[index]`` go with it as one passage: when it is a lead-in (a paragraph
+    that ends in a colon), the blocks it introduces — the more indented ones under it, the list items right after
+    it, or the code fenced right after it — when they are at most :data:`MAX_LED_BLOCK_CHARS` together ("… the
+    following algorithms in libcrypto have been disabled:" with "- RC5", "- MDC2", "- IDEA"); and the paragraph
+    after them that finishes its sentence ("You may run" / "gpgconf --list-dirs" / "to view the default directories
+    …"), which makes a paragraph that ends in no sentence end a lead-in too. ``0`` when none."""
+    lead = spans[index]
     words = text[lead.start:lead.end].rstrip()
-    if lead.kind == "code" or block.end - block.start > MAX_LED_BLOCK_CHARS:
-        return False
-    if not words.endswith((":", "：")) and (not finishes or words.endswith(_SENTENCE_ENDS)):
-        return False
-    if block.kind == "code" and _FENCE.match(text[lead.end:block.start].strip()) is not None:
-        return True
+    if lead.kind == "code" or index + 1 >= len(spans):
+        return 0
     indent = _indent(text, lead.start)
-    second = after is not None and after.heading == block.heading and _indent(text, after.start) > indent
-    return _indent(text, block.start) > indent and not second
+    first = spans[index + 1]
+    end = index + 1
+    if first.kind == "code" and _FENCE.match(text[lead.end:first.start].strip()) is not None:
+        end += 1
+    else:
+        while end < len(spans) and ((_indent(text, spans[end].start) > indent and spans[end].heading == first.heading)
+                                    or (spans[end].kind == "list-item" and spans[end].heading == lead.heading)):
+            end += 1
+    if end == index + 1 or spans[end - 1].end - first.start > MAX_LED_BLOCK_CHARS:
+        return 0
+    colon = words.endswith((":", "："))
+    if end < len(spans) and _finishes_sentence(text, spans[end]) and (colon or not words.endswith(_SENTENCE_ENDS)):
+        return end - index
+    return end - index - 1 if colon else 0
 
 
 def _indent(text: str, offset: int) -> int:

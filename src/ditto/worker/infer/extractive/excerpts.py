@@ -10,6 +10,7 @@ and ``maxExcerpts`` in all; after the first, a sentence must reach :data:`FOLLOW
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -290,7 +291,17 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
     if high + 1 < len(spans) and _CONTINUES.match(text, spans[high + 1].start) is not None \
             and spans[high + 1].end - spans[low].start <= limit:
         high += 1  # "Defaults to 1000 - 59999." finishes what the run says
+    if any(_leads_in(text, spans[position]) for position in range(low, high + 1)):
+        # A lead-in's list is what it says: "… the following algorithms in libcrypto have been disabled:" with every
+        # item ("- RC5", "- MDC2", "- IDEA"), as far as the quote may run.
+        while high + 1 < len(spans) and _ITEM_MARK.match(text, spans[high + 1].start) is not None \
+                and spans[high + 1].end - spans[low].start <= limit:
+            high += 1
     return spans[low].start, spans[high].end
+
+
+#: A list item's mark at a sentence's start ("- RC5", "2. run make").
+_ITEM_MARK = re.compile(r"(?:[-*+•·‣◦]|\d{1,3}[.)])[ \t]+\S")
 
 
 def _opens_in_lower_case(text: str, sentence: Sentence) -> bool:

@@ -15,6 +15,7 @@ from typing import Final
 from urllib.parse import unquote, urlsplit
 
 from ....text.analysis import has_cjk
+from ....text.files import without_compression
 from ....text.lexicon import is_english_word, reads_as_english
 from ....text.passages import HEADING_SEPARATOR
 from ..tasks import (
@@ -396,8 +397,9 @@ def _origins(passages: Sequence[ExcerptPassage], question: str = "") -> list[Ori
 
 def _origin(passage: ExcerptPassage) -> Origin:
     """The :class:`Origin` of a passage shown: its document (else its page, else itself) and that one's name, the
-    last segment of its path or URL without the extension ("file:///docs/cp.txt" → "cp"; a web page's with its
-    underscores as spaces, as wikis write titles in URLs)."""
+    last segment of its path or URL without compression and extension ("file:///docs/cp.txt" → "cp",
+    "README.Debian.gz" → "README.Debian"; a web page's with its underscores as spaces, as wikis write titles in
+    URLs)."""
     document = passage.document or passage.page
     if document is None:
         return Origin(passage.source_id)
@@ -405,8 +407,11 @@ def _origin(passage: ExcerptPassage) -> Origin:
         path = urlsplit(document).path
     except ValueError:  # not a URL ("http://[x"): the document's id as given
         path = document
-    segment = unquote(path.rstrip("/").rsplit("/", 1)[-1])
-    label = segment.rsplit(".", 1)[0] if "." in segment else segment
+    segment = without_compression(unquote(path.rstrip("/").rsplit("/", 1)[-1]))
+    # The extension is no part of the name ("cp.txt" → "cp"), but a capitalised part after a dot is one:
+    # Debian's "README.Debian" is about Debian, and so is "README.Debian.gz".
+    stem, dot, extension = segment.rpartition(".")
+    label = stem if dot and stem and not extension[:1].isupper() else segment
     if passage.page is not None:
         return Origin(document, label.replace("_", " "), wide=True)  # a wiki's title: "Isolation_In_SQLite"
     return Origin(document, label)
