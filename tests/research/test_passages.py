@@ -397,6 +397,28 @@ def test_a_long_paragraph_that_ends_in_a_colon_keeps_its_block() -> None:
                                                  "             HostkeyAlgorithms +ssh-rsa")
 
 
+def test_a_line_of_tildes_under_a_title_or_closing_nothing_is_no_fence() -> None:
+    """WF-6 (issue 17, util-linux's and Valgrind's docs, glibc's NEWS): "~~~~" under a title underlines it, and a
+    fence that nothing closes opens no code block; either made the rest of the file one run of code, cut by lines,
+    with no headings. A tab-indented "# rm -rf output diff" is a root prompt in a block, not a heading."""
+    text = (" util-linux regression tests\n ~~~~~~~~~~~~~~~~~~~~~~~~~~~\n\n"
+            " It's expected that you will include a test.\n\n Remove the output directories:\n\n"
+            "\t# rm -rf output diff\n\n~~~\nA line of tildes above closes nothing.\n")
+    spans = cut_passages(text)
+    assert [(text[span.start:span.end], span.heading, span.kind) for span in spans] == [
+        ("It's expected that you will include a test.", "util-linux regression tests", "paragraph"),
+        ("Remove the output directories:\n\n\t# rm -rf output diff", "util-linux regression tests", "paragraph"),
+        ("~~~\nA line of tildes above closes nothing.", "util-linux regression tests", "paragraph")]
+    news = (" * Interface changes relative to the 1.10.0 release:\n   " + "~" * 53 + "\n"
+            "   gcry_kdf_open                         NEW function.\n")
+    [entry] = cut_passages(news)
+    assert (news[entry.start:entry.end], entry.kind) == ("gcry_kdf_open                         NEW function.",
+                                                         "paragraph")
+    assert entry.heading == "* Interface changes relative to the 1.10.0 release:"
+    fenced = "Build it:\n\n~~~\nmake\n~~~\n"
+    assert [span.kind for span in cut_passages(fenced)] == ["paragraph"], "a closed fence is still code"
+
+
 def test_a_sentence_around_its_block_is_one_passage() -> None:
     """WF-6 (issue 17, real READMEs): "You may run" / an indented "gpgconf --list-dirs" / "to view the default
     directories used by GnuPG." is one sentence set around a command: one passage, so the command is found and
@@ -444,6 +466,7 @@ def _specimens() -> list[str]:
         "    indented code\n    more code\n\n",
         "```\nfenced\n```\n\n",
         "  You may run\n\n    frobconf --list-dirs\n\n  to view the default directories used by frob.\n\n",
+        " frob regression tests\n ~~~~~~~~~~~~~~~~~~~~~\n\n Run them as root:\n\n\t# cd tests\n\n~~~\nnever closed\n\n",
         "Older servers may need it back. " * 12 + "For example, this stanza in ~/.frob/config does it:\n\n"
         "    Host old-host\n        FrobAlgorithms +frob-rsa\n\n",
         "描述\n       frob 读取每个文件并重新排列其中的行。默认情况下，它不删除输入文件；如果指定\n"
@@ -465,7 +488,7 @@ def _specimens() -> list[str]:
 
 
 #: The digest of every specimen's passages (both layouts), per :data:`PASSAGES_VERSION`.
-_CUT_DIGESTS = {10: "e87f4993febbcabb6fa69aa4a5e95f36cafed8a50848b0a41502a29a7f1afcd7"}
+_CUT_DIGESTS = {12: "c471795e717ca73bad9aaff1beb820e50a993d2d0fe6bbb24e0413baf82a633d"}
 
 
 def test_a_change_in_the_passages_bumps_their_version() -> None:

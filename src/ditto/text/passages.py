@@ -74,7 +74,7 @@ MAX_LEAD_IN_CHARS: Final = 300
 #: alone and a command alone does not say what it is for, so neither is found, shown or quoted without the other.
 MAX_LED_BLOCK_CHARS: Final = 300
 #: Bumped whenever the same text is cut differently: caches of passages keyed by it are rebuilt.
-PASSAGES_VERSION: Final = 10
+PASSAGES_VERSION: Final = 12
 
 PassageKind = Literal["paragraph", "list-item", "code", "indented"]
 #: How lines make paragraphs: ``"wrapped"`` (documents: a paragraph runs over line breaks to a blank line) or
@@ -218,6 +218,7 @@ class _Cutter:
     def run(self) -> list[PassageSpan]:
         lines = self.lines
         fence: str | None = None
+        closers = _Closers(lines)
         seen_header = False
         index = 0
         while index < len(lines):
@@ -244,12 +245,19 @@ class _Cutter:
                 else:
                     self.close()
                 continue
-            marker = _FENCE.match(line.text)
-            if marker is not None:
+            marker = _FENCE.match(line.text) if line.indent < 4 else None
+            if marker is not None and self.block and _underlines(self.block[-1].text, stripped):
+                # "util-linux regression tests" over "~~~~~~~~~~~~~~~~~~~~~~~~~~~": a title's underline, not a fence.
+                title = self.block.pop().text
+                self.close()
+                self.push_heading(2, title)
+                continue
+            if marker is not None and closers.closed_after(line.number - 1, marker.group(1)):
                 self.close()
                 fence = marker.group(1)
                 continue
-            atx = _ATX.match(line.text)
+            # Four columns in (a tab is one), "# rm -rf output diff" is a root prompt in a block, not a heading.
+            atx = _ATX.match(line.text) if line.indent < 4 else None
             if atx is not None:
                 self.close()
                 self.push_heading(len(atx.group(1)), atx.group(2) or "")
@@ -313,6 +321,35 @@ class _Cutter:
         (:func:`~.sentences.runs_over_blank`)."""
         newline = self.text.find("\n", blank.end)  # "\r\n" lines end before their "\r"
         return bool(self.block) and newline >= 0 and runs_over_blank(self.text, newline)
+
+
+def _underlines(title: str, line: str) -> bool:
+    """Whether ``line`` (stripped) is a row of tildes as long as ``title`` (within a quarter): its underline."""
+    words = title.strip()
+    return bool(words) and set(line) == {"~"} and abs(len(line) - len(words)) <= max(3, len(words) // 4)
+
+
+class _Closers:
+    """Where fences that can close a code block are: a fence opens one only when a closing fence follows
+    (a line of tildes that closes nothing is text, as a README's "~~~~" under a title is)."""
+
+    def __init__(self, lines: Sequence[_Line]) -> None:
+        self._at: dict[str, list[int]] = {"`": [], "~": []}
+        self._longest: dict[str, list[int]] = {"`": [], "~": []}  # the longest fence from each one on
+        for index, line in enumerate(lines):
+            marker = _FENCE.match(line.text)
+            if marker is not None and not line.text[marker.end():].strip():
+                self._at[marker.group(1)[0]].append(index)
+                self._longest[marker.group(1)[0]].append(len(marker.group(1)))
+        for longest in self._longest.values():
+            for position in range(len(longest) - 2, -1, -1):
+                longest[position] = max(longest[position], longest[position + 1])
+
+    def closed_after(self, index: int, fence: str) -> bool:
+        """Whether a fence of ``fence``'s character, at least as long, follows line ``index`` (0-based)."""
+        at, longest = self._at[fence[0]], self._longest[fence[0]]
+        position = bisect.bisect_right(at, index)
+        return position < len(at) and longest[position] >= len(fence)
 
 
 def _man_heading(line: _Line, following: _Line | None) -> bool:
