@@ -1438,3 +1438,15 @@ def test_a_debian_readme_is_about_debian() -> None:
         assert any("- IDEA" in quote for quote in quotes), (name, quotes)
     other = P(source_id="notes", document="/usr/share/doc/openssl/README.source", context="PATENT ISSUES", text=text)
     assert choose_excerpts(ExcerptTask(question=question, passages=(other,))) == [], "README.source is not about Debian"
+
+
+def test_a_chinese_way_is_what_is_convenient_not_what_is_needed() -> None:
+    """Issue 17 (Chinese manual pages, INF-3): "有什么办法？" asks for a way; "pg_dumpall 需要和 PostgreSQL
+    服务器连接多次" says what the program needs, not what to do, and the way is the next sentence ("写一个
+    $HOME/.pgpass 可能会比较方便"): the quote runs on to it."""
+    page = P(source_id="pg", document="/docs/zhman-pg_dumpall.txt", context="PG_DUMPALL(1) › DESCRIPTION 描述",
+             text="pg_dumpall 需要和 PostgreSQL  服务器连接多次，可能每次都问你口令。这种情况下写一个 $HOME/.pg‐\n"
+                  "       pass 可能会比较方便。")
+    quotes = [e.quote for e in choose_excerpts(ExcerptTask(
+        question="pg_dumpall 要连好几次服务器，每次都问密码，有什么办法？", passages=(page,)))]
+    assert quotes and quotes[0].endswith("可能会比较方便。"), quotes

@@ -250,7 +250,7 @@ _GIVES_WAY = re.compile(
     r"|remove|delete|change|select|invoke|append|prefix|press|try)\b"
     r"|\b(?:you|one|users?)\s+(?:can|may|should|must|need\s+to|have\s+to)\b|\bto\s+(?:avoid|prevent|stop|disable)\b"
     r"|\bby\s+(?:using|setting|passing|adding|giving|running|specifying)\b"
-    r"|可以|使用|设置|设立|指定|应该|需要", re.IGNORECASE)
+    r"|可以|使用|设置|设立|指定|应该|建议|最好|比较方便|会方便|更方便", re.IGNORECASE)
 #: An option the question says is *not* given ("when I don't pass -n", "without -k", "不加 -n").
 _NEGATED_OPTION = re.compile(r"(?:\b(?:\w+n['’]t|dont|do\s+not|not|without|no|never|omit|leave\s+off|unless)\s+"
                              r"(?:\w+\s+){0,2}?|(?:不加|不用|不带|没有加?|不指定)\s*)--?[A-Za-z0-9][A-Za-z0-9-]*",
