@@ -1450,3 +1450,14 @@ def test_a_chinese_way_is_what_is_convenient_not_what_is_needed() -> None:
     quotes = [e.quote for e in choose_excerpts(ExcerptTask(
         question="pg_dumpall 要连好几次服务器，每次都问密码，有什么办法？", passages=(page,)))]
     assert quotes and quotes[0].endswith("可能会比较方便。"), quotes
+
+
+def test_an_amount_written_with_its_unit_is_an_amount() -> None:
+    """Issue 17 (real manual pages, INF-3): "by default every 1s", "100ms", "64k", "10MiB" state amounts; a number
+    glued to its unit was held to state none, and "What is the default refresh interval …?" came back no-evidence."""
+    page = P(source_id="top", document="/docs/man-frobtop.txt", context="FROBTOP(1) › DESCRIPTION",
+             text="frobtop shows the top control groups, ordered by their load. The display is refreshed in "
+                  "regular\n       intervals (by default every 1s), similar in style to top(1).")
+    quotes = [e.quote for e in choose_excerpts(ExcerptTask(
+        question="What is the default refresh interval of frobtop?", passages=(page,)))]
+    assert any("every 1s" in quote for quote in quotes), quotes

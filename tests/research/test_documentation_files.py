@@ -196,3 +196,22 @@ def test_ditto_index_reads_the_same_documentation(tmp_path: Path) -> None:
     assert "enable-site helper" in hits[0]["text"]
     assert README_DEBIAN.splitlines()[hits[0]["lineStart"] - 1].strip() in hits[0]["text"]
 
+
+
+def test_tasks_kept_inside_the_documents_folder_are_not_read_as_documents(tmp_path: Path) -> None:
+    """WF-12 (found by hand): run from the folder it searches, a task keeps its folder in ``ditto-tasks/`` there,
+    and the next task read the earlier briefs as documents and cited them. A folder holding a task id is ditto's
+    own output: the walk leaves it out and says so once; ``ditto index`` reads the same way."""
+    docs = _package_doc(tmp_path)
+    question = "Why does calling the binary directly not work?"
+    for _ in range(2):
+        done = run_cli(research_args("document-search", "--documents", str(docs), "--question", question,
+                                     "--base-dir", str(docs / "ditto-tasks"), scripted=False))
+        assert done.returncode == 0, done.stderr[-3000:]
+        brief = json.loads(Path(output(done)["result"]["brief"]).read_text(encoding="utf-8"))
+        assert brief["evidence"] and all("/ditto-tasks/" not in item["uri"] for item in brief["evidence"])
+    report = WalkReport()
+    walked = list(walk_documents([docs], suffixes=DOCUMENT_SUFFIXES, report=report))
+    assert walked and all("ditto-tasks" not in path.parts for path in walked)
+    assert report.notes == [f"2 research task folder(s) under {docs} skipped: ditto's own output (a brief quotes "
+                            "what its task read)"]

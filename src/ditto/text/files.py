@@ -46,6 +46,7 @@ from ..redaction import printable
 __all__ = [
     "DEFAULT_LIMITS",
     "DOCUMENT_SUFFIXES",
+    "OUTPUT_MARKER",
     "DocumentFile",
     "WalkLimits",
     "WalkReport",
@@ -64,6 +65,10 @@ _O_NONBLOCK: Final = getattr(os, "O_NONBLOCK", 0)
 
 #: What a document is, by name: Markdown, plain text and reStructuredText (read as plain text).
 DOCUMENT_SUFFIXES: Final = frozenset({".md", ".markdown", ".txt", ".text", ".rst"})
+#: The file that marks a folder as ditto's own output: every research task's folder holds it (its task id). A walk
+#: over documents leaves such folders out, so a task run inside the folder it searches (``ditto-tasks/`` in the
+#: current folder) never reads the briefs and snapshots of earlier tasks as documents.
+OUTPUT_MARKER: Final = ".task-id"
 #: A compressed document, read decompressed: Debian gzips every file of ``/usr/share/doc`` over a few kilobytes
 #: (``README.Debian.gz``, ``changelog.gz``, ``NEWS.md.gz``).
 COMPRESSED_SUFFIX: Final = ".gz"
@@ -258,6 +263,7 @@ def walk_documents(roots: Sequence[Path], *, ignore: Sequence[str] = (), suffixe
             yield root
             continue
         stack: list[tuple[Path, int]] = [(root, 0)]  # (folder, depth); popped last-first
+        outputs = 0  # research task folders left out
         while stack:
             folder, depth = stack.pop()
             try:
@@ -294,6 +300,9 @@ def walk_documents(roots: Sequence[Path], *, ignore: Sequence[str] = (), suffixe
                         report.note(f"{printable(path)} skipped: it is a symbolic link (links are not followed)")
                     continue
                 if is_dir:
+                    if os.path.lexists(os.path.join(entry.path, OUTPUT_MARKER)):
+                        outputs += 1
+                        continue
                     if _forbidden(path) or _on_forbidden_device(entry):
                         report.note(f"{printable(path)} skipped: /proc, /sys and /dev are never read")
                     elif depth + 1 > limits.max_depth:
@@ -314,6 +323,9 @@ def walk_documents(roots: Sequence[Path], *, ignore: Sequence[str] = (), suffixe
                 taken += 1
                 yield path
             stack.extend((sub, depth + 1) for sub in reversed(subfolders))
+        if outputs:
+            report.note(f"{outputs} research task folder(s) under {printable(root)} skipped: ditto's own output "
+                        "(a brief quotes what its task read)")
 
 
 def _on_forbidden_device(entry: os.DirEntry[str]) -> bool:

@@ -54,6 +54,7 @@ from pydantic import ValidationError
 
 from ...errors import describe_validation_error
 from ...redaction import printable
+from ...text.files import OUTPUT_MARKER
 from .errors import ResearchError
 from .sample import (
     SampleValues,
@@ -85,7 +86,7 @@ SNAPSHOTS_DIR: Final = "snapshots"
 ARTIFACTS_DIR: Final = "artifacts"
 LOCK_FILE: Final = ".lock"
 TRACE_FILE: Final = "trace.jsonl"
-TASK_ID_FILE: Final = ".task-id"
+TASK_ID_FILE: Final = OUTPUT_MARKER  # ".task-id": a walk over documents skips a folder that holds it
 _TASK_ID: Final = re.compile(r"[0-9a-f]{16}")
 logger = logging.getLogger(__name__)
 #: POSIX flags (``0`` where the platform lacks them, so the package still imports there).

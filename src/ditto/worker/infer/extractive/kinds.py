@@ -85,7 +85,7 @@ def _asks_for_amount(question: str) -> bool:
 #: numeral with its unit or a power of ten ("三十天", "两次", "一百"; not a lone 一 before a classifier, "一个",
 #: which is an article), or 每天/每周.
 _STATES_AMOUNT = re.compile(
-    r"(?<![#\w.])(?<!\w\()\d+(?!\w)"
+    r"(?<![#\w.])(?<!\w\()\d+(?:(?:ms|us|µs|ns|min|sec|[smhdw]|[kKMGT]i?B|[kKMGT])(?![\w-]))?(?!\w)"
     r"|(?<![\w-])(?:zero|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:thir|four|fif|six|seven|eigh|nine)teen"
     r"|(?:twen|thir|for|fif|six|seven|eigh|nine)ty|hundreds?|thousands?|millions?|billions?|dozens?|half|double"
     r"|once|twice|thrice|hourly|daily|nightly|weekly|monthly|yearly|annually|unlimited|infinite(?:ly)?"
