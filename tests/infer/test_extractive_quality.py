@@ -1461,3 +1461,21 @@ def test_an_amount_written_with_its_unit_is_an_amount() -> None:
     quotes = [e.quote for e in choose_excerpts(ExcerptTask(
         question="What is the default refresh interval of frobtop?", passages=(page,)))]
     assert any("every 1s" in quote for quote in quotes), quotes
+
+
+def test_who_made_it_is_answered_only_by_who() -> None:
+    """Issue 17 (found by hand, INF-3): "Who wrote systemd-cgtop?" quoted the page's description, which shares the
+    name and says nothing of who. A question for who wrote, maintains or made something (谁写的) needs a sentence that
+    says who: written by, an author or maintainer, an address, 作者."""
+    description = P(source_id="cgtop", document="/docs/man-systemd-frobtop.txt",
+                    context="SYSTEMD-FROBTOP(1) › DESCRIPTION",
+                    text="systemd-frobtop shows the top control groups of the local Linux control group hierarchy.")
+    assert choose_excerpts(ExcerptTask(question="Who wrote systemd-frobtop?", passages=(description,))) == []
+    author = P(source_id="attr", document="/docs/zhman-frobattr.txt", context="FROBATTR(1) › AUTHOR(作者)",
+               text="frobattr 的作者是Remy Card <card@masi.ibp.fr>, 他是ext2 fs的开发和维护者.")
+    assert [e.source_id for e in choose_excerpts(ExcerptTask(question="frobattr 是谁写的？", passages=(author,)))] \
+        == ["attr"]
+    users = P(source_id="users", document="/docs/man-frobtop.txt", context="FROBTOP(1) › NOTES",
+              text="Any user can use frobtop to watch the control groups; only root sees the groups of others.")
+    assert choose_excerpts(ExcerptTask(question="Who can use frobtop to watch control groups?", passages=(users,))) \
+        != [], "who may use it is no question of who made it"

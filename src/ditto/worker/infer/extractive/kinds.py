@@ -183,6 +183,15 @@ _NAMES_AN_ALGORITHM = re.compile(
     r"|ecdsa|ed25519|bcrypt|scrypt|yescrypt|argon2\w*|pbkdf2|lzma2?|lz4|lzo|zstd|deflate|gzip|bzip2|xz|huffman"
     r"|burrows-wheeler|fisher-yates|mersenne)\b", re.IGNORECASE)
 
+#: A question for who made something ("Who wrote systemd-cgtop?", 谁开发的): not "Who can use at?".
+_ASKS_WHO_MADE = re.compile(
+    r"\bwho\s+(?:originally\s+)?(?:wrote|writes|maintains|maintained|developed|develops|created|designed|made|"
+    r"authored|is\s+the\s+(?:author|maintainer))\b|谁(?:写|开发|维护|编写|创建|设计)|作者是谁", re.IGNORECASE)
+#: A sentence that says who: "written by", "the author", "maintained by", an address (``<card@masi.ibp.fr>``), 作者.
+_NAMES_A_MAKER = re.compile(
+    r"\b(?:written|developed|created|maintained|designed|authored|contributed)\s+(?:\w+\s+)?by\b|\bauthors?\b"
+    r"|\bmaintainers?\b|\bcopyright\b|©|<[^@\s<>]+@[^@\s<>]+>|作者|维护者?|编写|开发者", re.IGNORECASE)
+
 
 def _asks(question: str, kind: re.Pattern[str]) -> bool:
     """Whether ``question`` asks for ``kind`` of answer, not why, nor whether ("Does rm remove directories by
@@ -204,7 +213,8 @@ def _asks(question: str, kind: re.Pattern[str]) -> bool:
 #:   :data:`_NAMES_AN_ALGORITHM`): "Diagnose invalid or unportable file names." names no hash pathchk uses.
 _STATEMENTS_ASKED: Final = ((_ASKS_FOR_DEFAULT, _TELLS_DEFAULT), (_ASKS_FOR_A_FILE, _STATES_A_PATH),
                            (_ASKS_FOR_A_MODE, _STATES_A_MODE), (_ASKS_FOR_A_VARIABLE, _NAMES_A_VARIABLE),
-                           (_ASKS_FOR_A_SIGNAL, _NAMES_A_SIGNAL), (_ASKS_FOR_AN_ALGORITHM, _NAMES_AN_ALGORITHM))
+                           (_ASKS_FOR_A_SIGNAL, _NAMES_A_SIGNAL), (_ASKS_FOR_AN_ALGORITHM, _NAMES_AN_ALGORITHM),
+                           (_ASKS_WHO_MADE, _NAMES_A_MAKER))
 
 
 def _statements_asked(question: str) -> list[re.Pattern[str]]:
