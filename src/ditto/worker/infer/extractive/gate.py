@@ -264,9 +264,11 @@ def _names(question: str, wanted: Collection[str], titles: Collection[str]) -> l
 
 #: A sentence of a question and the white space after it.
 _QUESTION_SENTENCE = re.compile(r".+?(?:[.!?](?=\s|$)|[。！？]|$)\s*", re.DOTALL)
-#: A clause that opens a question and sets its scene: "If I pipe lscpu into awk, …", "如果……，".
+#: A clause that opens a question and sets its scene: "If I pipe lscpu into awk, …", "如果……，", and in Chinese
+#: what comes before 我想知道 or 请问 ("服务器的 /tmp 很小，我想知道 msmtp 什么情况下 …").
 _SCENE_CLAUSE = re.compile(r"\s*(?:(?:if|when|whenever|while|after|before|once|since)\b[^,?]*,"
-                           r"|(?:如果|假如|要是|当)[^，？?]*，)", re.IGNORECASE)
+                           r"|(?:如果|假如|要是|当)[^，？?]*，"
+                           r"|[^？?]*?，\s*(?=我?想(?:知道|问)|请问|不知道))", re.IGNORECASE)
 
 
 def _asking_part(question: str) -> str:
@@ -340,8 +342,15 @@ def subject_terms(question: str) -> list[str]:
         joined = any(char in ".+#_" for char in word)
         if cjk or mixed or joined or any(char.isupper() for char in word[1:]) \
                 or (word[0].isupper() and not _opens_sentence(question, match.start())):
+            # A file's kind is no name: "inetd.conf" names inetd (whose page may write the file only once).
+            word = _FILE_KIND.sub("", word) or word
             names.extend(term for term in analyze(word) if term not in _GATE_STOPWORDS)
     return list(dict.fromkeys(names))
+
+
+#: The suffix that says what kind of file a dotted name is: ``.conf``, ``.d``, ``.log`` …
+_FILE_KIND = re.compile(r"(?<=\w)\.(?:conf|cfg|ini|d|log|txt|list|json|ya?ml|xml|gz|sh|rc|service|socket|timer)$",
+                        re.IGNORECASE)
 
 
 def _opens_sentence(text: str, start: int) -> bool:

@@ -85,11 +85,12 @@ def _asks_for_amount(question: str) -> bool:
 #: numeral with its unit or a power of ten ("三十天", "两次", "一百"; not a lone 一 before a classifier, "一个",
 #: which is an article), or 每天/每周.
 _STATES_AMOUNT = re.compile(
-    r"(?<![#\w.])(?<!\w\()\d+(?:(?:ms|us|µs|ns|min|sec|[smhdw]|[kKMGT]i?B|[kKMGT])(?![\w-]))?(?!\w)"
+    r"(?<![#\w.])(?<!\w\()\d+(?:(?:ms|us|µs|ns|min|sec|[smhdw]|[kKMGT]i?B|[kKMGT]|[kKmMgG]?(?:bit|byte)s?"
+    r"|[kKmMgG]bps|[kKMG]?Hz)(?![\w-]))?(?!\w)"
     r"|(?<![\w-])(?:zero|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:thir|four|fif|six|seven|eigh|nine)teen"
     r"|(?:twen|thir|for|fif|six|seven|eigh|nine)ty|hundreds?|thousands?|millions?|billions?|dozens?|half|double"
     r"|once|twice|thrice|hourly|daily|nightly|weekly|monthly|yearly|annually|unlimited|infinite(?:ly)?"
-    r"|indefinitely|forever)(?![\w-])|(?<![\w-])an?\s+(?:second|minute|hour|day|week|fortnight|month|year|decade)\b"
+    r"|indefinitely|forever)(?![\w-])|(?<![\w-])(?:an?|one)\s+(?:second|minute|hour|day|week|fortnight|month|year|decade)\b"
     r"|[零〇一二两三四五六七八九]*[十百千万亿]"
     r"|(?!一[个种条份项行点位])(?<![零〇一二两三四五六七八九十百千万])[零〇一二两三四五六七八九半]+[天日周月年次个秒分时字节位行倍遍项条种份级岁号点]"
     r"|每(?:天|日|周|月|年|小时|分钟|秒)", re.IGNORECASE)
@@ -143,7 +144,8 @@ _ASKS_FOR_A_FILE = re.compile(
 #: a bracket or a Chinese character), a file's name ("screen.dump", ".pgpass"), "the file typescript", the current,
 #: working or home directory, standard input or output (标准输入).
 _STATES_A_PATH = re.compile(
-    r"(?:^|[\s\"'`(\[<=:,\u4e00-\u9fff])(?:~|\$\{?\w+\}?|\.{1,2})?/[\w.*?-]|\b[a-z][\w-]+\.[a-z]{2,5}\b"
+    r"(?:^|[\s\"'`(\[<=:,\u4e00-\u9fff])(?:~|\$\{?\w+\}?|\.{1,2})?/[\w.*?-]"
+    r"|(?<![A-Za-z0-9_.-])[a-z][\w-]+\.[a-z]{2,5}(?![A-Za-z0-9_])"
     r"|(?<![\w/])\.[a-z][\w.-]+|\b(?:current|working|home)\s+directory\b|\bthe\s+file\s+[\w.-]+"
     r"|\bstandard\s+(?:input|output|error)\b|\bstd(?:in|out|err)\b|当前目录|工作目录|主目录|标准(?:输入|输出|错误)",
     re.IGNORECASE)
@@ -328,7 +330,7 @@ _ASKS_FOR_A_LIMIT = re.compile(
 _STATES_A_LIMIT = re.compile(
     _ASKS_FOR_A_LIMIT.pattern + r"|\b(?:maximal|minimal|limited|up\s+to|no\s+(?:more|less|fewer)\s+than"
     r"|(?:more|less|fewer|smaller|larger|greater|bigger|longer|shorter)\s+than|exceed\w*|range|between|unlimited"
-    r"|infinite|time(?:s|d)?\s*out|timeout)\b|超过|超时|不得|不能|范围|之间|无限", re.IGNORECASE)
+    r"|infinite|time(?:s|d)?\s*out|timeout)\b|超过|超时|逾时|不得|不能|范围|之间|无限", re.IGNORECASE)
 #: What counts occurrences, not a thing: an amount of them is stated in any words.
 _OCCURRENCES: Final = frozenset(analyze("times time"))
 
