@@ -1481,38 +1481,35 @@ def test_who_made_it_is_answered_only_by_who() -> None:
         != [], "who may use it is no question of who made it"
 
 
-def test_chinese_scenes_file_kinds_and_units_written_as_pages_write_them() -> None:
+_AS_PAGES_WRITE_THEM = [
+    ("zhman-frobmail.txt", "FROBMAIL(1) › 文件/系统环境",
+     "$TMPDIR 建立临时文件的地方。如果未设置就用系统默认定义 "
+     "仅当用到 -t/--read-recipients 选项时，才会创建临时文件。",
+     "服务器的 /tmp 很小，我想知道 frobmail 什么情况下才会在 $TMPDIR 下面建临时文件？"),
+    ("zhman-frobtar.txt", "FROBTAR(1) › 选项",
+     "-t tape 磁带设备。可以是普通文件或设备。 (默认值：TAPE 环境变量；如果未设置，以tar.out作为文件名)",
+     "用 frobtar 备份的时候既没加 -t，也没设 TAPE 环境变量，备份会写到哪里？"),
+    ("zhman-frobchat.txt", "FROBCHAT(8) › 逾时", "初始的逾时值是 45 秒。可以用 -t 参数来改变。",
+     "拨号脚本里我没有用 -t，frobchat 等一个期待字串最多等几秒？"),
+    ("man-frob-tool.txt", "FROB-TOOL(8) › OPTIONS",
+     "-w, --watch\n       Watch interface(s) and report changes in link status.  The MII interfaces are polled at\n"
+     "       one second intervals.", "When I leave frob-tool -w running, how often does it check the link?"),
+    ("man-frob-tbf.txt", "FROB-TBF(8) › PARAMETERS",
+     "If your buffer is too small, packets may be dropped.  For 10mbit/s on Intel, you need at least 10kbyte "
+     "buffer if you want to reach your configured rate!",
+     "I'm shaping to 10mbit with frob-tbf and can't reach the rate. How large should burst be at least?"),
+    ("zhman-frobd.txt", "frobd(8) › 说明",
+     "wait/nowait[.max] 等待/不等待。可选项后缀“max”定义frobd在60秒内提供服务的最大进程数，缺省值为 40。",
+     "frobd.conf 里 wait/nowait 后面那个 .max 不写的话，一个服务 60 秒内最多能起多少个进程？"),
+]
+
+
+@pytest.mark.parametrize(("name", "context", "text", "question"), _AS_PAGES_WRITE_THEM)
+def test_chinese_scenes_file_kinds_and_units_written_as_pages_write_them(name: str, context: str, text: str,
+                                                                        question: str) -> None:
     """Issue 17 (the fifteenth real-documents set, INF-3): what comes before 我想知道 sets the scene
     ("服务器的 /tmp 很小，我想知道 msmtp …": msmtp's page never writes /tmp); a file's kind is no name
     ("inetd.conf 里 …" names inetd); a file name right after a Chinese character is a file
     ("以tar.out作为文件名"); 逾时 is a timeout; "at one second intervals" and "10kbyte" are amounts."""
-    def answered(question: str, passage: ExcerptPassage) -> bool:
-        return choose_excerpts(ExcerptTask(question=question, passages=(passage,))) != []
-
-    tmpdir = P(source_id="msmtp", document="/docs/zh/zhman-frobmail.txt", context="FROBMAIL(1) › 文件/系统环境",
-               text="$TMPDIR 建立临时文件的地方。如果未设置就用系统默认定义 "
-                    "仅当用到 -t/--read-recipients 选项时，才会创建临时文件。")
-    assert answered("服务器的 /tmp 很小，我想知道 frobmail 什么情况下"
-                    "才会在 $TMPDIR 下面建临时文件？", tmpdir)
-    output = P(source_id="tar", document="/docs/zh/zhman-frobtar.txt", context="FROBTAR(1) › 选项",
-               text="-t tape 磁带设备。可以是普通文件或设备。 "
-                    "(默认值：TAPE 环境变量；如果未设置，以tar.out作为文件名)")
-    assert answered("用 frobtar 备份的时候既没加 -t，也没设 TAPE 环境变量，"
-                    "备份会写到哪里？", output)
-    timeout = P(source_id="chat", document="/docs/zh/zhman-frobchat.txt", context="FROBCHAT(8) › 逾时",
-                text="初始的逾时值是 45 秒。可以用 -t 参数来改变。")
-    assert answered("拨号脚本里我没有用 -t，frobchat 等一个期待字串最多等几秒？", timeout)
-    poll = P(source_id="mii", document="/docs/man-frob-tool.txt", context="FROB-TOOL(8) › OPTIONS",
-             text="-w, --watch\n       Watch interface(s) and report changes in link status.  The MII interfaces are "
-                  "polled at\n       one second intervals.")
-    assert answered("When I leave frob-tool -w running, how often does it check the link?", poll)
-    burst = P(source_id="tbf", document="/docs/man-frob-tbf.txt", context="FROB-TBF(8) › PARAMETERS",
-              text="If your buffer is too small, packets may be dropped.  For 10mbit/s on Intel, you need at least "
-                   "10kbyte buffer if you want to reach your configured rate!")
-    assert answered("I'm shaping to 10mbit with frob-tbf and can't reach the rate. How large should burst be at "
-                    "least?", burst)
-    kind = P(source_id="inetd", document="/docs/zh/zhman-frobd.txt", context="frobd(8) › 说明",
-             text="wait/nowait[.max] 等待/不等待。可选项后缀“max”定义frobd"
-                  "在60秒内提供服务的最大进程数，缺省值为 40。")
-    assert answered("frobd.conf 里 wait/nowait 后面那个 .max 不写的话，"
-                    "一个服务 60 秒内最多能起多少个进程？", kind)
+    passage = P(source_id="page", document=f"/docs/{name}", context=context, text=text)
+    assert choose_excerpts(ExcerptTask(question=question, passages=(passage,))) != []
