@@ -10,7 +10,6 @@ and ``maxExcerpts`` in all; after the first, a sentence must reach :data:`FOLLOW
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -18,7 +17,7 @@ from typing import Final
 from ....text import score_documents
 from ....text.analysis import has_cjk, lone_digits
 from ....text.passages import HEADING_SEPARATOR, heading_over
-from ....text.sentences import Sentence, split_sentences
+from ....text.sentences import Sentence, split_sentences, starts_item
 from ..tasks import (
     Excerpt,
     ExcerptPassage,
@@ -184,7 +183,7 @@ def _introduced_by(context: str | None) -> str:
     """The lead-in a passage sits under, when its heading path ends in one (a paragraph that ends in a colon,
     kept whole by the passage cutter); ``""`` otherwise."""
     last = (context or "").rsplit(HEADING_SEPARATOR, 1)[-1].strip()
-    return last if last.endswith((":", "：")) else ""
+    return last if _is_lead_in(last) else ""
 
 
 def _led_by(texts: Sequence[str], owners: Sequence[tuple[int, Sentence]], position: int) -> str:
@@ -192,7 +191,7 @@ def _led_by(texts: Sequence[str], owners: Sequence[tuple[int, Sentence]], positi
     and the one block it introduces together): its sentences before this one, when the last of them ends in a colon
     ("Depending upon … Run this command, as yourself:" over "chmod g-w ~/"); ``""`` otherwise."""
     if position == 0 or owners[position - 1][0] != owners[position][0] \
-            or not texts[position - 1].rstrip().endswith((":", "：")) or texts[position].rstrip().endswith((":", "：")):
+            or not _is_lead_in(texts[position - 1]) or _is_lead_in(texts[position]):
         return ""
     first = position - 1
     while first > 0 and owners[first - 1][0] == owners[position][0]:
@@ -294,14 +293,10 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
     if any(_leads_in(text, spans[position]) for position in range(low, high + 1)):
         # A lead-in's list is what it says: "… the following algorithms in libcrypto have been disabled:" with every
         # item ("- RC5", "- MDC2", "- IDEA"), as far as the quote may run.
-        while high + 1 < len(spans) and _ITEM_MARK.match(text, spans[high + 1].start) is not None \
+        while high + 1 < len(spans) and starts_item("", text[spans[high + 1].start:spans[high + 1].end]) \
                 and spans[high + 1].end - spans[low].start <= limit:
             high += 1
     return spans[low].start, spans[high].end
-
-
-#: A list item's mark at a sentence's start ("- RC5", "2. run make").
-_ITEM_MARK = re.compile(r"(?:[-*+•·‣◦]|\d{1,3}[.)])[ \t]+\S")
 
 
 def _opens_in_lower_case(text: str, sentence: Sentence) -> bool:
@@ -316,8 +311,13 @@ def _ends_a_sentence(text: str, sentence: Sentence) -> bool:
 
 
 def _leads_in(text: str, sentence: Sentence) -> bool:
-    """Whether ``sentence`` of ``text`` ends in a colon: a lead-in, which says nothing without what it introduces."""
-    return text[sentence.start:sentence.end].rstrip().endswith((":", "："))
+    """Whether ``sentence`` of ``text`` is a lead-in (:func:`_is_lead_in`)."""
+    return _is_lead_in(text[sentence.start:sentence.end])
+
+
+def _is_lead_in(sentence: str) -> bool:
+    """Whether ``sentence`` ends in a colon: a lead-in, which says nothing without what it introduces."""
+    return sentence.rstrip().endswith((":", "："))
 
 
 def reading_order(question: str, passages: Sequence[ExcerptPassage]) -> list[int]:
