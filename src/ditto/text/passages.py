@@ -69,9 +69,10 @@ MAX_LEAD_CHARS: Final = 80
 #: README's "To build with TLS support, you'll need OpenSSL development libraries (e.g. libssl-dev on
 #: Debian/Ubuntu) and run:" over "% make BUILD_TLS=yes", whose first line alone would lose what the command is for.
 MAX_LEAD_IN_CHARS: Final = 300
-#: The longest block that is one passage with the lead-in over it when it is the only block the lead-in
-#: introduces ("To force compiling against libc malloc, use:" over "% make MALLOC=libc"): a lead-in says nothing
-#: alone and a command alone does not say what it is for, so neither is found, shown or quoted without the other.
+#: The most characters of blocks that are one passage with the lead-in that introduces them ("To force compiling
+#: against libc malloc, use:" over "% make MALLOC=libc", "… have been disabled:" over a short list): a lead-in says
+#: nothing alone and a command alone does not say what it is for, so neither is found, shown or quoted without the
+#: other. Blocks longer together stay passages of their own, the lead-in their heading.
 MAX_LED_BLOCK_CHARS: Final = 300
 #: Bumped whenever the same text is cut differently: caches of passages keyed by it are rebuilt.
 PASSAGES_VERSION: Final = 12
@@ -488,6 +489,8 @@ def _led_blocks(text: str, spans: Sequence[PassageSpan], index: int) -> int:
     else:
         while end < len(spans) and ((_indent(text, spans[end].start) > indent and spans[end].heading == first.heading)
                                     or (spans[end].kind == "list-item" and spans[end].heading == lead.heading)):
+            if spans[end].end - first.start > MAX_LED_BLOCK_CHARS:
+                return 0  # long together: each block stays a passage under the lead-in (and the scan stays short)
             end += 1
     if end == index + 1 or spans[end - 1].end - first.start > MAX_LED_BLOCK_CHARS:
         return 0
@@ -512,7 +515,3 @@ def _finishes_sentence(text: str, span: PassageSpan) -> bool:
     first = text[span.start:span.start + 1]
     return span.kind == "paragraph" and first.isalpha() and first.islower()
 
-
-def _under(span: PassageSpan, lead: str) -> bool:
-    """Whether ``span`` sits directly under the lead-in ``lead`` (its heading path ends in it)."""
-    return span.heading is not None and (span.heading == lead or span.heading.endswith(HEADING_SEPARATOR + lead))
