@@ -1513,3 +1513,18 @@ def test_chinese_scenes_file_kinds_and_units_written_as_pages_write_them(name: s
     ("以tar.out作为文件名"); 逾时 is a timeout; "at one second intervals" and "10kbyte" are amounts."""
     passage = P(source_id="page", document=f"/docs/{name}", context=context, text=text)
     assert choose_excerpts(ExcerptTask(question=question, passages=(passage,))) != []
+
+
+def test_the_answer_keeps_a_command_with_what_it_is_for() -> None:
+    """Issue 17 (an answer people can read, INF-3): the answer took "to view the default directories used by GnuPG."
+    alone from the quote "You may run / gpgconf --list-dirs / to view …", and would take a lead-in without its
+    command: a sentence that goes on from the one before (after a lead-in, or in lower case after one that does not
+    end) is one answer entry with it."""
+    quote = "You may run\n\n    gpgconf --list-dirs\n\n  to view the default directories used by GnuPG."
+    [first] = answer_question(AnswerTask(question="How can I see which directories GnuPG uses by default?",
+                                         evidence=(AnswerEvidence(id="e1", quote=quote),)))
+    assert first.text == quote
+    command = "To force compiling against libc malloc, use:\n\n    % make MALLOC=libc"
+    [first] = answer_question(AnswerTask(question="Which make command builds against libc malloc?",
+                                         evidence=(AnswerEvidence(id="e1", quote=command),)))
+    assert first.text == command

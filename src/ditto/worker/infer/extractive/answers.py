@@ -117,8 +117,9 @@ def _joined_units(text: str, spans: Sequence[Sentence]) -> list[Sentence]:
     """``spans`` with a run of labelled fields (:data:`_FIELD_LINES`) joined to the sentence after it (the
     fields say what the record is about, the sentence what it says), a short line of its own over the sentence
     after it ("The fifth field (fs_freq)." over what that field is for: a label, like an option's tag), and a
-    sentence that only finishes the one before (:data:`_CONTINUES`: "Defaults to /bin/bash.") joined to it:
-    alone it says nothing of what."""
+    sentence that only finishes the one before (:data:`_CONTINUES`: "Defaults to /bin/bash.") or goes on from it
+    (:func:`_finishes`: a lead-in's command, a sentence set around a command) joined to it: alone it says nothing
+    of what."""
     joined: list[Sentence] = []
     index = 0
     while index < len(spans):
@@ -127,12 +128,21 @@ def _joined_units(text: str, spans: Sequence[Sentence]) -> list[Sentence]:
                                        or _label_line(text, span)):
             span = Sentence(span.start, spans[index + 1].end)
             index += 1
-        if joined and _CONTINUES.match(text, span.start) is not None:
+        if joined and (_CONTINUES.match(text, span.start) is not None or _finishes(text, joined[-1], span)):
             joined[-1] = Sentence(joined[-1].start, span.end)
         else:
             joined.append(span)
         index += 1
     return joined
+
+
+def _finishes(text: str, before: Sentence, span: Sentence) -> bool:
+    """Whether ``span`` goes on from ``before``: after a lead-in ("… use:" over "% make MALLOC=libc"), or opening in
+    lower case after a sentence that does not end ("You may run" / "gpgconf --list-dirs" / "to view …")."""
+    said = text[before.start:before.end].rstrip()
+    first = text[span.start:span.start + 1]
+    return said.endswith((":", "：")) or (first.isalpha() and first.islower()
+                                         and not said.endswith((".", "!", "?", ";", "。", "！", "？", "；")))
 
 
 def answer_question(task: AnswerTask, *, similarities: Sequence[float] | None = None,
