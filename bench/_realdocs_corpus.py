@@ -143,6 +143,13 @@ FIFTEENTH_MAN_PAGES = ("1 dpkg-statoverride", "1 dpkg-trigger", "1 dpkg-split", 
                        "8 blkdeactivate", "8 tc-tbf", "7 udplite", "7 session-keyring")
 FIFTEENTH_ZH_MAN_PAGES = ("rlogin", "msmtp", "mpg123", "smbtar", "8 inetd", "8 rdev", "8 setserial", "8 chat")
 
+SIXTEENTH_MAN_PAGES = ("1 dpkg-name", "1 dbus-uuidgen", "1 xmessage", "1 luit", "1 piconv", "1 debconf-set-selections",
+                       "1 bzmore", "1 unzipsfx", "5 deb-old", "5 subgid", "5 pkgconf-personality",
+                       "5 terminal-colors.d", "8 pam_loginuid", "8 pam_ftp", "8 chcpu", "8 mkfs.minix", "8 tc-sfq",
+                       "8 ldattach", "7 deb-version", "7 vsock")
+SIXTEENTH_ZH_MAN_PAGES = ("testparm", "droplang", "nmblookup", "findsmb", "8 smbpasswd", "8 makemap", "8 setquota",
+                          "8 mailstats")
+
 
 def _plain(text: str) -> str:
     """Overstrikes removed (what ``col -bx`` does), as a reader sees the page."""
@@ -214,8 +221,8 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
                  fourth: bool = False, fifth: bool = False, sixth: bool = False, seventh: bool = False,
                  eighth: bool = False, ninth: bool = False, tenth: bool = False,
                  eleventh: bool = False, twelfth: bool = False,
-                 thirteenth: bool = False, fourteenth: bool = False, fifteenth: bool = False
-                 ) -> tuple[list[str], list[str]]:
+                 thirteenth: bool = False, fourteenth: bool = False, fifteenth: bool = False,
+                 sixteenth: bool = False) -> tuple[list[str], list[str]]:
     """Write every available source into ``folder`` (English) and ``folder/zh`` (Chinese).
 
     ``holdout``: the larger held-out corpus (the ``HOLDOUT_`` sources added); ``review``: the review pages
@@ -225,7 +232,8 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
     ``ninth``: all of these and the ``NINTH_`` pages; ``tenth``: all of these and the ``TENTH_`` pages;
     ``eleventh``: all of these and the ``ELEVENTH_`` pages; ``twelfth``: all of these and the ``TWELFTH_`` pages;
     ``thirteenth``: all of these and the ``THIRTEENTH_`` pages; ``fourteenth``: all of these and the
-    ``FOURTEENTH_`` pages; ``fifteenth``: all of these and the ``FIFTEENTH_`` pages.
+    ``FOURTEENTH_`` pages; ``fifteenth``: all of these and the ``FIFTEENTH_`` pages; ``sixteenth``: all of these
+    and the ``SIXTEENTH_`` pages.
     Returns
     ``(written file names, missing sources)``.
     """
@@ -237,7 +245,8 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
              (eleventh, ELEVENTH_MAN_PAGES, ELEVENTH_ZH_MAN_PAGES), (twelfth, TWELFTH_MAN_PAGES, TWELFTH_ZH_MAN_PAGES),
              (thirteenth, THIRTEENTH_MAN_PAGES, THIRTEENTH_ZH_MAN_PAGES),
              (fourteenth, FOURTEENTH_MAN_PAGES, FOURTEENTH_ZH_MAN_PAGES),
-             (fifteenth, FIFTEENTH_MAN_PAGES, FIFTEENTH_ZH_MAN_PAGES)]
+             (fifteenth, FIFTEENTH_MAN_PAGES, FIFTEENTH_ZH_MAN_PAGES),
+             (sixteenth, SIXTEENTH_MAN_PAGES, SIXTEENTH_ZH_MAN_PAGES)]
     wanted = [any(flag for flag, _, _ in later[index:]) for index in range(len(later))]
     holdout, review = holdout or wanted[0], review or wanted[0]
     if folder.exists():
