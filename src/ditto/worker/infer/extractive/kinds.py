@@ -79,9 +79,10 @@ def _asks_for_amount(question: str) -> bool:
         _ASKS_WHETHER_LIMITED.match(question) is not None
 
 
-#: An amount in a sentence: a number ("20 times", "-20", "1024 bits", "0.5"), not a manual section ("ssh(1)")
-#: or a bug number ("#584837"); a number or a frequency in English words ("twice", "thirty", "nightly",
-#: "unlimited"; not "one", mostly a pronoun, nor "one-shot": see :data:`_ONE_OR_NONE_OF`); a Chinese
+#: An amount in a sentence: a number ("20 times", "-20", "1024 bits", "0.5"), also with its unit written on
+#: ("1s", "100ms", "64k", "10kbyte", "10mbit"), not a manual section ("ssh(1)") or a bug number ("#584837"); a
+#: number or a frequency in English words ("twice", "thirty", "nightly", "unlimited"; not "one", mostly a pronoun,
+#: nor "one-shot": see :data:`_ONE_OR_NONE_OF`, but "one second"); a Chinese
 #: numeral with its unit or a power of ten ("三十天", "两次", "一百"; not a lone 一 before a classifier, "一个",
 #: which is an article), or 每天/每周.
 _STATES_AMOUNT = re.compile(
