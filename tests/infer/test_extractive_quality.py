@@ -1528,3 +1528,19 @@ def test_the_answer_keeps_a_command_with_what_it_is_for() -> None:
     [first] = answer_question(AnswerTask(question="Which make command builds against libc malloc?",
                                          evidence=(AnswerEvidence(id="e1", quote=command),)))
     assert first.text == command
+
+
+def test_a_port_asked_for_is_answered_only_by_one() -> None:
+    """Issue 17 (the fifth set, found by hand on git's changelog, INF-3): "ftp 连接远端服务器时默认使用的
+    控制端口号是多少？" quoted ftp's `open host [port]` entry, which says a port may be given and names none (its
+    numbers count something else). A question for a network port (端口号, "Which port …?") needs a sentence that
+    states one ("port 5432", "9418/tcp", "example.com:4242", 端口 21); a serial port is no such port."""
+    entry = P(source_id="open", document="/docs/zh/zhman-frobftp.txt", context="FROBFTP(1) › 命令",
+              text="open host [port] 连接到指定的远端主机 host FTP 服务器. 端口号 frobftp 是可选的; 如果指定了端口号, "
+                   "frobftp 会尝试使用这个指定的端口号连接远端 FTP 主机. 缺省最多尝试 3 次.")
+    question = "frobftp 连接远端服务器时默认使用的控制端口号是多少？"
+    assert choose_excerpts(ExcerptTask(question=question, passages=(entry,))) == []
+    stated = P(source_id="port", document="/docs/zh/zhman-frobftp.txt", context="FROBFTP(1) › 描述",
+               text="frobftp 缺省连接远端服务器的 21 号端口 (控制端口).")
+    quotes = choose_excerpts(ExcerptTask(question=question, passages=(entry, stated)))
+    assert quotes and quotes[0].source_id == "port"

@@ -195,6 +195,16 @@ _NAMES_A_MAKER = re.compile(
     r"\b(?:written|developed|created|maintained|designed|authored|contributed)\s+(?:\w+\s+)?by\b|\bauthors?\b"
     r"|\bmaintainers?\b|\bcopyright\b|©|<[^@\s<>]+@[^@\s<>]+>|作者|维护者?|编写|开发者", re.IGNORECASE)
 
+#: A question for a network port ("Which port does git daemon listen on by default?", 默认的控制端口号是多少): not a
+#: serial, parallel or USB port.
+_ASKS_FOR_A_PORT = re.compile(
+    r"^(?!.*\b(?:serial|parallel|usb|tty)\b|.*(?:串口|并口|串行))(?:.*\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?ports?\b"
+    r"|.*\bport\s+number\b|.*(?:哪个|什么|哪一个)端口|.*端口号?(?:是|为)?多少)", re.IGNORECASE | re.DOTALL)
+#: A sentence that states one: "port 5432", "5432/tcp", "example.com:4242", 端口 21.
+_STATES_A_PORT = re.compile(
+    r"\bports?\s+(?:number\s+)?(?:is\s+|of\s+)?\d{1,5}\b|\b\d{1,5}/(?:tcp|udp)\b|(?<![\w.])[\w.-]+:\d{2,5}\b"
+    r"|端口号?\s*(?:是|为)?\s*\d{1,5}|\d{1,5}\s*(?:号)?端口", re.IGNORECASE)
+
 
 def _asks(question: str, kind: re.Pattern[str]) -> bool:
     """Whether ``question`` asks for ``kind`` of answer, not why, nor whether ("Does rm remove directories by
@@ -217,7 +227,7 @@ def _asks(question: str, kind: re.Pattern[str]) -> bool:
 _STATEMENTS_ASKED: Final = ((_ASKS_FOR_DEFAULT, _TELLS_DEFAULT), (_ASKS_FOR_A_FILE, _STATES_A_PATH),
                            (_ASKS_FOR_A_MODE, _STATES_A_MODE), (_ASKS_FOR_A_VARIABLE, _NAMES_A_VARIABLE),
                            (_ASKS_FOR_A_SIGNAL, _NAMES_A_SIGNAL), (_ASKS_FOR_AN_ALGORITHM, _NAMES_AN_ALGORITHM),
-                           (_ASKS_WHO_MADE, _NAMES_A_MAKER))
+                           (_ASKS_WHO_MADE, _NAMES_A_MAKER), (_ASKS_FOR_A_PORT, _STATES_A_PORT))
 
 
 def _statements_asked(question: str) -> list[re.Pattern[str]]:
