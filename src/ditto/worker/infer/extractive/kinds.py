@@ -200,9 +200,11 @@ _NAMES_A_MAKER = re.compile(
 _ASKS_FOR_A_PORT = re.compile(
     r"^(?!.*\b(?:serial|parallel|usb|tty)\b|.*(?:串口|并口|串行))(?:.*\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?ports?\b"
     r"|.*\bport\s+number\b|.*(?:哪个|什么|哪一个)端口|.*端口号?(?:是|为)?多少)", re.IGNORECASE | re.DOTALL)
-#: A sentence that states one: "port 5432", "5432/tcp", "example.com:4242", 端口 21.
+#: A sentence that states one: "port 5432", "that port (22 by default)", "listens on 22", "5432/tcp",
+#: "example.com:4242", 端口 21.
 _STATES_A_PORT = re.compile(
-    r"\bports?\s+(?:number\s+)?(?:is\s+|of\s+)?\d{1,5}\b|\b\d{1,5}/(?:tcp|udp)\b|(?<![\w.])[\w.-]+:\d{2,5}\b"
+    r"\bports?\b[\s(]{1,3}(?:[a-z]+\s+){0,3}?\(?\d{1,5}\b|\b\d{1,5}/(?:tcp|udp)\b|(?<![\w.])[\w.-]+:\d{2,5}\b"
+    r"|\b(?:listen|run|bind|connect|serve)(?:s|ed|ing)?\s+(?:on|to)\s+\d{1,5}\b"
     r"|端口号?\s*(?:是|为)?\s*\d{1,5}|\d{1,5}\s*(?:号)?端口", re.IGNORECASE)
 
 
