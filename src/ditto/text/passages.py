@@ -53,7 +53,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from .sentences import runs_over_blank, split_sentences, starts_item, tag_over_body
+from .sentences import (
+    ends_a_sentence,
+    is_lead_in,
+    opens_in_lower_case,
+    runs_over_blank,
+    split_sentences,
+    starts_item,
+    tag_over_body,
+)
 
 __all__ = ["HEADING_SEPARATOR", "MAX_HEADING_CHARS", "MAX_LEAD_CHARS", "MAX_PASSAGE_CHARS", "PASSAGES_VERSION",
            "Layout", "PassageKind", "PassageSpan", "cut_passages", "heading_over"]
@@ -494,8 +502,8 @@ def _led_blocks(text: str, spans: Sequence[PassageSpan], index: int) -> int:
             end += 1
     if end == index + 1 or spans[end - 1].end - first.start > MAX_LED_BLOCK_CHARS:
         return 0
-    colon = words.endswith((":", "："))
-    if end < len(spans) and _finishes_sentence(text, spans[end]) and (colon or not words.endswith(_SENTENCE_ENDS)):
+    colon = is_lead_in(words)
+    if end < len(spans) and _finishes_sentence(text, spans[end]) and (colon or not _ends_its_sentence(words)):
         return end - index
     return end - index - 1 if colon else 0
 
@@ -506,12 +514,12 @@ def _indent(text: str, offset: int) -> int:
     return len(text[line_start:offset].expandtabs(8))
 
 
-#: What ends a sentence: a paragraph that ends in one is no lead-in unless it ends in a colon.
-_SENTENCE_ENDS = (".", "!", "?", ";", "。", "！", "？", "；", ")", '"', "'")
+def _ends_its_sentence(paragraph: str) -> bool:
+    """Whether ``paragraph`` ends a sentence (or a bracket or a quotation closes it): it is no lead-in then."""
+    return ends_a_sentence(paragraph) or paragraph.endswith((")", '"', "'"))
 
 
 def _finishes_sentence(text: str, span: PassageSpan) -> bool:
     """Whether the paragraph ``span`` opens in lower case: it finishes a sentence begun before the block above it."""
-    first = text[span.start:span.start + 1]
-    return span.kind == "paragraph" and first.isalpha() and first.islower()
+    return span.kind == "paragraph" and opens_in_lower_case(text[span.start:span.end])
 

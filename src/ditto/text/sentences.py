@@ -14,8 +14,8 @@ from typing import Final
 
 from .analysis import CJK_CLASS
 
-__all__ = ["MAX_SENTENCE_CHARS", "Sentence", "opens_with_option", "option_tag", "runs_over_blank", "split_sentences",
-           "starts_item", "tag_over_body"]
+__all__ = ["MAX_SENTENCE_CHARS", "Sentence", "ends_a_sentence", "is_lead_in", "opens_in_lower_case",
+           "opens_with_option", "option_tag", "runs_over_blank", "split_sentences", "starts_item", "tag_over_body"]
 
 #: Words a full stop follows without ending the sentence (compared lower-case, without the final stop).
 _ABBREVIATIONS: Final = frozenset({
@@ -90,6 +90,23 @@ def _indent(line: str) -> int:
 
 #: An ordered list's mark ("12.", "3)"), its number captured.
 _NUMBER_MARK = re.compile(r"[ \t]*(\d{1,3})[.)][ \t]+\S")
+
+
+def is_lead_in(text: str) -> bool:
+    """Whether ``text`` ends in a colon: a lead-in ("To build it, run:"), which says nothing without what it
+    introduces."""
+    return text.rstrip().endswith((":", "："))
+
+
+def ends_a_sentence(text: str) -> bool:
+    """Whether ``text`` ends as a sentence does (a full stop, a question mark, 。…)."""
+    return text.rstrip().endswith((".", "!", "?", ";", "。", "！", "？", "；"))
+
+
+def opens_in_lower_case(text: str) -> bool:
+    """Whether ``text`` opens with a lower-case letter: after a block, it may finish a sentence begun before it
+    ("You may run" / "gpgconf --list-dirs" / "to view the default directories …")."""
+    return text[:1].isalpha() and text[:1].islower()
 
 
 def starts_item(line: str, following: str) -> bool:

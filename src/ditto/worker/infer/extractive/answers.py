@@ -9,7 +9,7 @@ from typing import Final
 
 from ....text import score_documents
 from ....text.analysis import has_cjk
-from ....text.sentences import Sentence, split_sentences
+from ....text.sentences import Sentence, ends_a_sentence, is_lead_in, opens_in_lower_case, split_sentences
 from ..tasks import (
     MAX_ANSWER_SENTENCES,
     MAX_QUOTE_CHARS,
@@ -139,10 +139,8 @@ def _joined_units(text: str, spans: Sequence[Sentence]) -> list[Sentence]:
 def _finishes(text: str, before: Sentence, span: Sentence) -> bool:
     """Whether ``span`` goes on from ``before``: after a lead-in ("… use:" over "% make MALLOC=libc"), or opening in
     lower case after a sentence that does not end ("You may run" / "gpgconf --list-dirs" / "to view …")."""
-    said = text[before.start:before.end].rstrip()
-    first = text[span.start:span.start + 1]
-    return said.endswith((":", "：")) or (first.isalpha() and first.islower()
-                                         and not said.endswith((".", "!", "?", ";", "。", "！", "？", "；")))
+    said = text[before.start:before.end]
+    return is_lead_in(said) or (opens_in_lower_case(text[span.start:span.end]) and not ends_a_sentence(said))
 
 
 def answer_question(task: AnswerTask, *, similarities: Sequence[float] | None = None,

@@ -17,7 +17,14 @@ from typing import Final
 from ....text import score_documents
 from ....text.analysis import has_cjk, lone_digits
 from ....text.passages import HEADING_SEPARATOR, heading_over
-from ....text.sentences import Sentence, split_sentences, starts_item
+from ....text.sentences import (
+    Sentence,
+    ends_a_sentence,
+    is_lead_in,
+    opens_in_lower_case,
+    split_sentences,
+    starts_item,
+)
 from ..tasks import (
     Excerpt,
     ExcerptPassage,
@@ -183,7 +190,7 @@ def _introduced_by(context: str | None) -> str:
     """The lead-in a passage sits under, when its heading path ends in one (a paragraph that ends in a colon,
     kept whole by the passage cutter); ``""`` otherwise."""
     last = (context or "").rsplit(HEADING_SEPARATOR, 1)[-1].strip()
-    return last if _is_lead_in(last) else ""
+    return last if is_lead_in(last) else ""
 
 
 def _led_by(texts: Sequence[str], owners: Sequence[tuple[int, Sentence]], position: int) -> str:
@@ -191,7 +198,7 @@ def _led_by(texts: Sequence[str], owners: Sequence[tuple[int, Sentence]], positi
     and the one block it introduces together): its sentences before this one, when the last of them ends in a colon
     ("Depending upon … Run this command, as yourself:" over "chmod g-w ~/"); ``""`` otherwise."""
     if position == 0 or owners[position - 1][0] != owners[position][0] \
-            or not _is_lead_in(texts[position - 1]) or _is_lead_in(texts[position]):
+            or not is_lead_in(texts[position - 1]) or is_lead_in(texts[position]):
         return ""
     first = position - 1
     while first > 0 and owners[first - 1][0] == owners[position][0]:
@@ -250,7 +257,8 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
     kind_held = kind is None or of_kind(index)
     while low > 0 and high - low + 1 < MAX_RUN_SENTENCES and spans[high].end - spans[low - 1].start <= limit and (
             (_leads_in(text, spans[low - 1]) and not _leads_in(text, spans[low]))
-            or (_opens_in_lower_case(text, spans[low]) and not _ends_a_sentence(text, spans[low - 1]))):
+            or (opens_in_lower_case(text[spans[low].start:spans[low].end])
+                and not ends_a_sentence(text[spans[low - 1].start:spans[low - 1].end]))):
         # "% make MALLOC=libc" is quoted with what it is for ("To force compiling against libc malloc, use:"), and
         # "to view the default directories used by GnuPG." with the start of its sentence ("You may run" /
         # "gpgconf --list-dirs").
@@ -299,25 +307,9 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
     return spans[low].start, spans[high].end
 
 
-def _opens_in_lower_case(text: str, sentence: Sentence) -> bool:
-    """Whether ``sentence`` of ``text`` opens with a lower-case letter: it may finish one begun before a block."""
-    first = text[sentence.start:sentence.start + 1]
-    return first.isalpha() and first.islower()
-
-
-def _ends_a_sentence(text: str, sentence: Sentence) -> bool:
-    """Whether ``sentence`` of ``text`` ends as a sentence does (a full stop, a question mark, 。…)."""
-    return text[sentence.start:sentence.end].rstrip().endswith((".", "!", "?", ";", "。", "！", "？", "；"))
-
-
 def _leads_in(text: str, sentence: Sentence) -> bool:
-    """Whether ``sentence`` of ``text`` is a lead-in (:func:`_is_lead_in`)."""
-    return _is_lead_in(text[sentence.start:sentence.end])
-
-
-def _is_lead_in(sentence: str) -> bool:
-    """Whether ``sentence`` ends in a colon: a lead-in, which says nothing without what it introduces."""
-    return sentence.rstrip().endswith((":", "："))
+    """Whether ``sentence`` of ``text`` is a lead-in (:func:`~ditto.text.sentences.is_lead_in`)."""
+    return is_lead_in(text[sentence.start:sentence.end])
 
 
 def reading_order(question: str, passages: Sequence[ExcerptPassage]) -> list[int]:

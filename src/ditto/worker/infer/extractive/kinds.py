@@ -198,8 +198,8 @@ _NAMES_A_MAKER = re.compile(
 #: A question for a network port ("Which port does git daemon listen on by default?", 默认的控制端口号是多少): not a
 #: serial, parallel or USB port.
 _ASKS_FOR_A_PORT = re.compile(
-    r"^(?!.*\b(?:serial|parallel|usb|tty)\b|.*(?:串口|并口|串行))(?:.*\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?ports?\b"
-    r"|.*\bport\s+number\b|.*(?:哪个|什么|哪一个)端口|.*端口号?(?:是|为)?多少)", re.IGNORECASE | re.DOTALL)
+    r"^(?!.*(?:\b(?:serial|parallel|usb|tty)\b|串口|并口|串行)).*?(?:\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?ports?\b"
+    r"|\bport\s+number\b|(?:哪个|什么|哪一个)端口|端口号?(?:是|为)?多少)", re.IGNORECASE | re.DOTALL)
 #: A sentence that states one: "port 5432", "that port (22 by default)", "listens on 22", "5432/tcp",
 #: "example.com:4242", 端口 21.
 _STATES_A_PORT = re.compile(
