@@ -1544,3 +1544,28 @@ def test_a_port_asked_for_is_answered_only_by_one() -> None:
                text="frobftp 缺省连接远端服务器的 21 号端口 (控制端口).")
     quotes = choose_excerpts(ExcerptTask(question=question, passages=(entry, stated)))
     assert quotes and quotes[0].source_id == "port"
+
+
+def test_a_version_asked_for_is_answered_only_by_one() -> None:
+    """Issue 17 (found by hand on systemd-cgtop(1), INF-3): "Which version of systemd first shipped systemd-cgtop?"
+    quoted "Defaults to 3." from the --depth= entry of a page that names no version. A question for the version or
+    release something came, went or changed in needs a sentence that states one ("2.36", "since dpkg 1.16.1",
+    "with systemd 44")."""
+    from ditto.text.passages import cut_passages
+
+    page = ("SYSTEMD-FROBTOP(1)            systemd-frobtop            SYSTEMD-FROBTOP(1)\n\nNAME\n"
+            "       systemd-frobtop - Show top control groups by their resource usage\n\nDESCRIPTION\n"
+            "       systemd-frobtop shows the top control groups of the local Linux control group hierarchy,\n"
+            "       ordered by their CPU, memory, or disk I/O load. The display is refreshed in regular\n"
+            "       intervals (by default every 1s).\n\nOPTIONS\n       --depth=\n"
+            "           Maximum control group tree traversal depth. Specifies how deep systemd-frobtop shall\n"
+            "           traverse the control group hierarchies. If 0 is specified, only the root group is\n"
+            "           monitored. Defaults to 3.\n")
+    passages = tuple(P(source_id="page", document="/docs/man-systemd-frobtop.txt", context=span.heading,
+                       text=page[span.start:span.end]) for span in cut_passages(page))
+    question = "Which version of systemd first shipped systemd-frobtop?"
+    assert choose_excerpts(ExcerptTask(question=question, passages=passages)) == []
+    history = P(source_id="history", document="/docs/man-systemd-frobtop.txt", context="SYSTEMD-FROBTOP(1) › HISTORY",
+                text="systemd-frobtop was first shipped with systemd 44.")
+    quotes = choose_excerpts(ExcerptTask(question=question, passages=(history, *passages)))
+    assert quotes and quotes[0].source_id == "history"

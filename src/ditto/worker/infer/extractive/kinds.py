@@ -207,6 +207,19 @@ _STATES_A_PORT = re.compile(
     r"|\b(?:listen|run|bind|connect|serve)(?:s|ed|ing)?\s+(?:on|to)\s+\d{1,5}\b"
     r"|端口号?\s*(?:是|为)?\s*\d{1,5}|\d{1,5}\s*(?:号)?端口", re.IGNORECASE)
 
+#: A question for the version or release something came, went or changed in ("Which version of systemd first
+#: shipped systemd-cgtop?", "Since which dpkg release …?", 哪个版本 … 移除).
+_ASKS_FOR_A_VERSION = re.compile(
+    r"\b(?:since|from|in)\s+(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?:version|release)s?\b"
+    r"|\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?:version|release)s?\b.*\b(?:first|added|introduced|shipped|"
+    r"appeared|removed|dropped|deprecated|became|supported|accepted)\b"
+    r"|(?:哪个|哪一|什么)版本.*(?:加入|引入|移除|删除|支持|开始|出现)", re.IGNORECASE | re.DOTALL)
+#: A sentence that states one: "2.36", "version 3", "since dpkg 1.16.1", "with systemd 44", "Linux 4.8", 版本 2.
+_STATES_A_VERSION = re.compile(
+    r"\bv?\d+\.\d+(?:\.\d+)*\b|\b(?:version|release)\s+v?\d+|\bsince\s+(?:[\w-]+\s+){0,2}v?\d+"
+    r"|\b(?:with|in|from)\s+[\w-]+\s+v?\d+\b|版本\s*v?\d",
+    re.IGNORECASE)
+
 
 def _asks(question: str, kind: re.Pattern[str]) -> bool:
     """Whether ``question`` asks for ``kind`` of answer, not why, nor whether ("Does rm remove directories by
@@ -229,7 +242,8 @@ def _asks(question: str, kind: re.Pattern[str]) -> bool:
 _STATEMENTS_ASKED: Final = ((_ASKS_FOR_DEFAULT, _TELLS_DEFAULT), (_ASKS_FOR_A_FILE, _STATES_A_PATH),
                            (_ASKS_FOR_A_MODE, _STATES_A_MODE), (_ASKS_FOR_A_VARIABLE, _NAMES_A_VARIABLE),
                            (_ASKS_FOR_A_SIGNAL, _NAMES_A_SIGNAL), (_ASKS_FOR_AN_ALGORITHM, _NAMES_AN_ALGORITHM),
-                           (_ASKS_WHO_MADE, _NAMES_A_MAKER), (_ASKS_FOR_A_PORT, _STATES_A_PORT))
+                           (_ASKS_WHO_MADE, _NAMES_A_MAKER), (_ASKS_FOR_A_PORT, _STATES_A_PORT),
+                           (_ASKS_FOR_A_VERSION, _STATES_A_VERSION))
 
 
 def _statements_asked(question: str) -> list[re.Pattern[str]]:
