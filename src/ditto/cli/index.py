@@ -175,6 +175,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Build or update a persistent search index (incremental: unchanged files are skipped)."""
         from ..retrieval.index import update_index
+        from ..worker.interaction.extractor import html_document_reader
 
         if not sources and not remove:
             raise typer.BadParameter("name at least one SOURCE to index (or --remove PATH)")
@@ -185,7 +186,7 @@ def register(app: typer.Typer) -> None:
                 summary = asyncio.run(update_index(index_dir, [path for path in sources or []],
                                                    remove=list(remove or []), embedding=embedding,
                                                    ignore=list(ignore or []), progress=bar,
-                                                   sentences=sentence_vectors))
+                                                   sentences=sentence_vectors, html=html_document_reader()))
         except DittoError as error:
             raise _fail(error, as_json) from None
         data = summary.to_json_dict()

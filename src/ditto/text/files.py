@@ -46,12 +46,14 @@ from ..redaction import printable
 __all__ = [
     "DEFAULT_LIMITS",
     "DOCUMENT_SUFFIXES",
+    "HTML_SUFFIXES",
     "OUTPUT_MARKER",
     "DocumentFile",
     "WalkLimits",
     "WalkReport",
     "documents_described",
     "is_document_name",
+    "is_html_name",
     "read_document",
     "read_documents",
     "walk_documents",
@@ -65,6 +67,9 @@ _O_NONBLOCK: Final = getattr(os, "O_NONBLOCK", 0)
 
 #: What a document is, by name: Markdown, plain text and reStructuredText (read as plain text).
 DOCUMENT_SUFFIXES: Final = frozenset({".md", ".markdown", ".txt", ".text", ".rst"})
+#: HTML, read as its main text (the text a web read extracts from a page) where the ``web`` extra is installed:
+#: documentation folders ship it (Debian's ``sqlite3-doc``, Python's, Valgrind's manual, ``changes.html``).
+HTML_SUFFIXES: Final = frozenset({".html", ".htm", ".xhtml"})
 #: The file that marks a folder as ditto's own output: every research task's folder holds it (its task id). A walk
 #: over documents leaves such folders out, so a task run inside the folder it searches (``ditto-tasks/`` in the
 #: current folder) never reads the briefs and snapshots of earlier tasks as documents.
@@ -213,10 +218,16 @@ def is_document_name(name: str, suffixes: frozenset[str]) -> bool:
     return Path(plain).suffix.lower() in suffixes or _CONVENTIONAL_NAME.fullmatch(plain) is not None
 
 
+def is_html_name(name: str) -> bool:
+    """Whether a document called ``name`` is HTML (``changes.html``, ``changelog.html.gz``): read as its main text."""
+    return Path(without_compression(name)).suffix.lower() in HTML_SUFFIXES
+
+
 def documents_described(max_file_bytes: int) -> str:
     """What a folder's documents are, in words, for the note that a folder held none."""
-    return (f"documents are UTF-8 {', '.join(sorted(DOCUMENT_SUFFIXES))} files and documentation named README, "
-            f"NEWS, changelog and the like, gzip-compressed or not, of at most {max_file_bytes} bytes")
+    return (f"documents are UTF-8 {', '.join(sorted(DOCUMENT_SUFFIXES))} files, HTML pages (with the web extra) "
+            f"and documentation named README, NEWS, changelog and the like, gzip-compressed or not, of at most "
+            f"{max_file_bytes} bytes")
 
 
 def walk_documents(roots: Sequence[Path], *, ignore: Sequence[str] = (), suffixes: frozenset[str],

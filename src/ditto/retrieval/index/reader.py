@@ -109,6 +109,14 @@ class SearchIndex:
                                            (path,)).fetchone()
         return (row[0], bytes(row[1])) if row is not None and row[1] is not None else None
 
+    def extracted_text(self, path: str) -> str | None:
+        """The main text an indexed HTML file's passages were cut from, or ``None`` (not an HTML file)."""
+        with self._lock:
+            if not has_table(self._connection, "extracted"):  # an index written before HTML was read
+                return None
+            row = self._connection.execute("SELECT text FROM extracted WHERE path = ?", (path,)).fetchone()
+        return str(row[0]) if row is not None else None
+
     def record_files(self) -> frozenset[str]:
         """The paths of the indexed JSONL/BEIR files: their passages are records (one per line), not file text.
 

@@ -6,6 +6,11 @@
   research workflow's structure-aware passages (:func:`ditto.text.passages.cut_passages`).
   Passage id: ``<absolute path>#<ordinal>`` (1-based, in file order): stable while the
   file is unchanged; a changed file's passages are all replaced.
+* **An HTML file** (``.html``, ``.htm``, ``.xhtml``, also gzip-compressed, where the ``web`` extra
+  is installed) is read as its main text, extracted as a web read extracts a page (in the
+  extraction child, within a deadline), and cut as web text is (one paragraph a line, title lines
+  heading the paragraphs under them). Its passages' offsets and lines point into that text, which
+  the index keeps beside the file's bytes (a research snapshot holds both, as a web page's does).
 * **A ``.jsonl`` file**: one JSON object per line with ``id`` (string or integer),
   ``content`` (string) and optional ``metadata`` (object). **A BEIR corpus**: a folder
   holding ``corpus.jsonl`` (``_id``, ``title``, ``text``, ``metadata``), indexed as
@@ -31,18 +36,28 @@ import hashlib
 import json
 import os
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
 from ...contracts import InvalidJson, check_json
+from ...errors import DittoError
 from ...redaction import printable
-from ...text.files import DOCUMENT_SUFFIXES, WalkLimits, WalkReport, read_document, walk_documents
-from ...text.passages import cut_passages, heading_over
+from ...text.files import (
+    DOCUMENT_SUFFIXES,
+    HTML_SUFFIXES,
+    WalkLimits,
+    WalkReport,
+    is_html_name,
+    read_document,
+    walk_documents,
+)
+from ...text.passages import Layout, cut_passages, heading_over
 from .errors import INDEX_INVALID_INPUT, SearchIndexError
 
-__all__ = ["INDEX_LIMITS", "IndexLimits", "PassageRow", "SourceFile", "discover", "load_file"]
+__all__ = ["INDEX_LIMITS", "DocumentText", "HtmlReader", "IndexLimits", "PassageRow", "SourceFile", "discover",
+           "document_suffixes", "document_text", "load_file"]
 
 #: A JSONL line longer than this is refused (a record is a passage, not a corpus).
 MAX_RECORD_BYTES: Final = 1 << 20
@@ -115,12 +130,66 @@ class PassageRow:
 
 @dataclass(slots=True)
 class LoadedFile:
-    """A file read and cut: its hash, its exact bytes (text files: research snapshots) and its passages."""
+    """A file read and cut: its hash, its exact bytes (text files: research snapshots), its passages, and for an
+    HTML file the main text they were cut from."""
 
     source: SourceFile
     sha256: str
     raw: bytes | None
     passages: list[PassageRow]
+    extracted: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentText:
+    """What a document file says: the text its passages are cut from and quoted in, and how its lines make
+    paragraphs. ``extracted`` is true for HTML, whose text is not its bytes but its extracted main text."""
+
+    text: str
+    extracted: bool = False
+
+    @property
+    def layout(self) -> Layout:
+        return "lines" if self.extracted else "wrapped"
+
+
+#: Reads an HTML file's bytes as its main text; raises a :class:`~ditto.errors.DittoError` saying why it cannot
+#: (the web reader's extraction: ``ditto.worker.interaction.extractor.html_document_reader``).
+HtmlReader = Callable[[bytes], str]
+
+
+def document_suffixes(html: HtmlReader | None) -> frozenset[str]:
+    """The suffixes of a folder's documents: Markdown and plain text, and HTML when there is a reader for it."""
+    return DOCUMENT_SUFFIXES | HTML_SUFFIXES if html is not None else DOCUMENT_SUFFIXES
+
+
+def document_text(path: Path, raw: bytes, report: WalkReport, *, html: HtmlReader | None) -> DocumentText | None:
+    """The text of the document file ``path`` whose bytes are ``raw``, or ``None`` (skipped, with a note).
+
+    Binary files (a NUL byte) are skipped; Markdown and plain text must be UTF-8; HTML is read as its main
+    text by ``html`` (whatever its encoding), and skipped, named, without one.
+    """
+    if b"\x00" in raw:
+        report.note(f"{printable(path)} skipped: it holds NUL bytes (a binary file, not text)")
+        return None
+    if is_html_name(path.name):
+        if html is None:
+            report.note(f"{printable(path)} skipped: reading HTML needs the web extra (ditto-agents[web])")
+            return None
+        try:
+            text = html(raw)
+        except DittoError as error:
+            report.note(f"{printable(path)} skipped: its HTML could not be read as text ({error.message})")
+            return None
+        if not text.strip():
+            report.note(f"{printable(path)} skipped: no main text was found in its HTML")
+            return None
+        return DocumentText(text, extracted=True)
+    try:
+        return DocumentText(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        report.note(f"{printable(path)} skipped: not UTF-8")
+        return None
 
 
 def _stat(path: Path) -> tuple[int, int] | None:
@@ -132,7 +201,7 @@ def _stat(path: Path) -> tuple[int, int] | None:
 
 
 def discover(roots: Sequence[Path], *, ignore: Sequence[str] = (), limits: IndexLimits = INDEX_LIMITS,
-             report: WalkReport, records: bool = True) -> Iterator[SourceFile]:
+             report: WalkReport, records: bool = True, html: bool = False) -> Iterator[SourceFile]:
     """The files under ``roots``, in a stable order; skips and caps are notes in ``report``.
 
     ``records=False`` reads every root as text (a research task's ``--documents``, where a
@@ -159,7 +228,9 @@ def discover(roots: Sequence[Path], *, ignore: Sequence[str] = (), limits: Index
         # Resolved once here, so the paths walked below them are canonical already (the walk follows no
         # link below a root): no per-file resolve(), which costs a system call per path component.
         text_roots = [Path(os.path.realpath(root)) if os.path.lexists(root) else root for root in text_roots]
-        suffixes = DOCUMENT_SUFFIXES | {".jsonl"} if records else DOCUMENT_SUFFIXES
+        suffixes = DOCUMENT_SUFFIXES | HTML_SUFFIXES if html else DOCUMENT_SUFFIXES
+        if records:
+            suffixes |= {".jsonl"}
         for path in walk_documents(text_roots, ignore=ignore, suffixes=suffixes, limits=limits.walk(),
                                    report=report):
             if path.suffix.lower() == ".jsonl":  # met inside a folder: a root .jsonl is a record file above
@@ -176,7 +247,8 @@ def discover(roots: Sequence[Path], *, ignore: Sequence[str] = (), limits: Index
             yield SourceFile(str(path), "text", found[0], found[1])
 
 
-def load_file(source: SourceFile, *, limits: IndexLimits = INDEX_LIMITS, report: WalkReport) -> LoadedFile | None:
+def load_file(source: SourceFile, *, limits: IndexLimits = INDEX_LIMITS, report: WalkReport,
+              html: HtmlReader | None = None) -> LoadedFile | None:
     """Read and cut ``source``; ``None`` when a text file is skipped (noted), ``INDEX_INVALID_INPUT`` for records."""
     if source.kind == "records":
         return _load_records(source, limits)
@@ -184,18 +256,14 @@ def load_file(source: SourceFile, *, limits: IndexLimits = INDEX_LIMITS, report:
     raw = read_document(path, limits=limits.walk(), report=report)
     if raw is None:
         return None
-    if b"\x00" in raw:
-        report.note(f"{printable(path)} skipped: it holds NUL bytes (a binary file, not text)")
+    read = document_text(path, raw, report, html=html)
+    if read is None:
         return None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        report.note(f"{printable(path)} skipped: not UTF-8")
-        return None
+    text = read.text
     digest = hashlib.sha256(raw).hexdigest()
     suffix = path.suffix.lower()
     passages = []
-    for ordinal, span in enumerate(cut_passages(text), start=1):
+    for ordinal, span in enumerate(cut_passages(text, layout=read.layout), start=1):
         if ordinal > _MAX_PASSAGES_PER_FILE:
             report.note(f"{printable(path)}: only its first {_MAX_PASSAGES_PER_FILE} passages are indexed", cap=True)
             break
@@ -204,7 +272,7 @@ def load_file(source: SourceFile, *, limits: IndexLimits = INDEX_LIMITS, report:
             id=f"{source.path}#{ordinal}", path=source.path, ordinal=ordinal, start=span.start, end=span.end,
             line_start=span.line_start, line_end=span.line_end, sha256=_text_hash(body), heading=span.heading,
             text=body, metadata={"path": source.path, "suffix": suffix}))
-    return LoadedFile(source, digest, raw, passages)
+    return LoadedFile(source, digest, raw, passages, extracted=text if read.extracted else None)
 
 
 def _text_hash(text: str) -> str:

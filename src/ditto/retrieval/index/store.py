@@ -5,6 +5,8 @@ Tables::
     files(path PRIMARY KEY, kind, sha256, size, mtime_ns, raw)
         kind 'text': a Markdown/plain-text file, ``raw`` its exact bytes (research snapshots come from here);
         kind 'records': a JSONL or BEIR corpus file (``raw`` NULL; its records are the passages).
+    extracted(path PRIMARY KEY, text)
+        an HTML file's main text, which its passages were cut from and point into (``raw`` holds the HTML).
     passages(rowid, id UNIQUE, path, ordinal, start, end, line_start, line_end, sha256, heading, text, metadata)
         ``sha256`` is the passage text's hash; ``metadata`` JSON (what filters see).
     vectors USING vec0(embedding float[N] distance_metric=cosine)
@@ -59,6 +61,10 @@ CREATE TABLE IF NOT EXISTS passages (
     metadata TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS passages_path ON passages(path);
+CREATE TABLE IF NOT EXISTS extracted (
+    path TEXT PRIMARY KEY,
+    text TEXT NOT NULL
+);
 """
 
 

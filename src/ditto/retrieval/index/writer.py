@@ -59,7 +59,7 @@ from .errors import (
 )
 from .lock import LOCK_FILE, writer_lock
 from .manifest import MANIFEST_FILE, EmbeddingInfo, Manifest, read_manifest, sync_folder, write_manifest
-from .sources import INDEX_LIMITS, IndexLimits, LoadedFile, PassageRow, SourceFile, discover, load_file
+from .sources import INDEX_LIMITS, HtmlReader, IndexLimits, LoadedFile, PassageRow, SourceFile, discover, load_file
 from .store import (
     DB_FILE,
     SCHEMA,
@@ -166,14 +166,15 @@ async def update_index(directory: str | os.PathLike[str], sources: _PathsArgumen
                        ignore: str | Sequence[str] | None = (), analyzer: TextAnalyzer | None = None,
                        limits: IndexLimits | None = INDEX_LIMITS, progress: Progress | None = None,
                        embed_batch_size: int | None = None, records: bool = True,
-                       sentences: bool = True) -> IndexSummary:
+                       sentences: bool = True, html: HtmlReader | None = None) -> IndexSummary:
     """Create or update the index in ``directory`` from ``sources``; see the module docs.
 
     ``analyzer`` applies when the index is created (later runs keep the index's own).
     ``embedding`` adds vectors; an index that has vectors needs it on every run. The
     blocking work runs in a worker thread; embedding runs on the caller's event loop.
     ``records=False`` reads ``.jsonl`` roots and BEIR folders as text like any file.
-    ``sentences=False`` embeds passages only (see the module docs).
+    ``sentences=False`` embeds passages only (see the module docs). ``html`` reads HTML files as their main
+    text (``ditto.worker.interaction.extractor.html_document_reader()``); without it they are no documents.
     """
     if not os.fspath(directory):
         raise SearchIndexError(INDEX_INVALID_INPUT, "the index folder is an empty path: name one (--index DIR)")
@@ -193,7 +194,7 @@ async def update_index(directory: str | os.PathLike[str], sources: _PathsArgumen
             return future.result()
 
     return await asyncio.to_thread(_update_safely, Path(directory), sources, remove, embed, info, ignore, analyzer,
-                                   limits, progress, records, sentences)
+                                   limits, progress, records, sentences, html)
 
 
 def _paths(value: Any, name: str) -> list[Path]:
@@ -266,7 +267,7 @@ def _remove_empty_index_folder(directory: Path) -> None:
 def _update(directory: Path, sources: list[Path], remove: list[Path], embed: Callable[[list[str]], list[Any]] | None,
             info: EmbeddingInfo | None, ignore: tuple[str, ...], analyzer: TextAnalyzer | None,
             limits: IndexLimits, progress: Progress | None, records: bool = True,
-            sentences: bool = True) -> IndexSummary:
+            sentences: bool = True, html: HtmlReader | None = None) -> IndexSummary:
     started = time.perf_counter()
     _make_folder(directory, creating=not remove or bool(sources))
     summary = IndexSummary(str(directory))
@@ -287,7 +288,7 @@ def _update(directory: Path, sources: list[Path], remove: list[Path], embed: Cal
                                                     f"{previous.generation}, which is missing; nothing was changed "
                                                     "(build it again into a new folder)")
         _clean_stale(directory, previous.generation if previous else None)
-        plan = _scan(directory, previous, sources, remove, ignore, limits, progress, summary, records)
+        plan = _scan(directory, previous, sources, remove, ignore, limits, progress, summary, records, html)
         backfilling = info is not None and previous is not None and (
             previous.embedding is None or (sentences and not previous.sentences))
         if previous is not None and plan.empty and not backfilling:  # nothing changed: nothing to publish
@@ -326,7 +327,7 @@ class _Plan:
 
 def _scan(directory: Path, previous: Manifest | None, sources: list[Path], remove: list[Path],
           ignore: tuple[str, ...], limits: IndexLimits, progress: Progress | None, summary: IndexSummary,
-          records: bool) -> _Plan:
+          records: bool, html: HtmlReader | None) -> _Plan:
     """Compare the sources with the published generation (read-only): nothing is written here."""
     known: dict[str, tuple[str, str, int, int]] = {}
     since = 0.0
@@ -349,7 +350,7 @@ def _scan(directory: Path, previous: Manifest | None, sources: list[Path], remov
     roots = [str(root.resolve()) for root in sources]
     # A file named twice (``docs docs``, ``docs docs/a.md``, a link to the same folder) is one file.
     found = list({source.path: source for source in discover(sources, ignore=ignore, limits=limits, report=report,
-                                                             records=records)}.values())
+                                                             records=records, html=html is not None)}.values())
     for number, source in enumerate(found, start=1):
         if progress is not None:
             progress("read", number, len(found))
@@ -360,7 +361,7 @@ def _scan(directory: Path, previous: Manifest | None, sources: list[Path], remov
             seen.add(source.path)
             summary.unchanged += 1
             continue
-        loaded = load_file(source, limits=limits, report=report)
+        loaded = load_file(source, limits=limits, report=report, html=html)
         if loaded is None:
             continue
         seen.add(source.path)
@@ -546,6 +547,8 @@ def _write(connection: Any, gone: Sequence[str], replaced: Sequence[str], change
             connection.execute("DELETE FROM sentences WHERE passage IN (SELECT rowid FROM passages WHERE path = ?)",
                                (path,))
         connection.execute("DELETE FROM passages WHERE path = ?", (path,))
+    for path in [*gone, *replaced]:
+        connection.execute("DELETE FROM extracted WHERE path = ?", (path,))
     for path in gone:
         connection.execute("DELETE FROM files WHERE path = ?", (path,))
     for loaded in changed:
@@ -553,6 +556,9 @@ def _write(connection: Any, gone: Sequence[str], replaced: Sequence[str], change
         connection.execute("INSERT OR REPLACE INTO files(path, kind, sha256, size, mtime_ns, raw) VALUES "
                            "(?, ?, ?, ?, ?, ?)", (source.path, source.kind, loaded.sha256, source.size,
                                                   source.mtime_ns, loaded.raw))
+        if loaded.extracted is not None:
+            connection.execute("INSERT OR REPLACE INTO extracted(path, text) VALUES (?, ?)",
+                               (source.path, loaded.extracted))
     for source in touched:
         connection.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?",
                            (source.size, source.mtime_ns, source.path))

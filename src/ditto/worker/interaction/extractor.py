@@ -25,12 +25,14 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Final
 
 from .extract_worker import ANSWER, MEMORY, OK, REQUEST
 from .types import InteractionError
 
-__all__ = ["Extractor", "shared_extractor"]
+__all__ = ["DOCUMENT_EXTRACT_TIMEOUT_S", "Extractor", "extract_document_text", "html_document_reader",
+           "shared_extractor"]
 
 _log = logging.getLogger("ditto.interaction.extract")
 
@@ -188,6 +190,29 @@ def shared_extractor(memory_bytes: int) -> Extractor:
         if extractor is None:
             extractor = _shared[memory_bytes] = Extractor(memory_bytes)
         return extractor
+
+
+#: How long the main text of one HTML file of a documents folder may take (a web read has its own deadline).
+DOCUMENT_EXTRACT_TIMEOUT_S: Final = 30.0
+
+
+def extract_document_text(raw: bytes) -> str:
+    """The main text of an HTML file read from disk (a documents folder, ``ditto index``), as a web read
+    extracts a page: in the shared child, with the default memory budget, within
+    :data:`DOCUMENT_EXTRACT_TIMEOUT_S`; raises :class:`InteractionError` as :meth:`Extractor.extract` does.
+    The text is never longer than the page (an entity is never shorter than its character)."""
+    from .config import DEFAULT_EXTRACT_MEMORY_BYTES
+
+    return shared_extractor(DEFAULT_EXTRACT_MEMORY_BYTES).extract(raw, timeout_s=DOCUMENT_EXTRACT_TIMEOUT_S,
+                                                                 max_text_chars=len(raw) + 1)
+
+
+def html_document_reader() -> Callable[[bytes], str] | None:
+    """:func:`extract_document_text` where HTML can be read here (trafilatura, the ``web`` extra, is
+    installed), else ``None``: what a documents folder or ``ditto index`` reads HTML files with."""
+    import importlib.util
+
+    return extract_document_text if importlib.util.find_spec("trafilatura") is not None else None
 
 
 @atexit.register

@@ -85,6 +85,8 @@ def location(item: Evidence) -> str:
         if isinstance(record, str):  # a JSONL/BEIR record of an index
             return (f"record {record} of {_file_path(item.uri)} (line {(item.locator or {}).get('recordLine')}), "
                     f"lines {_lines(item)} of the record")
+        if "extractedSha256" in (item.locator or {}):  # an HTML file, quoted in its main text
+            return f"{_file_path(item.uri)}, lines {_lines(item)} of its extracted text"
         return f"{_file_path(item.uri)}:{_lines(item)}"
     if item.source_type == "knowledge-internal":
         return f"internal knowledge record {item.uri}, lines {_lines(item)}"

@@ -56,6 +56,7 @@ import jsonschema
 from pydantic import ValidationError
 
 from ...errors import describe_validation_error
+from ...text.files import is_html_name
 from .archived import ArchiveError, archived_brief
 from .brief import brief_json, brief_markdown, brief_schema
 from .config import MAX_EXCERPTS_PER_GROUP, MAX_PASSAGES_PER_PAGE
@@ -167,6 +168,13 @@ def _file_path(uri: str) -> PurePosixPath | None:
     if not path.is_absolute() or ".." in path.parts or path.as_uri() != uri:  # only the form ditto writes
         return None
     return path
+
+
+def _html_locator_fits(path: PurePosixPath, locator: Any) -> bool:
+    """``locator`` is what the documents source writes for an HTML file: the hash of the text quotes point into."""
+    return (is_html_name(path.name) and isinstance(locator, dict) and set(locator) == {"extractedSha256"}
+            and isinstance(locator["extractedSha256"], str) and _DIGEST.fullmatch(locator["extractedSha256"])
+            is not None)
 
 
 def _record_fits(uri: str, locator: Any) -> bool:
@@ -403,7 +411,7 @@ class _Check:
                 self.problem(wrong)
         elif item.source_type == "document":
             path = _file_path(item.uri)
-            if locator is not None or path is None:
+            if path is None or not (locator is None or _html_locator_fits(path, locator)):
                 self.problem(wrong)
             elif request.index is not None:
                 pass  # any file the index holds: its snapshot (the indexed bytes) proves the quote

@@ -1,4 +1,4 @@
-"""Documents as a RETRIEVAL target: Markdown and plain-text files searched by keyword (seed 004).
+"""Documents as a RETRIEVAL target: Markdown, plain-text and HTML files searched by keyword (seed 004).
 
 The provider is registered in the task's RETRIEVAL worker (target
 ``research-documents``), so the workflow reaches files through
@@ -6,7 +6,8 @@ The provider is registered in the task's RETRIEVAL worker (target
 its exact bytes saved as a snapshot, and cut into passages that follow the
 text (:func:`~ditto.text.passages.cut_passages`: paragraphs whose
 sentences run across line breaks, list items, code and man-page blocks, at most
-1000 characters). A query's words score each passage together with its heading
+1000 characters; an HTML file is read as its main text, cut as web text is, and
+saved with it). A query's words score each passage together with its heading
 path (the title and section it sits under); passages without a query word are
 never hits.
 Each candidate carries the file URI, the snapshot SHA-256, the passage's
@@ -58,6 +59,8 @@ class DocumentPassage:
     line_start: int
     line_end: int
     heading: str | None = None
+    #: An HTML file's: ``{"extractedSha256"}`` of the main text the offsets point into.
+    locator: dict[str, str] | None = None
 
 
 def split_passages(text: str) -> list[tuple[int, int, int, int]]:
@@ -103,12 +106,14 @@ class DocumentSearchProvider:
     """A ``RetrievalSearchProvider`` over files and folders (recursive, ignore-globs)."""
 
     def __init__(self, paths: Sequence[Path], *, ignore: Sequence[str] = (),
-                 save_snapshot: Callable[[bytes], str], limits: WalkLimits = DEFAULT_LIMITS,
+                 save_snapshot: Callable[[bytes, str | None], str], limits: WalkLimits = DEFAULT_LIMITS,
                  notes_key: Path | None = None) -> None:
         self._paths = [Path(path) for path in paths]
         #: The raw bytes of each file read, by SHA-256: a file's snapshot is saved when it first gives a hit,
         #: so a task keeps what it read as evidence candidates, not a copy of the whole folder.
         self._raw: dict[str, bytes] = {}
+        #: An HTML file's main text, by the SHA-256 of its bytes: saved with them, quoted from.
+        self._extracted: dict[str, str] = {}
         self._saved: set[str] = set()
         self._notes_key = notes_key
         self._ignore = tuple(ignore)
@@ -126,36 +131,36 @@ class DocumentSearchProvider:
         return any(fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(path.name, pattern)
                    for pattern in self._ignore)
 
-    def _files(self) -> list[Path]:
-        """The document files, walked by :mod:`..files` (no links followed, bounded, every skip noted)."""
-        from ....text.files import walk_documents
-
-        return list(walk_documents(self._paths, ignore=self._ignore, suffixes=DOCUMENT_SUFFIXES,
-                                   limits=self.limits, report=self.report))
-
     def _load(self) -> list[DocumentPassage]:
         from ....text.files import read_documents
 
         self.report = WalkReport()
         corpus: list[DocumentPassage] = []
-        for document in read_documents(self._paths, ignore=self._ignore, suffixes=DOCUMENT_SUFFIXES,
+        from ....retrieval.index.sources import document_suffixes, document_text
+        from ....worker.interaction.extractor import html_document_reader
+
+        html = html_document_reader()
+        for document in read_documents(self._paths, ignore=self._ignore, suffixes=document_suffixes(html),
                                        limits=self.limits, report=self.report):
-            try:
-                text = document.raw.decode("utf-8")
-            except UnicodeDecodeError:
-                self.report.note(f"{printable(document.path)} skipped: not UTF-8")
+            read = document_text(document.path, document.raw, self.report, html=html)
+            if read is None:
                 continue
+            text = read.text
             digest = hashlib.sha256(document.raw).hexdigest()
             self._raw[digest] = document.raw
+            locator = None
+            if read.extracted:
+                self._extracted[digest] = text
+                locator = {"extractedSha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
             uri = document.path.resolve().as_uri()
-            for span in cut_passages(text):  # a long line is cut into passages, never truncated
+            for span in cut_passages(text, layout=read.layout):  # a long line is cut into passages, never truncated
                 if len(corpus) >= self.limits.max_passages:
                     self.report.note(f"passage cap reached: only the first {self.limits.max_passages} passages "
                                      f"are searched; the rest of {printable(document.path)} and later files "
                                      "are not", cap=True)
                     return corpus
                 corpus.append(DocumentPassage(uri, digest, text[span.start:span.end], span.start, span.end,
-                                              span.line_start, span.line_end, span.heading))
+                                              span.line_start, span.line_end, span.heading, locator))
         if self.report.roots_usable and not self._raw:
             names = ", ".join(printable(path) for path in self._paths[:3])
             self.report.note(f"no readable document was found in {names} "
@@ -170,7 +175,7 @@ class DocumentSearchProvider:
 
     def _snapshot(self, digest: str) -> None:
         if digest not in self._saved:
-            self._save_snapshot(self._raw[digest])
+            self._save_snapshot(self._raw[digest], self._extracted.get(digest))
             self._saved.add(digest)
 
     async def search(self, input: Any, context: Any = None) -> Any:
@@ -218,7 +223,7 @@ class DocumentSearchProvider:
                 source=RetrievalCandidateSource(target=request.target.name, ref=ref),
                 metadata={"uri": passage.uri, "snapshotSha256": passage.sha256, "start": passage.start,
                           "end": passage.end, "lineStart": passage.line_start, "lineEnd": passage.line_end,
-                          "heading": passage.heading}))
+                          "heading": passage.heading, "locator": passage.locator}))
         return RetrievalSearchOutput(candidates=tuple(candidates), strategy=request.strategy, target=request.target)
 
 
@@ -235,7 +240,7 @@ def _file_path(candidate: Any) -> str | None:
     """The local path of a file candidate (``None`` for a JSONL/BEIR record, which is no file of its own)."""
     meta = candidate.metadata or {}
     uri = meta.get("uri")
-    if meta.get("locator") is not None or not isinstance(uri, str) or not uri.startswith("file:"):
+    if "recordId" in (meta.get("locator") or {}) or not isinstance(uri, str) or not uri.startswith("file:"):
         return None
     return _uri_path(uri)
 

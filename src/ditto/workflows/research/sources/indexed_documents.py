@@ -12,7 +12,10 @@ the folder gives.
 
 A brief stays verifiable offline as with folders: a hit's snapshot is the file's
 bytes *as indexed* (kept in the index), its offsets and lines point into them, and
-``verify`` checks the quote against that snapshot. A JSONL or BEIR record has no file
+``verify`` checks the quote against that snapshot. An HTML file is read as its main
+text (see :mod:`ditto.retrieval.index.sources`): its snapshot holds the HTML as ``raw``
+and that text as ``extracted.txt``, quotes point into the text, and the evidence's
+locator is ``{"extractedSha256"}``, the text's own hash (as a web page's). A JSONL or BEIR record has no file
 of its own to quote from, so its snapshot is the record's text as indexed (UTF-8; a
 BEIR record's title and text), its URI the record file's ``file://`` URI with the
 percent-encoded record id as the fragment (:func:`record_uri`), and its locator
@@ -236,11 +239,21 @@ class _State:
     english_only: bool = False
 
 
+#: An indexed text file as research quotes it: its SHA-256, its bytes, and an HTML file's extracted text.
+_StoredFile = tuple[str, bytes, str | None]
+
+
+def _stored_file(index: Any, path: str) -> _StoredFile | None:
+    stored = index.file_bytes(path)
+    return None if stored is None else (*stored, index.extracted_text(path))
+
+
 class IndexedDocumentSearchProvider:
     """A ``RetrievalSearchProvider`` for the task's documents target over an index (see the module docs)."""
 
     def __init__(self, *, index: Path | None, documents: Sequence[Path], ignore: Sequence[str],
-                 save_snapshot: Callable[[bytes], str], notes_key: Path | None, env: Mapping[str, str]) -> None:
+                 save_snapshot: Callable[[bytes, str | None], str], notes_key: Path | None,
+                 env: Mapping[str, str]) -> None:
         self._index_dir = index
         self._documents = list(documents)
         self._ignore = tuple(ignore)
@@ -302,6 +315,7 @@ class IndexedDocumentSearchProvider:
         from ....retrieval.index import IndexLimits, SearchIndexError, update_index
         from ....retrieval.index.embedding import local_embedding
         from ....text.files import DEFAULT_LIMITS, documents_described
+        from ....worker.interaction.extractor import html_document_reader
 
         if not await asyncio.to_thread(lambda: any(os.path.lexists(path) for path in self._documents)):
             named = printable(self._documents[0]) if self._documents else "(none)"
@@ -318,7 +332,7 @@ class IndexedDocumentSearchProvider:
             try:
                 summary = await update_index(directory, self._documents, ignore=self._ignore, embedding=embedding,
                                              analyzer=TextAnalyzer.from_config(dict(_ANALYZER_CONFIG)),
-                                             limits=limits, records=False)
+                                             limits=limits, records=False, html=html_document_reader())
                 break
             except SearchIndexError as error:
                 if error.code == "INDEX_BUSY" and time.monotonic() < deadline:
@@ -335,10 +349,10 @@ class IndexedDocumentSearchProvider:
         await asyncio.to_thread(evict_folder_caches, directory.parent, directory, _cache_limit(self._env))
         return index, list(summary.skipped)
 
-    def _snapshot(self, raw: bytes, digest: str) -> None:
+    def _snapshot(self, raw: bytes, digest: str, extracted: str | None = None) -> None:
         if digest not in self._saved:
             try:
-                self._save_snapshot(raw)
+                self._save_snapshot(raw, extracted)
             except Exception:
                 from ....retrieval import RetrievalError
 
@@ -346,22 +360,26 @@ class IndexedDocumentSearchProvider:
                 raise RetrievalError("RETRIEVAL_BACKEND_ERROR", "a document snapshot could not be saved") from None
             self._saved.add(digest)
 
-    def _file_candidate(self, hit: Any, stored: tuple[str, bytes] | None, target: str, score: float) -> Any:
-        """A text file's passage hit as a candidate over the file's bytes as indexed (its snapshot)."""
+    def _file_candidate(self, hit: Any, stored: _StoredFile | None, target: str, score: float) -> Any:
+        """A text file's passage hit as a candidate over the file's bytes as indexed (its snapshot; an HTML
+        file's with its extracted text, which the passage's offsets point into)."""
         from ....retrieval import RetrievalCandidate, RetrievalCandidateSource
 
         if stored is None:  # not a text file the index keeps (it never is: records are handled apart)
             return None
-        digest, raw = stored
-        self._snapshot(raw, digest)
+        digest, raw, extracted = stored
+        self._snapshot(raw, digest, extracted)
         meta = hit.metadata
         uri = Path(meta["path"]).as_uri()
         ref = f"{uri}#L{meta['lineStart']}-L{meta['lineEnd']}"
+        locator = None if extracted is None else {
+            "extractedSha256": hashlib.sha256(extracted.encode("utf-8")).hexdigest()}
         return RetrievalCandidate(
             id=f"{digest[:16]}:{meta['start']}", content=hit.content, score=score,
             source=RetrievalCandidateSource(target=target, ref=ref),
             metadata={"uri": uri, "snapshotSha256": digest, "start": meta["start"], "end": meta["end"],
-                      "lineStart": meta["lineStart"], "lineEnd": meta["lineEnd"], "heading": meta.get("heading")})
+                      "lineStart": meta["lineStart"], "lineEnd": meta["lineEnd"], "heading": meta.get("heading"),
+                      "locator": locator})
 
     def _record_candidate(self, hit: Any, query: str, target: str, score: float) -> Any:
         """A JSONL/BEIR record hit as a candidate over the record's own snapshot, or ``None`` (blank record)."""
@@ -423,14 +441,14 @@ class IndexedDocumentSearchProvider:
             asked["strategy"] = "bm25"
         output = await state.provider.search(asked, context)
         candidates = []
-        files: dict[str, tuple[str, bytes] | None] = {}
+        files: dict[str, _StoredFile | None] = {}
         for score, hit in select_passages(output.candidates, records=state.records):
             path = hit.metadata["path"]
             if path in state.records:
                 candidate = self._record_candidate(hit, text, request.target.name, score)
             else:
                 if path not in files:
-                    files[path] = await asyncio.to_thread(state.index.file_bytes, path)
+                    files[path] = await asyncio.to_thread(_stored_file, state.index, path)
                 candidate = self._file_candidate(hit, files[path], request.target.name, score)
             if candidate is not None:
                 candidates.append(candidate)

@@ -1,0 +1,152 @@
+"""HTML files in a documents folder are read as their main text (WF-12, WF-10, WF-13).
+
+Documentation folders ship HTML: Debian's ``sqlite3-doc`` is 766 pages, and ``changes.html`` or
+``changelog.html.gz`` sit next to READMEs. Read as plain text, their markup was quoted (``<li>The REINDEX
+command was added.</li>``); the pages that answer were never read at all. Every test here uses the real pages
+of ``sqlite3-doc`` (installed by ``scripts/services``), read by the same extraction a web read uses.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ditto.retrieval.index.sources import document_suffixes, document_text
+from ditto.text.files import DOCUMENT_SUFFIXES, HTML_SUFFIXES, WalkReport, is_document_name, is_html_name
+from ditto.worker.interaction.extractor import extract_document_text, html_document_reader
+from ditto.workflows.research import verify_task
+from tests.research.cli import cli_env, output, research_args, run_cli, verify_args
+from tests.support.sqlite_docs import sqlite_docs_dir
+
+REINDEX = "The REINDEX command is used to delete and recreate indices from scratch."
+
+
+def _sqlite_pages(tmp_path: Path, *names: str) -> Path:
+    docs = tmp_path / "sqlite-docs"
+    docs.mkdir()
+    for name in names:
+        shutil.copyfile(sqlite_docs_dir() / name, docs / name)
+    return docs
+
+
+@pytest.mark.parametrize(("name", "html"), [
+    ("lang_reindex.html", True), ("INDEX.HTM", True), ("page.xhtml", True), ("changelog.html.gz", True),
+    ("changes.html", True), ("README", False), ("notes.md", False), ("html", False), ("site.html.bak", False),
+])
+def test_which_names_are_html(name: str, html: bool) -> None:
+    """WF-12: an HTML document is known by its suffix, gzip-compressed or not; a conventional name with an HTML
+    suffix (``changes.html``) is a document, read as HTML."""
+    assert is_html_name(name) is html
+    if html:
+        assert is_document_name(name, DOCUMENT_SUFFIXES | HTML_SUFFIXES)
+    assert document_suffixes(html_document_reader()) == DOCUMENT_SUFFIXES | HTML_SUFFIXES  # the web extra is here
+    assert document_suffixes(None) == DOCUMENT_SUFFIXES
+
+
+def test_a_real_page_is_read_as_its_main_text_and_bad_ones_are_named() -> None:
+    """WF-12: the page's main text, without its markup or menu; a binary file and a page without text are
+    skipped, each with a note naming it."""
+    raw = (sqlite_docs_dir() / "lang_reindex.html").read_bytes()
+    report = WalkReport()
+    read = document_text(Path("lang_reindex.html"), raw, report, html=extract_document_text)
+    assert read is not None and read.extracted and read.layout == "lines"
+    assert read.text.startswith(REINDEX)
+    assert "<" not in read.text and "Download" not in read.text
+    assert document_text(Path("x.html"), b"<html>\x00\x01</html>", report, html=extract_document_text) is None
+    empty = b"<html><head><title>Nothing</title></head><body><script>x()</script></body></html>"
+    assert document_text(Path("empty.html"), empty, report, html=extract_document_text) is None
+    assert document_text(Path("changes.html"), raw, report, html=None) is None
+    assert report.notes == ["x.html skipped: it holds NUL bytes (a binary file, not text)",
+                            "empty.html skipped: no main text was found in its HTML",
+                            "changes.html skipped: reading HTML needs the web extra (ditto-agents[web])"]
+
+
+def test_research_quotes_the_page_text_and_the_brief_verifies(tmp_path: Path) -> None:
+    """WF-12, WF-10, WF-13: ``ditto research document-search --documents`` over real SQLite pages quotes the
+    page's text; the snapshot keeps the HTML as ``raw`` and the text as ``extracted.txt``, the evidence names
+    the text's hash, the brief says where in that text the quote is, and ``ditto verify`` passes offline; an
+    edited ``extracted.txt`` is caught."""
+    docs = _sqlite_pages(tmp_path, "lang_reindex.html", "lang_vacuum.html", "autoinc.html")
+    done = run_cli(research_args("document-search", "--documents", str(docs), "--question",
+                                 "What does the REINDEX command do?", "--base-dir", str(tmp_path / "tasks"),
+                                 scripted=False), env={"DITTO_INDEX_CACHE_DIR": str(tmp_path / "cache")},
+                   timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = output(done)["result"]
+    assert result["status"] == "completed"
+    brief = json.loads(Path(result["brief"]).read_text(encoding="utf-8"))
+    item = next(item for item in brief["evidence"] if REINDEX in item["quote"])
+    assert item["uri"] == (docs / "lang_reindex.html").as_uri()
+    assert "<" not in item["quote"]
+    task = Path(result["directory"])
+    snapshot = task / "snapshots" / item["snapshotSha256"]
+    raw = (docs / "lang_reindex.html").read_bytes()
+    assert (snapshot / "raw").read_bytes() == raw and item["snapshotSha256"] == hashlib.sha256(raw).hexdigest()
+    text = (snapshot / "extracted.txt").read_text(encoding="utf-8")
+    assert text[item["start"]:item["end"]] == item["quote"]
+    assert item["locator"] == {"extractedSha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+    assert text.split("\n")[item["lineStart"] - 1].startswith(item["quote"].split("\n")[0])
+    markdown = Path(result["briefMarkdown"]).read_text(encoding="utf-8")
+    assert f"lines {item['lineStart']}-{item['lineEnd']} of its extracted text" in markdown
+    checked = run_cli(verify_args(task))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+    (snapshot / "extracted.txt").write_text(text.replace("delete and recreate", "delete and rebuild"),
+                                            encoding="utf-8")
+    problems = verify_task(task)
+    assert any("extractedSha256" in problem for problem in problems), problems
+
+
+def test_a_changelog_in_html_is_read_as_text_not_markup(tmp_path: Path) -> None:
+    """WF-12 (found by hand on ``/usr/share/doc/sqlite3``): ``changelog.html.gz`` is documentation by its name
+    and was read as plain text, so the brief quoted ``<li>The REINDEX command was added.</li>``. It is HTML:
+    its quotes are its text."""
+    docs = tmp_path / "doc"
+    docs.mkdir()
+    (docs / "changelog.html.gz").write_bytes(gzip.compress((sqlite_docs_dir() / "changes.html").read_bytes()))
+    done = run_cli(research_args("document-search", "--documents", str(docs), "--question",
+                                 "When was the REINDEX command added?", "--base-dir", str(tmp_path / "tasks"),
+                                 scripted=False), env={"DITTO_INDEX_CACHE_DIR": str(tmp_path / "cache"),
+                                                       "DITTO_RESEARCH_EMBED": "0"}, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    brief = json.loads(Path(output(done)["result"]["brief"]).read_text(encoding="utf-8"))
+    quotes = [item["quote"] for item in brief["evidence"]]
+    assert any("The REINDEX command was added." in quote for quote in quotes), quotes
+    assert not any("<li>" in quote or "</" in quote for quote in quotes), quotes
+
+
+def test_ditto_index_keeps_the_page_text_and_search_finds_it_by_its_lines(tmp_path: Path) -> None:
+    """WF-12 (one reader for research and the index): ``ditto index`` over HTML pages keeps each page's text
+    beside its bytes; ``ditto search`` finds a passage with its lines in that text; a page removed from the
+    folder leaves the index with it."""
+    from ditto.retrieval.index import open_index
+
+    docs = _sqlite_pages(tmp_path, "lang_reindex.html", "lang_vacuum.html")
+    index = tmp_path / "index"
+    made = subprocess.run([sys.executable, "-m", "ditto", "index", str(docs), "--index", str(index), "--json"],
+                          env=cli_env(), capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr[-2000:]
+    found = subprocess.run([sys.executable, "-m", "ditto", "search", "recreate indices from scratch", "--index",
+                            str(index), "--json"], env=cli_env(), capture_output=True, text=True, timeout=120)
+    assert found.returncode == 0, found.stderr[-2000:]
+    hit = json.loads(found.stdout)["hits"][0]
+    assert hit["path"].endswith("lang_reindex.html") and REINDEX in hit["text"]
+    page = str((docs / "lang_reindex.html").resolve())
+    with open_index(index) as opened:
+        text = opened.extracted_text(page)
+        assert text is not None and text.split("\n")[hit["lineStart"] - 1].startswith(REINDEX)
+        stored = opened.file_bytes(page)
+        assert stored is not None and stored[1] == (docs / "lang_reindex.html").read_bytes()
+    (docs / "lang_reindex.html").unlink()
+    again = subprocess.run([sys.executable, "-m", "ditto", "index", str(docs), "--index", str(index), "--json"],
+                           env=cli_env(), capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr[-2000:]
+    with open_index(index) as opened:
+        assert opened.extracted_text(page) is None
