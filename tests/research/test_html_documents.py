@@ -150,3 +150,26 @@ def test_ditto_index_keeps_the_page_text_and_search_finds_it_by_its_lines(tmp_pa
     assert again.returncode == 0, again.stderr[-2000:]
     with open_index(index) as opened:
         assert opened.extracted_text(page) is None
+
+
+async def test_the_first_task_over_a_folder_tells_how_its_indexing_goes(tmp_path: Path) -> None:
+    """WF-12 (long work shows progress): a first task over a folder reads (and embeds) all of it, minutes for
+    ``/usr/share/doc``; the task's progress hears each indexing phase from its start to its end. A second task
+    over the unchanged folder only looks at the files again: no BM25 arrays are built."""
+    from ditto.workflows.research import run_research
+    from ditto.workflows.research.config import ProgressEvent
+
+    docs = _sqlite_pages(tmp_path, "lang_reindex.html", "lang_vacuum.html", "autoinc.html")
+    env = {"DITTO_INDEX_CACHE_DIR": str(tmp_path / "cache"), "DITTO_RESEARCH_EMBED": "0"}
+    for first in (True, False):
+        events: list[ProgressEvent] = []
+        _, result = await run_research("document-search", {"question": "What does REINDEX do?",
+                                                           "documents": [str(docs)]},
+                                       base_dir=tmp_path / "tasks", env=env, options={"progress": events.append})
+        assert result.status == "completed"
+        told = [event.message for event in events if event.message.startswith("indexing the documents")]
+        assert all(event.source == "document" and event.stage == "evidence" for event in events
+                   if event.message in told)
+        reading = ["indexing the documents: reading files 1/3", "indexing the documents: reading files 3/3"]
+        built = ["indexing the documents: BM25 arrays 0/1", "indexing the documents: BM25 arrays 1/1"]
+        assert told == (reading + built if first else reading)

@@ -166,7 +166,8 @@ async def run_research(entry: Entry, request: Mapping[str, Any] | ResearchReques
     async with contextlib.AsyncExitStack() as stack:
         try:
             runtime = await stack.enter_async_context(
-                open_research_runtime(task, env=env, workers=workers, targets=targets, web=web))
+                open_research_runtime(task, env=env, workers=workers, targets=targets, web=web,
+                                      progress=chosen.progress))
         except Exception as error:
             if not existing:  # a refused configuration leaves no half-usable task behind
                 shutil.rmtree(task.directory, ignore_errors=True)

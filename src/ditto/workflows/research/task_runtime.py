@@ -39,6 +39,7 @@ from ..._extras import require_extra
 from ...errors import MissingExtraError
 from ...redaction import printable
 from ...runtime import Runtime, WorkerDefinition, create_ditto
+from .config import ProgressEvent
 from .sample import KB_CONTENT_COLUMN, KB_TABLE
 from .sources.documents import DOCUMENTS_TARGET, DocumentSearchProvider
 from .sources.knowledge import EXTERNAL_TARGET
@@ -140,9 +141,10 @@ def _open_sqlite(path: Path) -> sqlite3.Connection:
 
 def research_workers(task: ResearchTask, *, env: Mapping[str, str] | None = None,
                      targets: Mapping[str, Any] | None = None, skip: frozenset[str] = frozenset(),
-                     web: Mapping[str, Any] | None = None
+                     web: Mapping[str, Any] | None = None, progress: Callable[[ProgressEvent], None] | None = None
                      ) -> tuple[list[WorkerDefinition], list[Callable[[], Awaitable[None]]]]:
-    """The default worker definitions for ``task`` (except the types in ``skip``) and their close functions."""
+    """The default worker definitions for ``task`` (except the types in ``skip``) and their close functions;
+    ``progress`` hears how the indexing of a ``--documents`` folder goes (a first task over a big folder)."""
     from ...worker.context import REDIS_URL_ENV, create_context_redis_client, create_context_worker
     from ...worker.memory import create_memory_worker
 
@@ -167,7 +169,7 @@ def research_workers(task: ResearchTask, *, env: Mapping[str, str] | None = None
     needs_retrieval = "documents" in request.sources or (
         "knowledge" in request.sources and request.knowledge in ("external", "both"))
     if (needs_retrieval or targets) and "RETRIEVAL" not in skip:
-        documents = _documents_provider(task, source)
+        documents = _documents_provider(task, source, progress)
         bindings: dict[str, Any] = {DOCUMENTS_TARGET: {"default_strategy": "keyword",
                                                        "providers": {"keyword": documents}}}
         kb = request.kb
@@ -187,7 +189,8 @@ def research_workers(task: ResearchTask, *, env: Mapping[str, str] | None = None
     return workers, closers
 
 
-def _documents_provider(task: ResearchTask, env: Mapping[str, str]) -> Any:
+def _documents_provider(task: ResearchTask, env: Mapping[str, str],
+                        progress: Callable[[ProgressEvent], None] | None = None) -> Any:
     """The task's documents: a prepared index, its folders through the folder cache, or the sample policy.md."""
     request = task.request
     if request.index is None and request.documents is None:
@@ -198,7 +201,7 @@ def _documents_provider(task: ResearchTask, env: Mapping[str, str]) -> Any:
     return IndexedDocumentSearchProvider(
         index=Path(request.index) if request.index is not None else None,
         documents=[Path(path) for path in request.documents or ()], ignore=request.ignore,
-        save_snapshot=task.save_snapshot, notes_key=task.directory, env=env)
+        save_snapshot=task.save_snapshot, notes_key=task.directory, env=env, progress=progress)
 
 
 def _memory_store(task: ResearchTask) -> Any:
@@ -318,15 +321,17 @@ def _interaction_worker(task: ResearchTask, env: Mapping[str, str], web: Mapping
 @contextlib.asynccontextmanager
 async def open_research_runtime(task: ResearchTask, *, env: Mapping[str, str] | None = None,
                                 workers: Sequence[WorkerDefinition] = (),
-                                targets: Mapping[str, Any] | None = None, web: Mapping[str, Any] | None = None
+                                targets: Mapping[str, Any] | None = None, web: Mapping[str, Any] | None = None,
+                                progress: Callable[[ProgressEvent], None] | None = None
                                 ) -> AsyncIterator[Runtime]:
     """A runtime with ``task``'s default workers; ``workers`` replace defaults of the same type.
 
     ``web`` overrides the INTERACTION ``WebOptions`` fields (``wikipedia_url``,
-    ``ca_file``, ``timeout_s`` …) that the request does not decide.
+    ``ca_file``, ``timeout_s`` …) that the request does not decide; ``progress`` is the task's
+    (:class:`ResearchOptions`), told how indexing a documents folder goes.
     """
     replaced = frozenset(worker.type for worker in workers)
-    defaults, closers = research_workers(task, env=env, targets=targets, skip=replaced, web=web)
+    defaults, closers = research_workers(task, env=env, targets=targets, skip=replaced, web=web, progress=progress)
     chosen = [*defaults, *workers]
     runtime = create_ditto(workers=chosen)
     try:

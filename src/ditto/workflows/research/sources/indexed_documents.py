@@ -239,6 +239,10 @@ class _State:
     english_only: bool = False
 
 
+#: How often the indexing of a documents folder is told to the task's progress, at most.
+_PROGRESS_EVERY_S: Final = 2.0
+_INDEXING_PHASES: Final = {"read": "reading files", "embed": "embedding passages", "sentences": "embedding sentences",
+                           "bm25": "BM25 arrays"}
 #: An indexed text file as research quotes it: its SHA-256, its bytes, and an HTML file's extracted text.
 _StoredFile = tuple[str, bytes, str | None]
 
@@ -253,13 +257,14 @@ class IndexedDocumentSearchProvider:
 
     def __init__(self, *, index: Path | None, documents: Sequence[Path], ignore: Sequence[str],
                  save_snapshot: Callable[[bytes, str | None], str], notes_key: Path | None,
-                 env: Mapping[str, str]) -> None:
+                 env: Mapping[str, str], progress: Callable[[Any], None] | None = None) -> None:
         self._index_dir = index
         self._documents = list(documents)
         self._ignore = tuple(ignore)
         self._save_snapshot = save_snapshot
         self._notes_key = notes_key
         self._env = dict(env)
+        self._progress = progress
         self._state: _State | None = None
         self._saved: set[str] = set()
         self._lock = asyncio.Lock()
@@ -332,7 +337,8 @@ class IndexedDocumentSearchProvider:
             try:
                 summary = await update_index(directory, self._documents, ignore=self._ignore, embedding=embedding,
                                              analyzer=TextAnalyzer.from_config(dict(_ANALYZER_CONFIG)),
-                                             limits=limits, records=False, html=html_document_reader())
+                                             limits=limits, records=False, html=html_document_reader(),
+                                             progress=self._indexing_progress())
                 break
             except SearchIndexError as error:
                 if error.code == "INDEX_BUSY" and time.monotonic() < deadline:
@@ -348,6 +354,29 @@ class IndexedDocumentSearchProvider:
         index = await asyncio.to_thread(_open_cached, directory)
         await asyncio.to_thread(evict_folder_caches, directory.parent, directory, _cache_limit(self._env))
         return index, list(summary.skipped)
+
+    def _indexing_progress(self) -> Callable[[str, int, int], None] | None:
+        """The folder cache's progress as the task's progress events, on the task's event loop: a step at most
+        every :data:`_PROGRESS_EVERY_S` seconds, and each phase's first and last (a first task over
+        ``/usr/share/doc`` reads and embeds for minutes)."""
+        tell = self._progress
+        if tell is None:
+            return None
+        from ..config import ProgressEvent
+
+        loop = asyncio.get_running_loop()
+        last: list[tuple[str, float]] = [("", 0.0)]  # the phase told last, and when
+
+        def progress(phase: str, done: int, total: int) -> None:
+            now = time.monotonic()
+            if phase == last[0][0] and done < total and now - last[0][1] < _PROGRESS_EVERY_S:
+                return
+            last[0] = (phase, now)
+            what = _INDEXING_PHASES.get(phase, phase)
+            event = ProgressEvent("evidence", f"indexing the documents: {what} {done}/{total}", "document")
+            loop.call_soon_threadsafe(tell, event)
+
+        return progress
 
     def _snapshot(self, raw: bytes, digest: str, extracted: str | None = None) -> None:
         if digest not in self._saved:
