@@ -156,6 +156,7 @@ async def test_the_first_task_over_a_folder_tells_how_its_indexing_goes(tmp_path
     """WF-12 (long work shows progress): a first task over a folder reads (and embeds) all of it, minutes for
     ``/usr/share/doc``; the task's progress hears each indexing phase from its start to its end. A second task
     over the unchanged folder only looks at the files again: no BM25 arrays are built."""
+    from ditto.cli.research import describe_progress
     from ditto.workflows.research import run_research
     from ditto.workflows.research.config import ProgressEvent
 
@@ -167,9 +168,8 @@ async def test_the_first_task_over_a_folder_tells_how_its_indexing_goes(tmp_path
                                                            "documents": [str(docs)]},
                                        base_dir=tmp_path / "tasks", env=env, options={"progress": events.append})
         assert result.status == "completed"
-        told = [event.message for event in events if event.message.startswith("indexing the documents")]
-        assert all(event.source == "document" and event.stage == "evidence" for event in events
-                   if event.message in told)
-        reading = ["indexing the documents: reading files 1/3", "indexing the documents: reading files 3/3"]
-        built = ["indexing the documents: BM25 arrays 0/1", "indexing the documents: BM25 arrays 1/1"]
+        told = [describe_progress(event) for event in events if event.message.startswith("indexing the documents")]
+        said = "[bold]evidence[/bold][cyan] document[/cyan]  indexing the documents: "
+        reading = [f"{said}reading files 1/3", f"{said}reading files 3/3"]
+        built = [f"{said}BM25 arrays 0/1", f"{said}BM25 arrays 1/1"]
         assert told == (reading + built if first else reading)

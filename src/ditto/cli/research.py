@@ -211,7 +211,8 @@ class _Progress:
             return
         line = describe_progress(event)
         self.status.update(line)
-        self.console.print(line, highlight=False)
+        if event.total is None or event.count is None or event.count >= event.total:
+            self.console.print(line, highlight=False)  # a step of a longer phase is shown in place only
 
 
 def describe_progress(event: Any) -> str:
@@ -224,6 +225,8 @@ def describe_progress(event: Any) -> str:
         message = f"{count} passage{'' if count == 1 else 's'} found"
     elif message == "choosing excerpts" and count is not None:
         message = f"the model is choosing excerpts from {count} passage{'' if count == 1 else 's'}"
+    elif event.total is not None and count is not None:
+        message = f"{message} {count}/{event.total}"
     elif event.stage == "request" and count:
         message = f"{message} ({count} knowledge record{'' if count == 1 else 's'} imported)"
     source = f" {event.source}" if event.source else ""

@@ -53,12 +53,17 @@ def default_base_dir(env: Mapping[str, str] | None = None) -> Path:
 
 @dataclass(frozen=True, slots=True)
 class ProgressEvent:
-    """One step of a running task, for a progress display (stage, source, counts)."""
+    """One step of a running task, for a progress display (stage, source, counts).
+
+    With ``total``, the step is ``count`` of ``total`` in a longer phase (indexing a documents folder): a display
+    shows it in place rather than as a line of its own until ``count`` reaches ``total``.
+    """
 
     stage: str
     message: str
     source: str | None = None
     count: int | None = None
+    total: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -373,7 +373,7 @@ class IndexedDocumentSearchProvider:
                 return
             last[0] = (phase, now)
             what = _INDEXING_PHASES.get(phase, phase)
-            event = ProgressEvent("evidence", f"indexing the documents: {what} {done}/{total}", "document")
+            event = ProgressEvent("evidence", f"indexing the documents: {what}", "document", done, total)
             loop.call_soon_threadsafe(tell, event)
 
         return progress
