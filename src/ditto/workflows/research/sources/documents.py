@@ -103,10 +103,14 @@ def document_query(input: Any, context: Any) -> tuple[Any, str]:
 
 
 class DocumentSearchProvider:
-    """A ``RetrievalSearchProvider`` over files and folders (recursive, ignore-globs)."""
+    """A ``RetrievalSearchProvider`` over files and folders (recursive, ignore-globs).
+
+    ``save_snapshot(raw)`` stores the bytes of a file that gave a hit and returns their SHA-256; for an HTML
+    file it is called as ``save_snapshot(raw, text)``, with the main text its quotes point into.
+    """
 
     def __init__(self, paths: Sequence[Path], *, ignore: Sequence[str] = (),
-                 save_snapshot: Callable[[bytes, str | None], str], limits: WalkLimits = DEFAULT_LIMITS,
+                 save_snapshot: Callable[..., str], limits: WalkLimits = DEFAULT_LIMITS,
                  notes_key: Path | None = None) -> None:
         self._paths = [Path(path) for path in paths]
         #: The raw bytes of each file read, by SHA-256: a file's snapshot is saved when it first gives a hit,
@@ -175,7 +179,9 @@ class DocumentSearchProvider:
 
     def _snapshot(self, digest: str) -> None:
         if digest not in self._saved:
-            self._save_snapshot(self._raw[digest], self._extracted.get(digest))
+            extracted = self._extracted.get(digest)
+            # An HTML file's text goes with its bytes; a plain file's bytes alone (the one-argument form).
+            self._save_snapshot(self._raw[digest], *(() if extracted is None else (extracted,)))
             self._saved.add(digest)
 
     async def search(self, input: Any, context: Any = None) -> Any:

@@ -253,10 +253,14 @@ def _stored_file(index: Any, path: str) -> _StoredFile | None:
 
 
 class IndexedDocumentSearchProvider:
-    """A ``RetrievalSearchProvider`` for the task's documents target over an index (see the module docs)."""
+    """A ``RetrievalSearchProvider`` for the task's documents target over an index (see the module docs).
+
+    ``save_snapshot`` is called as :class:`~.documents.DocumentSearchProvider` calls it: ``(raw)``, or
+    ``(raw, text)`` for an HTML file.
+    """
 
     def __init__(self, *, index: Path | None, documents: Sequence[Path], ignore: Sequence[str],
-                 save_snapshot: Callable[[bytes, str | None], str], notes_key: Path | None,
+                 save_snapshot: Callable[..., str], notes_key: Path | None,
                  env: Mapping[str, str], progress: Callable[[Any], None] | None = None) -> None:
         self._index_dir = index
         self._documents = list(documents)
@@ -381,7 +385,8 @@ class IndexedDocumentSearchProvider:
     def _snapshot(self, raw: bytes, digest: str, extracted: str | None = None) -> None:
         if digest not in self._saved:
             try:
-                self._save_snapshot(raw, extracted)
+                # An HTML file's text goes with its bytes; a plain file's bytes alone (the one-argument form).
+                self._save_snapshot(raw, *(() if extracted is None else (extracted,)))
             except Exception:
                 from ....retrieval import RetrievalError
 
