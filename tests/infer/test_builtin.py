@@ -232,6 +232,17 @@ def test_sentences_are_offsets_of_the_text() -> None:
         "It helps."]
 
 
+def test_a_full_stop_inside_quotes_before_a_lower_case_word_does_not_end_the_sentence() -> None:
+    """INF-3 (found on SQLite's UPSERT page): 'add the special "excluded." table qualifier to the column name.' was
+    cut after "excluded.", and the answer to "how do I refer to the value I tried to insert?" was quoted half."""
+    text = ('Column names refer to the original value. To use the value that would have been inserted, add the '
+            'special "excluded." table qualifier to the column name. It says "stop." Then (see foo.) it goes on.')
+    assert [text[s.start:s.end] for s in split_sentences(text)] == [
+        "Column names refer to the original value.",
+        'To use the value that would have been inserted, add the special "excluded." table qualifier to the column '
+        "name.", 'It says "stop."', "Then (see foo.) it goes on."]
+
+
 _words = st.sampled_from(["backup", "backups", "kept", "days", "log", "office", "the", "how", "数据", "备份",
                           "a", "Mr.", "30", "\n", "!", "?", "。", "retention", "café", "x" * 50])
 _text = st.lists(_words, min_size=1, max_size=40).map(" ".join)

@@ -251,9 +251,10 @@ def _append_sentence(text: str, start: int, end: int, spans: list[Sentence]) -> 
 
 def _abbreviation(text: str, match: re.Match[str]) -> bool:
     """Whether a full stop ends an abbreviation ("e.g.", "et al.", "Fig. 2") or is followed by a
-    lower-case word: then it does not end the sentence. Single capitals are not taken for initials
-    ("vitamin D." ends sentences far more often than "J. Smith" appears)."""
-    if match.group() != ".":
+    lower-case word, also inside quotes or brackets (the special "excluded." table qualifier): then it does not
+    end the sentence. Single capitals are not taken for initials ("vitamin D." ends sentences far more often
+    than "J. Smith" appears)."""
+    if match.group().rstrip("\"'”’)]") != ".":
         return False
     following = _NEXT_WORD.match(text, match.end())
     if following is not None and following.group(1).islower():

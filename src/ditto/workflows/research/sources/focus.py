@@ -42,7 +42,7 @@ from pathlib import PurePath
 from typing import Final
 
 from ....text.analysis import has_cjk
-from ....text.files import DOCUMENT_SUFFIXES, without_compression
+from ....text.files import DOCUMENT_SUFFIXES, HTML_SUFFIXES, without_compression
 from ....text.lexicon import is_english_word
 from ....worker.infer.extractive import asks_a_question, reading_order
 from ....worker.infer.tasks import ExcerptPassage
@@ -69,11 +69,12 @@ _PART = re.compile(r"[-_ ]+")
 
 
 def _names(path: str) -> set[str]:
-    """The words a file's name answers to: its stem without the document suffix, its parts between ``-``/``_``,
+    """The words a file's name answers to: its stem without the document suffix (``fts5`` of ``fts5.html``), its
+    parts between ``-``/``_``,
     and each run of parts that ends the stem, as written (``ssh-keygen`` of ``man-ssh-keygen``, ``pam_unix`` of
     ``man-pam_unix``), lower case."""
     stem = without_compression(PurePath(path).name.lower())
-    for suffix in DOCUMENT_SUFFIXES:
+    for suffix in DOCUMENT_SUFFIXES | HTML_SUFFIXES:
         if stem.endswith(suffix) and len(stem) > len(suffix):
             stem = stem[: -len(suffix)]
             break
