@@ -173,3 +173,35 @@ async def test_the_first_task_over_a_folder_tells_how_its_indexing_goes(tmp_path
         reading = [f"{said}reading files 1/3", f"{said}reading files 3/3"]
         built = [f"{said}BM25 arrays 0/1", f"{said}BM25 arrays 1/1"]
         assert told == (reading + built if first else reading)
+
+
+def test_index_pages_are_lists_of_links_and_prose_pages_are_not() -> None:
+    """WF-12 (found on the SQLite manual): a keyword index, a site map or a cross-reference is a list of page
+    names; a page of prose is not, and neither is a short page of any kind."""
+    from ditto.retrieval.index.sources import lists_links
+
+    def text(name: str) -> str:
+        return extract_document_text((sqlite_docs_dir() / name).read_bytes())
+
+    assert all(lists_links(text(name)) for name in ("keyword_index.html", "sitemap.html", "doc_target_crossref.html"))
+    assert not any(lists_links(text(name)) for name in ("lang_reindex.html", "lang_upsert.html", "limits.html"))
+    assert not lists_links("\n".join(["DROP TABLE", "DROP VIEW", "EXPLAIN"] * 5))  # 15 lines: too short to judge
+    assert lists_links("\n".join(["DROP TABLE", "DROP VIEW", "EXPLAIN", "CREATE INDEX", "It is prose."] * 5))
+    assert not lists_links("\n".join(["DROP TABLE", "DROP VIEW", "EXPLAIN", "One sentence of prose."] * 5))
+
+
+def test_a_manual_s_index_pages_are_skipped_with_one_note(tmp_path: Path) -> None:
+    """WF-12: over a manual's folder, its index pages took a shown document's place and were quoted ("sqrt() SQL
+    function" for "Why does sqrt() give 'no such function'?"). They are not read; one note counts them."""
+    docs = _sqlite_pages(tmp_path, "keyword_index.html", "lang_reindex.html", "sitemap.html")
+    assert "REINDEX" in extract_document_text((docs / "keyword_index.html").read_bytes())
+    done = run_cli(research_args("document-search", "--documents", str(docs), "--question",
+                                 "What does the REINDEX command do?", "--base-dir", str(tmp_path / "tasks"),
+                                 scripted=False),
+                   env={"DITTO_INDEX_CACHE_DIR": str(tmp_path / "cache"), "DITTO_RESEARCH_EMBED": "0"}, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    brief = json.loads(Path(output(done)["result"]["brief"]).read_text(encoding="utf-8"))
+    assert brief["evidence"] and all(item["uri"].endswith("/lang_reindex.html") for item in brief["evidence"])
+    notes = [note for item in brief["coverage"] for note in item["notes"]]
+    first = docs / "keyword_index.html"
+    assert f"2 HTML page(s) skipped: lists of links or index terms, not prose (the first: {first})" in notes, notes

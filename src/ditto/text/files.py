@@ -130,6 +130,20 @@ class WalkReport:
     #: links must not become a million log lines).
     max_notes: int = 100
     unlisted: int = 0
+    #: Entries skipped for one reason that would be many notes alike (a manual's index pages), by that reason:
+    #: how many, and the first; :meth:`finish` says each in one note.
+    tallies: dict[str, tuple[int, str]] = field(default_factory=dict)
+
+    def tally(self, reason: str, name: str) -> None:
+        """Count ``name`` as skipped for ``reason``; :meth:`finish` notes ``"<n> <reason> (the first: <name>)"``."""
+        count, first = self.tallies.get(reason, (0, name))
+        self.tallies[reason] = (count + 1, first)
+
+    def finish(self) -> None:
+        """Note each tally once (the walk is over)."""
+        for reason, (count, first) in self.tallies.items():
+            self.note(f"{count} {reason} (the first: {first})")
+        self.tallies.clear()
 
     def note(self, text: str, *, cap: bool = False) -> None:
         """Record ``text`` and say it once on the log (a warning: the brief is built without it).

@@ -35,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import stat
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -56,8 +57,8 @@ from ...text.files import (
 from ...text.passages import Layout, cut_passages, heading_over
 from .errors import INDEX_INVALID_INPUT, SearchIndexError
 
-__all__ = ["INDEX_LIMITS", "DocumentText", "HtmlReader", "IndexLimits", "PassageRow", "SourceFile", "discover",
-           "document_suffixes", "document_text", "load_file"]
+__all__ = ["INDEX_LIMITS", "LINK_LISTS_SKIPPED", "DocumentText", "HtmlReader", "IndexLimits", "PassageRow",
+           "SourceFile", "discover", "document_suffixes", "document_text", "lists_links", "load_file"]
 
 #: A JSONL line longer than this is refused (a record is a passage, not a corpus).
 MAX_RECORD_BYTES: Final = 1 << 20
@@ -158,6 +159,32 @@ class DocumentText:
 HtmlReader = Callable[[bytes], str]
 
 
+#: How :func:`document_text` says that HTML pages were skipped as :func:`lists_links` (one note for them all).
+LINK_LISTS_SKIPPED: Final = "HTML page(s) skipped: lists of links or index terms, not prose"
+#: A page's text is a list of links when fewer of its characters than this are in lines that read as prose.
+_LIST_PROSE_SHARE: Final = 0.3
+#: ... and it has at least this many lines (a short page is judged by nothing of the kind).
+_LIST_MIN_LINES: Final = 20
+_ENDS_A_SENTENCE = re.compile(r"[.!?。！？]['\"”’)\]]*$")
+
+
+def lists_links(text: str) -> bool:
+    """Whether a page's extracted ``text`` is a list of links or index terms rather than prose: a manual's
+    keyword index, site map or cross-reference (SQLite's ``keyword_index.html``, ``sitemap.html``, a Sphinx
+    ``genindex.html``), whose lines name pages ("sqrt() SQL function", "→ RELEASE SAVEPOINT savepoint").
+    Such a page matches every question's words in a few characters, takes a document's place among those
+    shown, and says nothing a brief could quote. Prose is a line that ends a sentence or holds eight words;
+    a list is at least :data:`_LIST_MIN_LINES` lines with under :data:`_LIST_PROSE_SHARE` of the characters in
+    prose (SQLite's manual: its index pages and syntax diagrams 0.00–0.27, its other pages 0.42 and up).
+    """
+    lines = [line.strip() for line in text.split("\n")]
+    lines = [line for line in lines if line]
+    if len(lines) < _LIST_MIN_LINES:
+        return False
+    prose = sum(len(line) for line in lines if _ENDS_A_SENTENCE.search(line) or len(line.split()) >= 8)
+    return prose < _LIST_PROSE_SHARE * sum(len(line) for line in lines)
+
+
 def document_suffixes(html: HtmlReader | None) -> frozenset[str]:
     """The suffixes of a folder's documents: Markdown and plain text, and HTML when there is a reader for it."""
     return DOCUMENT_SUFFIXES | HTML_SUFFIXES if html is not None else DOCUMENT_SUFFIXES
@@ -183,6 +210,9 @@ def document_text(path: Path, raw: bytes, report: WalkReport, *, html: HtmlReade
             return None
         if not text.strip():
             report.note(f"{printable(path)} skipped: no main text was found in its HTML")
+            return None
+        if lists_links(text):
+            report.tally(LINK_LISTS_SKIPPED, printable(path))
             return None
         return DocumentText(text, extracted=True)
     try:

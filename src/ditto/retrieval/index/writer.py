@@ -376,6 +376,7 @@ def _scan(directory: Path, previous: Manifest | None, sources: list[Path], remov
             summary.updated += 1
             plan.replaced.append(source.path)
         plan.changed.append(loaded)
+    report.finish()
     summary.skipped = list(report.notes)
     if sources and report.roots_usable == 0:
         raise SearchIndexError(INDEX_INVALID_INPUT, f"no source exists or may be read: "

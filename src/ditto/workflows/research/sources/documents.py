@@ -165,6 +165,7 @@ class DocumentSearchProvider:
                     return corpus
                 corpus.append(DocumentPassage(uri, digest, text[span.start:span.end], span.start, span.end,
                                               span.line_start, span.line_end, span.heading, locator))
+        self.report.finish()
         if self.report.roots_usable and not self._raw:
             names = ", ".join(printable(path) for path in self._paths[:3])
             self.report.note(f"no readable document was found in {names} "
