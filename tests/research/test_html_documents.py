@@ -205,3 +205,36 @@ def test_a_manual_s_index_pages_are_skipped_with_one_note(tmp_path: Path) -> Non
     notes = [note for item in brief["coverage"] for note in item["notes"]]
     first = docs / "keyword_index.html"
     assert f"2 HTML page(s) skipped: lists of links or index terms, not prose (the first: {first})" in notes, notes
+
+
+def test_index_pages_left_out_are_remembered_and_not_read_again_while_unchanged(tmp_path: Path) -> None:
+    """WF-12 (measured on the SQLite manual: its 85 index pages were extracted again by every task, 2 s each): a
+    page left out as a list of links is remembered with its size and time; the next run counts it in the same
+    note without reading it, and reads it again once it changes."""
+    import os
+    import time
+
+    from ditto.retrieval.index import open_index, update_index_sync
+
+    docs = _sqlite_pages(tmp_path, "keyword_index.html", "lang_reindex.html")
+    day_ago = time.time() - 86_400
+    for page in docs.iterdir():
+        os.utime(page, (day_ago, day_ago))
+    read: list[int] = []
+
+    def reader(raw: bytes) -> str:
+        read.append(len(raw))
+        return extract_document_text(raw)
+
+    note = ("1 HTML page(s) skipped: lists of links or index terms, not prose (the first: "
+            f"{(docs / 'keyword_index.html').resolve()})")
+    first = update_index_sync(tmp_path / "idx", [docs], html=reader)
+    assert len(read) == 2 and note in first.skipped and first.added == 1
+    again = update_index_sync(tmp_path / "idx", [docs], html=reader)
+    assert len(read) == 2 and note in again.skipped and again.generation == first.generation
+    shutil.copyfile(sqlite_docs_dir() / "lang_vacuum.html", docs / "keyword_index.html")  # now a page of prose
+    os.utime(docs / "keyword_index.html", (day_ago + 60, day_ago + 60))
+    changed = update_index_sync(tmp_path / "idx", [docs], html=reader)
+    assert len(read) == 3 and note not in changed.skipped and changed.added == 1
+    with open_index(tmp_path / "idx") as index:
+        assert index.extracted_text(str((docs / "keyword_index.html").resolve())) is not None

@@ -7,6 +7,9 @@ Tables::
         kind 'records': a JSONL or BEIR corpus file (``raw`` NULL; its records are the passages).
     extracted(path PRIMARY KEY, text)
         an HTML file's main text, which its passages were cut from and point into (``raw`` holds the HTML).
+    skipped(path PRIMARY KEY, size, mtime_ns, reason)
+        a file read and left out for a reason counted in one note (an HTML list of links): while its size and
+        time stay, later runs count it again without reading it.
     passages(rowid, id UNIQUE, path, ordinal, start, end, line_start, line_end, sha256, heading, text, metadata)
         ``sha256`` is the passage text's hash; ``metadata`` JSON (what filters see).
     vectors USING vec0(embedding float[N] distance_metric=cosine)
@@ -64,6 +67,12 @@ CREATE INDEX IF NOT EXISTS passages_path ON passages(path);
 CREATE TABLE IF NOT EXISTS extracted (
     path TEXT PRIMARY KEY,
     text TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS skipped (
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    reason TEXT NOT NULL
 );
 """
 

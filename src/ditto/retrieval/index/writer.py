@@ -59,7 +59,17 @@ from .errors import (
 )
 from .lock import LOCK_FILE, writer_lock
 from .manifest import MANIFEST_FILE, EmbeddingInfo, Manifest, read_manifest, sync_folder, write_manifest
-from .sources import INDEX_LIMITS, HtmlReader, IndexLimits, LoadedFile, PassageRow, SourceFile, discover, load_file
+from .sources import (
+    INDEX_LIMITS,
+    LINK_LISTS_SKIPPED,
+    HtmlReader,
+    IndexLimits,
+    LoadedFile,
+    PassageRow,
+    SourceFile,
+    discover,
+    load_file,
+)
 from .store import (
     DB_FILE,
     SCHEMA,
@@ -311,6 +321,11 @@ def _update(directory: Path, sources: list[Path], remove: list[Path], embed: Cal
     return summary
 
 
+#: Reasons a file is left out that :meth:`WalkReport.tally` counts in one note: remembered by the index, so an
+#: unchanged file left out for one is not read again (a manual's 85 index pages took 2 s of every task).
+TALLIED_SKIPS: Final = (LINK_LISTS_SKIPPED,)
+
+
 @dataclass(slots=True)
 class _Plan:
     """What a run changes: files read and cut, files only re-stamped, files whose passages go."""
@@ -319,10 +334,13 @@ class _Plan:
     touched: list[SourceFile] = field(default_factory=list)
     gone: list[str] = field(default_factory=list)
     replaced: list[str] = field(default_factory=list)
+    #: Files newly left out for a tallied reason (:data:`TALLIED_SKIPS`), and paths whose remembered skip goes.
+    skipped: list[tuple[SourceFile, str]] = field(default_factory=list)
+    unskipped: list[str] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
-        return not (self.changed or self.touched or self.gone)
+        return not (self.changed or self.touched or self.gone or self.skipped or self.unskipped)
 
 
 def _scan(directory: Path, previous: Manifest | None, sources: list[Path], remove: list[Path],
@@ -330,6 +348,7 @@ def _scan(directory: Path, previous: Manifest | None, sources: list[Path], remov
           records: bool, html: HtmlReader | None) -> _Plan:
     """Compare the sources with the published generation (read-only): nothing is written here."""
     known: dict[str, tuple[str, str, int, int]] = {}
+    remembered: dict[str, tuple[int, int, str]] = {}  # skipped files: size, time, reason
     since = 0.0
     if previous is not None:
         since = previous.updated
@@ -337,6 +356,9 @@ def _scan(directory: Path, previous: Manifest | None, sources: list[Path], remov
         try:
             known = {path: (kind, sha, size, mtime) for path, kind, sha, size, mtime in
                      connection.execute("SELECT path, kind, sha256, size, mtime_ns FROM files")}
+            if has_table(connection, "skipped"):
+                remembered = {path: (size, mtime, reason) for path, size, mtime, reason in
+                              connection.execute("SELECT path, size, mtime_ns, reason FROM skipped")}
         finally:
             connection.close()
     plan = _Plan()
@@ -347,6 +369,7 @@ def _scan(directory: Path, previous: Manifest | None, sources: list[Path], remov
                              "read and cut again")
     report = WalkReport(max_notes=1000)
     seen: set[str] = set()
+    left_out: set[str] = set()  # files skipped for a tallied reason, this run
     roots = [str(root.resolve()) for root in sources]
     # A file named twice (``docs docs``, ``docs docs/a.md``, a link to the same folder) is one file.
     found = list({source.path: source for source in discover(sources, ignore=ignore, limits=limits, report=report,
@@ -361,8 +384,21 @@ def _scan(directory: Path, previous: Manifest | None, sources: list[Path], remov
             seen.add(source.path)
             summary.unchanged += 1
             continue
+        skip = remembered.get(source.path)
+        if skip is not None and skip[:2] == (source.size, source.mtime_ns) and not racy and not recut:
+            report.tally(skip[2], printable(source.path))  # left out before, unchanged since: not read again
+            left_out.add(source.path)
+            continue
+        if skip is not None:
+            plan.unskipped.append(source.path)
+        tallied = {reason: report.tallies.get(reason, (0, ""))[0] for reason in TALLIED_SKIPS}
         loaded = load_file(source, limits=limits, report=report, html=html)
         if loaded is None:
+            reason = next((reason for reason in TALLIED_SKIPS if report.tallies.get(reason, (0, ""))[0] >
+                           tallied[reason]), None)
+            if reason is not None:  # remembered; a file indexed before is gone from the index (not seen)
+                plan.skipped.append((source, reason))
+                left_out.add(source.path)
             continue
         seen.add(source.path)
         if recorded is not None and recorded[1] == loaded.sha256 and recorded[0] == source.kind and not recut:
@@ -388,6 +424,8 @@ def _scan(directory: Path, previous: Manifest | None, sources: list[Path], remov
                                                     f"was found in {', '.join(printable(s) for s in sources[:3])}"
                                                     + detail)
     plan.gone = [path for path in known if _under(path, roots) and path not in seen]
+    plan.unskipped += [path for path in remembered if (_under(path, roots) and path not in left_out) or _under(
+        path, [str(root.resolve()) for root in remove])]
     removed_roots = [str(path.resolve()) for path in remove]
     for path, root in zip(remove, removed_roots, strict=True):
         if not any(_under(known_path, [root]) for known_path in known):
@@ -456,6 +494,7 @@ def _build(directory: Path, previous: Manifest | None, target: Path, plan: _Plan
                 connection.executemany("INSERT INTO sentences(passage, sha256, embedding) VALUES (?, ?, ?)",
                                        sentence_backfill)
             _write(connection, gone, replaced, changed, touched, new_rows, vectors_of, sentences_of)
+            _remember_skips(connection, plan)
             connection.execute("COMMIT")
         except BaseException:
             connection.execute("ROLLBACK")
@@ -534,6 +573,13 @@ def _sentence_vectors(texts: Sequence[str], embed: Callable[[list[str]], list[An
         if progress is not None:
             progress("sentences", min(start + _EMBED_CHUNK, len(unique)), len(unique))
     return [[(sentence_key(sentence), vectors[sentence]) for sentence in sentences] for sentences in per_passage]
+
+
+def _remember_skips(connection: Any, plan: _Plan) -> None:
+    """Keep the files left out for a tallied reason, so that later runs count them without reading them."""
+    connection.executemany("DELETE FROM skipped WHERE path = ?", [(path,) for path in plan.unskipped])
+    connection.executemany("INSERT OR REPLACE INTO skipped(path, size, mtime_ns, reason) VALUES (?, ?, ?, ?)",
+                           [(source.path, source.size, source.mtime_ns, reason) for source, reason in plan.skipped])
 
 
 def _write(connection: Any, gone: Sequence[str], replaced: Sequence[str], changed: Sequence[LoadedFile],
