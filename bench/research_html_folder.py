@@ -2,19 +2,21 @@
 
 Usage::
 
-    PYTHONPATH=src:. python bench/research_html_folder.py [--show] [--embed] [--folder DIR] [--work DIR]
+    PYTHONPATH=src:. python bench/research_html_folder.py [--set sqlite|nodejs] [--show] [--embed] [--work DIR]
 
-The whole folder Debian's ``sqlite3-doc`` installs (766 HTML pages, the changelogs and the rest) is one
-``--documents`` folder; each question is one ``document-search`` task with the built-in model, in this process
-(``run_research``), all tasks sharing one folder cache, which the first task builds (its time is reported
-apart). Two question sets: ``web`` (the 13 questions of ``bench/research_web.py``, each about one page) and
-``folder`` (``bench/data/sqlite_folder_questions.json``: 30 answerable questions over 30 other pages and 10
-that the manual does not answer, written by someone who had not read the code). A question *hits* when the
-brief quotes its phrase from its page (white space collapsed, in any case); an unanswerable one is right when
-the brief is ``no-evidence``. The peer in the same run is the folder cache's own BM25 top-1 passage (same index, same
-analysis): does it hold the phrase, from the right page? ``--embed`` builds the cache with the packaged
-embedding model (hybrid retrieval, as research uses when the ``embed`` extra is installed; the first task then
-embeds the whole folder); without it, BM25 only.
+``--set sqlite`` (the default): the whole folder Debian's ``sqlite3-doc`` installs (766 HTML pages, the changelogs
+and the rest) is one ``--documents`` folder; each question is one ``document-search`` task with the built-in model,
+in this process (``run_research``), all tasks sharing one folder cache, which the first task builds (its time is
+reported apart). Two question sets: ``web`` (the 13 questions of ``bench/research_web.py``, each about one page)
+and ``folder`` (``bench/data/sqlite_folder_questions.json``: 30 answerable questions over 30 other pages and 10
+that the manual does not answer, written by someone who had not read the code). A question *hits* when the brief
+quotes its phrase from its page (white space collapsed, in any case); an unanswerable one is right when the brief
+is ``no-evidence``. The peer in the same run is the folder cache's own BM25 top-1 passage (same index, same
+analysis): does it hold the phrase, from the right page? ``--embed`` builds the cache with the packaged embedding
+model (hybrid retrieval, as research uses when the ``embed`` extra is installed; the first task then embeds the
+whole folder); without it, BM25 only. ``--set nodejs``: Node.js's API documentation as Debian's ``nodejs-doc``
+installs it (``/usr/share/doc/nodejs``), with ``bench/data/nodejs_folder_questions.json`` (30 answerable questions,
+10 unanswerable, written the same way, after this session's changes: held out).
 """
 
 from __future__ import annotations
@@ -34,12 +36,23 @@ ROOT = Path(__file__).resolve().parents[1]
 FOLDER = Path("/usr/share/doc/sqlite3")
 
 
-def _questions() -> list[dict[str, Any]]:
-    from bench.research_web import QUESTIONS
+#: The folders and their questions: the SQLite manual (``sqlite3-doc``), and Node.js's API documentation
+#: (``nodejs-doc``), whose questions were written after every change of the session that built this, and run
+#: once before and once after them: the held-out set.
+FOLDERS: dict[str, tuple[Path, str]] = {
+    "sqlite": (FOLDER, "sqlite_folder_questions.json"),
+    "nodejs": (Path("/usr/share/doc/nodejs"), "nodejs_folder_questions.json"),
+}
 
-    asked = [{"id": f"w{number:02d}", "set": "web", "question": question, "page": page, "phrase": phrase}
-             for number, (question, page, phrase) in enumerate(QUESTIONS, start=1)]
-    data = json.loads((ROOT / "bench/data/sqlite_folder_questions.json").read_text(encoding="utf-8"))
+
+def _questions(name: str) -> list[dict[str, Any]]:
+    asked: list[dict[str, Any]] = []
+    if name == "sqlite":
+        from bench.research_web import QUESTIONS
+
+        asked = [{"id": f"w{number:02d}", "set": "web", "question": question, "page": page, "phrase": phrase}
+                 for number, (question, page, phrase) in enumerate(QUESTIONS, start=1)]
+    data = json.loads((ROOT / "bench/data" / FOLDERS[name][1]).read_text(encoding="utf-8"))
     asked += [{"set": "folder", **item} for item in data["questions"]]
     return asked
 
@@ -73,13 +86,13 @@ async def _bm25_top1(cache: Path, question: str) -> tuple[str, str]:
     return str(hit.metadata["path"]), _collapsed(hit.content)
 
 
-async def run(folder: Path, work: Path, embed: bool, show: bool) -> dict[str, Any]:
+async def run(name: str, folder: Path, work: Path, embed: bool, show: bool) -> dict[str, Any]:
     from ditto.workflows.research import run_research
 
     cache = work / "cache"
     env = {"DITTO_INDEX_CACHE_DIR": str(cache), "DITTO_RESEARCH_EMBED": "1" if embed else "0"}
     results: dict[str, Any] = {"first_s": 0.0, "later_s": [], "sets": {}}
-    for number, item in enumerate(_questions()):
+    for number, item in enumerate(_questions(name)):
         started = time.perf_counter()
         _, result = await run_research("document-search", {"question": item["question"], "documents": [str(folder)]},
                                        base_dir=work / "tasks", env=env)
@@ -114,7 +127,8 @@ async def run(folder: Path, work: Path, embed: bool, show: bool) -> dict[str, An
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--folder", type=Path, default=FOLDER)
+    parser.add_argument("--set", choices=sorted(FOLDERS), default="sqlite", help="which folder and questions")
+    parser.add_argument("--folder", type=Path, help="another copy of the set's folder")
     parser.add_argument("--work", type=Path, help="where tasks and the folder cache go (default: a temporary one)")
     parser.add_argument("--embed", action="store_true", help="hybrid retrieval (the embed extra); BM25 otherwise")
     parser.add_argument("--show", action="store_true", help="print each question's outcome")
@@ -122,8 +136,9 @@ def main() -> None:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     with tempfile.TemporaryDirectory(prefix="ditto-bench-html-") as temporary:
         work = args.work or Path(temporary)
-        results = asyncio.run(run(args.folder, work, args.embed, args.show))
-    print(f"Research over {args.folder} ({'hybrid' if args.embed else 'BM25'} folder cache, built-in model)")
+        folder = args.folder or FOLDERS[args.set][0]
+        results = asyncio.run(run(args.set, folder, work, args.embed, args.show))
+    print(f"Research over {folder} ({'hybrid' if args.embed else 'BM25'} folder cache, built-in model)")
     print("| set | answer quoted from its page | BM25 top-1 passage of the folder | unanswerable → no-evidence |")
     print("| --- | ---: | ---: | ---: |")
     for name, row in results["sets"].items():
