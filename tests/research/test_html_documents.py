@@ -185,6 +185,9 @@ def test_index_pages_are_lists_of_links_and_prose_pages_are_not() -> None:
 
     assert all(lists_links(text(name)) for name in ("keyword_index.html", "sitemap.html", "doc_target_crossref.html"))
     assert not any(lists_links(text(name)) for name in ("lang_reindex.html", "lang_upsert.html", "limits.html"))
+    code = ["int main()", "{", "  ffi_cif cif;", "  closure = ffi_closure_alloc(sizeof(ffi_closure), &bound);",
+            "  if (closure)", "    {", "      args[0] = &ffi_type_pointer;", "    }", "  return 0;", "}"] * 3
+    assert not lists_links("\n".join(code))  # a page of code (libffi's closure example) is no list
     assert not lists_links("\n".join(["DROP TABLE", "DROP VIEW", "EXPLAIN"] * 5))  # 15 lines: too short to judge
     assert lists_links("\n".join(["DROP TABLE", "DROP VIEW", "EXPLAIN", "CREATE INDEX", "It is prose."] * 5))
     assert not lists_links("\n".join(["DROP TABLE", "DROP VIEW", "EXPLAIN", "One sentence of prose."] * 5))
