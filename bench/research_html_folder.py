@@ -57,6 +57,17 @@ def _questions(name: str) -> list[dict[str, Any]]:
     return asked
 
 
+def _same_page(path: str, page: str) -> bool:
+    """Whether ``path`` (a URI or a path) is ``page`` of the folder, in any of its forms: Node.js's folder ships
+    each page's Markdown source beside its HTML (``api/fs.md``, ``api/fs.md.gz``), which says the same."""
+    def stem(name: str) -> str:
+        for suffix in (".gz", ".html", ".md"):
+            name = name.removesuffix(suffix)
+        return name
+
+    return stem(path).endswith("/" + stem(page))
+
+
 def _collapsed(text: str) -> str:
     return " ".join(text.split())
 
@@ -111,10 +122,10 @@ async def run(name: str, folder: Path, work: Path, embed: bool, show: bool) -> d
         else:
             row["answerable"] += 1
             phrase = item["phrase"].lower()
-            right = any(uri.endswith("/" + item["page"]) and phrase in quote.lower() for uri, quote in quotes)
+            right = any(_same_page(uri, item["page"]) and phrase in quote.lower() for uri, quote in quotes)
             row["hits"] += right
             path, text = await _bm25_top1(cache, item["question"])
-            row["bm25"] += path.endswith("/" + item["page"]) and phrase in text.lower()
+            row["bm25"] += _same_page(path, item["page"]) and phrase in text.lower()
         if show:
             print(f"{'ok  ' if right else 'MISS'} {item['id']} {result.status:<11} {elapsed:5.1f}s {item['question']}"
                   f" [{item['page']}: {item['phrase']}]")

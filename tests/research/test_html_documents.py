@@ -241,3 +241,33 @@ def test_index_pages_left_out_are_remembered_and_not_read_again_while_unchanged(
     assert len(read) == 3 and note not in changed.skipped and changed.added == 1
     with open_index(tmp_path / "idx") as index:
         assert index.extracted_text(str((docs / "keyword_index.html").resolve())) is not None
+
+
+def test_one_text_in_two_files_is_shown_once(tmp_path: Path) -> None:
+    """WF-12 (seed 004: at most three documents a query): SQLite's folder holds its change log as ``changes.html``
+    and again as ``changelog.html.gz``, Node.js's each API page as HTML and as its Markdown source; the copies took
+    two of a query's documents and the brief quoted one sentence twice. A passage that says what one shown before
+    says (nearly all its words) is not shown again."""
+    from ditto.workflows.research.sources.indexed_documents import passage_words, says_the_same
+
+    html = "The REINDEX command was added. The engine no longer consults the main table if it can get all the " \
+           "information it needs from an index."
+    markdown = "* The `REINDEX` command was added.\n* The engine no longer consults the main table if it can get\n" \
+               "  all the information it needs from an [index](lang_createindex.html)."
+    assert says_the_same(passage_words(html), passage_words(markdown))
+    assert not says_the_same(passage_words(html), passage_words("The VACUUM command was added to the engine."))
+    assert not says_the_same(passage_words("REINDEX was added."), passage_words(html))  # too short to judge
+
+    docs = _sqlite_pages(tmp_path, "changes.html", "lang_reindex.html")
+    (docs / "changelog.html.gz").write_bytes(gzip.compress((docs / "changes.html").read_bytes()))
+    done = run_cli(research_args("document-search", "--documents", str(docs), "--question",
+                                 "When was the REINDEX command added?", "--base-dir", str(tmp_path / "tasks"),
+                                 scripted=False),
+                   env={"DITTO_INDEX_CACHE_DIR": str(tmp_path / "cache"), "DITTO_RESEARCH_EMBED": "0"}, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    brief = json.loads(Path(output(done)["result"]["brief"]).read_text(encoding="utf-8"))
+    quotes = [" ".join(item["quote"].split()) for item in brief["evidence"]]
+    assert any("The REINDEX command was added." in quote for quote in quotes), quotes
+    assert len(quotes) == len(set(quotes)), quotes
+    assert not ({item["uri"].rsplit("/", 1)[-1] for item in brief["evidence"]} >= {"changes.html",
+                                                                                   "changelog.html.gz"})

@@ -37,6 +37,7 @@ from ..records import Passage
 from ..types import QueryRecord
 from .base import SourceHits, SourceLimits, SourceSetup, constant_input, retrieval_candidates
 from .focus import FOCUS_POOL, ReadPassage, closely_read, documents_to_read, focus_text
+from .indexed_documents import passage_words, says_the_same
 
 __all__ = ["DOCUMENTS_TARGET", "DOCUMENT_SUFFIXES", "DocumentPassage", "DocumentSearchProvider", "DocumentsSource",
            "split_passages"]
@@ -337,8 +338,13 @@ class DocumentsSource:
             shown = closely_read(self.setup.request.question, read)
             found[:0] = [(finder[pool[index][0]], pool[index][1]) for index in shown]
         passages: list[Passage] = []
+        kept: list[tuple[tuple[Any, Any], frozenset[str]]] = []  # (where, words) of each passage kept
         for query, candidate in found:
             meta = candidate.metadata or {}
+            where, words = (meta.get("uri"), meta.get("start")), passage_words(candidate.content)
+            if any(place != where and says_the_same(words, earlier) for place, earlier in kept):
+                continue  # what the close reading or an earlier query showed, in another file (a page's source)
+            kept.append((where, words))
             passages.append(Passage(id="", source_type=self.source_type, uri=meta["uri"],
                                     snapshot_sha256=meta["snapshotSha256"], text=candidate.content,
                                     start=meta["start"], end=meta["end"], query=query.text,

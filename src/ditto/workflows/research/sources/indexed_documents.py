@@ -46,13 +46,13 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from ....redaction import printable
-from ....text.analysis import OPTION_TERMS_VERSION, TextAnalyzer, has_cjk
+from ....text.analysis import OPTION_TERMS_VERSION, TextAnalyzer, has_cjk, word_terms
 from ....text.passages import MAX_PASSAGE_CHARS, PASSAGES_VERSION
 from .spans import ranked_spans
 
 __all__ = ["CACHE_ENV", "CACHE_LIMIT_ENV", "DEFAULT_CACHE_LIMIT", "IndexedDocumentSearchProvider", "embeddings_enabled",
-           "evict_folder_caches", "folder_cache_dir", "rank_documents", "record_span", "record_uri",
-           "select_passages"]
+           "evict_folder_caches", "folder_cache_dir", "passage_words", "rank_documents", "record_span", "record_uri",
+           "says_the_same", "select_passages"]
 
 logger = logging.getLogger(__name__)
 
@@ -476,7 +476,12 @@ class IndexedDocumentSearchProvider:
         output = await state.provider.search(asked, context)
         candidates = []
         files: dict[str, _StoredFile | None] = {}
+        shown: list[frozenset[str]] = []
         for score, hit in select_passages(output.candidates, records=state.records):
+            words = passage_words(hit.content)
+            if any(says_the_same(words, earlier) for earlier in shown):
+                continue  # the same text in another file (a page and its source), or twice in one: shown once
+            shown.append(words)
             path = hit.metadata["path"]
             if path in state.records:
                 candidate = self._record_candidate(hit, text, request.target.name, score)
@@ -489,6 +494,28 @@ class IndexedDocumentSearchProvider:
                 if len(candidates) >= limit:
                     break
         return RetrievalSearchOutput(candidates=tuple(candidates), strategy=request.strategy, target=request.target)
+
+
+#: Two passages say the same when the distinct words of the one with fewer make at least this share of the
+#: words they share, and it has at least :data:`_SAME_MIN_WORDS` of them (a line of a few words is in many).
+_SAME_WORDS_SHARE: Final = 0.8
+_SAME_MIN_WORDS: Final = 12
+
+
+def passage_words(text: str) -> frozenset[str]:
+    """The distinct words of a passage, as :func:`says_the_same` compares them."""
+    return frozenset(word_terms(text))
+
+
+def says_the_same(words: frozenset[str], other: frozenset[str]) -> bool:
+    """Whether two passages (their :func:`passage_words`) say the same: nearly all the words of the shorter are
+    in the longer. Documentation folders hold one text in several files: Node.js's ships each API page as HTML
+    and as its Markdown source (``fs.html``, ``fs.md``), SQLite's ``changes.html`` is ``changelog.html.gz``
+    and ``fileformat2.html`` is ``fileformat.html``; shown twice, one text takes two of a query's three
+    documents and the brief quotes it twice. Containment, not equality: the copies are cut into passages at
+    other places and differ in markup."""
+    smaller = min(len(words), len(other))
+    return smaller >= _SAME_MIN_WORDS and len(words & other) >= _SAME_WORDS_SHARE * smaller
 
 
 def _reads_english_only(model: str) -> bool:
