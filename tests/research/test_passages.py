@@ -509,3 +509,16 @@ def test_a_change_in_the_passages_bumps_their_version() -> None:
                               .encode())
     assert _CUT_DIGESTS.get(PASSAGES_VERSION) == digest.hexdigest(), (
         "the passages changed: bump PASSAGES_VERSION (ditto.text.passages) and record the new digest")
+
+
+def test_markdown_link_definitions_are_no_passage() -> None:
+    """WF-6 (found by hand on at-spi2-core's README.md): its "[CORBA]: https://…" / "[DBus]: https://…" block
+    passed for "What was used before DBus for accessibility in GNOME?" and was the brief's whole answer. Markdown
+    shows nothing for a link reference definition; a line like it inside a paragraph is the paragraph's text."""
+    text = ("CORBA was phased out in favor of [DBus][DBus], a more modern IPC mechanism.\n\n"
+            "[CORBA]: https://en.wikipedia.org/wiki/CORBA\n[DBus]: <https://www.freedesktop.org/wiki/Software/dbus/> "
+            '"D-Bus"\n   [GNOME]: https://www.gnome.org\n\nSee the notes.\n[x]: this line continues the paragraph\n\n'
+            "[^1]: A footnote is text.\n")
+    assert [text[span.start:span.end] for span in cut_passages(text)] == [
+        "CORBA was phased out in favor of [DBus][DBus], a more modern IPC mechanism.",
+        "See the notes.\n[x]: this line continues the paragraph", "[^1]: A footnote is text."]

@@ -281,6 +281,8 @@ class _Cutter:
             if _RULE.match(line.text):
                 self.close()
                 continue
+            if not self.block and _LINK_DEFINITION.match(line.text):
+                continue  # "[DBus]: https://…": Markdown shows nothing for it, and a brief must not quote it
             if _MAN_EDGE.match(line.text) and len(stripped) <= 200:
                 self.close()
                 if not seen_header and _MAN_HEADER.match(stripped):
@@ -332,6 +334,13 @@ class _Cutter:
         (:func:`~.sentences.runs_over_blank`)."""
         newline = self.text.find("\n", blank.end)  # "\r\n" lines end before their "\r"
         return bool(self.block) and newline >= 0 and runs_over_blank(self.text, newline)
+
+
+#: A Markdown link reference definition ("[DBus]: https://www.freedesktop.org/wiki/Software/dbus/", with an optional
+#: title): CommonMark renders nothing for it, so it is no text of the document; it cannot interrupt a paragraph.
+#: Not a footnote ("[^1]: …"), which is text.
+_LINK_DEFINITION = re.compile(r" {0,3}\[(?!\^)[^\]\n]{1,999}\]:[ \t]*<?\S+>?(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'"
+                              r"|\([^)\n]*\)))?[ \t]*$")
 
 
 def _underlines(title: str, line: str) -> bool:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -496,26 +497,29 @@ class IndexedDocumentSearchProvider:
         return RetrievalSearchOutput(candidates=tuple(candidates), strategy=request.strategy, target=request.target)
 
 
-#: Two passages say the same when the distinct words of the one with fewer make at least this share of the
-#: words they share, and it has at least :data:`_SAME_MIN_WORDS` of them (a line of a few words is in many).
-_SAME_WORDS_SHARE: Final = 0.8
-_SAME_MIN_WORDS: Final = 12
+#: Two passages say the same when at least this share of the word pairs of the one with fewer are in the other,
+#: and it has at least :data:`_SAME_MIN_PAIRS` of them (a line of a few words is in many passages).
+_SAME_PAIRS_SHARE: Final = 0.8
+_SAME_MIN_PAIRS: Final = 12
 
 
 def passage_words(text: str) -> frozenset[str]:
-    """The distinct words of a passage, as :func:`says_the_same` compares them."""
-    return frozenset(word_terms(text))
+    """The distinct pairs of consecutive words of a passage (CJK characters are words one by one, so a pair is
+    about a Chinese word), as :func:`says_the_same` compares them."""
+    terms = word_terms(text)
+    return frozenset(f"{first} {second}" for first, second in itertools.pairwise(terms))
 
 
 def says_the_same(words: frozenset[str], other: frozenset[str]) -> bool:
-    """Whether two passages (their :func:`passage_words`) say the same: nearly all the words of the shorter are
-    in the longer. Documentation folders hold one text in several files: Node.js's ships each API page as HTML
-    and as its Markdown source (``fs.html``, ``fs.md``), SQLite's ``changes.html`` is ``changelog.html.gz``
-    and ``fileformat2.html`` is ``fileformat.html``; shown twice, one text takes two of a query's three
-    documents and the brief quotes it twice. Containment, not equality: the copies are cut into passages at
-    other places and differ in markup."""
+    """Whether two passages (their :func:`passage_words`) say the same: nearly all the word pairs of the shorter
+    are in the longer. Pairs, not words: two passages of one topic share most of their words, and two Chinese
+    passages most of their characters. Documentation folders hold one text in several files: Node.js's ships
+    each API page as HTML and as its Markdown source (``fs.html``, ``fs.md``), SQLite's ``changes.html`` is
+    ``changelog.html.gz`` and ``fileformat2.html`` is ``fileformat.html``; shown twice, one text takes two of a
+    query's three documents and the brief quotes it twice. Containment, not equality: the copies are cut into
+    passages at other places and differ in markup."""
     smaller = min(len(words), len(other))
-    return smaller >= _SAME_MIN_WORDS and len(words & other) >= _SAME_WORDS_SHARE * smaller
+    return smaller >= _SAME_MIN_PAIRS and len(words & other) >= _SAME_PAIRS_SHARE * smaller
 
 
 def _reads_english_only(model: str) -> bool:
