@@ -313,7 +313,11 @@ class _Cutter:
                 self.close()
                 continue
             following = next((later for later in lines[index + 1:] if later.text.strip()), None)
-            if _title_line(stripped, following.text.strip() if following is not None else None):
+            # A title follows a finished sentence (or another title, or nothing): a page whose paragraphs keep their
+            # source's line breaks (texinfo's HTML, Node.js's) has short lines inside its sentences.
+            after_a_sentence = not self.block or ends_a_sentence(self.block[-1].text) \
+                or is_lead_in(self.block[-1].text)
+            if after_a_sentence and _title_line(stripped, following.text.strip() if following is not None else None):
                 self.close()
                 self.push_heading(1, stripped)
             elif self.block:
@@ -385,10 +389,12 @@ _NOT_TITLE = re.compile(r"[=(){}<>;|`\\]")
 
 
 def _title_line(line: str, following: str | None) -> bool:
-    """Whether a line of extracted web text is a title over the paragraph that follows it."""
+    """Whether a line of extracted web text is a title over the paragraph that follows it. Not a line whose sentence
+    runs on into the next one: "This initializes cif according to the given parameters for" over "a call to a
+    variadic function." (libffi's manual keeps its source's line breaks inside paragraphs)."""
     return (following is not None and len(line) <= MAX_LEAD_CHARS and len(following) > len(line)
             and line[0].isalpha() and line[-1] not in ".,;:!?" and _NOT_TITLE.search(line) is None
-            and not _ITEM.match(line))
+            and not _ITEM.match(line) and not opens_in_lower_case(following))
 
 
 def _chunks(parts: Sequence[tuple[int, int]], limit: int) -> list[tuple[int, int]]:
@@ -422,8 +428,20 @@ def _balanced_chunks(parts: Sequence[tuple[int, int]], limit: int) -> list[tuple
 
 
 def _sentence_pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """The sentences of ``text[start:end]`` as absolute offsets."""
-    return [(start + s.start, start + s.end) for s in split_sentences(text[start:end])]
+    """The sentences of ``text[start:end]`` as absolute offsets, a lead-in ("For example:") one piece with the
+    sentence before it and the one it introduces: a long block is never cut between them (SQLite's "… using the
+    PRAGMA foreign_keys command. For example:" / "sqlite> PRAGMA foreign_keys = ON;")."""
+    pieces = [(start + s.start, start + s.end) for s in split_sentences(text[start:end])]
+    joined: list[tuple[int, int]] = []
+    leads = False  # the last piece joined ends in a lead-in: the next one joins it
+    for piece_start, piece_end in pieces:
+        lead_in = is_lead_in(text[piece_start:piece_end])
+        if joined and (leads or lead_in):
+            joined[-1] = (joined[-1][0], piece_end)
+        else:
+            joined.append((piece_start, piece_end))
+        leads = lead_in
+    return joined
 
 
 def _line_pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
