@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,6 +35,19 @@ def _sqlite_pages(tmp_path: Path, *names: str) -> Path:
     for name in names:
         shutil.copyfile(sqlite_docs_dir() / name, docs / name)
     return docs
+
+
+def _brief_of(tmp_path: Path, docs: Path, question: str, *,
+              embed: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``ditto research document-search --documents DOCS --question Q`` as a user runs it: its result and brief."""
+    env = {"DITTO_INDEX_CACHE_DIR": str(tmp_path / "cache")}
+    if not embed:
+        env["DITTO_RESEARCH_EMBED"] = "0"
+    done = run_cli(research_args("document-search", "--documents", str(docs), "--question", question,
+                                 "--base-dir", str(tmp_path / "tasks"), scripted=False), env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = output(done)["result"]
+    return result, json.loads(Path(result["brief"]).read_text(encoding="utf-8"))
 
 
 @pytest.mark.parametrize(("name", "html"), [
@@ -74,14 +88,8 @@ def test_research_quotes_the_page_text_and_the_brief_verifies(tmp_path: Path) ->
     the text's hash, the brief says where in that text the quote is, and ``ditto verify`` passes offline; an
     edited ``extracted.txt`` is caught."""
     docs = _sqlite_pages(tmp_path, "lang_reindex.html", "lang_vacuum.html", "autoinc.html")
-    done = run_cli(research_args("document-search", "--documents", str(docs), "--question",
-                                 "What does the REINDEX command do?", "--base-dir", str(tmp_path / "tasks"),
-                                 scripted=False), env={"DITTO_INDEX_CACHE_DIR": str(tmp_path / "cache")},
-                   timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = output(done)["result"]
+    result, brief = _brief_of(tmp_path, docs, "What does the REINDEX command do?", embed=True)
     assert result["status"] == "completed"
-    brief = json.loads(Path(result["brief"]).read_text(encoding="utf-8"))
     item = next(item for item in brief["evidence"] if REINDEX in item["quote"])
     assert item["uri"] == (docs / "lang_reindex.html").as_uri()
     assert "<" not in item["quote"]
@@ -111,12 +119,7 @@ def test_a_changelog_in_html_is_read_as_text_not_markup(tmp_path: Path) -> None:
     docs = tmp_path / "doc"
     docs.mkdir()
     (docs / "changelog.html.gz").write_bytes(gzip.compress((sqlite_docs_dir() / "changes.html").read_bytes()))
-    done = run_cli(research_args("document-search", "--documents", str(docs), "--question",
-                                 "When was the REINDEX command added?", "--base-dir", str(tmp_path / "tasks"),
-                                 scripted=False), env={"DITTO_INDEX_CACHE_DIR": str(tmp_path / "cache"),
-                                                       "DITTO_RESEARCH_EMBED": "0"}, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    brief = json.loads(Path(output(done)["result"]["brief"]).read_text(encoding="utf-8"))
+    _, brief = _brief_of(tmp_path, docs, "When was the REINDEX command added?")
     quotes = [item["quote"] for item in brief["evidence"]]
     assert any("The REINDEX command was added." in quote for quote in quotes), quotes
     assert not any("<li>" in quote or "</" in quote for quote in quotes), quotes
@@ -198,12 +201,7 @@ def test_a_manual_s_index_pages_are_skipped_with_one_note(tmp_path: Path) -> Non
     function" for "Why does sqrt() give 'no such function'?"). They are not read; one note counts them."""
     docs = _sqlite_pages(tmp_path, "keyword_index.html", "lang_reindex.html", "sitemap.html")
     assert "REINDEX" in extract_document_text((docs / "keyword_index.html").read_bytes())
-    done = run_cli(research_args("document-search", "--documents", str(docs), "--question",
-                                 "What does the REINDEX command do?", "--base-dir", str(tmp_path / "tasks"),
-                                 scripted=False),
-                   env={"DITTO_INDEX_CACHE_DIR": str(tmp_path / "cache"), "DITTO_RESEARCH_EMBED": "0"}, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    brief = json.loads(Path(output(done)["result"]["brief"]).read_text(encoding="utf-8"))
+    _, brief = _brief_of(tmp_path, docs, "What does the REINDEX command do?")
     assert brief["evidence"] and all(item["uri"].endswith("/lang_reindex.html") for item in brief["evidence"])
     notes = [note for item in brief["coverage"] for note in item["notes"]]
     first = docs / "keyword_index.html"
@@ -260,12 +258,7 @@ def test_one_text_in_two_files_is_shown_once(tmp_path: Path) -> None:
 
     docs = _sqlite_pages(tmp_path, "changes.html", "lang_reindex.html")
     (docs / "changelog.html.gz").write_bytes(gzip.compress((docs / "changes.html").read_bytes()))
-    done = run_cli(research_args("document-search", "--documents", str(docs), "--question",
-                                 "When was the REINDEX command added?", "--base-dir", str(tmp_path / "tasks"),
-                                 scripted=False),
-                   env={"DITTO_INDEX_CACHE_DIR": str(tmp_path / "cache"), "DITTO_RESEARCH_EMBED": "0"}, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    brief = json.loads(Path(output(done)["result"]["brief"]).read_text(encoding="utf-8"))
+    _, brief = _brief_of(tmp_path, docs, "When was the REINDEX command added?")
     quotes = [" ".join(item["quote"].split()) for item in brief["evidence"]]
     assert any("The REINDEX command was added." in quote for quote in quotes), quotes
     assert len(quotes) == len(set(quotes)), quotes
