@@ -246,7 +246,7 @@ def test_one_text_in_two_files_is_shown_once(tmp_path: Path) -> None:
     and again as ``changelog.html.gz``, Node.js's each API page as HTML and as its Markdown source; the copies took
     two of a query's documents and the brief quoted one sentence twice. A passage that says what one shown before
     says (nearly all its words) is not shown again."""
-    from ditto.workflows.research.sources.indexed_documents import passage_words, says_the_same
+    from ditto.workflows.research.sources.repeats import passage_words, says_the_same
 
     html = "The REINDEX command was added. The engine no longer consults the main table if it can get all the " \
            "information it needs from an index."

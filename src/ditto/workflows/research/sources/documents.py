@@ -37,7 +37,7 @@ from ..records import Passage
 from ..types import QueryRecord
 from .base import SourceHits, SourceLimits, SourceSetup, constant_input, retrieval_candidates
 from .focus import FOCUS_POOL, ReadPassage, closely_read, documents_to_read, focus_text
-from .indexed_documents import passage_words, says_the_same
+from .repeats import passage_words, says_the_same
 
 __all__ = ["DOCUMENTS_TARGET", "DOCUMENT_SUFFIXES", "DocumentPassage", "DocumentSearchProvider", "DocumentsSource",
            "split_passages"]

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import itertools
 import json
 import logging
 import os
@@ -47,13 +46,14 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from ....redaction import printable
-from ....text.analysis import OPTION_TERMS_VERSION, TextAnalyzer, has_cjk, word_terms
+from ....text.analysis import OPTION_TERMS_VERSION, TextAnalyzer, has_cjk
 from ....text.passages import MAX_PASSAGE_CHARS, PASSAGES_VERSION
+from .repeats import passage_words, says_the_same
 from .spans import ranked_spans
 
 __all__ = ["CACHE_ENV", "CACHE_LIMIT_ENV", "DEFAULT_CACHE_LIMIT", "IndexedDocumentSearchProvider", "embeddings_enabled",
-           "evict_folder_caches", "folder_cache_dir", "passage_words", "rank_documents", "record_span", "record_uri",
-           "says_the_same", "select_passages"]
+           "evict_folder_caches", "folder_cache_dir", "rank_documents", "record_span", "record_uri",
+           "select_passages"]
 
 logger = logging.getLogger(__name__)
 
@@ -495,31 +495,6 @@ class IndexedDocumentSearchProvider:
                 if len(candidates) >= limit:
                     break
         return RetrievalSearchOutput(candidates=tuple(candidates), strategy=request.strategy, target=request.target)
-
-
-#: Two passages say the same when at least this share of the word pairs of the one with fewer are in the other,
-#: and it has at least :data:`_SAME_MIN_PAIRS` of them (a line of a few words is in many passages).
-_SAME_PAIRS_SHARE: Final = 0.8
-_SAME_MIN_PAIRS: Final = 12
-
-
-def passage_words(text: str) -> frozenset[str]:
-    """The distinct pairs of consecutive words of a passage (CJK characters are words one by one, so a pair is
-    about a Chinese word), as :func:`says_the_same` compares them."""
-    terms = word_terms(text)
-    return frozenset(f"{first} {second}" for first, second in itertools.pairwise(terms))
-
-
-def says_the_same(words: frozenset[str], other: frozenset[str]) -> bool:
-    """Whether two passages (their :func:`passage_words`) say the same: nearly all the word pairs of the shorter
-    are in the longer. Pairs, not words: two passages of one topic share most of their words, and two Chinese
-    passages most of their characters. Documentation folders hold one text in several files: Node.js's ships
-    each API page as HTML and as its Markdown source (``fs.html``, ``fs.md``), SQLite's ``changes.html`` is
-    ``changelog.html.gz`` and ``fileformat2.html`` is ``fileformat.html``; shown twice, one text takes two of a
-    query's three documents and the brief quotes it twice. Containment, not equality: the copies are cut into
-    passages at other places and differ in markup."""
-    smaller = min(len(words), len(other))
-    return smaller >= _SAME_MIN_PAIRS and len(words & other) >= _SAME_PAIRS_SHARE * smaller
 
 
 def _reads_english_only(model: str) -> bool:
