@@ -151,8 +151,8 @@ def register(app: typer.Typer) -> None:
     @app.command("index")
     def index_command(
         sources: Annotated[list[Path] | None, typer.Argument(parser=path_value,
-            help="Folders or files of Markdown/plain text, .jsonl files (id, content, metadata) or BEIR corpus "
-                 "folders (corpus.jsonl).", show_default=False)] = None,
+            help="Folders or files of Markdown/plain text or HTML (read as its main text), .jsonl files (id, "
+                 "content, metadata) or BEIR corpus folders (corpus.jsonl).", show_default=False)] = None,
         index_dir: Annotated[Path, typer.Option(
             "--index", parser=path_value, help="The index directory (created if missing).")]
         = Path("ditto.index"),

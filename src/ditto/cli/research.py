@@ -295,7 +295,8 @@ def register(app: typer.Typer) -> None:
             help="A PEM file of certificate authorities to trust for web search and reading "
                               "(a company CA); also allowed when resuming.")] = None,
         documents: Annotated[list[Path] | None, typer.Option(
-            "--documents", parser=path_value, help="Files or folders (recursive).")]
+            "--documents", parser=path_value,
+            help="Files or folders (recursive): Markdown, plain text, documentation named README/NEWS/…, HTML.")]
         = None,
         ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Glob of documents to skip.")] = None,
         index: Annotated[Path | None, typer.Option(
