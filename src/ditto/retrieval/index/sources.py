@@ -55,6 +55,7 @@ from ...text.files import (
     walk_documents,
 )
 from ...text.passages import Layout, cut_passages, heading_over
+from ...text.sentences import ends_a_sentence
 from .errors import INDEX_INVALID_INPUT, SearchIndexError
 
 __all__ = ["INDEX_LIMITS", "LINK_LISTS_SKIPPED", "DocumentText", "HtmlReader", "IndexLimits", "PassageRow",
@@ -165,7 +166,8 @@ LINK_LISTS_SKIPPED: Final = "HTML page(s) skipped: lists of links or index terms
 _LIST_PROSE_SHARE: Final = 0.3
 #: ... and it has at least this many lines (a short page is judged by nothing of the kind).
 _LIST_MIN_LINES: Final = 20
-_ENDS_A_SENTENCE = re.compile(r"[.!?。！？]['\"”’)\]]*$")
+#: What may close a sentence after its full stop ('… value."', "(… too.)").
+_CLOSERS: Final = "'\"”’)]"
 #: A line of code as a page shows it: ending in ``;``, ``{``, ``(``, ``)``, ``,``, ``=``, ``\`` or ``*/``.
 _ENDS_CODE = re.compile(r"(?:[;{(),=\\]|\*/)$")
 
@@ -186,13 +188,13 @@ def lists_links(text: str) -> bool:
     if len(lines) < _LIST_MIN_LINES:
         return False
     prose = sum(len(line) for line in lines
-                if _ENDS_A_SENTENCE.search(line) or _ENDS_CODE.search(line) or len(line.split()) >= 8)
+                if ends_a_sentence(line.rstrip(_CLOSERS)) or _ENDS_CODE.search(line) or len(line.split()) >= 8)
     return prose < _LIST_PROSE_SHARE * sum(len(line) for line in lines)
 
 
-def document_suffixes(html: HtmlReader | None) -> frozenset[str]:
+def document_suffixes(html: bool) -> frozenset[str]:
     """The suffixes of a folder's documents: Markdown and plain text, and HTML when there is a reader for it."""
-    return DOCUMENT_SUFFIXES | HTML_SUFFIXES if html is not None else DOCUMENT_SUFFIXES
+    return DOCUMENT_SUFFIXES | HTML_SUFFIXES if html else DOCUMENT_SUFFIXES
 
 
 def document_text(path: Path, raw: bytes, report: WalkReport, *, html: HtmlReader | None) -> DocumentText | None:
@@ -263,9 +265,7 @@ def discover(roots: Sequence[Path], *, ignore: Sequence[str] = (), limits: Index
         # Resolved once here, so the paths walked below them are canonical already (the walk follows no
         # link below a root): no per-file resolve(), which costs a system call per path component.
         text_roots = [Path(os.path.realpath(root)) if os.path.lexists(root) else root for root in text_roots]
-        suffixes = DOCUMENT_SUFFIXES | HTML_SUFFIXES if html else DOCUMENT_SUFFIXES
-        if records:
-            suffixes |= {".jsonl"}
+        suffixes = document_suffixes(html) | {".jsonl"} if records else document_suffixes(html)
         for path in walk_documents(text_roots, ignore=ignore, suffixes=suffixes, limits=limits.walk(),
                                    report=report):
             if path.suffix.lower() == ".jsonl":  # met inside a folder: a root .jsonl is a record file above

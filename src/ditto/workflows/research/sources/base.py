@@ -29,6 +29,7 @@ Adding a source kind is one module with a class like this and one
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
@@ -47,8 +48,10 @@ __all__ = [
     "SourceLimits",
     "SourceSetup",
     "constant_input",
+    "extracted_sha256",
     "failed_source",
     "retrieval_candidates",
+    "save_file_snapshot",
 ]
 
 #: The most excerpts the model may choose from one source in one task. Six keeps the brief readable
@@ -119,6 +122,19 @@ class ResearchSource(Protocol):
     def plan(self, queries: Sequence[QueryRecord]) -> Graph | None: ...
 
     def collect(self, queries: Sequence[QueryRecord], results: Mapping[str, NodeResult[Any]]) -> SourceHits: ...
+
+
+def extracted_sha256(text: str) -> str:
+    """The SHA-256 of the extracted text quotes point into (a web page's, an HTML file's): the evidence's
+    ``locator.extractedSha256``, so that ``ditto verify`` notices a changed ``extracted.txt`` anywhere, not only
+    inside a quote (the snapshot's folder is named by the raw bytes)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def save_file_snapshot(save: Callable[..., str], raw: bytes, extracted: str | None) -> str:
+    """Save a document's bytes with a documents provider's ``save_snapshot``: ``save(raw)``, or ``save(raw, text)``
+    for an HTML file, whose extracted text goes with its bytes (a plain file keeps the one-argument form)."""
+    return save(raw) if extracted is None else save(raw, extracted)
 
 
 def failed_source(source: str, result: NodeResult[Any]) -> FailedSource:

@@ -35,7 +35,15 @@ from ....text.files import DEFAULT_LIMITS, DOCUMENT_SUFFIXES, WalkLimits, WalkRe
 from ....text.passages import cut_passages
 from ..records import Passage
 from ..types import QueryRecord
-from .base import SourceHits, SourceLimits, SourceSetup, constant_input, retrieval_candidates
+from .base import (
+    SourceHits,
+    SourceLimits,
+    SourceSetup,
+    constant_input,
+    extracted_sha256,
+    retrieval_candidates,
+    save_file_snapshot,
+)
 from .focus import FOCUS_POOL, ReadPassage, closely_read, documents_to_read, focus_text
 from .repeats import passage_words, says_the_same
 
@@ -145,7 +153,7 @@ class DocumentSearchProvider:
         from ....worker.interaction.extractor import html_document_reader
 
         html = html_document_reader()
-        for document in read_documents(self._paths, ignore=self._ignore, suffixes=document_suffixes(html),
+        for document in read_documents(self._paths, ignore=self._ignore, suffixes=document_suffixes(html is not None),
                                        limits=self.limits, report=self.report):
             read = document_text(document.path, document.raw, self.report, html=html)
             if read is None:
@@ -156,7 +164,7 @@ class DocumentSearchProvider:
             locator = None
             if read.extracted:
                 self._extracted[digest] = text
-                locator = {"extractedSha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+                locator = {"extractedSha256": extracted_sha256(text)}
             uri = document.path.resolve().as_uri()
             for span in cut_passages(text, layout=read.layout):  # a long line is cut into passages, never truncated
                 if len(corpus) >= self.limits.max_passages:
@@ -181,9 +189,7 @@ class DocumentSearchProvider:
 
     def _snapshot(self, digest: str) -> None:
         if digest not in self._saved:
-            extracted = self._extracted.get(digest)
-            # An HTML file's text goes with its bytes; a plain file's bytes alone (the one-argument form).
-            self._save_snapshot(self._raw[digest], *(() if extracted is None else (extracted,)))
+            save_file_snapshot(self._save_snapshot, self._raw[digest], self._extracted.get(digest))
             self._saved.add(digest)
 
     async def search(self, input: Any, context: Any = None) -> Any:

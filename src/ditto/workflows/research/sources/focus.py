@@ -66,6 +66,8 @@ MAX_FOCUS_CHARS: Final = 1000
 #: ``ssh-keygen``, ``login.defs``), ending in a letter or digit.
 _WORD = re.compile(r"[A-Za-z][\w.+-]*[A-Za-z0-9]")
 _PART = re.compile(r"[-_ ]+")
+#: What a document's file name ends in that is no part of its name.
+_NAME_SUFFIXES: Final = DOCUMENT_SUFFIXES | HTML_SUFFIXES
 
 
 def _names(path: str) -> set[str]:
@@ -74,7 +76,7 @@ def _names(path: str) -> set[str]:
     and each run of parts that ends the stem, as written (``ssh-keygen`` of ``man-ssh-keygen``, ``pam_unix`` of
     ``man-pam_unix``), lower case."""
     stem = without_compression(PurePath(path).name.lower())
-    for suffix in DOCUMENT_SUFFIXES | HTML_SUFFIXES:
+    for suffix in _NAME_SUFFIXES:
         if stem.endswith(suffix) and len(stem) > len(suffix):
             stem = stem[: -len(suffix)]
             break

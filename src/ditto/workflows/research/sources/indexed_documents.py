@@ -48,6 +48,7 @@ from urllib.parse import quote
 from ....redaction import printable
 from ....text.analysis import OPTION_TERMS_VERSION, TextAnalyzer, has_cjk
 from ....text.passages import MAX_PASSAGE_CHARS, PASSAGES_VERSION
+from .base import extracted_sha256, save_file_snapshot
 from .repeats import passage_words, says_the_same
 from .spans import ranked_spans
 
@@ -386,8 +387,7 @@ class IndexedDocumentSearchProvider:
     def _snapshot(self, raw: bytes, digest: str, extracted: str | None = None) -> None:
         if digest not in self._saved:
             try:
-                # An HTML file's text goes with its bytes; a plain file's bytes alone (the one-argument form).
-                self._save_snapshot(raw, *(() if extracted is None else (extracted,)))
+                save_file_snapshot(self._save_snapshot, raw, extracted)
             except Exception:
                 from ....retrieval import RetrievalError
 
@@ -407,8 +407,7 @@ class IndexedDocumentSearchProvider:
         meta = hit.metadata
         uri = Path(meta["path"]).as_uri()
         ref = f"{uri}#L{meta['lineStart']}-L{meta['lineEnd']}"
-        locator = None if extracted is None else {
-            "extractedSha256": hashlib.sha256(extracted.encode("utf-8")).hexdigest()}
+        locator = None if extracted is None else {"extractedSha256": extracted_sha256(extracted)}
         return RetrievalCandidate(
             id=f"{digest[:16]}:{meta['start']}", content=hit.content, score=score,
             source=RetrievalCandidateSource(target=target, ref=ref),

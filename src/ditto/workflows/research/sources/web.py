@@ -28,7 +28,6 @@ nothing.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -38,7 +37,7 @@ from ....worker.interaction.worker import interaction_web_read_node, interaction
 from ..config import MAX_PASSAGES_PER_PAGE, MAX_SEARCH_CANDIDATES, MAX_WEB_PAGES
 from ..records import Passage
 from ..types import QueryRecord, ResearchRequest
-from .base import SourceHits, SourceLimits, SourceSetup, constant_input, failed_source
+from .base import SourceHits, SourceLimits, SourceSetup, constant_input, extracted_sha256, failed_source
 from .spans import ranked_spans
 
 __all__ = ["DEFAULT_PAGES", "WebSource", "allowed_origins", "web_options", "wiki_api_url"]
@@ -207,9 +206,7 @@ class WebSource:
     def _page_passages(self, page: Any, found_by: str, queries: list[str]) -> list[Passage]:
         text = page.text or ""
         digest = self.setup.save_snapshot(bytes(page.raw), extracted=text)
-        # The folder is named by the raw bytes; the extracted text quotes point into gets its own digest so that
-        # `ditto verify` notices a changed extracted.txt anywhere, not only inside a quote.
-        extracted_sha256 = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        text_sha256 = extracted_sha256(text)
         url = page.final_url or page.url
         result = []
         # The extracted text writes one paragraph a line; its title lines head the paragraphs under them.
@@ -219,5 +216,5 @@ class WebSource:
             result.append(Passage(id="", source_type=self.source_type, uri=str(url), snapshot_sha256=digest,
                                   text=text[span.start:span.end], start=span.start, end=span.end, query=query,
                                   found_by=(query,), page=str(url), context=span.heading,
-                                  locator={"url": str(url), "extractedSha256": extracted_sha256}))
+                                  locator={"url": str(url), "extractedSha256": text_sha256}))
         return result
