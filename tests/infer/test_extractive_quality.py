@@ -1569,3 +1569,16 @@ def test_a_version_asked_for_is_answered_only_by_one() -> None:
                 text="systemd-frobtop was first shipped with systemd 44.")
     quotes = choose_excerpts(ExcerptTask(question=question, passages=(history, *passages)))
     assert quotes and quotes[0].source_id == "history"
+
+
+def test_if_none_are_given_tells_what_happens_by_default() -> None:
+    """Issue 17 (found by hand on factor's man page, INF-3): "Where does factor read the numbers from if I don't give
+    any on the command line?" asks for a default, and "If none are specified on the command line, read them from
+    standard input." (across a line break) tells it; the brief came back no-evidence."""
+    page = P(source_id="f", document="/docs/factor.txt", context="FACTOR(1) › DESCRIPTION",
+             text="Print  the prime factors of each specified integer NUMBER.  If none are\n       specified on the "
+                  "command line, read them from standard input.")
+    quotes = [e.quote for e in choose_excerpts(ExcerptTask(
+        question="Where does factor read the numbers from if I don't give any on the command line?", passages=(page,)))]
+    assert any("If none are\n       specified on the command line, read them from standard input." in quote
+               for quote in quotes), quotes
