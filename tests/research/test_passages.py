@@ -534,10 +534,12 @@ def test_extracted_text_that_keeps_its_line_breaks_has_no_titles_inside_sentence
     text = ("The Basics\nThe first thing you must do is create an ffi_cif object that matches the signature.\n"
             "If the function being called is variadic (varargs) then\nffi_prep_cif_var must be used instead.\n"
             "This initializes cif according to the given parameters for\na call to a variadic function.  In general "
-            "its operation is the\nsame as for ffi_prep_cif.\n")
+            "its operation is the\nsame as for ffi_prep_cif.\nThe schema-names 'main' and\n'temp' refer to the main "
+            "database and the database used for\ntemporary tables.\n")
     spans = cut_passages(text, layout="lines")
     assert [span.heading for span in spans] == ["The Basics"]
     assert "This initializes cif according to the given parameters for\na call" in text[spans[0].start:spans[0].end]
+    assert "The schema-names 'main' and\n'temp' refer" in text[spans[-1].start:spans[-1].end]  # a quote opens it
 
 
 def test_a_long_block_is_never_cut_between_a_lead_in_and_its_neighbours() -> None:

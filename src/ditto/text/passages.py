@@ -384,6 +384,8 @@ def _man_heading(line: _Line, following: _Line | None) -> bool:
             and title[-1] not in ".,;:!?" and not _ITEM.match(line.text))
 
 
+#: What may open a line before its first word (SQLite's "The schema-names 'main' and" / "'temp' refer to …").
+_OPENERS: Final = "'\"‘“([«`"
 #: What a title line of extracted web text never holds: code and settings ("-DSQLITE_MAX_LENGTH=123", "f(x)").
 _NOT_TITLE = re.compile(r"[=(){}<>;|`\\]")
 
@@ -394,7 +396,7 @@ def _title_line(line: str, following: str | None) -> bool:
     variadic function." (libffi's manual keeps its source's line breaks inside paragraphs)."""
     return (following is not None and len(line) <= MAX_LEAD_CHARS and len(following) > len(line)
             and line[0].isalpha() and line[-1] not in ".,;:!?" and _NOT_TITLE.search(line) is None
-            and not _ITEM.match(line) and not opens_in_lower_case(following))
+            and not _ITEM.match(line) and not opens_in_lower_case(following.lstrip(_OPENERS)))
 
 
 def _chunks(parts: Sequence[tuple[int, int]], limit: int) -> list[tuple[int, int]]:
