@@ -42,6 +42,8 @@ FOLDER = Path("/usr/share/doc/sqlite3")
 FOLDERS: dict[str, tuple[Path, str]] = {
     "sqlite": (FOLDER, "sqlite_folder_questions.json"),
     "nodejs": (Path("/usr/share/doc/nodejs"), "nodejs_folder_questions.json"),
+    "git": (Path("/usr/share/doc/git-doc"), "git_folder_questions.json"),
+    "pyhowto": (Path("/usr/share/doc/python3.11-doc/html/howto"), "pyhowto_folder_questions.json"),
 }
 
 
