@@ -61,9 +61,10 @@ def _questions(name: str) -> list[dict[str, Any]]:
 
 def _same_page(path: str, page: str) -> bool:
     """Whether ``path`` (a URI or a path) is ``page`` of the folder, in any of its forms: Node.js's folder ships
-    each page's Markdown source beside its HTML (``api/fs.md``, ``api/fs.md.gz``), which says the same."""
+    each page's Markdown source beside its HTML (``api/fs.md``, ``api/fs.md.gz``), git's its AsciiDoc source
+    (``git-stash.txt``), which say the same."""
     def stem(name: str) -> str:
-        for suffix in (".gz", ".html", ".md"):
+        for suffix in (".gz", ".html", ".md", ".txt"):
             name = name.removesuffix(suffix)
         return name
 
