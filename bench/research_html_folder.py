@@ -2,7 +2,7 @@
 
 Usage::
 
-    PYTHONPATH=src:. python bench/research_html_folder.py [--set sqlite|nodejs] [--show] [--embed] [--work DIR]
+    PYTHONPATH=src:. python bench/research_html_folder.py [--set sqlite|nodejs|git|pyhowto] [--show] [--embed] [--work DIR]
 
 ``--set sqlite`` (the default): the whole folder Debian's ``sqlite3-doc`` installs (766 HTML pages, the changelogs
 and the rest) is one ``--documents`` folder; each question is one ``document-search`` task with the built-in model,
@@ -16,7 +16,10 @@ analysis): does it hold the phrase, from the right page? ``--embed`` builds the 
 model (hybrid retrieval, as research uses when the ``embed`` extra is installed; the first task then embeds the
 whole folder); without it, BM25 only. ``--set nodejs``: Node.js's API documentation as Debian's ``nodejs-doc``
 installs it (``/usr/share/doc/nodejs``), with ``bench/data/nodejs_folder_questions.json`` (30 answerable questions,
-10 unanswerable, written the same way, after this session's changes: held out).
+10 unanswerable, written the same way, after this session's changes: held out). ``--set git`` (Debian's ``git-doc``,
+``/usr/share/doc/git-doc``: git's manual pages and guides as HTML beside their AsciiDoc sources, 30 + 10 questions)
+and ``--set pyhowto`` (Python 3.11's HOWTO pages, ``/usr/share/doc/python3.11-doc/html/howto``, 20 + 6): written by
+a helper that had not read the code, in session 26, and held out since.
 """
 
 from __future__ import annotations

@@ -7,9 +7,9 @@ A uvicorn HTTPS server on 127.0.0.1 (certificate from a trustme CA the client
 trusts) serves one generated article page (paragraphs, navigation, sidebars,
 footer) of the requested size. Three timings, interleaved run by run, medians:
 
-* ``trafilatura direct``: ``trafilatura.bare_extraction(raw, **EXTRACT_OPTIONS)`` on the calling thread;
+* ``trafilatura direct``: ``trafilatura.extract(raw, **EXTRACT_OPTIONS)`` on the calling thread;
 * ``tool extraction``: what WEB.READ does after the body arrived (the same extraction in
-  the extraction child process, its XML rendered as blocks, through ``asyncio.to_thread``, then the line split);
+  the extraction child process, through ``asyncio.to_thread``, then the line split);
 * ``tool read``: the whole ``WebClient.read`` (TLS GET, 4 MiB cap while streaming,
   SHA-256, extraction, lines, the frozen WebPage).
 
@@ -40,7 +40,7 @@ from rich.table import Table
 
 from ditto.worker.interaction import WebClient, WebOptions
 from ditto.worker.interaction.config import DEFAULT_EXTRACT_MEMORY_BYTES
-from ditto.worker.interaction.extract import EXTRACT_OPTIONS, render_blocks, text_lines
+from ditto.worker.interaction.extract import EXTRACT_OPTIONS, text_lines
 from ditto.worker.interaction.extractor import shared_extractor
 
 SQLITE_DOCS = Path("/usr/share/doc/sqlite3")
@@ -134,13 +134,13 @@ async def run(runs: int, size_mib: float) -> None:
             url = f"{origin}/page"
             page = await client.read({"url": url})  # warm-up: connection, trafilatura's caches
             assert page.raw == body
-            direct_text = render_blocks(trafilatura.bare_extraction(body, **EXTRACT_OPTIONS).body)
-            assert direct_text == page.text, "the tool must extract exactly what trafilatura does, as blocks"
+            direct_text = trafilatura.extract(body, **EXTRACT_OPTIONS)
+            assert direct_text == page.text, "the tool must extract exactly what trafilatura does"
             timings: dict[str, list[float]] = {"trafilatura direct": [], "tool extraction": [], "tool read": [],
                                                "transfer only (no extraction)": []}
             for _ in range(runs):
                 started = time.perf_counter()
-                trafilatura.bare_extraction(body, **EXTRACT_OPTIONS)
+                trafilatura.extract(body, **EXTRACT_OPTIONS)
                 timings["trafilatura direct"].append(time.perf_counter() - started)
 
                 started = time.perf_counter()
@@ -181,7 +181,7 @@ pages = [open(path, "rb").read() for path in paths]
 times = []
 def one(raw):
     started = time.perf_counter()
-    trafilatura.bare_extraction(raw, **EXTRACT_OPTIONS)
+    trafilatura.extract(raw, **EXTRACT_OPTIONS)
     return time.perf_counter() - started
 async def threads():
     for index in range(0, len(pages), 2):
@@ -247,7 +247,7 @@ async def run_sqlite_docs(crash_rounds: int) -> None:
     ours_times: list[float] = []
     for raw in pages:
         started = time.perf_counter()
-        trafilatura.bare_extraction(raw, **EXTRACT_OPTIONS)
+        trafilatura.extract(raw, **EXTRACT_OPTIONS)
         direct_times.append(time.perf_counter() - started)
         ours_times.append(await timed(raw))
     table = Table(title=f"time: {len(paths)} real SQLite documentation pages ({size / 1048576:.1f} MiB of HTML), "

@@ -188,23 +188,6 @@ def test_a_question_s_names_are_looked_for_in_the_passage_or_for_its_scene_in_th
     assert choose_excerpts(ExcerptTask(question=question, passages=(other,))) == []
 
 
-def test_a_name_documents_all_around_hold_is_the_collection_s_and_need_not_be_in_the_passage() -> None:
-    """Issue 17.3, WF-7: in a manual about one thing ("Node" in Node.js's API docs) the passage that answers seldom
-    writes it; when passages of three documents shown hold the name, a passage whose document holds it counts. With
-    one document holding it, a passage that lacks it still does not."""
-    question = "If I send a request body in pieces without setting Content-Length, how does Node's HTTP client send it?"
-    answer = P(source_id="a", text="Sends a chunk of the body. If no Content-Length is set, data will automatically "
-                                   "be encoded in HTTP Chunked transfer encoding.", document="file:///api/http.md")
-    same_page = P(source_id="b", text="Since most requests are GET requests without bodies, Node.js provides this "
-                                      "convenience method.", document="file:///api/http.md")
-    others = tuple(P(source_id=f"o{n}", text=f"Node.js {name} module notes about streams and sockets.",
-                     document=f"file:///api/{name}.md") for n, name in enumerate(("net", "tls")))
-    chosen = choose_excerpts(ExcerptTask(question=question, passages=(answer, same_page, *others)))
-    assert "a" in {excerpt.source_id for excerpt in chosen}
-    assert "a" not in {excerpt.source_id for excerpt in choose_excerpts(ExcerptTask(question=question,
-                                                                                    passages=(answer, same_page)))}
-
-
 def test_a_chinese_question_about_an_option_is_answered_by_the_option_s_line() -> None:
     """Issue 17.3: a Chinese question naming a command and its option in Latin letters is about the passage that
     holds both, even when the page says the rest in other words (减号 for '-')."""

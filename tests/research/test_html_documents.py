@@ -71,7 +71,7 @@ def test_a_real_page_is_read_as_its_main_text_and_bad_ones_are_named() -> None:
     raw = (sqlite_docs_dir() / "lang_reindex.html").read_bytes()
     report = WalkReport()
     read = document_text(Path("lang_reindex.html"), raw, report, html=extract_document_text)
-    assert read is not None and read.extracted and read.layout == "sections"
+    assert read is not None and read.extracted and read.layout == "lines"
     assert read.text.startswith(REINDEX)
     assert "<" not in read.text and "Download" not in read.text
     assert document_text(Path("x.html"), b"<html>\x00\x01</html>", report, html=extract_document_text) is None

@@ -33,10 +33,11 @@ Recognised layout:
   columns over an indented body;
 * anything else: runs of non-blank lines.
 
-Text extracted from a web page is written as Markdown is (:func:`~ditto.worker.interaction.extract.render_blocks`)
-and cut the same way; with ``layout="sections"`` the paragraphs and list items of one section are then packed
-into passages of even length, as a long paragraph's sentences are: a page shows a few passages, and a single
-paragraph of a web page often holds too little of it.
+Text extracted from a web page (``layout="lines"``) writes one paragraph a line, with no blank lines
+between them, and its titles as lines of their own: a short line that reads as a title — at most
+:data:`MAX_LEAD_CHARS`, a letter first, no closing punctuation, over a longer line — is the heading of
+the paragraphs under it (a page's "Maximum Number Of Columns" is not the last line of the paragraph
+before it), and the paragraphs of one section are packed into passages as a long paragraph is.
 
 Example::
 
@@ -81,18 +82,15 @@ MAX_LEAD_IN_CHARS: Final = 300
 #: nothing alone and a command alone does not say what it is for, so neither is found, shown or quoted without the
 #: other. Blocks longer together stay passages of their own, the lead-in their heading.
 MAX_LED_BLOCK_CHARS: Final = 300
-#: Bumped whenever the same text is cut differently, or a file is read as other text (13: HTML as its main text;
-#: 14: HTML's text written as blocks, a section's paragraphs packed),
+#: Bumped whenever the same text is cut differently, or a file is read as other text (13: HTML as its main text),
 #: or left out by another rule (an index remembers the HTML pages it left out as lists of links): caches of
 #: passages keyed by it are rebuilt.
-PASSAGES_VERSION: Final = 14
+PASSAGES_VERSION: Final = 13
 
 PassageKind = Literal["paragraph", "list-item", "code", "indented"]
-#: How blocks make passages: ``"wrapped"`` (documents: a block is a passage) or ``"sections"`` (text extracted from
-#: a web page: the paragraphs and list items of a section are packed into passages).
-Layout = Literal["wrapped", "sections"]
-#: The kinds of block that ``"sections"`` packs together.
-_PACKED: Final = frozenset({"paragraph", "list-item"})
+#: How lines make paragraphs: ``"wrapped"`` (documents: a paragraph runs over line breaks to a blank line) or
+#: ``"lines"`` (text extracted from a web page: one paragraph a line).
+Layout = Literal["wrapped", "lines"]
 
 _FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
 _ATX = re.compile(r"[ \t]{0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
@@ -306,6 +304,29 @@ class _Cutter:
         return self.spans
 
 
+    def run_lines(self) -> list[PassageSpan]:
+        """The pass for ``layout="lines"``: a section's lines are one block, title lines its heading."""
+        lines = self.lines
+        for index, line in enumerate(lines):
+            stripped = line.text.strip()
+            if not stripped:
+                self.close()
+                continue
+            following = next((later for later in lines[index + 1:] if later.text.strip()), None)
+            # A title follows a finished sentence (or another title, or nothing): a page whose paragraphs keep their
+            # source's line breaks (texinfo's HTML, Node.js's) has short lines inside its sentences.
+            after_a_sentence = not self.block or ends_a_sentence(self.block[-1].text) \
+                or is_lead_in(self.block[-1].text)
+            if after_a_sentence and _title_line(stripped, following.text.strip() if following is not None else None):
+                self.close()
+                self.push_heading(1, stripped)
+            elif self.block:
+                self.block.append(line)
+            else:
+                self.open(line, "paragraph")
+        self.close()
+        return self.spans
+
     def _tag_awaits_body(self, blank: _Line) -> bool:
         """Whether the open block is an option tag alone and the next line with text after the ``blank``
         line is its description (:func:`~.sentences.tag_over_body`): sed's page puts a blank line under each tag."""
@@ -361,6 +382,21 @@ def _man_heading(line: _Line, following: _Line | None) -> bool:
     return (following is not None and bool(following.text.strip()) and line.indent <= 3
             and following.indent >= line.indent + 2 and len(title) <= 60 and title[0].isalpha()
             and title[-1] not in ".,;:!?" and not _ITEM.match(line.text))
+
+
+#: What may open a line before its first word (SQLite's "The schema-names 'main' and" / "'temp' refer to …").
+_OPENERS: Final = "'\"‘“([«`"
+#: What a title line of extracted web text never holds: code and settings ("-DSQLITE_MAX_LENGTH=123", "f(x)").
+_NOT_TITLE = re.compile(r"[=(){}<>;|`\\]")
+
+
+def _title_line(line: str, following: str | None) -> bool:
+    """Whether a line of extracted web text is a title over the paragraph that follows it. Not a line whose sentence
+    runs on into the next one: "This initializes cif according to the given parameters for" over "a call to a
+    variadic function." (libffi's manual keeps its source's line breaks inside paragraphs)."""
+    return (following is not None and len(line) <= MAX_LEAD_CHARS and len(following) > len(line)
+            and line[0].isalpha() and line[-1] not in ".,;:!?" and _NOT_TITLE.search(line) is None
+            and not _ITEM.match(line) and not opens_in_lower_case(following.lstrip(_OPENERS)))
 
 
 def _chunks(parts: Sequence[tuple[int, int]], limit: int) -> list[tuple[int, int]]:
@@ -451,54 +487,8 @@ def cut_passages(text: str, *, max_chars: int = MAX_PASSAGE_CHARS, layout: Layou
     says how its lines make paragraphs (:data:`Layout`)."""
     if max_chars < 1:
         raise ValueError("max_chars must be at least 1")
-    spans = _with_their_blocks(text, _Cutter(text, max_chars).run(), max_chars)
-    return _packed(text, spans, max_chars) if layout == "sections" else spans
-
-
-def _packed(text: str, spans: list[PassageSpan], max_chars: int) -> list[PassageSpan]:
-    """``spans`` with each run of paragraphs and list items under one heading packed into passages of at most
-    ``max_chars``, cut at sentence ends as a long paragraph is (:func:`_section_pieces`, :func:`_balanced_chunks`);
-    code and indented blocks stay as they are."""
-    packed: list[PassageSpan] = []
-    run: list[PassageSpan] = []
-
-    def flush() -> None:
-        starts = [span.start for span in run]
-        for start, end in _balanced_chunks(_section_pieces(text, run, max_chars), max_chars):
-            first = run[bisect.bisect_right(starts, start) - 1]
-            last = run[bisect.bisect_right(starts, end - 1) - 1]
-            if first is last and (start, end) == (first.start, first.end):
-                packed.append(first)
-            else:
-                line_start = first.line_start + text.count("\n", first.start, start)
-                line_end = last.line_start + text.count("\n", last.start, end)
-                packed.append(PassageSpan(start, end, line_start, line_end, "paragraph", first.heading))
-        run.clear()
-
-    for span in spans:
-        if run and (span.kind not in _PACKED or span.heading != run[-1].heading):
-            flush()
-        if span.kind in _PACKED:
-            run.append(span)
-        else:
-            packed.append(span)
-    if run:
-        flush()
-    return packed
-
-
-def _section_pieces(text: str, run: Sequence[PassageSpan], max_chars: int) -> list[tuple[int, int]]:
-    """The sentences of a run of blocks (:func:`_sentence_pieces`), a block's closing lead-in ("Possible reasons
-    why the DROP COLUMN command can fail include:") one piece with the next block's first sentence when the two fit
-    in a passage."""
-    pieces: list[tuple[int, int]] = []
-    for span in run:
-        own = _sentence_pieces(text, span.start, span.end)
-        if pieces and own and is_lead_in(text[pieces[-1][0]:pieces[-1][1]]) and own[0][1] - pieces[-1][0] <= max_chars:
-            pieces[-1] = (pieces[-1][0], own[0][1])
-            own = own[1:]
-        pieces.extend(own)
-    return pieces
+    cutter = _Cutter(text, max_chars)
+    return cutter.run_lines() if layout == "lines" else _with_their_blocks(text, cutter.run(), max_chars)
 
 
 def _with_their_blocks(text: str, spans: list[PassageSpan], max_chars: int) -> list[PassageSpan]:

@@ -152,7 +152,7 @@ class DocumentText:
 
     @property
     def layout(self) -> Layout:
-        return "sections" if self.extracted else "wrapped"
+        return "lines" if self.extracted else "wrapped"
 
 
 #: Reads an HTML file's bytes as its main text; raises a :class:`~ditto.errors.DittoError` saying why it cannot
@@ -164,16 +164,12 @@ HtmlReader = Callable[[bytes], str]
 LINK_LISTS_SKIPPED: Final = "HTML page(s) skipped: lists of links or index terms, not prose"
 #: A page's text is a list of links when fewer of its characters than this are in lines that read as prose.
 _LIST_PROSE_SHARE: Final = 0.3
-#: ... and it has at least this many lines or characters (a short page is judged by nothing of the kind).
+#: ... and it has at least this many lines (a short page is judged by nothing of the kind).
 _LIST_MIN_LINES: Final = 20
-_LIST_MIN_CHARS: Final = 2000
 #: What may close a sentence after its full stop ('… value."', "(… too.)").
 _CLOSERS: Final = "'\"”’)]"
 #: A line of code as a page shows it: ending in ``;``, ``{``, ``(``, ``)``, ``,``, ``=``, ``\`` or ``*/``.
 _ENDS_CODE = re.compile(r"(?:[;{(),=\\]|\*/)$")
-#: Where a sentence (or a C comment) ends inside a line, and the most characters prose goes without one.
-_SENTENCE_END = re.compile(r"(?:[.!?。！？;:]|\*/)(?=\s|$)")
-_LONGEST_SENTENCE: Final = 600
 
 
 def lists_links(text: str) -> bool:
@@ -189,19 +185,11 @@ def lists_links(text: str) -> bool:
     """
     lines = [line.strip() for line in text.split("\n")]
     lines = [line for line in lines if line]
-    if len(lines) < _LIST_MIN_LINES and sum(len(line) for line in lines) < _LIST_MIN_CHARS:
+    if len(lines) < _LIST_MIN_LINES:
         return False
-    prose = sum(len(line) for line in lines if _reads_as_prose(line))
+    prose = sum(len(line) for line in lines
+                if ends_a_sentence(line.rstrip(_CLOSERS)) or _ENDS_CODE.search(line) or len(line.split()) >= 8)
     return prose < _LIST_PROSE_SHARE * sum(len(line) for line in lines)
-
-
-def _reads_as_prose(line: str) -> bool:
-    """Whether a line of a page's text is prose (or code): it ends a sentence, ends as code does or holds eight
-    words — and a long line has a sentence end every :data:`_LONGEST_SENTENCE` characters (an index whose entries
-    the page sets in one element comes out as one line of thousands of words and no sentence)."""
-    if not (ends_a_sentence(line.rstrip(_CLOSERS)) or _ENDS_CODE.search(line) or len(line.split()) >= 8):
-        return False
-    return len(line) <= _LONGEST_SENTENCE or len(_SENTENCE_END.findall(line)) * _LONGEST_SENTENCE >= len(line)
 
 
 def document_suffixes(html: bool) -> frozenset[str]:

@@ -50,9 +50,6 @@ MIN_MATCHED_TERMS: Final = 2
 #: same training questions and on SciFact train, whose long claims share their core with the abstract).
 STRONG_MATCH_TERMS: Final = 3
 STRONG_MATCH_SHARE: Final = 0.4
-#: A question's name that passages of this many documents shown hold is the collection's subject, not the question's
-#: (:func:`passage_relevance`).
-COLLECTION_NAME_DOCUMENTS: Final = 3
 #: A question of at most this many content terms is *about* the names it writes (see :func:`subject_terms`); in
 #: a longer one — a scientific claim — a name is one detail among many, often written otherwise in the
 #: passage that answers it ("IL-6" for "interleukin 6"). SciFact train (809 claims, BM25) cites a relevant
@@ -234,10 +231,6 @@ def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[
         held.setdefault(origin.document, set()).update(terms)
         if origin.section is not None:
             sections.setdefault((origin.document, origin.section), set()).update(terms)
-    # A name that documents all around hold is what the collection is about ("Node" in Node.js's manual, which
-    # seldom writes it in a passage that answers): like a scene's name, its document holding it is enough.
-    scene |= {term for term in names
-              if sum(term in terms for terms in held.values()) >= COLLECTION_NAME_DOCUMENTS}
     result = []
     for origin, terms, named_here in zip(where, present, named, strict=True):
         own = named_here if origin.section is None or origin.other_entry \

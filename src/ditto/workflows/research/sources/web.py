@@ -211,7 +211,7 @@ class WebSource:
         result = []
         # The extracted text writes one paragraph a line; its title lines head the paragraphs under them.
         for span, best in ranked_spans(text, queries or [found_by], self.limits.passages_per_page
-                                       or MAX_PASSAGES_PER_PAGE, coordinate=True, layout="sections"):
+                                       or MAX_PASSAGES_PER_PAGE, coordinate=True, layout="lines"):
             query = best or found_by
             result.append(Passage(id="", source_type=self.source_type, uri=str(url), snapshot_sha256=digest,
                                   text=text[span.start:span.end], start=span.start, end=span.end, query=query,
