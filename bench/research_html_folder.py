@@ -2,7 +2,7 @@
 
 Usage::
 
-    PYTHONPATH=src:. python bench/research_html_folder.py [--set sqlite|nodejs|git|pyhowto] [--show] [--embed] [--work DIR]
+    PYTHONPATH=src:. python bench/research_html_folder.py [--set SET] [--show] [--embed] [--work DIR]
 
 ``--set sqlite`` (the default): the whole folder Debian's ``sqlite3-doc`` installs (766 HTML pages, the changelogs
 and the rest) is one ``--documents`` folder; each question is one ``document-search`` task with the built-in model,
