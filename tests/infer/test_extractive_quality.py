@@ -625,6 +625,45 @@ def test_a_document_s_own_name_says_what_it_is_about() -> None:
     assert choose_excerpts(ExcerptTask(question=question, passages=(other,))) == []
 
 
+def test_the_folders_a_file_sits_in_name_its_collection() -> None:
+    """Issue 17.3, WF-7: a file of ``/usr/share/doc/nodejs/api`` is about Node, so its passage answers "my Node
+    parent process" without writing "Node" (the folder may add a couple of letters: ``nodejs``); the same passage
+    in a folder named otherwise does not, and a record's id is no folder."""
+    question = "Will a child process I spawned keep running after my Node parent process exits?"
+    text = "Child processes may continue running after the parent exits regardless of whether they are detached."
+    for document, answered in (("file:///usr/share/doc/nodejs/api/child_process.md", True),
+                               ("file:///usr/share/doc/python3/child_process.md", False),
+                               ("nodejs/child_process", False)):
+        passage = P(source_id="c", text=text, document=document)
+        chosen = choose_excerpts(ExcerptTask(question=question, passages=(passage,)))
+        assert bool(chosen) is answered, document
+
+
+def test_a_unit_an_argument_and_an_everyday_word_are_no_names() -> None:
+    """Issue 17.3, WF-7: "2 GB" is a quantity as "2GB" is; what a call written in the question passes
+    (``setTimeout(fn, 100)``) is the asker's placeholder; "my app" names no program. A unit without its number
+    stays a name."""
+    from ditto.worker.infer.extractive import subject_terms, unknown_names
+
+    assert subject_terms("What heap size should I give Node with 2 GB of RAM?") == ["node", "ram"]
+    assert "gb" in subject_terms("Does GB mean gigabytes here?")
+    question = "Will setTimeout(fn, 100) run my callback exactly 100 milliseconds later?"
+    assert subject_terms(question) == ["settimeout"] and unknown_names(question) == []
+    assert unknown_names("Will worker threads make my app faster with rsync?") == ["rsync"]
+
+
+def test_names_joined_by_or_are_either_one() -> None:
+    """Issue 17.3, WF-7: a question about "a Node HTTP or TCP client" is answered by a passage that writes one of
+    the two; a passage writing neither still does not count."""
+    question = "What typically causes a connection reset error in an HTTP or TCP client?"
+    http = P(source_id="h", text="A connection reset error in the http client normally results from the remote "
+                                 "end closing the connection abruptly.", document="file:///errors.md")
+    neither = P(source_id="n", text="A connection reset error in the client normally results from the remote "
+                                    "end closing the connection abruptly.", document="file:///errors.md")
+    assert [e.source_id for e in choose_excerpts(ExcerptTask(question=question, passages=(http,)))] == ["h"]
+    assert choose_excerpts(ExcerptTask(question=question, passages=(neither,))) == []
+
+
 @settings(max_examples=200, deadline=None)
 @given(question=st.text(min_size=1, max_size=300).filter(lambda text: text.strip()),
        document=st.one_of(st.none(), st.text(min_size=1, max_size=200)),
@@ -689,6 +728,18 @@ def test_why_quotes_the_sentence_that_gives_the_reason() -> None:
     quote, answer = _quoted_and_answered(question, special)
     assert "because reading special\n        files may have peculiar consequences." in quote
     assert any("because reading special" in sentence for sentence in answer)
+
+
+def test_what_causes_asks_for_a_reason() -> None:
+    """Issue 17.2, 17.4 (INF-3): "What typically causes a 'connection reset by peer' error?" asks for a cause as
+    "why" asks for a reason: the quote runs on from the error's name to the sentence that says what it results
+    from, which shares no word with the question that the sentence before it lacks."""
+    errors = ("* `ECONNRESET` (Connection reset by peer): A connection was forcibly closed by a peer. This normally "
+              "results from a loss of the connection on the remote socket due to a timeout or reboot. Commonly "
+              "encountered via the `http` and `net` modules.")
+    question = "What typically causes a 'connection reset by peer' error in an HTTP client?"
+    quote, _ = _quoted_and_answered(question, errors)
+    assert "This normally results from a loss of the connection" in quote
 
 
 def test_an_amount_in_words_states_an_amount() -> None:

@@ -26,6 +26,9 @@ def test_the_word_list_tells_english_words_from_program_names() -> None:
         assert is_english_word(word), word
     for word in ("rsync", "zstd", "systemd", "htop", "fdisk", "sshd's"):
         assert not is_english_word(word), word
+    # Everyday words of computing the list lacks are words too: "my app" names no program.
+    for word in ("app", "apps", "repo", "sysadmin"):
+        assert is_english_word(word), word
 
 
 @given(st.text(max_size=40))

@@ -64,9 +64,13 @@ def is_english_word(word: str) -> bool:
     if lines is None or not word or any(not (char.isascii() and (char.isalnum() or char in "'-")) for char in word) \
             or word != word.lower():
         return True
-    return _listed(lines, word) or (word.endswith("'s") and _listed(lines, word[:-2]))
+    word = word[:-2] if word.endswith("'s") else word
+    return _listed(lines, word) or word in _EVERYDAY
 
 
+#: Everyday words of computing the list lacks: "my app", "the repo", "a sysadmin" name no program.
+_EVERYDAY = frozenset({"app", "apps", "admin", "admins", "repo", "repos", "wifi", "distro", "distros", "sysadmin",
+                       "sysadmins", "devs", "todo", "tech", "param", "params"})
 #: Prefixes that make English words of English words ("untracked", "multibyte", "autoremove", "deduplication").
 _PREFIXES = ("un", "re", "de", "non", "sub", "pre", "multi", "auto", "inter", "over", "super", "self")
 #: The British spellings the (American) word list lacks ("behaviour", "initialise", "organisation", "analysed",

@@ -74,6 +74,10 @@ _NAME_WORD = re.compile(r"(?<![\w-])\w+(?:[.+#]\w+)*")
 _PAGE_TITLE = re.compile(r"(?<![\w-])([A-Za-z][\w.+-]*)\(\d[a-z]*\)")
 #: A phrase that opens a question and sets its scene: "On Debian,", "In a Docker container,".
 _FRONTED = re.compile(r"\s*(?:on|in|under|for|with|from|at|inside|within)\s+[^,?，？]{1,80}[,，]", re.IGNORECASE)
+#: Units written after a number ("2 GB of RAM", "500 ms"): with it, a quantity, not a name.
+_UNITS: Final = frozenset({"kb", "mb", "gb", "tb", "pb", "kib", "mib", "gib", "tib", "ms", "us", "ns", "hz", "khz",
+                           "mhz", "ghz", "kbps", "mbps", "gbps"})
+_AFTER_NUMBER = re.compile(r"\d\s*$")
 #: The shortest name taken for a word cut short ("crypto", "config"): shorter ones open too many words.
 _ABBREVIATION_CHARS: Final = 5
 #: A number with its unit ("900k", "10MB", "2.5s"): a quantity, not a name.
@@ -153,6 +157,10 @@ class Origin:
     document: str
     #: The document's own name (a file's name, a page's last URL segment): ``cp.txt`` is about ``cp``.
     label: str = ""
+    #: The names of the folders a file sits in (``/usr/share/doc/nodejs/api``): they name the collection it belongs
+    #: to, which every file in it is about ("my Node process" is Node.js's manual's subject, which its pages on
+    #: sockets rarely write).
+    folders: str = ""
     #: A web page's or record's passage: it comes without headings and with at most one other of its page, so
     #: a name anywhere in its document's passages shown counts.
     wide: bool = False
@@ -206,7 +214,7 @@ def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[
     where = list(origins) if origins is not None else [Origin(str(index)) for index in range(len(passages))]
     present = [set(gate_terms(text)) for text in passages]
     named = [terms | set(gate_terms(origin.label)) | set(gate_terms(origin.about))
-             for terms, origin in zip(present, where, strict=True)]
+             | _folder_names(origin.folders, wanted) for terms, origin in zip(present, where, strict=True)]
     forms = _other_forms(wanted, unknown, set().union(*named) if named else set())
     if forms:  # a passage that writes a question's term another way holds it
         present = [terms | {term for term, written in forms.items() if not written.isdisjoint(terms)}
@@ -219,7 +227,9 @@ def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[
         frequency = sum(1 for terms in present if term in terms)
         weights[term] = math.log(1 + (total + 1) / (max(frequency, 1) + 1))
     names = _names(question, wanted, titles)
-    missing = (len(wanted) <= SUBJECT_QUESTION_TERMS or asks) and any(term not in everywhere for term in names)
+    either = _alternatives(question)
+    missing = (len(wanted) <= SUBJECT_QUESTION_TERMS or asks) and any(
+        either.get(term, {term}).isdisjoint(everywhere) for term in names)
     asked_names = _names(_asking_part(question), wanted, titles)
     scenery = {term for term in names if term not in asked_names}
     latin = _latin_names(question)
@@ -242,13 +252,51 @@ def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[
         # --pid=/run/ns/pid1 …", "If I pipe lscpu into awk, …").
         page = [term for term in names if term in origin.titles and term in titles]
         required = [term for term in names if term not in scenery] if page else names
-        lacks = (missing and not page) or (asks and any(
-            term not in (held[origin.document] if origin.wide or term in scene else own) for term in required))
+        lacks = (missing and not page) or (asks and any(either.get(term, {term}).isdisjoint(
+            held[origin.document] if origin.wide or term in scene else own) for term in required))
         # A question in Chinese shares few character pairs with the page that answers it in other words (合并 for
         # 替换为一个): on the page of the program it names in Latin letters, a fifth of its weight is enough.
         named_page = has_cjk(question) and bool(page) and coverage >= CJK_NAMED_PAGE_SHARE
         result.append(Relevance(coverage, len(hits), len(wanted), lacks, (bool(latin) and latin <= own) or named_page))
     return result
+
+
+#: A folder's name may write the collection's name with a few letters more: ``nodejs`` (Node), ``sqlite3`` (SQLite).
+_FOLDER_SUFFIX_CHARS: Final = 2
+
+
+def _folder_names(folders: str, wanted: Collection[str]) -> set[str]:
+    """The gate terms of the folders a file sits in, with each question term that one of them opens with at most
+    :data:`_FOLDER_SUFFIX_CHARS` more ("node" for the folder ``nodejs``)."""
+    if not folders:
+        return set()
+    terms = set(gate_terms(folders))
+    terms.update(term for term in wanted if len(term) >= 3 and any(
+        other.startswith(term) and len(other) - len(term) <= _FOLDER_SUFFIX_CHARS for other in terms))
+    return terms
+
+
+#: Two words joined by "or" ("a Node HTTP or TCP client", "On Linux or macOS"): either is what the question asks about.
+_EITHER = re.compile(r"([\w.+#-]+),?\s+or\s+(?:else\s+)?([\w.+#-]+)", re.IGNORECASE)
+
+
+def _alternatives(question: str) -> dict[str, frozenset[str]]:
+    """Each gate term of a word ``question`` joins to another by "or", with the terms of all the words so joined:
+    a passage about a "Node HTTP or TCP client" that writes HTTP holds what was asked. Chains join too ("HTTP or
+    TCP or UDP"); a list written with commas ("grep, egrep or fgrep") joins only its last two."""
+    groups: dict[str, set[str]] = {}
+    position = 0
+    while (match := _EITHER.search(question, position)) is not None:
+        position = match.start(2)  # the right word may open the next pair ("HTTP or TCP or UDP")
+        left, right = gate_terms(match.group(1), question=True), gate_terms(match.group(2), question=True)
+        if not left or not right:
+            continue
+        group = set(left) | set(right)
+        for term in list(group):
+            group |= groups.get(term, set())
+        for term in group:
+            groups[term] = group
+    return {term: frozenset(group) for term, group in groups.items()}
 
 
 def _names(question: str, wanted: Collection[str], titles: Collection[str]) -> list[str]:
@@ -334,9 +382,13 @@ def subject_terms(question: str) -> list[str]:
     size exceeded." One letter (``I``, vitamin ``C``) is no name."""
     names: list[str] = []
     cjk = has_cjk(question)
+    arguments = _call_arguments(question)
     for match in _NAME_WORD.finditer(question):
         word = match.group()
-        if len(word) < 2 or word.isdigit() or has_cjk(word) or _QUANTITY.fullmatch(word):
+        if any(start <= match.start() < end for start, end in arguments):
+            continue
+        if len(word) < 2 or word.isdigit() or has_cjk(word) or _QUANTITY.fullmatch(word) \
+                or (word.lower() in _UNITS and _AFTER_NUMBER.search(question, 0, match.start())):
             continue
         mixed = any(char.isdigit() for char in word) and any(char.isalpha() for char in word)
         joined = any(char in ".+#_" for char in word)
@@ -346,6 +398,16 @@ def subject_terms(question: str) -> list[str]:
             word = _FILE_KIND.sub("", word) or word
             names.extend(term for term in analyze(word) if term not in _GATE_STOPWORDS)
     return list(dict.fromkeys(names))
+
+
+#: What a call written in a question passes (``setTimeout(fn, 100)``): the asker's placeholders, no names.
+_CALL_ARGUMENTS = re.compile(r"(?<=[\w$])\(([^()]{1,200})\)")
+
+
+def _call_arguments(question: str) -> list[tuple[int, int]]:
+    """The spans of the arguments of the calls ``question`` writes (``setTimeout(fn, 100)`` → ``fn, 100``); a manual
+    page's section (``crontab(5)``) has none worth the name."""
+    return [match.span(1) for match in _CALL_ARGUMENTS.finditer(question)]
 
 
 #: The suffix that says what kind of file a dotted name is: ``.conf``, ``.d``, ``.log`` …
@@ -375,8 +437,11 @@ def unknown_names(question: str) -> list[str]:
     if has_cjk(question):
         return []  # a CJK question's words in Latin letters are all names already
     names: list[str] = []
+    arguments = _call_arguments(question)
     for match in _LOWER_WORD.finditer(question):
         word = match.group()
+        if any(start <= match.start() < end for start, end in arguments):
+            continue
         if len(word) < 2 or is_english_word(word):
             continue
         if "-" in word:
@@ -416,14 +481,17 @@ def _origin(passage: ExcerptPassage) -> Origin:
         path = urlsplit(document).path
     except ValueError:  # not a URL ("http://[x"): the document's id as given
         path = document
-    segment = without_compression(unquote(path.rstrip("/").rsplit("/", 1)[-1]))
+    folders, _, last = path.rstrip("/").rpartition("/")
+    segment = without_compression(unquote(last))
     # The extension is no part of the name ("cp.txt" → "cp"), but a capitalised part after a dot is one:
     # Debian's "README.Debian" is about Debian, and so is "README.Debian.gz".
     stem, dot, extension = segment.rpartition(".")
     label = stem if dot and stem and not extension[:1].isupper() else segment
     if passage.page is not None:
         return Origin(document, label.replace("_", " "), wide=True)  # a wiki's title: "Isolation_In_SQLite"
-    return Origin(document, label)
+    if not document.startswith("file:"):
+        return Origin(document, label)  # a record's id: its "folders" are no collection
+    return Origin(document, label, folders=" ".join(unquote(part) for part in folders.split("/") if part))
 
 
 #: What separates the words of a manual page's title that the analyser splits too (``MACHINE-ID``); a dotted or

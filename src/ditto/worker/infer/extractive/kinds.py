@@ -263,12 +263,12 @@ _ASKS_FOR_REPLACEMENT = re.compile(
 _GIVES_REPLACEMENT = re.compile(
     r"\binstead\b|\brather\s+than\b|\breplac(?:e|es|ed|ing|ement)\b|\bsupersed(?:e|es|ed|ing)\b"
     r"|\bin\s+favou?r\s+of\b|\bprefer(?:red|ably)?\b|改用|代替|替代|取代|换成|而非|而不是|请使用|应使用", re.IGNORECASE)
-#: A question that asks why.
+#: A question that asks why, or what causes something ("What typically causes a 'connection reset' error?").
 _ASKS_WHY = re.compile(r"^\s*why\b|\bwhy\s+(?:do|does|did|is|are|was|were|can|can't|cannot|would|should|had|has)\b"
-                       r"|为什么|为何|何故", re.IGNORECASE)
+                       r"|\bwhat\s+(?:\w+\s+){0,2}caus(?:es|ed|e)\b|为什么|为何|何故|什么原因|原因是", re.IGNORECASE)
 #: What gives a reason: "because", "since", "as this causes", "to ease upgrades", 因为, 为了.
 _GIVES_REASON = re.compile(
-    r"\b(?:because|since|due\s+to|owing\s+to|so\s+that|in\s+order\s+to|reasons?"
+    r"\b(?:because|since|due\s+to|owing\s+to|so\s+that|in\s+order\s+to|reasons?|results?\s+from|caused\s+by"
     r"|as\s+(?:this|it|they|that|these|those|the|there|we|you)"
     r"|to\s+(?:avoid|ease|allow|prevent|make|ensure|keep|support|fix|work\s+around))\b"
     r"|因为|由于|为了|所以|因此|否则|以免|以便", re.IGNORECASE)
