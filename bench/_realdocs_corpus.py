@@ -150,6 +150,13 @@ SIXTEENTH_MAN_PAGES = ("1 dpkg-name", "1 dbus-uuidgen", "1 xmessage", "1 luit", 
 SIXTEENTH_ZH_MAN_PAGES = ("testparm", "droplang", "nmblookup", "findsmb", "8 smbpasswd", "8 makemap", "8 setquota",
                           "8 mailstats")
 
+SEVENTEENTH_MAN_PAGES = ("1 dbus-run-session", "1 sqldiff", "1 strace-log-merge", "1 debconf-apt-progress",
+                         "1 dpkg-maintscript-helper", "1 zforce", "1 ucfq", "1 dpkg-realpath", "5 gitmailmap",
+                         "5 user-dirs.conf", "5 deb-extra-override", "5 dpkg.cfg", "8 swaplabel", "8 isosize",
+                         "8 e2mmpstatus", "8 update-shells", "8 slattach", "8 pam_userdb", "7 futex", "7 landlock")
+SEVENTEENTH_ZH_MAN_PAGES = ("smbstatus", "ipcclean", "quota", "texindex", "8 svnserve", "8 ntsysv", "8 imapd",
+                            "8 convertquota")
+
 
 def _plain(text: str) -> str:
     """Overstrikes removed (what ``col -bx`` does), as a reader sees the page."""
@@ -222,7 +229,7 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
                  eighth: bool = False, ninth: bool = False, tenth: bool = False,
                  eleventh: bool = False, twelfth: bool = False,
                  thirteenth: bool = False, fourteenth: bool = False, fifteenth: bool = False,
-                 sixteenth: bool = False) -> tuple[list[str], list[str]]:
+                 sixteenth: bool = False, seventeenth: bool = False) -> tuple[list[str], list[str]]:
     """Write every available source into ``folder`` (English) and ``folder/zh`` (Chinese).
 
     ``holdout``: the larger held-out corpus (the ``HOLDOUT_`` sources added); ``review``: the review pages
@@ -233,7 +240,7 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
     ``eleventh``: all of these and the ``ELEVENTH_`` pages; ``twelfth``: all of these and the ``TWELFTH_`` pages;
     ``thirteenth``: all of these and the ``THIRTEENTH_`` pages; ``fourteenth``: all of these and the
     ``FOURTEENTH_`` pages; ``fifteenth``: all of these and the ``FIFTEENTH_`` pages; ``sixteenth``: all of these
-    and the ``SIXTEENTH_`` pages.
+    and the ``SIXTEENTH_`` pages; ``seventeenth``: all of these and the ``SEVENTEENTH_`` pages.
     Returns
     ``(written file names, missing sources)``.
     """
@@ -246,7 +253,8 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
              (thirteenth, THIRTEENTH_MAN_PAGES, THIRTEENTH_ZH_MAN_PAGES),
              (fourteenth, FOURTEENTH_MAN_PAGES, FOURTEENTH_ZH_MAN_PAGES),
              (fifteenth, FIFTEENTH_MAN_PAGES, FIFTEENTH_ZH_MAN_PAGES),
-             (sixteenth, SIXTEENTH_MAN_PAGES, SIXTEENTH_ZH_MAN_PAGES)]
+             (sixteenth, SIXTEENTH_MAN_PAGES, SIXTEENTH_ZH_MAN_PAGES),
+             (seventeenth, SEVENTEENTH_MAN_PAGES, SEVENTEENTH_ZH_MAN_PAGES)]
     wanted = [any(flag for flag, _, _ in later[index:]) for index in range(len(later))]
     holdout, review = holdout or wanted[0], review or wanted[0]
     if folder.exists():

@@ -42,7 +42,8 @@ each of its changes, not read: the held-out set for the next change. ``--fourtee
 the next one, written the same way over 28 more pages (Chinese pages of sections 1 and 8), run with session 23's
 base and after each of its changes, not read. ``--fifteenth`` (``--split fifteenth``) is the next one, written the
 same way over 28 more pages, run twice as held out in session 24 and studied after; ``--sixteenth`` (``--split
-sixteenth``) the one after it, run with session 24's base and its last tree, not read.
+sixteenth``) the one after it, run with session 24's base and its last tree, not read. ``--seventeenth``
+(``--split seventeenth``) is the next one, written the same way over 28 more pages.
 
 ``--holdout`` runs the held-out set instead: the larger corpus (more man pages, READMEs, Debian
 changelogs and Chinese man pages) and ``bench/data/realdocs_holdout.json``, written from those files
@@ -79,6 +80,8 @@ QUESTIONS = Path(__file__).resolve().parent / "data" / "realdocs_questions.json"
 #: The corpora beyond the first one (``--NAME`` builds ``build_corpus(NAME=True)``), latest first: each question
 #: file, and what ``--help`` says of it. A later corpus holds the earlier ones.
 CORPORA = (
+    ("seventeenth", "the seventeenth held-out set: the sixteenth corpus plus 28 more pages; written by someone who "
+                    "had not read the code"),
     ("sixteenth", "the sixteenth held-out set: the fifteenth corpus plus 28 more pages; written by someone who "
                   "had not read the code"),
     ("fifteenth", "the fifteenth held-out set: the fourteenth corpus plus 28 more pages; written by someone who "
@@ -311,7 +314,7 @@ def main() -> None:
     parser.add_argument("--split", choices=("train", "test", "holdout", "fresh", "review", "third", "fourth",
                                                      "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
                                                      "eleventh", "twelfth", "thirteenth", "fourteenth",
-                                                     "fifteenth", "sixteenth",
+                                                     "fifteenth", "sixteenth", "seventeenth",
                                                      "all"),
                         default="all")
     for name, about in CORPORA:
