@@ -157,6 +157,12 @@ SEVENTEENTH_MAN_PAGES = ("1 dbus-run-session", "1 sqldiff", "1 strace-log-merge"
 SEVENTEENTH_ZH_MAN_PAGES = ("smbstatus", "ipcclean", "quota", "texindex", "8 svnserve", "8 ntsysv", "8 imapd",
                             "8 convertquota")
 
+EIGHTEENTH_MAN_PAGES = ("1 tput", "1 lesskey", "1 xauth", "1 capsh", "1 fc-cache", "1 sensible-editor",
+                        "1 debconf-show", "1 dbus-cleanup-sockets", "5 core", "5 ldap.conf", "5 gitmodules",
+                        "5 charmap", "8 invoke-rc.d", "8 tc-netem", "8 findfs", "8 switch_root", "8 make-ssl-cert",
+                        "8 mklost+found", "7 inotify", "7 apt-patterns")
+EIGHTEENTH_ZH_MAN_PAGES = ("mail", "xmodmap", "makeinfo", "dnskeygen", "8 tcpdump", "8 pppd", "8 lilo", "8 printcap")
+
 
 def _plain(text: str) -> str:
     """Overstrikes removed (what ``col -bx`` does), as a reader sees the page."""
@@ -229,7 +235,8 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
                  eighth: bool = False, ninth: bool = False, tenth: bool = False,
                  eleventh: bool = False, twelfth: bool = False,
                  thirteenth: bool = False, fourteenth: bool = False, fifteenth: bool = False,
-                 sixteenth: bool = False, seventeenth: bool = False) -> tuple[list[str], list[str]]:
+                 sixteenth: bool = False, seventeenth: bool = False,
+                 eighteenth: bool = False) -> tuple[list[str], list[str]]:
     """Write every available source into ``folder`` (English) and ``folder/zh`` (Chinese).
 
     ``holdout``: the larger held-out corpus (the ``HOLDOUT_`` sources added); ``review``: the review pages
@@ -240,7 +247,8 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
     ``eleventh``: all of these and the ``ELEVENTH_`` pages; ``twelfth``: all of these and the ``TWELFTH_`` pages;
     ``thirteenth``: all of these and the ``THIRTEENTH_`` pages; ``fourteenth``: all of these and the
     ``FOURTEENTH_`` pages; ``fifteenth``: all of these and the ``FIFTEENTH_`` pages; ``sixteenth``: all of these
-    and the ``SIXTEENTH_`` pages; ``seventeenth``: all of these and the ``SEVENTEENTH_`` pages.
+    and the ``SIXTEENTH_`` pages; ``seventeenth``: all of these and the ``SEVENTEENTH_`` pages; ``eighteenth``: all
+    of these and the ``EIGHTEENTH_`` pages.
     Returns
     ``(written file names, missing sources)``.
     """
@@ -254,7 +262,8 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
              (fourteenth, FOURTEENTH_MAN_PAGES, FOURTEENTH_ZH_MAN_PAGES),
              (fifteenth, FIFTEENTH_MAN_PAGES, FIFTEENTH_ZH_MAN_PAGES),
              (sixteenth, SIXTEENTH_MAN_PAGES, SIXTEENTH_ZH_MAN_PAGES),
-             (seventeenth, SEVENTEENTH_MAN_PAGES, SEVENTEENTH_ZH_MAN_PAGES)]
+             (seventeenth, SEVENTEENTH_MAN_PAGES, SEVENTEENTH_ZH_MAN_PAGES),
+             (eighteenth, EIGHTEENTH_MAN_PAGES, EIGHTEENTH_ZH_MAN_PAGES)]
     wanted = [any(flag for flag, _, _ in later[index:]) for index in range(len(later))]
     holdout, review = holdout or wanted[0], review or wanted[0]
     if folder.exists():

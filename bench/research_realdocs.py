@@ -43,7 +43,8 @@ the next one, written the same way over 28 more pages (Chinese pages of sections
 base and after each of its changes, not read. ``--fifteenth`` (``--split fifteenth``) is the next one, written the
 same way over 28 more pages, run twice as held out in session 24 and studied after; ``--sixteenth`` (``--split
 sixteenth``) the one after it, run with session 24's base and its last tree, not read. ``--seventeenth``
-(``--split seventeenth``) is the next one, written the same way over 28 more pages.
+(``--split seventeenth``) is the next one, written the same way over 28 more pages. ``--eighteenth`` (``--split
+eighteenth``) is the one after it, written the same way over 28 more pages.
 
 ``--holdout`` runs the held-out set instead: the larger corpus (more man pages, READMEs, Debian
 changelogs and Chinese man pages) and ``bench/data/realdocs_holdout.json``, written from those files
@@ -80,6 +81,8 @@ QUESTIONS = Path(__file__).resolve().parent / "data" / "realdocs_questions.json"
 #: The corpora beyond the first one (``--NAME`` builds ``build_corpus(NAME=True)``), latest first: each question
 #: file, and what ``--help`` says of it. A later corpus holds the earlier ones.
 CORPORA = (
+    ("eighteenth", "the eighteenth held-out set: the seventeenth corpus plus 28 more pages; written by someone who "
+                   "had not read the code"),
     ("seventeenth", "the seventeenth held-out set: the sixteenth corpus plus 28 more pages; written by someone who "
                     "had not read the code"),
     ("sixteenth", "the sixteenth held-out set: the fifteenth corpus plus 28 more pages; written by someone who "
@@ -314,7 +317,7 @@ def main() -> None:
     parser.add_argument("--split", choices=("train", "test", "holdout", "fresh", "review", "third", "fourth",
                                                      "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
                                                      "eleventh", "twelfth", "thirteenth", "fourteenth",
-                                                     "fifteenth", "sixteenth", "seventeenth",
+                                                     "fifteenth", "sixteenth", "seventeenth", "eighteenth",
                                                      "all"),
                         default="all")
     for name, about in CORPORA:
