@@ -68,9 +68,11 @@ def is_english_word(word: str) -> bool:
     return _listed(lines, word) or word in _EVERYDAY
 
 
-#: Everyday words of computing the list lacks: "my app", "the repo", "a sysadmin" name no program.
+#: Everyday words of computing the list lacks: "my app", "the repo", "a symlink" name no program (a page may write
+#: "symbolic link", "regular expression" or "system call" for them).
 _EVERYDAY = frozenset({"app", "apps", "admin", "admins", "repo", "repos", "wifi", "distro", "distros", "sysadmin",
-                       "sysadmins", "devs", "todo", "tech", "param", "params"})
+                       "sysadmins", "devs", "todo", "tech", "param", "params", "symlink", "symlinks", "cronjob",
+                       "cronjobs", "regex", "regexes", "regexp", "regexps", "syscall", "syscalls"})
 #: Prefixes that make English words of English words ("untracked", "multibyte", "autoremove", "deduplication").
 _PREFIXES = ("un", "re", "de", "non", "sub", "pre", "multi", "auto", "inter", "over", "super", "self")
 #: The British spellings the (American) word list lacks ("behaviour", "initialise", "organisation", "analysed",

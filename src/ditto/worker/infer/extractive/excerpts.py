@@ -22,6 +22,7 @@ from ....text.sentences import (
     ends_a_sentence,
     is_lead_in,
     opens_in_lower_case,
+    option_tag,
     split_sentences,
     starts_item,
 )
@@ -144,6 +145,11 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
     leads = [(_introduced_by(task.passages[index].context) if how_to else "") or led[position]
              for position, (index, _) in enumerate(owners)]
     own = [terms[position] + analyze(lead) if lead else terms[position] for position, lead in enumerate(leads)]
+    # An option's entry is about its option throughout: "The default is set to cslip." is said of "[-p proto]",
+    # the tag its entry opens with, and answers "which protocol without -p?" as the tag's own line does.
+    tags = [_entry_tag(passage.text) for passage in task.passages]
+    own = [found + analyze(tags[index]) if tags[index] and span.start > 0 else found
+           for found, (index, span) in zip(own, owners, strict=True)]
     plain = score_documents(question, own if read is analyze
                             else [found + lone_digits(text) for found, text in zip(own, texts, strict=True)])
     # Ranked with where it sits (an option's line rarely names its command: "rm" is in "RM(1) › 选项"), but
@@ -184,6 +190,15 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
     # Best first; ties keep passage then sentence order (deterministic, and the order a reader met them).
     candidates.sort(key=lambda c: (-c.score, c.passage, c.sentence.start))
     return candidates
+
+
+def _entry_tag(text: str) -> str:
+    """The tag an entry opens with: an option's or a setting's on a line of its own (``-k, --keep``, ``[-p proto]``,
+    ``PermitRootLogin``), or the option that opens its first line; ``""`` when ``text`` is no such entry."""
+    first = text.lstrip().partition("\n")[0].strip()
+    if _opens_with_tag_line(text) or (_opens_option_entry(text) and option_tag(first)):
+        return first
+    return first.split(None, 1)[0] if _opens_option_entry(text) else ""
 
 
 def _introduced_by(context: str | None) -> str:

@@ -215,7 +215,7 @@ def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[
     present = [set(gate_terms(text)) for text in passages]
     named = [terms | set(gate_terms(origin.label)) | set(gate_terms(origin.about))
              | _folder_names(origin.folders, wanted) for terms, origin in zip(present, where, strict=True)]
-    forms = _other_forms(wanted, unknown, set().union(*named) if named else set())
+    forms = _other_forms(wanted, unknown, set().union(*named) if named else set()) | _numbered_forms(wanted, passages)
     if forms:  # a passage that writes a question's term another way holds it
         present = [terms | {term for term, written in forms.items() if not written.isdisjoint(terms)}
                    for terms in present]
@@ -332,10 +332,9 @@ def _asking_part(question: str) -> str:
 def _other_forms(wanted: Sequence[str], unknown: Collection[str], shown: Collection[str]) -> dict[str, set[str]]:
     """The question's terms that passages shown write another way, each with the terms they write it as: a name
     in the plural ("ptys") as its singular ("pty", where the page is pty(7)), a name cut short (``unknown``,
-    :func:`unknown_names`: "crypto") as the words it opens ("cryptographic"), and a name with its version number
-    ("apache2" for "apache"). The analyser stems English plurals
-    itself; a name in no word list keeps its "s", and an abbreviation is in no word list, so the question would
-    otherwise ask about words no page holds."""
+    :func:`unknown_names`: "crypto") as the words it opens ("cryptographic"), a name with its version number
+    ("apache2" for "apache"). The analyser stems English plurals itself; a name in no word list keeps its "s", and
+    an abbreviation is in no word list, so the question would otherwise ask about words no page holds."""
     forms: dict[str, set[str]] = {}
     for term in wanted:
         if len(term) <= 3:
@@ -357,6 +356,22 @@ def _other_forms(wanted: Sequence[str], unknown: Collection[str], shown: Collect
             found = gate_terms(name)
             if len(found) == 1 and found[0] in asked:
                 forms.setdefault(found[0], set()).add(other)
+    return forms
+
+
+def _numbered_forms(wanted: Sequence[str], passages: Sequence[str]) -> dict[str, set[str]]:
+    """The question's names with a number ("ttys0") that a passage writes as a family, the name without its number
+    and a wildcard after it ("/dev/ttyS*", "ttySN", "sdX"), each with that name: ``/dev/ttyS0`` is one of the
+    ``/dev/ttyS*`` a page speaks of. A page that writes only the bare word ("--pid" for a file named "pid1") does not
+    hold it."""
+    forms: dict[str, set[str]] = {}
+    for term in wanted:
+        name = term.rstrip("0123456789")
+        if name == term or len(name) < 3 or not name.isalpha():
+            continue
+        family = re.compile(rf"(?<![\w-]){re.escape(name)}(?:\*|\[0-9\]|[NX]\b|<n>)", re.IGNORECASE)
+        if any(family.search(text) for text in passages):
+            forms[term] = {name}
     return forms
 
 
@@ -382,10 +397,10 @@ def subject_terms(question: str) -> list[str]:
     size exceeded." One letter (``I``, vitamin ``C``) is no name."""
     names: list[str] = []
     cjk = has_cjk(question)
-    arguments = _call_arguments(question)
+    data = _askers_data(question)
     for match in _NAME_WORD.finditer(question):
         word = match.group()
-        if any(start <= match.start() < end for start, end in arguments):
+        if any(start <= match.start() < end for start, end in data):
             continue
         if len(word) < 2 or word.isdigit() or has_cjk(word) or _QUANTITY.fullmatch(word) \
                 or (word.lower() in _UNITS and _AFTER_NUMBER.search(question, 0, match.start())):
@@ -400,14 +415,17 @@ def subject_terms(question: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-#: What a call written in a question passes (``setTimeout(fn, 100)``): the asker's placeholders, no names.
-_CALL_ARGUMENTS = re.compile(r"(?<=[\w$])\(([^()]{1,200})\)")
+#: What a question writes as the asker's own data, not as what it is about: the arguments of a call it writes
+#: (``setTimeout(fn, 100)``), an e-mail address (``John.Smith@Example.COM``) and a URL.
+_ASKERS_DATA = re.compile(r"(?<=[\w$])\(([^()]{1,200})\)|([\w.+-]+@[\w-]+(?:\.[\w-]+)+)|(\b[a-z][a-z0-9+.-]*://\S+)",
+                          re.IGNORECASE)
 
 
-def _call_arguments(question: str) -> list[tuple[int, int]]:
-    """The spans of the arguments of the calls ``question`` writes (``setTimeout(fn, 100)`` → ``fn, 100``); a manual
-    page's section (``crontab(5)``) has none worth the name."""
-    return [match.span(1) for match in _CALL_ARGUMENTS.finditer(question)]
+def _askers_data(question: str) -> list[tuple[int, int]]:
+    """The spans of what ``question`` writes as the asker's data (:data:`_ASKERS_DATA`): the arguments of a call
+    (``setTimeout(fn, 100)`` → ``fn, 100``; a manual page's section, ``crontab(5)``, has none worth the name), an
+    e-mail address, a URL. Their words are no names."""
+    return [match.span(match.lastindex or 0) for match in _ASKERS_DATA.finditer(question)]
 
 
 #: The suffix that says what kind of file a dotted name is: ``.conf``, ``.d``, ``.log`` …
@@ -437,10 +455,10 @@ def unknown_names(question: str) -> list[str]:
     if has_cjk(question):
         return []  # a CJK question's words in Latin letters are all names already
     names: list[str] = []
-    arguments = _call_arguments(question)
+    data = _askers_data(question)
     for match in _LOWER_WORD.finditer(question):
         word = match.group()
-        if any(start <= match.start() < end for start, end in arguments):
+        if any(start <= match.start() < end for start, end in data):
             continue
         if len(word) < 2 or is_english_word(word):
             continue

@@ -48,7 +48,7 @@ _ASKS_FOR_OPTION = re.compile(r"\b(?:which|what)\s+(?:[\w.+-]+\s+){0,2}?(?:optio
 #: A question that asks for an amount: how many, how often, the smallest or default size, which port, which exit
 #: status (a number), which version or year, 多少, 几 (not 好几, "several").
 _ASKS_FOR_AMOUNT = re.compile(
-    r"\bhow\s+(?:many|much|often|long|large|big|old|fast|high|low|small)\b(?!-)"
+    r"\bhow\s+(?:many|much|often|long|large|big|old|fast|high|low|small|quickly|soon|frequently)\b(?!-)"
     r"|\b(?:smallest|largest|lowest|highest|biggest|minimum|maximum|min|max|default)\s+(?:[\w-]+\s+){0,2}?"
     r"(?:size|number|value|length|level|limit|count|port|timeout|interval|amount|range)s?\b"
     r"|\b(?:what|which)\s+(?:tcp\s+|udp\s+)?port\b"
@@ -100,11 +100,24 @@ _ONE_OR_NONE_OF = re.compile(r"(?<![\w-])(?:no|zero|one|a\s+single|without)\s+(?
                              re.IGNORECASE)
 
 
+#: A call's arguments in code (``landlock_restrict_self(ruleset_fd, 0)``), innermost first.
+_CALL = re.compile(r"(?<=[\w$])\([^()]*\)")
+
+
+def _without_call_arguments(text: str) -> str:
+    """``text`` with the arguments of every call it writes left out: a ``0`` passed to a function states no amount."""
+    while True:
+        shorter = _CALL.sub("", text)
+        if shorter == text:
+            return text
+        text = shorter
+
+
 def _states_amount(text: str, wanted: set[str]) -> bool:
     """Whether ``text`` states an amount (:data:`_STATES_AMOUNT`), or none or one of a thing the question
     names ("by default curl makes no retries" answers "How many retries…"); a keyword in capitals is code, not
-    an amount ("WITHOUT ROWID tables" holds no number of tables)."""
-    return bool(_STATES_AMOUNT.search(text)) or any(
+    an amount ("WITHOUT ROWID tables" holds no number of tables), nor is a call's argument (``f(fd, 0)``)."""
+    return bool(_STATES_AMOUNT.search(_without_call_arguments(text))) or any(
         wanted.intersection(analyze(found.group(1))) for found in _ONE_OR_NONE_OF.finditer(text)
         if not found.group().split()[0].isupper())
 
@@ -118,7 +131,8 @@ _ASKS_FOR_DEFAULT = re.compile(
     r"(?:change|give|specify|set|pass|say|tell|provide|supply|add|configure|name|choose|pick|use)\b"
     r"|\b(?:without|with\s+no)\s+(?:any\s+)?(?:options?|arguments?|flags?|settings?|values?|switch(?:es)?|parameters?)\b"
     r"|\b(?:left|leave\s+it)\s+(?:unset|out|empty|blank|alone)\b|\bomit(?:ted|ting)?\b"
-    r"|\bwithout\s+(?:the\s+|an?\s+|any\s+)?-{1,2}[\w-]+|\b(?:is|are|was)\s+(?:not|never)\s+(?:given|specified|set|passed|supplied)\b"
+    r"|\b(?:without|with\s+no)\s+(?:the\s+|an?\s+|any\s+)?-{1,2}[\w-]+"
+    r"|\b(?:is|are|was)\s+(?:not|never)\s+(?:given|specified|set|passed|supplied)\b"
     r"|默认|缺省|不指定|未指定|没有指定|没指定|不给|没给|只给|不加|不带|省略", re.IGNORECASE)
 #: A sentence that states a default: "Defaults to /bin/bash.", "Default 16", "(zero by default)", 默认为, or what
 #: happens when something is left out ("With no OPTION, same as -s.", "If no file is given…", "If none are
@@ -202,11 +216,11 @@ _ASKS_FOR_A_PORT = re.compile(
     r"^(?!.*(?:\b(?:serial|parallel|usb|tty)\b|串口|并口|串行)).*?(?:\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?ports?\b"
     r"|\bport\s+number\b|(?:哪个|什么|哪一个)端口|端口号?(?:是|为)?多少)", re.IGNORECASE | re.DOTALL)
 #: A sentence that states one: "port 5432", "that port (22 by default)", "listens on 22", "5432/tcp",
-#: "example.com:4242", 端口 21.
+#: "example.com:4242", 端口 21, 端口 (默认是 3690).
 _STATES_A_PORT = re.compile(
     r"\bports?\b[\s(]{1,3}(?:[a-z]+\s+){0,3}?\(?\d{1,5}\b|\b\d{1,5}/(?:tcp|udp)\b|(?<![\w.])[\w.-]+:\d{2,5}\b"
     r"|\b(?:listen|run|bind|connect|serve)(?:s|ed|ing)?\s+(?:on|to)\s+\d{1,5}\b"
-    r"|端口号?\s*(?:是|为)?\s*\d{1,5}|\d{1,5}\s*(?:号)?端口", re.IGNORECASE)
+    r"|端口号?\s*[(（]?\s*(?:默认|缺省)?\s*(?:是|为)?\s*\d{1,5}|\d{1,5}\s*(?:号)?端口", re.IGNORECASE)
 
 #: A question for the version or release something came, went or changed in ("Which version of systemd first
 #: shipped systemd-cgtop?", "Since which dpkg release …?", 哪个版本 … 移除).
@@ -269,12 +283,13 @@ _ASKS_WHY = re.compile(r"^\s*why\b|\bwhy\s+(?:do|does|did|is|are|was|were|can|ca
 #: What gives a reason: "because", "since", "as this causes", "to ease upgrades", 因为, 为了.
 _GIVES_REASON = re.compile(
     r"\b(?:because|since|due\s+to|owing\s+to|so\s+that|in\s+order\s+to|reasons?|results?\s+from|caused\s+by"
+    r"|depends\s+on"
     r"|as\s+(?:this|it|they|that|these|those|the|there|we|you)"
     r"|to\s+(?:avoid|ease|allow|prevent|make|ensure|keep|support|fix|work\s+around))\b"
     r"|因为|由于|为了|所以|因此|否则|以免|以便", re.IGNORECASE)
 #: A question that asks for a way to do something: "How do I stop losetup from …?", "how can I …", 怎样, 如何.
 _ASKS_HOW_TO = re.compile(r"\bhow\s+(?:do|can|could|should|would)\s+(?:I|you|we|one)\b|\bhow\s+to\b"
-                          r"|怎样|怎么|如何|有什么办法|什么方法", re.IGNORECASE)
+                          r"|怎样|怎么|如何|有什么办法|什么方法|(?:需要|要|该|应该)做(?:什么|哪些)", re.IGNORECASE)
 #: A question that asks for the command, setting or line to use ("What command fixes that?", "Which setting switches
 #: that on?", "What can I put in ~/.ssh/config …?"): as a how-to question, what answers it is often a block under a
 #: lead-in that says what it is for.
@@ -284,13 +299,16 @@ _ASKS_FOR_AN_INSTRUCTION = re.compile(
     r"|\bwhat\s+(?:can|should|do|must)\s+(?:I|we|you)\s+(?:put|add|write|type|run|enter)\b"
     r"|什么命令|哪个命令|哪条命令|什么设置|哪个设置", re.IGNORECASE)
 #: What gives a way: an instruction ("Use --nooverlap with --find …", "Set … to …"), what you can or should do,
-#: what avoids a problem; 可以, 使用, 设置.
+#: what avoids or solves a problem ("Employing the -ttt option … should solve the problem."); 可以, 使用, 设置.
 _GIVES_WAY = re.compile(
     r"(?:^|[.!?]\s+|\n\s*)(?:use|set|run|add|pass|give|specify|put|edit|create|call|type|enable|disable|install"
     r"|remove|delete|change|select|invoke|append|prefix|press|try)\b"
-    r"|\b(?:you|one|users?)\s+(?:can|may|should|must|need\s+to|have\s+to)\b|\bto\s+(?:avoid|prevent|stop|disable)\b"
-    r"|\bby\s+(?:using|setting|passing|adding|giving|running|specifying)\b"
-    r"|可以|使用|设置|设立|指定|应该|建议|最好|比较方便|会方便|更方便", re.IGNORECASE)
+    r"|\b(?:you|one|users?|applications?|programs?|programmers?|developers?|callers?|administrators?)\s+"
+    r"(?:can|may|should|must|need\s+to|have\s+to)\b|\bto\s+(?:avoid|prevent|stop|disable|guard\s+against)\b"
+    r"|\bby\s+(?:using|setting|passing|adding|giving|running|specifying|(?:the\s+)?use\s+of)\b"
+    r"|\b(?:can|could|may)\s+(?:\w+\s+)?be\s+(?:\w+\s+)?(?:avoided|alleviated|prevented|fixed|solved|worked\s+around)\b"
+    r"|\b(?:should|will|would|can|may)\s+(?:\w+\s+)?(?:solve|fix|avoid|prevent|resolve)\s+(?:the|this|that|these)\b"
+    r"|可以|使用|设置|设立|指定|应该|必须|建议|最好|比较方便|会方便|更方便", re.IGNORECASE)
 #: An option the question says is *not* given ("when I don't pass -n", "without -k", "不加 -n").
 _NEGATED_OPTION = re.compile(r"(?:\b(?:\w+n['’]t|dont|do\s+not|not|without|no|never|omit|leave\s+off|unless)\s+"
                              r"(?:\w+\s+){0,2}?|(?:不加|不用|不带|没有加?|不指定)\s*)--?[A-Za-z0-9][A-Za-z0-9-]*",
