@@ -66,13 +66,13 @@ def test_which_names_are_html(name: str, html: bool) -> None:
 
 
 def test_a_real_page_is_read_as_its_main_text_and_bad_ones_are_named() -> None:
-    """WF-12: the page's main text, without its markup or menu; a binary file and a page without text are
-    skipped, each with a note naming it."""
+    """WF-12: the page's main text, its title first, without its markup or menu; a binary file and a page without
+    text are skipped, each with a note naming it."""
     raw = (sqlite_docs_dir() / "lang_reindex.html").read_bytes()
     report = WalkReport()
     read = document_text(Path("lang_reindex.html"), raw, report, html=extract_document_text)
     assert read is not None and read.extracted and read.layout == "lines"
-    assert read.text.startswith(REINDEX)
+    assert read.text.startswith(f"REINDEX\n{REINDEX}")
     assert "<" not in read.text and "Download" not in read.text
     assert document_text(Path("x.html"), b"<html>\x00\x01</html>", report, html=extract_document_text) is None
     empty = b"<html><head><title>Nothing</title></head><body><script>x()</script></body></html>"

@@ -14,12 +14,16 @@ from ..._extras import require_extra
 
 __all__ = ["EXTRACT_OPTIONS", "extract_main_text", "text_lines"]
 
-#: The trafilatura options the reader uses (the benchmark calls trafilatura with the same ones).
+#: The trafilatura options the reader uses (the benchmark calls trafilatura with the same ones). ``favor_recall``:
+#: with trafilatura's default balance, a list after its lead-in is dropped from pages such as SQLite's ("… with the
+#: following restrictions:" and no restriction after it; "The column may not have a PRIMARY KEY or UNIQUE
+#: constraint." is in no extracted text), and a list is often the answer (docs/design/research.md).
 EXTRACT_OPTIONS: dict[str, Any] = {
     "output_format": "txt",
     "include_comments": False,
     "include_tables": True,
     "with_metadata": False,
+    "favor_recall": True,
 }
 
 
