@@ -826,6 +826,17 @@ def test_a_call_s_argument_is_no_amount() -> None:
     assert choose_excerpts(ExcerptTask(question=question, passages=(said,)))
 
 
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("unit", ["a", "x.", "a-", "e@", "f(", "word or "])
+def test_the_name_rules_take_linear_time_on_the_longest_question(unit: str) -> None:
+    """Issue 17.3 (bad input): a question of the task's longest (100,000 characters) made of one pathological run
+    (a single word, dots, hyphens, at signs, open calls, "or" after "or") is read in time proportional to its
+    length: every rule that looks for names starts at a word's start, and no word that long is tried as English."""
+    question = (unit * (100_000 // len(unit)))[:99_999] + "?"
+    passage = P(source_id="p", text="The default is to retry 20 times (see wget(1)).", context="WGET(1)")
+    choose_excerpts(ExcerptTask(question=question, passages=(passage,)))
+
+
 def test_an_amount_in_words_states_an_amount() -> None:
     """Issue 17.4 (INF-3): "kept for a year" answers "How long…?" as "30 days" does; the quote stays the sentence
     that answers, not the run with its neighbour's number."""

@@ -83,6 +83,8 @@ _AMERICAN = {"our": "or", "is": "iz", "ys": "yz", "tre": "ter"}
 _ENDINGS = ("s", "es", "ed", "ing")
 #: The shortest part of a compound ("new" + "line"): shorter parts make names ("r" + "sync", "f" + "disk").
 _PART = 3
+#: The longest word :func:`reads_as_english` tries to read as English ("internationalisation" is 20 letters).
+_LONGEST_WORD = 40
 
 
 @functools.lru_cache(maxsize=4096)
@@ -92,7 +94,11 @@ def reads_as_english(word: str) -> bool:
     ("untracked", "multibyte", "deduplication"), or two listed words of three letters or more ("workaround",
     "newline", "filesystem", "nameserver"). Technical English is written that way; a program's name ("rsync",
     "fdisk", "htop", "nscd") is not."""
-    if is_english_word(word) or _american(word):
+    if is_english_word(word):
+        return True
+    if len(word) > _LONGEST_WORD:
+        return False  # no English word is this long, and trying every split of it would cost its length squared
+    if _american(word):
         return True
     stems = [word] + [word[:-len(end)] for end in _ENDINGS if word.endswith(end) and len(word) - len(end) >= _PART]
     for stem in stems:

@@ -277,7 +277,7 @@ def _folder_names(folders: str, wanted: Collection[str]) -> set[str]:
 
 
 #: Two words joined by "or" ("a Node HTTP or TCP client", "On Linux or macOS"): either is what the question asks about.
-_EITHER = re.compile(r"([\w.+#-]+),?\s+or\s+(?:else\s+)?([\w.+#-]+)", re.IGNORECASE)
+_EITHER = re.compile(r"(?<![\w.+#-])([\w.+#-]+),?\s+or\s+(?:else\s+)?([\w.+#-]+)", re.IGNORECASE)
 
 
 def _alternatives(question: str) -> dict[str, frozenset[str]]:
@@ -417,8 +417,8 @@ def subject_terms(question: str) -> list[str]:
 
 #: What a question writes as the asker's own data, not as what it is about: the arguments of a call it writes
 #: (``setTimeout(fn, 100)``), an e-mail address (``John.Smith@Example.COM``) and a URL.
-_ASKERS_DATA = re.compile(r"(?<=[\w$])\(([^()]{1,200})\)|([\w.+-]+@[\w-]+(?:\.[\w-]+)+)|(\b[a-z][a-z0-9+.-]*://\S+)",
-                          re.IGNORECASE)
+_ASKERS_DATA = re.compile(r"(?<=[\w$])\(([^()]{1,200})\)|(?<![\w.+-])([\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
+                          r"|(?<![\w+.-])([a-z][a-z0-9+.-]*://\S+)", re.IGNORECASE)
 
 
 def _askers_data(question: str) -> list[tuple[int, int]]:

@@ -104,13 +104,18 @@ _ONE_OR_NONE_OF = re.compile(r"(?<![\w-])(?:no|zero|one|a\s+single|without)\s+(?
 _CALL = re.compile(r"(?<=[\w$])\([^()]*\)")
 
 
+#: How deep calls inside calls are taken apart (``f(g(h(x), 0))``); deeper ones keep their innermost arguments.
+_CALL_DEPTH: Final = 8
+
+
 def _without_call_arguments(text: str) -> str:
     """``text`` with the arguments of every call it writes left out: a ``0`` passed to a function states no amount."""
-    while True:
+    for _ in range(_CALL_DEPTH):
         shorter = _CALL.sub("", text)
         if shorter == text:
-            return text
+            break
         text = shorter
+    return text
 
 
 def _states_amount(text: str, wanted: set[str]) -> bool:
