@@ -837,6 +837,18 @@ def test_the_name_rules_take_linear_time_on_the_longest_question(unit: str) -> N
     choose_excerpts(ExcerptTask(question=question, passages=(passage,)))
 
 
+def test_otherwise_finishes_the_case_a_question_leaves_out() -> None:
+    """Issue 17.2, 17.4 (INF-3): "If I don't give dircolors a file, where …?" asks for what happens without one;
+    dircolors(1) says it in the sentence that opens with "Otherwise" after the case with a file, and the quote runs
+    on to it, across its line break."""
+    page = ("If  FILE  is  specified, read it to determine which colors to use for which file types and\n"
+            "       extensions.  Otherwise, a precompiled database is used.  For  details  on  the  format  of\n"
+            "       these files, run 'dircolors --print-database'.")
+    quote, _ = _quoted_and_answered("If I don't give dircolors a file, where does it get its colours from?", page,
+                                    "DIRCOLORS(1) › DESCRIPTION")
+    assert "Otherwise, a precompiled database is used." in quote
+
+
 def test_an_amount_in_words_states_an_amount() -> None:
     """Issue 17.4 (INF-3): "kept for a year" answers "How long…?" as "30 days" does; the quote stays the sentence
     that answers, not the run with its neighbour's number."""

@@ -150,6 +150,10 @@ _STATES_DEFAULT = re.compile(
 #: What tells a default, for whether a page gives one at all: :data:`_STATES_DEFAULT`, or what happens otherwise or
 #: what an option does instead of ("print the first NUM lines instead of the first 10").
 _TELLS_DEFAULT = re.compile(_STATES_DEFAULT.pattern + r"|\botherwise\b|\binstead\s+of\b", re.IGNORECASE)
+#: What completes a run for a question that asks for a default: a sentence stating one, or one that opens with
+#: "Otherwise" after the case the question leaves out ("If FILE is specified, read it …  Otherwise, a precompiled
+#: database is used.").
+_COMPLETES_DEFAULT = re.compile(_STATES_DEFAULT.pattern + r"|(?-i:\bOtherwise\b)", re.IGNORECASE)
 
 
 #: A question that asks for a file or a place: which file, directory or path ("Which file lists the users …?", not
@@ -499,7 +503,7 @@ def _completing_kind(question: str) -> re.Pattern[str] | None:
     if _ASKS_WHY.search(question):
         return _GIVES_REASON
     if _ASKS_FOR_DEFAULT.search(question):
-        return _STATES_DEFAULT
+        return _COMPLETES_DEFAULT
     if _asks_for_amount(question):
         return _STATES_AMOUNT
     return _GIVES_WAY if _ASKS_HOW_TO.search(question) else None
