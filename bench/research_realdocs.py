@@ -43,8 +43,9 @@ the next one, written the same way over 28 more pages (Chinese pages of sections
 base and after each of its changes, not read. ``--fifteenth`` (``--split fifteenth``) is the next one, written the
 same way over 28 more pages, run twice as held out in session 24 and studied after; ``--sixteenth`` (``--split
 sixteenth``) the one after it, run with session 24's base and its last tree, not read. ``--seventeenth``
-(``--split seventeenth``) is the next one, written the same way over 28 more pages. ``--eighteenth`` (``--split
-eighteenth``) is the one after it, written the same way over 28 more pages.
+(``--split seventeenth``) is the next one, written the same way over 28 more pages, run once held out in session 27
+and studied after; ``--eighteenth`` (``--split eighteenth``) the one after it, run with session 27's base and its
+last trees, not read.
 
 ``--holdout`` runs the held-out set instead: the larger corpus (more man pages, READMEs, Debian
 changelogs and Chinese man pages) and ``bench/data/realdocs_holdout.json``, written from those files
@@ -84,7 +85,7 @@ CORPORA = (
     ("eighteenth", "the eighteenth held-out set: the seventeenth corpus plus 28 more pages; written by someone who "
                    "had not read the code"),
     ("seventeenth", "the seventeenth held-out set: the sixteenth corpus plus 28 more pages; written by someone who "
-                    "had not read the code"),
+                    "had not read the code, run once held out and studied since"),
     ("sixteenth", "the sixteenth held-out set: the fifteenth corpus plus 28 more pages; written by someone who "
                   "had not read the code"),
     ("fifteenth", "the fifteenth held-out set: the fourteenth corpus plus 28 more pages; written by someone who "
