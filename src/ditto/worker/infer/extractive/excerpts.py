@@ -22,7 +22,6 @@ from ....text.sentences import (
     ends_a_sentence,
     is_lead_in,
     opens_in_lower_case,
-    option_tag,
     split_sentences,
     starts_item,
 )
@@ -54,6 +53,7 @@ from .kinds import (
     _asks_for_amount,
     _completing_kind,
     _describes_an_option,
+    _entry_tag,
     _kinds_asked,
     _measured,
     _measured_cjk,
@@ -190,15 +190,6 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
     # Best first; ties keep passage then sentence order (deterministic, and the order a reader met them).
     candidates.sort(key=lambda c: (-c.score, c.passage, c.sentence.start))
     return candidates
-
-
-def _entry_tag(text: str) -> str:
-    """The tag an entry opens with: an option's or a setting's on a line of its own (``-k, --keep``, ``[-p proto]``,
-    ``PermitRootLogin``), or the option that opens its first line; ``""`` when ``text`` is no such entry."""
-    first = text.lstrip().partition("\n")[0].strip()
-    if _opens_with_tag_line(text) or (_opens_option_entry(text) and option_tag(first)):
-        return first
-    return first.split(None, 1)[0] if _opens_option_entry(text) else ""
 
 
 def _introduced_by(context: str | None) -> str:

@@ -7,6 +7,7 @@ sentence is semantically close (:data:`SEMANTIC_THRESHOLD`). One shared word ("c
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Collection, Mapping, Sequence
@@ -22,7 +23,7 @@ from ..tasks import (
     ExcerptPassage,
     ExcerptTask,
 )
-from .kinds import _NAME_SECTION, _entry_of_another, _section, _tag_terms
+from .kinds import _CALL, _NAME_SECTION, _entry_of_another, _section, _tag_terms
 from .terms import (
     _CJK_SPLIT,
     _CJK_STOP_SPLIT,
@@ -265,12 +266,18 @@ def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[
 _FOLDER_SUFFIX_CHARS: Final = 2
 
 
+@functools.lru_cache(maxsize=256)
+def _folder_terms(folders: str) -> frozenset[str]:
+    """The gate terms of a path's folders: every passage of a folder shares them, and a task shows several."""
+    return frozenset(gate_terms(folders))
+
+
 def _folder_names(folders: str, wanted: Collection[str]) -> set[str]:
     """The gate terms of the folders a file sits in, with each question term that one of them opens with at most
     :data:`_FOLDER_SUFFIX_CHARS` more ("node" for the folder ``nodejs``)."""
     if not folders:
         return set()
-    terms = set(gate_terms(folders))
+    terms = set(_folder_terms(folders))
     terms.update(term for term in wanted if len(term) >= 3 and any(
         other.startswith(term) and len(other) - len(term) <= _FOLDER_SUFFIX_CHARS for other in terms))
     return terms
@@ -417,7 +424,7 @@ def subject_terms(question: str) -> list[str]:
 
 #: What a question writes as the asker's own data, not as what it is about: the arguments of a call it writes
 #: (``setTimeout(fn, 100)``), an e-mail address (``John.Smith@Example.COM``) and a URL.
-_ASKERS_DATA = re.compile(r"(?<=[\w$])\(([^()]{1,200})\)|(?<![\w.+-])([\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
+_ASKERS_DATA = re.compile(_CALL.pattern + r"|(?<![\w.+-])([\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
                           r"|(?<![\w+.-])([a-z][a-z0-9+.-]*://\S+)", re.IGNORECASE)
 
 

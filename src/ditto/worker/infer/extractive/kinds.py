@@ -100,8 +100,9 @@ _ONE_OR_NONE_OF = re.compile(r"(?<![\w-])(?:no|zero|one|a\s+single|without)\s+(?
                              re.IGNORECASE)
 
 
-#: A call's arguments in code (``landlock_restrict_self(ruleset_fd, 0)``), innermost first.
-_CALL = re.compile(r"(?<=[\w$])\([^()]*\)")
+#: A call written in code or in a question (``landlock_restrict_self(ruleset_fd, 0)``, ``setTimeout(fn, 100)``),
+#: its arguments the group, innermost calls first.
+_CALL = re.compile(r"(?<=[\w$])\(([^()]{0,200})\)")
 
 
 #: How deep calls inside calls are taken apart (``f(g(h(x), 0))``); deeper ones keep their innermost arguments.
@@ -475,6 +476,15 @@ def _opens_with_tag_line(text: str) -> bool:
     first = first.strip()
     return bool(first) and len(first) <= _MAX_TAG_LINE and first[-1] not in ".;:!?," and rest[:1] in (" ", "\t") \
         and len(first.split()) <= _MAX_TAG_WORDS and _SENTENCE_MARK.search(first) is None
+
+
+def _entry_tag(text: str) -> str:
+    """The tag an entry opens with: an option's or a setting's on a line of its own (``-k, --keep``, ``[-p proto]``,
+    ``PermitRootLogin``), or the option that opens its first line; ``""`` when ``text`` is no such entry."""
+    first = text.lstrip().partition("\n")[0].strip()
+    if _opens_with_tag_line(text) or (_opens_option_entry(text) and option_tag(first)):
+        return first
+    return first.split(None, 1)[0] if _opens_option_entry(text) else ""
 
 
 def _answer_kinds(question: str, texts: Sequence[str], contexts: Sequence[str], terms: Sequence[Sequence[str]]
