@@ -163,6 +163,13 @@ EIGHTEENTH_MAN_PAGES = ("1 tput", "1 lesskey", "1 xauth", "1 capsh", "1 fc-cache
                         "8 mklost+found", "7 inotify", "7 apt-patterns")
 EIGHTEENTH_ZH_MAN_PAGES = ("mail", "xmodmap", "makeinfo", "dnskeygen", "8 tcpdump", "8 pppd", "8 lilo", "8 printcap")
 
+NINETEENTH_MAN_PAGES = ("1 git-worktree", "1 dpkg-query", "1 lsfd", "1 openssl-rehash", "1 strace", "1 ptx",
+                        "5 apt.conf", "5 magic", "5 githooks", "5 deb-control", "8 apt-mark", "8 blkid",
+                        "8 pam_succeed_if", "8 tc-htb", "8 sysctl", "8 agetty", "7 pid_namespaces", "7 credentials",
+                        "2 sendfile", "3 mkstemp")
+NINETEENTH_ZH_MAN_PAGES = ("smbclient", "install-info", "texi2dvi", "5 inittab", "5 aliases", "8 iptables",
+                           "8 modinfo", "8 rpm")
+
 
 def _plain(text: str) -> str:
     """Overstrikes removed (what ``col -bx`` does), as a reader sees the page."""
@@ -236,7 +243,7 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
                  eleventh: bool = False, twelfth: bool = False,
                  thirteenth: bool = False, fourteenth: bool = False, fifteenth: bool = False,
                  sixteenth: bool = False, seventeenth: bool = False,
-                 eighteenth: bool = False) -> tuple[list[str], list[str]]:
+                 eighteenth: bool = False, nineteenth: bool = False) -> tuple[list[str], list[str]]:
     """Write every available source into ``folder`` (English) and ``folder/zh`` (Chinese).
 
     ``holdout``: the larger held-out corpus (the ``HOLDOUT_`` sources added); ``review``: the review pages
@@ -248,7 +255,7 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
     ``thirteenth``: all of these and the ``THIRTEENTH_`` pages; ``fourteenth``: all of these and the
     ``FOURTEENTH_`` pages; ``fifteenth``: all of these and the ``FIFTEENTH_`` pages; ``sixteenth``: all of these
     and the ``SIXTEENTH_`` pages; ``seventeenth``: all of these and the ``SEVENTEENTH_`` pages; ``eighteenth``: all
-    of these and the ``EIGHTEENTH_`` pages.
+    of these and the ``EIGHTEENTH_`` pages; ``nineteenth``: all of these and the ``NINETEENTH_`` pages.
     Returns
     ``(written file names, missing sources)``.
     """
@@ -263,7 +270,8 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
              (fifteenth, FIFTEENTH_MAN_PAGES, FIFTEENTH_ZH_MAN_PAGES),
              (sixteenth, SIXTEENTH_MAN_PAGES, SIXTEENTH_ZH_MAN_PAGES),
              (seventeenth, SEVENTEENTH_MAN_PAGES, SEVENTEENTH_ZH_MAN_PAGES),
-             (eighteenth, EIGHTEENTH_MAN_PAGES, EIGHTEENTH_ZH_MAN_PAGES)]
+             (eighteenth, EIGHTEENTH_MAN_PAGES, EIGHTEENTH_ZH_MAN_PAGES),
+             (nineteenth, NINETEENTH_MAN_PAGES, NINETEENTH_ZH_MAN_PAGES)]
     wanted = [any(flag for flag, _, _ in later[index:]) for index in range(len(later))]
     holdout, review = holdout or wanted[0], review or wanted[0]
     if folder.exists():
