@@ -58,7 +58,9 @@ from .kinds import (
     _measured,
     _measured_cjk,
     _named_options,
+    _named_status,
     _opens_option_entry,
+    _opens_value_entry,
     _opens_with_tag_line,
     _statements_asked,
     _states_a_status,
@@ -114,6 +116,9 @@ class ScoredSentence:
     score: float
     #: Its cosine with the question (0 without embeddings).
     similarity: float = 0.0
+    #: The question asks for a kind of answer (a default, a reason, …) and the sentence is of it (see
+    #: :func:`~.kinds._kinds_asked`): it answers with few of the question's words.
+    of_kind: bool = False
 
 
 def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT,
@@ -173,9 +178,20 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
     shares = [1.0] * len(texts)
     for kind in _kinds_asked(task.question, judged, terms, options=False):
         shares = [share if fits else share * LEAD_IN_SHARE for share, fits in zip(shares, kind, strict=True)]
+    # Of the kind asked, a sentence answers with few of the question's words (see :func:`choose_excerpts`); any
+    # number is not enough for that ("Nightly backups are kept for 30 days." for how long audit logs are kept).
+    of_kind: list[bool] | None = None
+    for kind in _kinds_asked(task.question, judged, terms, options=False, amounts=False):
+        of_kind = [fits and held for fits, held in zip(kind, of_kind or kind, strict=True)]
     if instruction:
         shares = [share if lead or _GIVES_WAY.search(text) else share * LEAD_IN_SHARE
                   for share, lead, text in zip(shares, leads, texts, strict=True)]
+    # "It returned 101. What went wrong?" is answered by the entry of status 101 ("101  Action not allowed. The
+    # requested action will not be performed because …"), every sentence of it, and by what else says 101.
+    status = _named_status(task.question)
+    if status:
+        shares = [share if status in found or status in lone_digits(text) else share * LEAD_IN_SHARE
+                  for share, found, text in zip(shares, own, texts, strict=True)]
     candidates = []
     for position, ((index, span), raw) in enumerate(zip(owners, sentence_scores, strict=True)):
         if raw <= 0:
@@ -186,7 +202,8 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
         if similarities is not None and position < len(similarities):
             similarity = similarities[position]
             score += embedding_weight * similarity
-        candidates.append(ScoredSentence(index, span, sentence_norm[position], score * shares[position], similarity))
+        candidates.append(ScoredSentence(index, span, sentence_norm[position], score * shares[position], similarity,
+                                         of_kind is not None and of_kind[position]))
     # Best first; ties keep passage then sentence order (deterministic, and the order a reader met them).
     candidates.sort(key=lambda c: (-c.score, c.passage, c.sentence.start))
     return candidates
@@ -249,7 +266,7 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
     (:data:`_CONTINUES`: "Defaults to /home.") joins it. An option's description (a passage that opens
     with its tag) of at most that many sentences is quoted whole: "the default is “aes256-ctr”" ends what
     ``-Z cipher`` says, sharing no word with a question about it. Returns the run's offsets."""
-    if spans and (_opens_option_entry(text) or _opens_with_tag_line(text)) \
+    if spans and (_opens_option_entry(text) or _opens_with_tag_line(text) or _opens_value_entry(text)) \
             and len(spans) <= MAX_RUN_SENTENCES and spans[-1].end - spans[0].start <= limit:
         return spans[0].start, spans[-1].end
     low = high = index
@@ -394,11 +411,17 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
     per_page: dict[str, int] = {}
     seen: set[tuple[str, str]] = set()
     best = candidates[0].score
+    # The entry of the exit status the question says it got is what that status means, however few of the
+    # question's words it shares ("101  Action not allowed. …" for "it returned 101. What went wrong?").
+    status = _named_status(task.question)
+    entries = {index for index, passage in enumerate(task.passages) if status and _entry_tag(passage.text) == status}
     for rank, candidate, first in _sources_first(candidates, task.passages):
         if len(chosen) >= task.max_excerpts:
             break
         close_enough = semantic_threshold if first else semantic_follow_up
-        if chosen and (candidate.score < FOLLOW_UP_SHARE * best or candidate.lexical < FOLLOW_UP_SHARE) \
+        if chosen and candidate.passage not in entries \
+                and (candidate.score < FOLLOW_UP_SHARE * best
+                     or (candidate.lexical < FOLLOW_UP_SHARE and not candidate.of_kind)) \
                 and candidate.similarity < close_enough:
             continue  # a weak match is noise, not evidence, even inside the best passage
         passage = task.passages[candidate.passage]

@@ -423,15 +423,16 @@ def subject_terms(question: str) -> list[str]:
 
 
 #: What a question writes as the asker's own data, not as what it is about: the arguments of a call it writes
-#: (``setTimeout(fn, 100)``), an e-mail address (``John.Smith@Example.COM``) and a URL.
+#: (``setTimeout(fn, 100)``), an e-mail address (``John.Smith@Example.COM``), a URL and a path from where the asker
+#: stands (``./scripts/sync.sh``).
 _ASKERS_DATA = re.compile(_CALL.pattern + r"|(?<![\w.+-])([\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
-                          r"|(?<![\w+.-])([a-z][a-z0-9+.-]*://\S+)", re.IGNORECASE)
+                          r"|(?<![\w+.-])([a-z][a-z0-9+.-]*://\S+)|(?<![\w~/.-])(\.{1,2}/[\w./+-]+)", re.IGNORECASE)
 
 
 def _askers_data(question: str) -> list[tuple[int, int]]:
     """The spans of what ``question`` writes as the asker's data (:data:`_ASKERS_DATA`): the arguments of a call
     (``setTimeout(fn, 100)`` → ``fn, 100``; a manual page's section, ``crontab(5)``, has none worth the name), an
-    e-mail address, a URL. Their words are no names."""
+    e-mail address, a URL, a relative path. Their words are no names."""
     return [match.span(match.lastindex or 0) for match in _ASKERS_DATA.finditer(question)]
 
 

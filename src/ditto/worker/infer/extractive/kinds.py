@@ -1,7 +1,8 @@
 """What a question asks for, and which sentences give it (INF-3, WF-7).
 
 "How many …?", "which port", "what exit status" ask for an amount; "… by default?" for a default; "why …?"
-for a reason; "which option …?" for an option; "how do I …?" for a way. A sentence of the kind asked ranks
+for a reason; "which option …?" for an option; "how do I …?" for a way; "which one wins?" for what takes
+precedence; "is there a precondition?" for what is needed. A sentence of the kind asked ranks
 above one that only shares the question's words, a quote's run of sentences reaches one, and for an amount
 or an option nothing quotable of that kind means no answer. Also here: which sections of a manual page can
 answer (a NAME line only "what is …?", a SEE ALSO list nothing), and what a passage describing one option or
@@ -130,11 +131,13 @@ def _states_amount(text: str, wanted: set[str]) -> bool:
 
 #: A question that asks for a default: in so many words ("What is the default login shell…", "…print by default?",
 #: 默认) or by what the user leaves out ("when I don't change it", "unless I tell it otherwise", "with no options at
-#: all", "if I don't give cmp any skip values", 不指定, 只给一个尾数的时候).
+#: all", "if I don't give cmp any skip values", "I never set submodule.<name>.branch", 不指定, 只给一个尾数的时候).
 _ASKS_FOR_DEFAULT = re.compile(
     r"\bdefault(?:s|ed)?\b|\bout\s+of\s+the\s+box\b|\bunless\s+I\b|\botherwise\b"
     r"|\b(?:(?:when|if|unless|and)\s+(?:I|you|we)|and|but)\s+(?:\w+n['’]t|dont|do\s+not|did\s+not|have\s+not|never)\s+"
     r"(?:change|give|specify|set|pass|say|tell|provide|supply|add|configure|name|choose|pick|use)\b"
+    r"|(?<![\w'’])(?:I|we)\s+(?:never|didn['’]t|did\s+not|haven['’]t|have\s+not|have\s+never)\s+"
+    r"(?:set|specified|specify|configured|configure|changed|change|given|give|passed|pass|supplied|supply)\b"
     r"|\b(?:without|with\s+no)\s+(?:any\s+)?(?:options?|arguments?|flags?|settings?|values?|switch(?:es)?|parameters?)\b"
     r"|\b(?:left|leave\s+it)\s+(?:unset|out|empty|blank|alone)\b|\bomit(?:ted|ting)?\b"
     r"|\b(?:without|with\s+no)\s+(?:the\s+|an?\s+|any\s+)?-{1,2}[\w-]+"
@@ -226,9 +229,10 @@ _ASKS_FOR_A_PORT = re.compile(
     r"^(?!.*(?:\b(?:serial|parallel|usb|tty)\b|串口|并口|串行)).*?(?:\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?ports?\b"
     r"|\bport\s+number\b|(?:哪个|什么|哪一个)端口|端口号?(?:是|为)?多少)", re.IGNORECASE | re.DOTALL)
 #: A sentence that states one: "port 5432", "that port (22 by default)", "listens on 22", "5432/tcp",
-#: "example.com:4242", 端口 21, 端口 (默认是 3690).
+#: "example.com:4242", "the default port for the scheme is used (389 for ldap://…)", 端口 21, 端口 (默认是 3690).
 _STATES_A_PORT = re.compile(
     r"\bports?\b[\s(]{1,3}(?:[a-z]+\s+){0,3}?\(?\d{1,5}\b|\b\d{1,5}/(?:tcp|udp)\b|(?<![\w.])[\w.-]+:\d{2,5}\b"
+    r"|\bports?\b[^.;!?]{0,60}?\s\(\d{1,5}\b"
     r"|\b(?:listen|run|bind|connect|serve)(?:s|ed|ing)?\s+(?:on|to)\s+\d{1,5}\b"
     r"|端口号?\s*[(（]?\s*(?:默认|缺省)?\s*(?:是|为)?\s*\d{1,5}|\d{1,5}\s*(?:号)?端口", re.IGNORECASE)
 
@@ -287,6 +291,40 @@ _ASKS_FOR_REPLACEMENT = re.compile(
 _GIVES_REPLACEMENT = re.compile(
     r"\binstead\b|\brather\s+than\b|\breplac(?:e|es|ed|ing|ement)\b|\bsupersed(?:e|es|ed|ing)\b"
     r"|\bin\s+favou?r\s+of\b|\bprefer(?:red|ably)?\b|改用|代替|替代|取代|换成|而非|而不是|请使用|应使用", re.IGNORECASE)
+#: A question that asks which of two settings wins ("LESS is exported, and my lesskey file sets it too: which one
+#: does less actually use?", "which takes precedence?", 哪个优先).
+_ASKS_WHICH_WINS = re.compile(
+    r"\bwhich\s+(?:one|of\s+(?:them|the\s+two|these|those|both))\b.{0,60}?\b(?:use[sd]?|wins?|appl(?:y|ies)"
+    r"|takes?\s+effect|prevails?|counts?|honou?rs?|respects?|obeys?|gets?\s+used)\b"
+    r"|\b(?:takes?|has|have|gets?)\s+(?:precedence|priority)\b|\boverrides?\b|\bwhich\s+(?:\w+\s+){0,2}?wins\b"
+    r"|哪个优先|谁优先|优先级|哪个生效|以哪个为准", re.IGNORECASE | re.DOTALL)
+#: What says which wins: "the value in the lesskey file takes precedence", "overrides", "is preferred over", 优先.
+_GIVES_PRECEDENCE = re.compile(
+    r"\b(?:takes?|has|have|given|gets?)\s+(?:\w+\s+)?(?:precedence|priority)\b|\bprecede[sd]?\b|\boverrid(?:es|den)\b|\bwins\b"
+    r"|\bin\s+preference\s+to\b|\bpreferred\s+(?:over|to)\b|\bsupersed(?:e|es|ed|ing)\b|\btakes?\s+effect\b"
+    r"|优先|覆盖|为准", re.IGNORECASE)
+#: A question that asks what something needs first ("Can netem mark ECN instead of dropping, and is there any
+#: precondition?", "What am I missing?", 有什么前提).
+_ASKS_FOR_A_CONDITION = re.compile(
+    r"\b(?:pre)?conditions?\b|\bprerequisites?\b|\brequirements?\b|\bwhat\s+am\s+I\s+missing\b"
+    r"|\bwhat(?:'s|\s+is)\s+missing\b|\bwhat\s+(?:else\s+)?(?:do|does|must|should)\s+(?:I|we|you|it)\s+need\b"
+    r"|\bwhat\s+(?:else\s+)?is\s+(?:needed|required)\b|\bdoes\s+(?:it|that|this)\s+(?:require|need)\b"
+    r"|前提|先决条件|需要满足", re.IGNORECASE)
+#: What gives one: "A loss model has to be used for this to be enabled.", "must", "requires", "only if", 必须.
+_GIVES_CONDITION = re.compile(
+    r"\b(?:has|have)\s+to\s+be\b|\bmust\b|\brequire[sd]?\b|\brequirements?\b|\bneeds?\s+to\b"
+    r"|\bonly\s+(?:if|when|after|with|works|applies|available|possible|effective|valid)\b|\bprerequisites?\b"
+    r"|\bprovided\s+that\b|\bin\s+order\s+for\b|必须|前提|只有|才能", re.IGNORECASE)
+#: A question whether something is allowed: "Can I put `update = !cmd` in .gitmodules?", "Is it allowed to …?",
+#: "Am I allowed …?", 能不能, 可不可以, 是否允许.
+_ASKS_IF_ALLOWED = re.compile(
+    r"\s*(?:can|may)\s+(?:I|we|you|one)\b|\s*(?:is|are)\s+(?:it|they)\s+(?:allowed|permitted|possible|legal|valid)\b"
+    r"|\s*(?:am|are)\s+(?:I|we)\s+allowed\b|.*(?:能不能|可不可以|是否允许|是否可以)", re.IGNORECASE)
+#: What says whether it is: "the !command form is not accepted here", "is not allowed", "is ignored", 不允许.
+_SAYS_IF_ALLOWED = re.compile(
+    r"\b(?:not\s+)?(?:accepted|allowed|permitted|supported|forbidden|prohibited|refused|rejected|disallowed|ignored"
+    r"|honou?red|respected)\b|\b(?:cannot|can\s*not|can['’]t|must\s+not|may\s+not|never)\s+be\b"
+    r"|不允许|允许|禁止|不支持|支持|忽略|不能", re.IGNORECASE)
 #: A question that asks why, or what causes something ("What typically causes a 'connection reset' error?").
 _ASKS_WHY = re.compile(r"^\s*why\b|\bwhy\s+(?:do|does|did|is|are|was|were|can|can't|cannot|would|should|had|has)\b"
                        r"|\bwhat\s+(?:\w+\s+){0,2}caus(?:es|ed|e)\b|为什么|为何|何故|什么原因|原因是", re.IGNORECASE)
@@ -478,9 +516,33 @@ def _opens_with_tag_line(text: str) -> bool:
         and len(first.split()) <= _MAX_TAG_WORDS and _SENTENCE_MARK.search(first) is None
 
 
+#: An entry of a list of values that opens with its number, on its line or before two spaces: an exit status's
+#: ("101    Action not allowed.  The requested action …", "1" over "label or uuid cannot be found").
+_VALUE_ENTRY = re.compile(r"\s*(\d{1,5})(?:[ \t]{2,}\S|[ \t]*\n[ \t]+\S)")
+#: A question that names an exit status it got: "it returned 101", "exits with status 2", "error code 9".
+_NAMES_A_STATUS = re.compile(
+    r"\b(?:return(?:s|ed)?|exit(?:s|ed)?|status|code|fail(?:s|ed)?)\s+(?:\w+\s+){0,2}?(\d{1,5})\b(?![.,]\d)",
+    re.IGNORECASE)
+
+
+def _opens_value_entry(text: str) -> bool:
+    """Whether ``text`` is the entry of a value (:data:`_VALUE_ENTRY`), quoted whole as an option's is."""
+    return _VALUE_ENTRY.match(text) is not None
+
+
+def _named_status(question: str) -> str:
+    """The exit status ``question`` says it got (:data:`_NAMES_A_STATUS`), or ``""``."""
+    found = _NAMES_A_STATUS.search(question)
+    return found.group(1) if found else ""
+
+
 def _entry_tag(text: str) -> str:
     """The tag an entry opens with: an option's or a setting's on a line of its own (``-k, --keep``, ``[-p proto]``,
-    ``PermitRootLogin``), or the option that opens its first line; ``""`` when ``text`` is no such entry."""
+    ``PermitRootLogin``), the option that opens its first line, or the number of a value's entry (:data:`_VALUE_ENTRY`:
+    an exit status's); ``""`` when ``text`` is no such entry."""
+    value = _VALUE_ENTRY.match(text)
+    if value is not None:
+        return value.group(1)
     first = text.lstrip().partition("\n")[0].strip()
     if _opens_with_tag_line(text) or (_opens_option_entry(text) and option_tag(first)):
         return first
@@ -507,7 +569,8 @@ def _answer_kinds(question: str, texts: Sequence[str], contexts: Sequence[str], 
 
 def _completing_kind(question: str) -> re.Pattern[str] | None:
     """What a quote's run of sentences should hold for ``question`` when its best sentence does not: a reason for
-    "why…?", a default for a question that asks for one; ``None`` for other questions and for claims."""
+    "why…?", a default, an amount, a condition, which setting wins or a way for a question that asks for one;
+    ``None`` for other questions and for claims."""
     if not asks_a_question(question):
         return None
     if _ASKS_WHY.search(question):
@@ -516,20 +579,25 @@ def _completing_kind(question: str) -> re.Pattern[str] | None:
         return _COMPLETES_DEFAULT
     if _asks_for_amount(question):
         return _STATES_AMOUNT
+    if _ASKS_FOR_A_CONDITION.search(question):
+        return _GIVES_CONDITION
+    if _ASKS_WHICH_WINS.search(question):
+        return _GIVES_PRECEDENCE
     return _GIVES_WAY if _ASKS_HOW_TO.search(question) else None
 
 
-def _kinds_asked(question: str, texts: Sequence[str], terms: Sequence[Sequence[str]], *, options: bool = True
-                 ) -> Iterator[list[bool]]:
-    """For each kind of sentence ``question`` asks for (an amount, a default, a reason, a replacement, and with
-    ``options`` what an option does), whether each sentence (``texts``, with their analysed ``terms``) is of that
-    kind: the quotes and the answer both prefer the sentence that says what was asked to one that only shares its
-    words. The quotes leave the options to the answer: "usermod -G kicked my user out of their other groups; how
-    do I add a group without removing the others?" names -G and is answered by -a, which only a quote can show."""
+def _kinds_asked(question: str, texts: Sequence[str], terms: Sequence[Sequence[str]], *, options: bool = True,
+                 amounts: bool = True) -> Iterator[list[bool]]:
+    """For each kind of sentence ``question`` asks for (a default, a reason, a replacement, which setting wins, a
+    condition; with ``amounts`` an amount, and with ``options`` what an option does), whether each sentence (``texts``,
+    with their analysed ``terms``) is of that kind: the quotes and the answer both prefer the sentence that says what
+    was asked to one that only shares its words. The quotes leave the options to the answer: "usermod -G kicked my user
+    out of their other groups; how do I add a group without removing the others?" names -G and is answered by -a, which
+    only a quote can show."""
     asked = asks_a_question(question)  # a claim ("… raises the maximum number of …") asks for no amount
     # A number is what "how many", "how often" or "the smallest … length" asks for: a sentence without one states
     # no amount ("Normally Wget gives up on a URL…" against "The default is to retry 20 times").
-    if asked and _asks_for_amount(question):
+    if asked and amounts and _asks_for_amount(question):
         yield [bool(_STATES_AMOUNT.search(text)) for text in texts]
     # "What is the default login shell?" and "…print by default?" are answered by the sentence that states a
     # default ("Default 16"), not by an example that happens to say "20 octets per line".
@@ -546,6 +614,16 @@ def _kinds_asked(question: str, texts: Sequence[str], terms: Sequence[Sequence[s
     replacement = asked and _ASKS_FOR_REPLACEMENT.search(question) is not None
     if replacement:
         yield [bool(_GIVES_REPLACEMENT.search(text)) for text in texts]
+    # "Which one does less actually use?" is answered by what says which wins ("… the value in the lesskey file takes
+    # precedence"); "is there any precondition?" by what says what is needed ("A loss model has to be used …").
+    if asked and _ASKS_WHICH_WINS.search(question):
+        yield [bool(_GIVES_PRECEDENCE.search(text)) for text in texts]
+    if asked and _ASKS_FOR_A_CONDITION.search(question):
+        yield [bool(_GIVES_CONDITION.search(text)) for text in texts]
+    # "Can I put `update = !./sync.sh` in .gitmodules?" is answered by what says it is allowed or not ("For
+    # security reasons, the !command form is not accepted here."), not by what describes the setting.
+    if asked and _ASKS_IF_ALLOWED.match(question):
+        yield [bool(_SAYS_IF_ALLOWED.search(text)) for text in texts]
     # A question about an option ("What does xargs -0 do?") is answered by what is said of that option (the line
     # of "-0, --null"), not by the page's description of xargs, which holds more of its words; "when I don't pass
     # -n" asks what happens without the option, so its line is not the answer; nor is the line of the option a
