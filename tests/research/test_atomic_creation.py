@@ -102,6 +102,30 @@ def test_a_kill_during_creation_in_a_given_directory_leaves_it_usable(point: str
     assert task.directory == target.resolve() and (target / "request.json").is_file()
 
 
+def test_a_staging_folder_swept_by_another_creation_is_made_again(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """WF-3, WF-8: two controllers creating tasks in one base folder at once: one's sweep of dead staging folders
+    can take the other's new one, made but not yet locked, for a dead one and remove it; that creation makes
+    another staging folder and finishes, and nothing is left behind."""
+    from ditto.workflows.research import taskdir
+
+    made: list[str] = []
+    real_mkdtemp = taskdir.tempfile.mkdtemp
+
+    def swept_once(*args: object, **kwargs: object) -> str:
+        path = real_mkdtemp(*args, **kwargs)  # type: ignore[call-overload]
+        made.append(path)
+        if len(made) == 1:
+            taskdir._remove_dead_staging(Path(path).parent)  # the other controller's sweep, before the lock
+        return str(path)
+
+    monkeypatch.setattr(taskdir.tempfile, "mkdtemp", swept_once)
+    task = create_task({"entry": "document-search", "question": "How long are backups kept?"}, base_dir=tmp_path)
+    assert len(made) == 2 and not Path(made[0]).exists()
+    assert open_task(task.directory).request_id == task.request_id
+    assert _hidden(tmp_path) == []
+
+
 def test_a_half_made_directory_is_refused_clearly(tmp_path: Path) -> None:
     """WF-8, issue 16 item 11: a folder left half-made by an older version (task files, no request.json) is
     refused by open_task and by create_task, both saying it is half made."""

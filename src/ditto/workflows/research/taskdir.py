@@ -483,12 +483,8 @@ def _create_task(request: ResearchRequest, base_dir: Path | str | None, director
         target = _new_name(base)
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove_dead_staging(target.parent)
-    staging = Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, suffix=_STAGING_SUFFIX, dir=target.parent))
-    guard = _open_dir(staging)
+    staging, guard = _locked_staging(target.parent)
     try:
-        import fcntl
-
-        fcntl.flock(guard, fcntl.LOCK_EX)  # alive while held: a later sweep leaves this staging folder alone
         identifier = request_id(request)
         task_id = secrets.token_hex(8)
         _fill(staging, request, identifier, task_id, values or draw_sample_values())
@@ -506,6 +502,35 @@ def _create_task(request: ResearchRequest, base_dir: Path | str | None, director
     finally:
         os.close(guard)
     return ResearchTask(target.resolve(), request, identifier, task_id)
+
+
+#: Tries at a staging folder that another process's sweep removes before this one locks it.
+_STAGING_TRIES: Final = 8
+
+
+def _locked_staging(parent: Path) -> tuple[Path, int]:
+    """A new staging folder in ``parent`` and its descriptor, ``flock``-ed: alive while held, so a later sweep
+    (:func:`_remove_dead_staging`) leaves it alone. Between its making and its lock another process's sweep may
+    take it for a dead one and remove it (two controllers creating tasks in one base folder at once): then this
+    one makes another."""
+    import fcntl
+
+    for _ in range(_STAGING_TRIES):
+        staging = Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, suffix=_STAGING_SUFFIX, dir=parent))
+        try:
+            guard = _open_dir(staging)
+        except FileNotFoundError:
+            continue  # swept before it was opened
+        fcntl.flock(guard, fcntl.LOCK_EX)
+        try:
+            still = os.stat(staging, follow_symlinks=False).st_ino == os.fstat(guard).st_ino
+        except FileNotFoundError:
+            still = False
+        if still:
+            return staging, guard
+        os.close(guard)  # swept between its opening and its lock
+    raise ResearchError("RESEARCH_INVALID_INPUT", "the task directory cannot be created or written (is the path a "
+                        "file, read-only or full?)")
 
 
 def _fill(path: Path, request: ResearchRequest, identifier: str, task_id: str, drawn: SampleValues) -> None:

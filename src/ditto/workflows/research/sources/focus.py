@@ -128,7 +128,12 @@ def closely_read(question: str, pool: Sequence[ReadPassage]) -> list[int]:
     for document, indices in documents.items():
         passages = [ExcerptPassage(source_id=f"p{position}", text=pool[index].text, context=pool[index].context,
                                    document=document) for position, index in enumerate(indices)]
-        shown += [indices[position] for position in reading_order(question, passages)[:FOCUS_PASSAGES]]
+        order = reading_order(question, passages)
+        # The retriever's best is read too: it scored the whole question with its embeddings, and "get rid of the
+        # leftover lock" is xauth's "-b … break any authority file locks", which shares fewer words than -i.
+        picks = order[:FOCUS_PASSAGES - 1]
+        picks += [position for position in (0, *order) if position not in picks][:FOCUS_PASSAGES - len(picks)]
+        shown += [indices[position] for position in picks]
     return shown
 
 
