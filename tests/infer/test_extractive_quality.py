@@ -1740,3 +1740,99 @@ def test_if_none_are_given_tells_what_happens_by_default() -> None:
         question="Where does factor read the numbers from if I don't give any on the command line?", passages=(page,)))]
     assert any("If none are\n       specified on the command line, read them from standard input." in quote
                for quote in quotes), quotes
+
+
+def _quotes(question: str, *passages: ExcerptPassage) -> list[str]:
+    return [" ".join(e.quote.split()) for e in choose_excerpts(ExcerptTask(question=question, passages=passages))]
+
+
+def test_which_one_wins_is_answered_by_what_takes_precedence() -> None:
+    """Issue 17.4 (INF-3): "LESS is exported and my lesskey file sets it too: which one does less use?" asks which
+    wins; the sentence that says the lesskey file's value takes precedence answers, not the one that shares the most
+    words (what the #env section is for)."""
+    page = P(source_id="k", document="/docs/man-lesskey.txt", context="LESSKEY(1) › ENVIRONMENT VARIABLES",
+             text="Although the lesskey file can be used to override variables set in the environment, the main\n"
+                  "       purpose of assigning variables in the lesskey file is simply to have all less configura‐\n"
+                  "       tion information stored in one file.  If a variable is specified in the system environment\n"
+                  "       and also in a lesskey file, the value in the lesskey file takes precedence.")
+    quotes = _quotes("I export LESS=-R in my .bashrc but my lesskey file's #env section sets LESS = -i. Which one "
+                     "does less actually use?", page)
+    assert quotes and quotes[0].endswith("the value in the lesskey file takes precedence.")
+
+
+def test_a_precondition_asked_is_quoted_with_what_it_conditions() -> None:
+    """Issue 17.4 (INF-3): "can netem mark ECN instead of dropping, and is there a precondition?" is answered by the
+    option's sentence and the next, which says what is needed; the quote runs on to it."""
+    page = P(source_id="n", document="/docs/man-tc-netem.txt", context="NETEM(8) › netem OPTIONS › ecn",
+             text="can be used optionally to mark packets instead of dropping them. A loss model has to be used\n"
+                  "       for this to be enabled.")
+    quotes = _quotes("Can netem set ECN marks rather than drop packets, and is there any precondition for that?",
+                     page)
+    assert quotes == ["can be used optionally to mark packets instead of dropping them. A loss model has to be used "
+                      "for this to be enabled."]
+
+
+def test_whether_it_is_allowed_is_answered_by_what_says_it_is_not() -> None:
+    """Issue 17.4 (INF-3): "Can I put `update = !./scripts/sync.sh` in .gitmodules?" is answered by "the !command
+    form is not accepted here", which shares few of its words; the asker's own path names nothing the page must
+    write."""
+    entry = P(source_id="g", document="/docs/man-gitmodules.txt", context="GITMODULES(5) › DESCRIPTION",
+              text="submodule.<name>.update\n           Defines the default update procedure for the named submodule, "
+                   "i.e. how the submodule\n           is updated by the git submodule update command in the "
+                   "superproject. This is only used\n           by git submodule init to initialize the configuration "
+                   "variable of the same name.\n           Allowed values here are checkout, rebase, merge or none. "
+                   "See description of update\n           command in git-submodule(1) for their meaning. For security "
+                   "reasons, the !command form\n           is not accepted here.")
+    quotes = _quotes("Can I put `update = !./scripts/sync.sh` for a submodule in the committed .gitmodules file?",
+                     entry)
+    assert any("the !command form is not accepted here." in quote for quote in quotes), quotes
+
+
+def test_an_exit_status_got_is_answered_by_its_entry() -> None:
+    """Issue 17.4 (INF-3): "it returned 101. What went wrong?" is answered by the entry of status 101, quoted whole,
+    although the option that makes 101 shares more of the question's words."""
+    option = P(source_id="o", document="/docs/man-invoke-rc.d.txt", context="INVOKE-RC.D(8) › OPTIONS",
+               text="--disclose-deny\n              Return status code 101 instead of status code 0 if the init "
+                    "script action is denied by\n              the policy layer.")
+    success = P(source_id="s0", document="/docs/man-invoke-rc.d.txt", context="INVOKE-RC.D(8) › STATUS CODES",
+                text="0      Success.  Either the init script was run and returned exit status 0, or it was not run\n"
+                     "              because of runlevel/local policy constrains and --disclose-deny is not in effect.")
+    denied = P(source_id="s101", document="/docs/man-invoke-rc.d.txt", context="INVOKE-RC.D(8) › STATUS CODES",
+               text="101    Action not allowed.  The requested action will not be performed because of runlevel\n"
+                    "              or local policy constraints.")
+    quotes = _quotes("Our postinst calls invoke-rc.d --disclose-deny myservice start and it returned 101. What went "
+                     "wrong?", option, success, denied)
+    assert "101 Action not allowed. The requested action will not be performed because of runlevel or local policy " \
+           "constraints." in quotes
+
+
+def test_what_i_never_set_asks_for_its_default() -> None:
+    """Issue 17.4 (INF-3): "I never set submodule.<name>.branch. Which branch does it track then?" asks for the
+    default, which the entry's last sentence states."""
+    entry = P(source_id="b", document="/docs/man-gitmodules.txt", context="GITMODULES(5) › DESCRIPTION",
+              text="submodule.<name>.branch\n           A remote branch name for tracking updates in the upstream "
+                   "submodule. If the option is\n           not specified, it defaults to the remote HEAD. A special "
+                   "value of .  is used to\n           indicate that the name of the branch in the submodule should be "
+                   "the same name as the\n           current branch in the current repository. See the --remote "
+                   "documentation in git-\n           submodule(1) for details.")
+    quotes = _quotes("I never set submodule.<name>.branch in .gitmodules. Which upstream branch does the submodule "
+                     "track then?", entry)
+    assert any("it defaults to the remote HEAD." in quote for quote in quotes), quotes
+
+
+def test_a_port_in_brackets_after_its_scheme_is_a_port_stated() -> None:
+    """Issue 17.3 (INF-3): "Which port will the client connect to?" is answered by "the default port for the scheme is
+    used (389 for ldap://, 636 for ldaps://)", across its line break."""
+    entry = P(source_id="u", document="/docs/man-ldap.conf.txt", context="LDAP.CONF(5) › OPTIONS",
+              text="URI <ldap[si]://[name[:port]] ...>\n              Specifies the URI(s) of an LDAP server(s) to "
+                   "which the LDAP library should connect.\n              If no port number is provided, the default  "
+                   "port  for  the\n              scheme is used  (389 for ldap://, 636 for ldaps://).")
+    quotes = _quotes("My ldap.conf has `URI ldaps://ldap.example.org` without a port. Which port will the client "
+                     "connect to?", entry)
+    assert any("(389 for ldap://, 636 for ldaps://)" in quote for quote in quotes), quotes
+
+
+def test_a_quoted_character_is_also_its_name() -> None:
+    """Issue 17.4 (INF-3): "lines that start with an asterisk" is about what a page writes as '*'."""
+    assert "asterisk" in analyze("Questions that have been asked already are prefixed with an '*'.")
+    assert "tild" in analyze('a "~" alone') and "asterisk" not in analyze("a glob such as *.txt")

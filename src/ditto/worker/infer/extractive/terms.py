@@ -62,17 +62,29 @@ _CJK_STOP_SPLIT = re.compile("[" + "".join(sorted(word for word in CJK_STOPWORDS
 _OPTION = re.compile(r"(?<![^\s(\[,])--?[A-Za-z0-9][A-Za-z0-9-]{0,30}(?![\w-])")
 
 
+#: A punctuation character written as itself in quotes or brackets ("prefixed with an '*'", "(~)").
+_QUOTED_SYMBOL = re.compile(r"""(?<=['"`‘“(])([*~#|^&%$!\\/+=:;_,.-])(?=['"`’”)])""")
+#: What a question calls such a character ("Some lines start with an asterisk").
+_SYMBOL_NAMES: Final = {"*": "asterisk star", "~": "tilde", "#": "hash pound", "|": "pipe", "^": "caret",
+                        "&": "ampersand", "%": "percent", "$": "dollar", "!": "exclamation bang", "\\": "backslash",
+                        "/": "slash", "+": "plus", "=": "equals", ":": "colon", ";": "semicolon", "_": "underscore",
+                        ",": "comma", ".": "dot period", "-": "dash hyphen minus"}
+
+
 def analyze(text: str) -> list[str]:
     """The built-in model's terms of ``text`` (stemmed, stop words and question words dropped).
 
-    A word hyphenated at a line end ("ex‐\\nclude") is one word again before analysis, and
+    A word hyphenated at a line end ("ex‐\\nclude") is one word again before analysis,
     command-line options ("-p", "--parents", "-0") are terms as written (case kept: ``-S`` is
-    not ``-s``), because "what does -p do?" is about ``-p``.
+    not ``-s``), because "what does -p do?" is about ``-p``, and a punctuation character quoted
+    as itself is also the words that name it ("an '*'" holds ``asterisk``).
     """
     text = join_hyphenated(text)
     terms = _ANALYZER.analyze(text)
     if "-" in text:
         terms.extend(_OPTION.findall(text))
+    for symbol in _QUOTED_SYMBOL.findall(text):
+        terms.extend(_ANALYZER.analyze(_SYMBOL_NAMES[symbol]))
     return terms
 
 
