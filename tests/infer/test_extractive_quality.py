@@ -1836,3 +1836,15 @@ def test_a_quoted_character_is_also_its_name() -> None:
     """Issue 17.4 (INF-3): "lines that start with an asterisk" is about what a page writes as '*'."""
     assert "asterisk" in analyze("Questions that have been asked already are prefixed with an '*'.")
     assert "tild" in analyze('a "~" alone') and "asterisk" not in analyze("a glob such as *.txt")
+
+
+def test_what_a_question_compares_its_subject_with_is_not_its_subject() -> None:
+    """Issue 17.4 (INF-3): "Why is there a special mklost+found tool? What's wrong with mkdir lost+found?" is about
+    mklost+found; its page answers though it never writes mkdir."""
+    page = P(source_id="m", document="/docs/man-mklost+found.txt", context="MKLOST+FOUND(8) › DESCRIPTION",
+             text="mklost+found pre-allocates disk blocks to the lost+found directory so that when e2fsck(8) is\n"
+                  "       being run to recover a file system, it does not need to allocate blocks in the file system\n"
+                  "       to store a large number of unlinked files.")
+    quotes = _quotes("Why is there a special mklost+found tool at all? What's wrong with mkdir lost+found?", page)
+    assert quotes and "store a large number of unlinked files" in quotes[0]
+    assert _quotes("Why is there a special mklost+found tool at all? Does mkdir lost+found do the same?", page) == []

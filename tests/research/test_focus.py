@@ -76,6 +76,15 @@ def test_a_document_is_named_by_its_file_name_or_a_part_of_it() -> None:
     assert named_documents("Does rsync retry?", ["/d/README.md", "/d/rsync.md"]) == ["/d/rsync.md"]
 
 
+def test_a_hyphenated_word_that_names_nothing_names_what_its_parts_name() -> None:
+    """Issue 17 (the eighteenth set): "my inotify-based watcher" is about inotify(7), found after a changelog that
+    mentions NFS; "ssh-keygen" names only its own page when that page was found."""
+    assert named_documents("My inotify-based watcher on an NFS mount sees nothing. Is my code broken?",
+                           ["/d/changelog-dpkg.txt", "/d/man-inotify.txt"]) == ["/d/man-inotify.txt"]
+    assert named_documents("How do I use ssh-keygen?", ["/d/man-ssh.txt", "/d/man-ssh-keygen.txt"]) == \
+        ["/d/man-ssh-keygen.txt"]
+
+
 def test_an_english_word_names_only_the_first_document_found() -> None:
     """Issue 17: "kept up to date" does not name date(1)'s page found last; "how do I sort numerically?" names
     sort's page found first."""

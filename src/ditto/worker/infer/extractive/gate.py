@@ -326,13 +326,21 @@ _SCENE_CLAUSE = re.compile(r"\s*(?:(?:if|when|whenever|while|after|before|once|s
                            r"|[^？?]*?，\s*(?=我?想(?:知道|问)|请问|不知道))", re.IGNORECASE)
 
 
+#: What a question compares its subject with: "What's wrong with mkdir lost+found?", "rather than plain sed".
+_COMPARED = re.compile(r"\b(?:instead\s+of|rather\s+than|compared\s+(?:to|with)|versus|vs\.?|wrong\s+with"
+                       r"|better\s+than)\s+(?:just\s+|plain\s+|an?\s+|the\s+)?[^\s?,;]+(?:\s+[^\s?,;]+)?",
+                       re.IGNORECASE)
+
+
 def _asking_part(question: str) -> str:
     """What ``question`` asks, without its scene: its sentences that end in a question mark (all of it when none
-    does), each without an opening conditional clause. "My wrapper script runs pldd on a PID and checks $?. Which
-    exit code means …?" asks about pldd's exit codes; the PID is the asker's."""
+    does), each without an opening conditional clause and without what it compares its subject with. "My wrapper
+    script runs pldd on a PID and checks $?. Which exit code means …?" asks about pldd's exit codes; the PID is the
+    asker's. "Why is there a special mklost+found tool? What's wrong with mkdir lost+found?" asks about
+    mklost+found, whose page need not write mkdir."""
     sentences = [match.group() for match in _QUESTION_SENTENCE.finditer(question) if match.group().strip()]
     asking = [sentence for sentence in sentences if sentence.rstrip().endswith(("?", "？"))] or [question]
-    return " ".join(sentence[scene.end():] if (scene := _SCENE_CLAUSE.match(sentence)) else sentence
+    return " ".join(_COMPARED.sub(" ", sentence[scene.end():] if (scene := _SCENE_CLAUSE.match(sentence)) else sentence)
                     for sentence in asking)
 
 

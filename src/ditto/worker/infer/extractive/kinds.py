@@ -145,9 +145,11 @@ _ASKS_FOR_DEFAULT = re.compile(
     r"|默认|缺省|不指定|未指定|没有指定|没指定|不给|没给|只给|不加|不带|省略", re.IGNORECASE)
 #: A sentence that states a default: "Defaults to /bin/bash.", "Default 16", "(zero by default)", 默认为, or what
 #: happens when something is left out ("With no OPTION, same as -s.", "If no file is given…", "If none are
-#: specified on the command line, read them from standard input.", 如果没有指定).
+#: specified on the command line, read them from standard input.", 如果没有指定); not a mention of one that says none
+#: ("Set a specific line speed, other than the default.").
 _STATES_DEFAULT = re.compile(
-    r"\bdefault(?:s|ed)?\b|\b(?:with|if|when)\s+(?:no|none)\b|\bwithout\s+(?:an?\s+|any\s+)?[A-Z]{2,}\b|\bunless\b"
+    r"(?<!than\sthe\s)(?<!from\sthe\s)(?<!override\sthe\s)(?<!overrides\sthe\s)(?<!change\sthe\s)"
+    r"(?<!changes\sthe\s)\bdefault(?:s|ed)?\b|\b(?:with|if|when)\s+(?:no|none)\b|\bwithout\s+(?:an?\s+|any\s+)?[A-Z]{2,}\b|\bunless\b"
     r"|\bomitted\b|\bnot\s+(?:given|specified|set)\b|\bnormally\b"
     r"|默认|缺省|如果没有|若没有|未指定|没有指定|不指定|省略|(?:如果|若|当)(?:不|没有|未)(?:使用|加|带|给出?|提供)|没有参数|无参数"
     r"|不带参数", re.IGNORECASE)

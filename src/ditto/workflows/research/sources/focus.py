@@ -9,16 +9,15 @@ the first: the retriever found the right page and showed the wrong part of it. S
 documents source ends with one more search, by the whole question, inside the named
 documents only (a ``path`` filter): what a reader does after opening the page.
 
-A document is *named* when a word of the question (or its singular) is its file name, or a part
-of it between ``-`` and ``_`` (``useradd`` names ``man-useradd.txt``, ``ssh-keygen`` names
-``man-ssh-keygen.txt``, ``hardlinks`` names ``man-hardlink.txt``). An English word (``date``,
-``sort``, ``man``) names only the first document found, the retriever's best: "how is the list
-kept up to *date*?" is not about ``date.txt`` because a query found it last; in a question
-written in Chinese (or Japanese, Korean) every word in Latin letters is a name ("fold 怎样避免…").
-Numbers name nothing (SciFact's abstracts are ``12345.txt``). At most :data:`FOCUS_DOCUMENTS`
-documents. A question that names none of the documents found is read in the first found, the
-retriever's best (:func:`documents_to_read`); a claim to check that names none is not, since it
-wants the breadth of several documents more than the depth of one.
+A document is *named* when a word of the question (or its singular) is its file name, or a part of it between
+``-`` and ``_`` (``useradd`` names ``man-useradd.txt``, ``ssh-keygen`` names ``man-ssh-keygen.txt``,
+``hardlinks`` names ``man-hardlink.txt``; ``inotify-based``, naming none, names what ``inotify`` names). An
+English word (``date``, ``sort``, ``man``) names only the first document found, the retriever's best: "how is
+the list kept up to *date*?" is not about ``date.txt`` because a query found it last; in a question written in
+Chinese (or Japanese, Korean) every word in Latin letters is a name ("fold 怎样避免…"). Numbers name nothing
+(SciFact's abstracts are ``12345.txt``). At most :data:`FOCUS_DOCUMENTS` documents. A question that names none
+of the documents found is read in the first found, the retriever's best (:func:`documents_to_read`); a claim
+to check that names none is not, since it wants the breadth of several documents more than the depth of one.
 
 Which of a named document's passages are shown: the search returns the document's first
 :data:`FOCUS_POOL` passages by the retriever's score, and :func:`closely_read` keeps the first
@@ -66,6 +65,7 @@ MAX_FOCUS_CHARS: Final = 1000
 #: ``ssh-keygen``, ``login.defs``), ending in a letter or digit.
 _WORD = re.compile(r"[A-Za-z][\w.+-]*[A-Za-z0-9]")
 _PART = re.compile(r"[-_ ]+")
+_HYPHEN = re.compile(r"-+")
 #: What a document's file name ends in that is no part of its name.
 _NAME_SUFFIXES: Final = DOCUMENT_SUFFIXES | HTML_SUFFIXES
 
@@ -92,10 +92,21 @@ def _forms(word: str) -> tuple[str, ...]:
     return (word,)
 
 
+def _parts(word: str, names: set[str]) -> tuple[str, ...]:
+    """``word``, and when it is hyphenated and no document of ``names`` is called so, its parts."""
+    if "-" not in word or word in names:
+        return (word,)
+    return (word, *(part for part in _HYPHEN.split(word) if part))
+
+
 def named_documents(question: str, paths: Sequence[str]) -> list[str]:
     """The ``paths`` (in the retriever's order, distinct) whose file name a word of ``question`` names, at most
     :data:`FOCUS_DOCUMENTS`; see the module docs for the English-word rule."""
-    words = {form for word in _WORD.findall(question) for form in _forms(word.lower())}
+    written = [word.lower() for word in _WORD.findall(question)]
+    # A hyphenated word that names no document names what its parts name: "my inotify-based watcher" is about
+    # inotify (and "ssh-keygen" only about ssh-keygen when its page was found).
+    every = set().union(*(_names(path) for path in paths)) if paths else set()
+    words = {form for word in written for part in _parts(word, every) for form in _forms(part)}
     # A question in Chinese (Japanese, Korean) writes only names in Latin letters: "fold 怎样…" is about fold.
     latin_names = has_cjk(question)
     named: list[str] = []
@@ -128,12 +139,7 @@ def closely_read(question: str, pool: Sequence[ReadPassage]) -> list[int]:
     for document, indices in documents.items():
         passages = [ExcerptPassage(source_id=f"p{position}", text=pool[index].text, context=pool[index].context,
                                    document=document) for position, index in enumerate(indices)]
-        order = reading_order(question, passages)
-        # The retriever's best is read too: it scored the whole question with its embeddings, and "get rid of the
-        # leftover lock" is xauth's "-b … break any authority file locks", which shares fewer words than -i.
-        picks = order[:FOCUS_PASSAGES - 1]
-        picks += [position for position in (0, *order) if position not in picks][:FOCUS_PASSAGES - len(picks)]
-        shown += [indices[position] for position in picks]
+        shown += [indices[position] for position in reading_order(question, passages)[:FOCUS_PASSAGES]]
     return shown
 
 
