@@ -1848,3 +1848,47 @@ def test_what_a_question_compares_its_subject_with_is_not_its_subject() -> None:
     quotes = _quotes("Why is there a special mklost+found tool at all? What's wrong with mkdir lost+found?", page)
     assert quotes and "store a large number of unlinked files" in quotes[0]
     assert _quotes("Why is there a special mklost+found tool at all? Does mkdir lost+found do the same?", page) == []
+
+
+def test_an_amount_in_the_scene_is_not_what_is_asked() -> None:
+    """Issue 17.4 (INF-3): "I tried e2freefrag -c 3000 to see how many 3 MB chunks are free and it complained. What
+    values are allowed for the chunk size?" asks which values, not how many; the option's rule answers it."""
+    entry = P(source_id="c", document="/docs/man-e2freefrag.txt", context="E2FREEFRAG(8) › OPTIONS",
+              text="-c chunk_kb\n              If  a  chunk  size is specified, then e2freefrag will print how many "
+                   "free chunks of\n              size chunk_kb are available in units of kilobytes (Kb).  The chunk "
+                   "size must  be  a\n              power of two and be larger than file system block size.")
+    quotes = _quotes("I tried e2freefrag -c 3000 on my ext4 volume to see how many 3 MB chunks are free and it "
+                     "complained. What values are allowed for the chunk size?", entry)
+    assert any("must be a power of two" in quote for quote in quotes), quotes
+
+
+def test_a_number_s_entry_states_an_exit_status() -> None:
+    """Issue 17.3 (INF-3): ischroot(1) lists its statuses as entries under DESCRIPTION ("2      if the detection is
+    not possible …"), without the words "exit status": an exit status asked is stated by them."""
+    passages = (P(source_id="two", document="/docs/man-ischroot.txt", context="ISCHROOT(1) › DESCRIPTION",
+                  text="2      if  the  detection  is not possible (On GNU/Linux this happens if the script is not\n"
+                       "              run as root)."),
+                P(source_id="one", document="/docs/man-ischroot.txt", context="ISCHROOT(1) › DESCRIPTION",
+                  text="1      if currently not running in a chroot"))
+    quotes = _quotes("I'm calling ischroot from a package script that runs as an ordinary user on Linux. What exit "
+                     "code will it most likely give me, and why?", *passages)
+    assert quotes and quotes[0].startswith("2 if the detection is not possible")
+
+
+def test_a_passage_holding_every_name_asked_need_not_hold_the_scene_s() -> None:
+    """Issue 17.4 (INF-3): "I want to call mbind() directly. Which package gives me the numaif.h header?" asks about
+    numaif.h; the page that names its package answers without writing mbind. Asked about mbind itself, it does not."""
+    notes = P(source_id="n", document="/docs/man-numa.txt", context="numa(7) › NOTES › Library support",
+              text="Link with -lnuma to get the system call definitions.  libnuma and the required <numaif.h>\n"
+                   "       header are available in the numactl package.")
+    quotes = _quotes("I want to call mbind() directly. Which package gives me the numaif.h header?", notes)
+    assert quotes and "numactl package" in quotes[0]
+    assert _quotes("Which flags does mbind() accept in its mode argument?", notes) == []
+
+
+def test_everyday_computing_words_are_no_names() -> None:
+    """Issue 17.4 (INF-3): "stdin", "timestamp", "filesystem", "lookup" are words, not programs a page must name."""
+    from ditto.text.lexicon import is_english_word
+
+    assert all(is_english_word(word) for word in ("stdin", "stderr", "timestamp", "filesystems", "lookup", "checksum"))
+    assert not is_english_word("numactl")

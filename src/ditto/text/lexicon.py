@@ -68,11 +68,14 @@ def is_english_word(word: str) -> bool:
     return _listed(lines, word) or word in _EVERYDAY
 
 
-#: Everyday words of computing the list lacks: "my app", "the repo", "a symlink" name no program (a page may write
-#: "symbolic link", "regular expression" or "system call" for them).
+#: Everyday words of computing the list lacks: "my app", "the repo", "a symlink", "on stdin" name no program (a page
+#: may write "symbolic link", "regular expression", "system call" or "standard input" for them).
 _EVERYDAY = frozenset({"app", "apps", "admin", "admins", "repo", "repos", "wifi", "distro", "distros", "sysadmin",
                        "sysadmins", "devs", "todo", "tech", "param", "params", "symlink", "symlinks", "cronjob",
-                       "cronjobs", "regex", "regexes", "regexp", "regexps", "syscall", "syscalls"})
+                       "cronjobs", "regex", "regexes", "regexp", "regexps", "syscall", "syscalls", "lookup", "lookups",
+                       "logout", "timestamp", "timestamps", "filesystem", "filesystems", "filename", "filenames",
+                       "whitespace", "checksum", "checksums", "runtime", "subnet", "subnets", "dotfile", "dotfiles",
+                       "stdin", "stdout", "stderr"})
 #: Prefixes that make English words of English words ("untracked", "multibyte", "autoremove", "deduplication").
 _PREFIXES = ("un", "re", "de", "non", "sub", "pre", "multi", "auto", "inter", "over", "super", "self")
 #: The British spellings the (American) word list lacks ("behaviour", "initialise", "organisation", "analysed",

@@ -478,6 +478,10 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
         # status 2", "The exit status returned by fallocate is 0 on success"), not by "badblocks will exit after the
         # first pass. Default is 0".
         status = measured == _STATUS_WORDS or _ASKS_FOR_A_CJK_STATUS.search(task.question) is not None
+        # The entry of a status's number speaks of that status without the word ("2      if the detection is not
+        # possible").
+        speaks = [speaks[index] or (status and _opens_value_entry(passage.text))
+                  for index, passage in enumerate(task.passages)]
         # A limit ("the longest", "at most", 最多, 至少) is stated as one ("up to 255", "must not exceed", "超时"), not
         # by any amount of the thing ("从三个字符串派生三个…" is no longest name), and of what was asked: "The maximum
         # verbosity level is 3" is no maximum number of files.

@@ -34,6 +34,7 @@ from .terms import (
     CJK_SYNONYMS,
     _analyze_with_digits,
     analyze,
+    asked_sentences,
     asks_a_question,
 )
 
@@ -252,8 +253,14 @@ def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[
         # question is about the page's program, and what the asker did around it is their own ("I ran unshare
         # --pid=/run/ns/pid1 …", "If I pipe lscpu into awk, …").
         page = [term for term in names if term in origin.titles and term in titles]
-        required = [term for term in names if term not in scenery] if page else names
-        lacks = (missing and not page) or (asks and any(either.get(term, {term}).isdisjoint(
+        # So is a passage that holds every name the question asks about: "I want to call mbind() directly. Which
+        # package gives me the numaif.h header?" asks about numaif.h, and the page that names its package need not
+        # write mbind.
+        answers_asked = bool(asked_names) and len(asked_names) < len(names) and all(
+            not either.get(term, {term}).isdisjoint(own) for term in asked_names)
+        relaxed = bool(page) or answers_asked
+        required = [term for term in names if term not in scenery] if relaxed else names
+        lacks = (missing and not relaxed) or (asks and any(either.get(term, {term}).isdisjoint(
             held[origin.document] if origin.wide or term in scene else own) for term in required))
         # A question in Chinese shares few character pairs with the page that answers it in other words (合并 for
         # 替换为一个): on the page of the program it names in Latin letters, a fifth of its weight is enough.
@@ -317,8 +324,6 @@ def _names(question: str, wanted: Collection[str], titles: Collection[str]) -> l
     return names
 
 
-#: A sentence of a question and the white space after it.
-_QUESTION_SENTENCE = re.compile(r".+?(?:[.!?](?=\s|$)|[。！？]|$)\s*", re.DOTALL)
 #: A clause that opens a question and sets its scene: "If I pipe lscpu into awk, …", "如果……，", and in Chinese
 #: what comes before 我想知道 or 请问 ("服务器的 /tmp 很小，我想知道 msmtp 什么情况下 …").
 _SCENE_CLAUSE = re.compile(r"\s*(?:(?:if|when|whenever|while|after|before|once|since)\b[^,?]*,"
@@ -338,10 +343,8 @@ def _asking_part(question: str) -> str:
     script runs pldd on a PID and checks $?. Which exit code means …?" asks about pldd's exit codes; the PID is the
     asker's. "Why is there a special mklost+found tool? What's wrong with mkdir lost+found?" asks about
     mklost+found, whose page need not write mkdir."""
-    sentences = [match.group() for match in _QUESTION_SENTENCE.finditer(question) if match.group().strip()]
-    asking = [sentence for sentence in sentences if sentence.rstrip().endswith(("?", "？"))] or [question]
     return " ".join(_COMPARED.sub(" ", sentence[scene.end():] if (scene := _SCENE_CLAUSE.match(sentence)) else sentence)
-                    for sentence in asking)
+                    for sentence in asked_sentences(question))
 
 
 def _other_forms(wanted: Sequence[str], unknown: Collection[str], shown: Collection[str]) -> dict[str, set[str]]:

@@ -27,6 +27,7 @@ from .terms import (
     CJK_QUESTION_WORDS,
     QUESTION_STOPWORDS,
     analyze,
+    asked_sentences,
     asks_a_question,
 )
 
@@ -74,9 +75,10 @@ _ASKS_WHETHER_LIMITED = re.compile(r"\s*(?:is|are)\s+there\s+(?:an?|any)\s+(?:[\
 
 
 def _asks_for_amount(question: str) -> bool:
-    """Whether ``question`` asks for an amount (:data:`_ASKS_FOR_AMOUNT`) rather than whether there is one; whether
-    there is a limit asks for the limit (:data:`_ASKS_WHETHER_LIMITED`)."""
-    return (_ASKS_FOR_AMOUNT.search(question) is not None and _ASKS_WHETHER.match(question) is None) or \
+    """Whether ``question`` asks for an amount (:data:`_ASKS_FOR_AMOUNT`, in the sentences that ask) rather than
+    whether there is one; whether there is a limit asks for the limit (:data:`_ASKS_WHETHER_LIMITED`)."""
+    asked = " ".join(asked_sentences(question))
+    return (_ASKS_FOR_AMOUNT.search(asked) is not None and _ASKS_WHETHER.match(question) is None) or \
         _ASKS_WHETHER_LIMITED.match(question) is not None
 
 
@@ -412,8 +414,11 @@ _STATUS_SECTION = re.compile(r"exit|return|status|diagnos|退出|返回", re.IGN
 
 def _states_a_status(passage: ExcerptPassage, text: str) -> bool:
     """Whether ``text`` of ``passage`` gives an exit status: it sits in a section of exit statuses (the innermost
-    heading, :data:`_STATUS_SECTION`), or says one in so many words (:data:`_STATES_A_STATUS`)."""
-    return bool(_STATUS_SECTION.search(_section(passage.context)) or _STATES_A_STATUS.search(text))
+    heading, :data:`_STATUS_SECTION`), says one in so many words (:data:`_STATES_A_STATUS`), or is the entry of a
+    number that can be one (ischroot(1)'s "2      if the detection is not possible", under DESCRIPTION)."""
+    value = _VALUE_ENTRY.match(passage.text)
+    return bool(_STATUS_SECTION.search(_section(passage.context)) or _STATES_A_STATUS.search(text)
+                or (value is not None and int(value.group(1)) <= _HIGHEST_STATUS))
 
 
 #: A question for a limit: the longest, the largest, at most, at least, 最多, 至少, 上限.
@@ -521,6 +526,8 @@ def _opens_with_tag_line(text: str) -> bool:
 #: An entry of a list of values that opens with its number, on its line or before two spaces: an exit status's
 #: ("101    Action not allowed.  The requested action …", "1" over "label or uuid cannot be found").
 _VALUE_ENTRY = re.compile(r"\s*(\d{1,5})(?:[ \t]{2,}\S|[ \t]*\n[ \t]+\S)")
+#: The highest exit status a process can return.
+_HIGHEST_STATUS: Final = 255
 #: A question that names an exit status it got: "it returned 101", "exits with status 2", "error code 9".
 _NAMES_A_STATUS = re.compile(
     r"\b(?:return(?:s|ed)?|exit(?:s|ed)?|status|code|fail(?:s|ed)?)\s+(?:\w+\s+){0,2}?(\d{1,5})\b(?![.,]\d)",

@@ -88,6 +88,18 @@ def analyze(text: str) -> list[str]:
     return terms
 
 
+#: A sentence of a question and the white space after it.
+_QUESTION_SENTENCE = re.compile(r".+?(?:[.!?](?=\s|$)|[。！？]|$)\s*", re.DOTALL)
+
+
+def asked_sentences(question: str) -> list[str]:
+    """The sentences of ``question`` that end in a question mark (all of it when none does): "I tried e2freefrag -c
+    3000 to see how many 3 MB chunks are free and it complained. What values are allowed?" asks for values, not
+    for how many."""
+    sentences = [match.group() for match in _QUESTION_SENTENCE.finditer(question) if match.group().strip()]
+    return [sentence for sentence in sentences if sentence.rstrip().endswith(("?", "？"))] or [question]
+
+
 def _analyze_with_digits(text: str) -> list[str]:
     """:func:`analyze`'s terms and the digits that stand alone (the relevance gate's notion of a term)."""
     return analyze(text) + lone_digits(text)
