@@ -73,8 +73,6 @@ def is_english_word(word: str) -> bool:
 _EVERYDAY = frozenset({"app", "apps", "admin", "admins", "repo", "repos", "wifi", "distro", "distros", "sysadmin",
                        "sysadmins", "devs", "todo", "tech", "param", "params", "symlink", "symlinks", "cronjob",
                        "cronjobs", "regex", "regexes", "regexp", "regexps", "syscall", "syscalls", "lookup", "lookups",
-                       "logout", "timestamp", "timestamps", "filesystem", "filesystems", "filename", "filenames",
-                       "whitespace", "checksum", "checksums", "runtime", "subnet", "subnets", "dotfile", "dotfiles",
                        "stdin", "stdout", "stderr"})
 #: Prefixes that make English words of English words ("untracked", "multibyte", "autoremove", "deduplication").
 _PREFIXES = ("un", "re", "de", "non", "sub", "pre", "multi", "auto", "inter", "over", "super", "self")
