@@ -1892,3 +1892,14 @@ def test_everyday_computing_words_are_no_names() -> None:
 
     assert all(is_english_word(word) for word in ("stdin", "stderr", "lookup", "lookups"))
     assert not is_english_word("numactl")
+
+
+def test_placeholders_are_the_askers_not_names() -> None:
+    """Issue 17.4 (INF-3): ``/etc/foo.conf``, ``${foo}`` and ``myservice`` are the asker's placeholders; ``mysql`` and
+    ``mypy`` are names."""
+    from ditto.worker.infer.extractive.gate import subject_terms, unknown_names
+
+    for question in ("Our postinst calls ucfr on /etc/foo.conf; what happens?", "I need a literal ${foo} kept",
+                     "invoke-rc.d --disclose-deny myservice start returned 101"):
+        assert not {"foo", "myservic"} & set(subject_terms(question) + unknown_names(question)), question
+    assert "mysql" in unknown_names("Which mysql option sets it?") and "mypi" in unknown_names("does mypy check it?")

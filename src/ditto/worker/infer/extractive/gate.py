@@ -429,7 +429,8 @@ def subject_terms(question: str) -> list[str]:
                 or (word[0].isupper() and not _opens_sentence(question, match.start())):
             # A file's kind is no name: "inetd.conf" names inetd (whose page may write the file only once).
             word = _FILE_KIND.sub("", word) or word
-            names.extend(term for term in analyze(word) if term not in _GATE_STOPWORDS)
+            if not _placeholder(word):
+                names.extend(term for term in analyze(word) if term not in _GATE_STOPWORDS)
     return list(dict.fromkeys(names))
 
 
@@ -445,6 +446,19 @@ def _askers_data(question: str) -> list[tuple[int, int]]:
     (``setTimeout(fn, 100)`` → ``fn, 100``; a manual page's section, ``crontab(5)``, has none worth the name), an
     e-mail address, a URL, a relative path. Their words are no names."""
     return [match.span(match.lastindex or 0) for match in _ASKERS_DATA.finditer(question)]
+
+
+#: The names every example uses for a thing of its own: ``foo``, ``bar``, ``baz`` (``/etc/foo.conf``, ``${foo}``).
+_METASYNTACTIC: Final = frozenset({"foo", "bar", "baz", "qux", "quux", "foobar"})
+
+
+def _placeholder(word: str) -> bool:
+    """Whether ``word`` is the asker's placeholder, not a name a page must write: a metasyntactic name
+    (:data:`_METASYNTACTIC`), or "my" joined to an English word (``myservice``, ``mypackage``; not ``mysql``,
+    ``mypy``)."""
+    lower = word.lower()
+    return lower in _METASYNTACTIC or (lower.startswith("my") and len(lower) > 4 and lower[2:].isalpha()
+                                       and is_english_word(lower[2:]))
 
 
 #: The suffix that says what kind of file a dotted name is: ``.conf``, ``.d``, ``.log`` …
@@ -479,7 +493,7 @@ def unknown_names(question: str) -> list[str]:
         word = match.group()
         if any(start <= match.start() < end for start, end in data):
             continue
-        if len(word) < 2 or is_english_word(word):
+        if len(word) < 2 or is_english_word(word) or _placeholder(word):
             continue
         if "-" in word:
             if all(is_english_word(part) for part in word.split("-")):
