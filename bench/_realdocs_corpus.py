@@ -170,6 +170,12 @@ NINETEENTH_MAN_PAGES = ("1 git-worktree", "1 dpkg-query", "1 lsfd", "1 openssl-r
 NINETEENTH_ZH_MAN_PAGES = ("smbclient", "install-info", "texi2dvi", "5 inittab", "5 aliases", "8 iptables",
                            "8 modinfo", "8 rpm")
 
+TWENTIETH_MAN_PAGES = ("1 git-reflog", "1 getconf", "1 msgfmt", "1 ninja", "1 openssl-passwd", "5 locale.gen",
+                       "5 ext4", "5 deb-symbols", "5 gitweb.conf", "8 findmnt", "8 e2fsck", "8 ss", "8 apt-cache",
+                       "8 lsns", "8 partx", "7 inode", "7 gitcredentials", "2 dup", "3 strtol", "3 strftime")
+TWENTIETH_ZH_MAN_PAGES = ("wbinfo", "smbcontrol", "5 nscd.conf", "5 ftpaccess", "7 samba", "8 repquota", "8 nmbd",
+                          "8 quotaon")
+
 
 def _plain(text: str) -> str:
     """Overstrikes removed (what ``col -bx`` does), as a reader sees the page."""
@@ -243,7 +249,8 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
                  eleventh: bool = False, twelfth: bool = False,
                  thirteenth: bool = False, fourteenth: bool = False, fifteenth: bool = False,
                  sixteenth: bool = False, seventeenth: bool = False,
-                 eighteenth: bool = False, nineteenth: bool = False) -> tuple[list[str], list[str]]:
+                 eighteenth: bool = False, nineteenth: bool = False,
+                 twentieth: bool = False) -> tuple[list[str], list[str]]:
     """Write every available source into ``folder`` (English) and ``folder/zh`` (Chinese).
 
     ``holdout``: the larger held-out corpus (the ``HOLDOUT_`` sources added); ``review``: the review pages
@@ -255,7 +262,8 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
     ``thirteenth``: all of these and the ``THIRTEENTH_`` pages; ``fourteenth``: all of these and the
     ``FOURTEENTH_`` pages; ``fifteenth``: all of these and the ``FIFTEENTH_`` pages; ``sixteenth``: all of these
     and the ``SIXTEENTH_`` pages; ``seventeenth``: all of these and the ``SEVENTEENTH_`` pages; ``eighteenth``: all
-    of these and the ``EIGHTEENTH_`` pages; ``nineteenth``: all of these and the ``NINETEENTH_`` pages.
+    of these and the ``EIGHTEENTH_`` pages; ``nineteenth``: all of these and the ``NINETEENTH_`` pages;
+    ``twentieth``: all of these and the ``TWENTIETH_`` pages.
     Returns
     ``(written file names, missing sources)``.
     """
@@ -271,7 +279,8 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
              (sixteenth, SIXTEENTH_MAN_PAGES, SIXTEENTH_ZH_MAN_PAGES),
              (seventeenth, SEVENTEENTH_MAN_PAGES, SEVENTEENTH_ZH_MAN_PAGES),
              (eighteenth, EIGHTEENTH_MAN_PAGES, EIGHTEENTH_ZH_MAN_PAGES),
-             (nineteenth, NINETEENTH_MAN_PAGES, NINETEENTH_ZH_MAN_PAGES)]
+             (nineteenth, NINETEENTH_MAN_PAGES, NINETEENTH_ZH_MAN_PAGES),
+             (twentieth, TWENTIETH_MAN_PAGES, TWENTIETH_ZH_MAN_PAGES)]
     wanted = [any(flag for flag, _, _ in later[index:]) for index in range(len(later))]
     holdout, review = holdout or wanted[0], review or wanted[0]
     if folder.exists():
