@@ -1903,3 +1903,59 @@ def test_placeholders_are_the_askers_not_names() -> None:
                      "invoke-rc.d --disclose-deny myservice start returned 101"):
         assert not {"foo", "myservic"} & set(subject_terms(question) + unknown_names(question)), question
     assert "mysql" in unknown_names("Which mysql option sets it?") and "mypi" in unknown_names("does mypy check it?")
+
+
+def test_the_exit_statuses_of_the_page_named_answer_a_status_question() -> None:
+    """Issue 17.3 (INF-3): "My provisioning script runs `dpkg-query -W somepkg` for a name dpkg has never heard of.
+    Which exit code should it expect?" shares few words with dpkg-query(1)'s EXIT STATUS entries, which answer it;
+    each entry is quoted, the failing one among them."""
+    entries = tuple(P(source_id=f"s{number}", document="/docs/man-dpkg-query.txt",
+                      context="dpkg-query(1) › EXIT STATUS", text=text)
+                    for number, text in ((0, "0   The requested query was successfully performed."),
+                                         (1, "1   The requested query failed either fully or partially, due to no file "
+                                             "or package\n    being found (except for --control-path, --control-list "
+                                             "and --control-show\n    were such errors are fatal).")))
+    quotes = _quotes("My provisioning script runs `dpkg-query -W somepkg` for a name dpkg has never heard of. Which "
+                     "exit code should it expect?", *entries)
+    assert any(quote.startswith("1 The requested query failed") for quote in quotes), quotes
+
+
+def test_an_example_the_asker_gives_names_nothing() -> None:
+    """Issue 17.4 (INF-3): in "If I give pam_succeed_if two conditions, say uid >= 1000 and shell = /bin/bash, is it
+    enough that one of them holds?" the conditions are the asker's example; the page's DESCRIPTION answers."""
+    page = P(source_id="d", document="/docs/man-pam_succeed_if.txt", context="PAM_SUCCEED_IF(8) › DESCRIPTION",
+             text="The module should be given one or more conditions as module arguments, and authentication will\n"
+                  "       succeed only if all of the conditions are met.")
+    quotes = _quotes("If I give pam_succeed_if two conditions, say uid >= 1000 and shell = /bin/bash, is it enough "
+                     "that one of them holds?", page)
+    assert quotes and "succeed only if all of the conditions are met" in quotes[0]
+
+
+def test_are_both_applied_asks_which_wins() -> None:
+    """Issue 17.4 (INF-3): "Both /etc/sysctl.d/99-net.conf and /usr/lib/sysctl.d/99-net.conf exist. … are both of them
+    applied?" is answered by what says the later one is ignored; the quote runs on to it."""
+    page = P(source_id="p", document="/docs/man-sysctl.txt", context="SYSCTL(8) › SYSTEM FILE PRECEDENCE",
+             text="When using the --system option, sysctl will read files from directories in the following list\n"
+                  "       in given order from top to bottom.  Once a file of a given filename is loaded, any file of\n"
+                  "       the same name in subsequent directories is ignored.")
+    quotes = _quotes("Both /etc/sysctl.d/99-net.conf and /usr/lib/sysctl.d/99-net.conf exist. When I run sysctl "
+                     "--system, are both of them applied?", page)
+    assert any("in subsequent directories is ignored." in quote for quote in quotes), quotes
+
+
+def test_a_default_asked_of_an_option_left_out_is_read_in_its_entry() -> None:
+    """Issue 17.4 (INF-3): "Where does apt-mark keep its record …, unless I point it somewhere else with -f?" asks
+    what -f's entry says happens without it; that entry is read first."""
+    from ditto.worker.infer.extractive import reading_order
+
+    passages = (P(source_id="auto", document="/docs/man-apt-mark.txt", context="APT-MARK(8) › AUTOMATICALLY AND "
+                  "MANUALLY INSTALLED PACKAGES", text="auto\n           auto is used to mark a package as being "
+                  "automatically installed, which will cause the\n           package to be removed when no more "
+                  "manually installed packages depend on this package."),
+                P(source_id="f", document="/docs/man-apt-mark.txt", context="APT-MARK(8) › OPTIONS",
+                  text="-f=filename, --file=filename\n           Read/Write package stats from the filename given "
+                       "with the parameter filename from\n           instead of from the default location, which is "
+                       "extended_states in the directory\n           defined by the Configuration Item: Dir::State."))
+    question = ("Where does apt-mark keep its record of which packages were installed automatically, unless I point "
+                "it somewhere else with -f?")
+    assert reading_order(question, passages)[0] == 1

@@ -33,14 +33,15 @@ from ..tasks import (
 from .gate import (
     RELEVANCE_THRESHOLD,
     SEMANTIC_THRESHOLD,
+    Origin,
     _english_only,
     _origins,
     _semantically_close,
+    gate_terms,
     page_titles,
     passage_relevance,
 )
 from .kinds import (
-    _ASKS_FOR_A_CJK_STATUS,
     _ASKS_FOR_A_LIMIT,
     _ASKS_FOR_AN_INSTRUCTION,
     _ASKS_FOR_OPTION,
@@ -48,12 +49,14 @@ from .kinds import (
     _CONTINUES,
     _GIVES_WAY,
     _STATES_A_LIMIT,
-    _STATUS_WORDS,
     _answering_sections,
+    _asks_for_a_status,
     _asks_for_amount,
     _completing_kind,
+    _defaults_asked_of,
     _describes_an_option,
     _entry_tag,
+    _in_status_section,
     _kinds_asked,
     _measured,
     _measured_cjk,
@@ -186,6 +189,11 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
     if instruction:
         shares = [share if lead or _GIVES_WAY.search(text) else share * LEAD_IN_SHARE
                   for share, lead, text in zip(shares, leads, texts, strict=True)]
+    # "… unless I point it somewhere else with -f?" asks what -f's entry says happens without it.
+    left_out = _defaults_asked_of(task.question)
+    if left_out and any(left_out.intersection(analyze(tag)) for tag in tags):
+        shares = [share if left_out.intersection(analyze(tags[index])) else share * LEAD_IN_SHARE ** 2
+                  for share, (index, _) in zip(shares, owners, strict=True)]
     # "It returned 101. What went wrong?" is answered by the entry of status 101 ("101  Action not allowed. The
     # requested action will not be performed because …"), every sentence of it, and by what else says 101.
     status = _named_status(task.question)
@@ -393,9 +401,14 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
     # A vocabulary query chosen for the question says it in the index's words: what answers it answers the question.
     restated = [passage_relevance(text, judged, origins, titles) for text in task.restatements or ()]
     close = _semantically_close(similarities, counts, semantic_threshold, lead_ins)
+    # The exit statuses of the page a question names answer its question for an exit status, whatever else the
+    # question says of the asker's script ("My provisioning script runs `dpkg-query -W somepkg` … Which exit code
+    # should it expect?" and dpkg-query(1)'s EXIT STATUS entries).
+    statuses = _statuses_of_the_named_page(task, origins)
     candidates = [c for c in candidates if relevance[c.passage].passes(relevance_threshold)
                   or any(other[c.passage].passes(relevance_threshold) for other in restated)
-                  or (c.passage in close and not relevance[c.passage].subject_missing)]
+                  or (c.passage in close and not relevance[c.passage].subject_missing)
+                  or (c.passage in statuses and not relevance[c.passage].subject_missing)]
     if not candidates:
         return []  # nothing shown is about the question: no evidence, not the nearest words
     answering = _answering_sections(task.question, task.passages)
@@ -415,6 +428,7 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
     # question's words it shares ("101  Action not allowed. …" for "it returned 101. What went wrong?").
     status = _named_status(task.question)
     entries = {index for index, passage in enumerate(task.passages) if status and _entry_tag(passage.text) == status}
+    entries |= statuses  # each exit status of the page asked about is one possible answer
     for rank, candidate, first in _sources_first(candidates, task.passages):
         if len(chosen) >= task.max_excerpts:
             break
@@ -450,6 +464,16 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
     return [excerpt for _, excerpt in sorted(chosen, key=lambda item: item[0])]  # best first, as ranked
 
 
+def _statuses_of_the_named_page(task: ExcerptTask, origins: Sequence[Origin]) -> set[int]:
+    """For a question that asks for an exit status, the passages in a section of exit statuses of a manual page whose
+    title the question writes (every term of ``dpkg-query(1)``)."""
+    if not _asks_for_a_status(task.question):
+        return set()
+    asked = set(gate_terms(task.question, question=True))
+    return {index for index, (passage, origin) in enumerate(zip(task.passages, origins, strict=True))
+            if origin.titles and origin.titles <= asked and _in_status_section(passage)}
+
+
 def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], spans: Sequence[Sequence[Sentence]],
                        wanted: set[str], semantic_follow_up: float) -> bool:
     """Whether the ``candidates`` (best first, past the relevance gate) can give the kind of answer the question
@@ -477,7 +501,7 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
         # An exit status is stated as one: in the page's section of exit statuses, or in so many words ("exits with
         # status 2", "The exit status returned by fallocate is 0 on success"), not by "badblocks will exit after the
         # first pass. Default is 0".
-        status = measured == _STATUS_WORDS or _ASKS_FOR_A_CJK_STATUS.search(task.question) is not None
+        status = _asks_for_a_status(task.question)
         # The entry of a status's number speaks of that status without the word ("2      if the detection is not
         # possible").
         speaks = [speaks[index] or (status and _opens_value_entry(passage.text))

@@ -435,16 +435,17 @@ def subject_terms(question: str) -> list[str]:
 
 
 #: What a question writes as the asker's own data, not as what it is about: the arguments of a call it writes
-#: (``setTimeout(fn, 100)``), an e-mail address (``John.Smith@Example.COM``), a URL and a path from where the asker
-#: stands (``./scripts/sync.sh``).
+#: (``setTimeout(fn, 100)``), an e-mail address (``John.Smith@Example.COM``), a URL, a path from where the asker
+#: stands (``./scripts/sync.sh``) and an example it gives (", say uid >= 1000 and shell = /bin/bash,").
 _ASKERS_DATA = re.compile(_CALL.pattern + r"|(?<![\w.+-])([\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
-                          r"|(?<![\w+.-])([a-z][a-z0-9+.-]*://\S+)|(?<![\w~/.-])(\.{1,2}/[\w./+-]+)", re.IGNORECASE)
+                          r"|(?<![\w+.-])([a-z][a-z0-9+.-]*://\S+)|(?<![\w~/.-])(\.{1,2}/[\w./+-]+)"
+                          r"|,\s*(?:say|e\.g\.|for\s+example|for\s+instance)[,:]?\s+([^,;?!]{1,120})", re.IGNORECASE)
 
 
 def _askers_data(question: str) -> list[tuple[int, int]]:
     """The spans of what ``question`` writes as the asker's data (:data:`_ASKERS_DATA`): the arguments of a call
     (``setTimeout(fn, 100)`` → ``fn, 100``; a manual page's section, ``crontab(5)``, has none worth the name), an
-    e-mail address, a URL, a relative path. Their words are no names."""
+    e-mail address, a URL, a relative path, an example ("…, say uid >= 1000,"). Their words are no names."""
     return [match.span(match.lastindex or 0) for match in _ASKERS_DATA.finditer(question)]
 
 
@@ -454,11 +455,12 @@ _METASYNTACTIC: Final = frozenset({"foo", "bar", "baz", "qux", "quux", "foobar"}
 
 def _placeholder(word: str) -> bool:
     """Whether ``word`` is the asker's placeholder, not a name a page must write: a metasyntactic name
-    (:data:`_METASYNTACTIC`), or "my" joined to an English word (``myservice``, ``mypackage``; not ``mysql``,
-    ``mypy``)."""
+    (:data:`_METASYNTACTIC`), "my" joined to an English word (``myservice``, ``mypackage``; not ``mysql``,
+    ``mypy``), or "some" joined to anything ("somepkg", "somehost")."""
     lower = word.lower()
     return lower in _METASYNTACTIC or (lower.startswith("my") and len(lower) > 4 and lower[2:].isalpha()
-                                       and is_english_word(lower[2:]))
+                                       and is_english_word(lower[2:])) \
+        or (lower.startswith("some") and len(lower) > 6 and lower.isalpha() and not is_english_word(lower))
 
 
 #: The suffix that says what kind of file a dotted name is: ``.conf``, ``.d``, ``.log`` …

@@ -296,16 +296,18 @@ _GIVES_REPLACEMENT = re.compile(
     r"\binstead\b|\brather\s+than\b|\breplac(?:e|es|ed|ing|ement)\b|\bsupersed(?:e|es|ed|ing)\b"
     r"|\bin\s+favou?r\s+of\b|\bprefer(?:red|ably)?\b|改用|代替|替代|取代|换成|而非|而不是|请使用|应使用", re.IGNORECASE)
 #: A question that asks which of two settings wins ("LESS is exported, and my lesskey file sets it too: which one
-#: does less actually use?", "which takes precedence?", 哪个优先).
+#: does less actually use?", "which takes precedence?", "are both of them applied?", 哪个优先).
 _ASKS_WHICH_WINS = re.compile(
     r"\bwhich\s+(?:one|of\s+(?:them|the\s+two|these|those|both))\b.{0,60}?\b(?:use[sd]?|wins?|appl(?:y|ies)"
     r"|takes?\s+effect|prevails?|counts?|honou?rs?|respects?|obeys?|gets?\s+used)\b"
     r"|\b(?:takes?|has|have|gets?)\s+(?:precedence|priority)\b|\boverrides?\b|\bwhich\s+(?:\w+\s+){0,2}?wins\b"
+    r"|\bboth\b.{0,60}?\b(?:applied|used|read|loaded|honou?red|processed)\b"
     r"|哪个优先|谁优先|优先级|哪个生效|以哪个为准", re.IGNORECASE | re.DOTALL)
-#: What says which wins: "the value in the lesskey file takes precedence", "overrides", "is preferred over", 优先.
+#: What says which wins: "the value in the lesskey file takes precedence", "overrides", "is preferred over", "any file
+#: of the same name in subsequent directories is ignored", 优先.
 _GIVES_PRECEDENCE = re.compile(
     r"\b(?:takes?|has|have|given|gets?)\s+(?:\w+\s+)?(?:precedence|priority)\b|\bprecede[sd]?\b|\boverrid(?:es|den)\b|\bwins\b"
-    r"|\bin\s+preference\s+to\b|\bpreferred\s+(?:over|to)\b|\bsupersed(?:e|es|ed|ing)\b|\btakes?\s+effect\b"
+    r"|\bin\s+preference\s+to\b|\bpreferred\s+(?:over|to)\b|\bsupersed(?:e|es|ed|ing)\b|\btakes?\s+effect\b|\bignored\b"
     r"|优先|覆盖|为准", re.IGNORECASE)
 #: A question that asks what something needs first ("Can netem mark ECN instead of dropping, and is there any
 #: precondition?", "What am I missing?", 有什么前提).
@@ -412,13 +414,33 @@ _ASKS_FOR_A_CJK_STATUS = re.compile(r"(?:退出|返回)(?:状态|码|值)")
 _STATUS_SECTION = re.compile(r"exit|return|status|diagnos|退出|返回", re.IGNORECASE)
 
 
+def _asks_for_a_status(question: str) -> bool:
+    """Whether ``question`` asks for an exit status ("What exit code should it expect?", 退出状态是多少)."""
+    return _asks_for_amount(question) and (_measured(question) == _STATUS_WORDS
+                                           or _ASKS_FOR_A_CJK_STATUS.search(question) is not None)
+
+
+def _in_status_section(passage: ExcerptPassage) -> bool:
+    """Whether ``passage`` sits in a section of exit statuses (its innermost heading, :data:`_STATUS_SECTION`)."""
+    return _STATUS_SECTION.search(_section(passage.context)) is not None
+
+
+def _defaults_asked_of(question: str) -> set[str]:
+    """The options whose default ``question`` asks for: every option a question for a default writes ("Where does
+    apt-mark keep its record … unless I point it somewhere else with -f?" asks what -f's entry says happens without
+    it; "What does -n default to?" what -n's says)."""
+    if not asks_a_question(question) or _ASKS_WHY.search(question) or not _ASKS_FOR_DEFAULT.search(question):
+        return set()
+    return set(_OPTION.findall(question))
+
+
 def _states_a_status(passage: ExcerptPassage, text: str) -> bool:
     """Whether ``text`` of ``passage`` gives an exit status: it sits in a section of exit statuses (the innermost
     heading, :data:`_STATUS_SECTION`), says one in so many words (:data:`_STATES_A_STATUS`), or is the entry of a
     number that can be one (ischroot(1)'s "2      if the detection is not possible", under DESCRIPTION)."""
     value = _VALUE_ENTRY.match(passage.text)
-    return bool(_STATUS_SECTION.search(_section(passage.context)) or _STATES_A_STATUS.search(text)
-                or (value is not None and int(value.group(1)) <= _HIGHEST_STATUS))
+    return _in_status_section(passage) or _STATES_A_STATUS.search(text) is not None \
+        or (value is not None and int(value.group(1)) <= _HIGHEST_STATUS)
 
 
 #: A question for a limit: the longest, the largest, at most, at least, 最多, 至少, 上限.
