@@ -1942,20 +1942,3 @@ def test_are_both_applied_asks_which_wins() -> None:
                      "--system, are both of them applied?", page)
     assert any("in subsequent directories is ignored." in quote for quote in quotes), quotes
 
-
-def test_a_default_asked_of_an_option_left_out_is_read_in_its_entry() -> None:
-    """Issue 17.4 (INF-3): "Where does apt-mark keep its record …, unless I point it somewhere else with -f?" asks
-    what -f's entry says happens without it; that entry is read first."""
-    from ditto.worker.infer.extractive import reading_order
-
-    passages = (P(source_id="auto", document="/docs/man-apt-mark.txt", context="APT-MARK(8) › AUTOMATICALLY AND "
-                  "MANUALLY INSTALLED PACKAGES", text="auto\n           auto is used to mark a package as being "
-                  "automatically installed, which will cause the\n           package to be removed when no more "
-                  "manually installed packages depend on this package."),
-                P(source_id="f", document="/docs/man-apt-mark.txt", context="APT-MARK(8) › OPTIONS",
-                  text="-f=filename, --file=filename\n           Read/Write package stats from the filename given "
-                       "with the parameter filename from\n           instead of from the default location, which is "
-                       "extended_states in the directory\n           defined by the Configuration Item: Dir::State."))
-    question = ("Where does apt-mark keep its record of which packages were installed automatically, unless I point "
-                "it somewhere else with -f?")
-    assert reading_order(question, passages)[0] == 1

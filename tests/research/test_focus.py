@@ -85,6 +85,12 @@ def test_a_hyphenated_word_that_names_nothing_names_what_its_parts_name() -> Non
         ["/d/man-ssh-keygen.txt"]
 
 
+def test_a_drop_in_folder_names_its_file() -> None:
+    """Issue 17 (the nineteenth set): "/etc/apt/apt.conf.d/20proxy" is about apt.conf(5)."""
+    assert named_documents("I renamed /etc/apt/apt.conf.d/20proxy to 20proxy.bak. Will apt still read it?",
+                           ["/d/changelog-dpkg.txt", "/d/man-apt.conf.txt"]) == ["/d/man-apt.conf.txt"]
+
+
 def test_an_english_word_names_only_the_first_document_found() -> None:
     """Issue 17: "kept up to date" does not name date(1)'s page found last; "how do I sort numerically?" names
     sort's page found first."""

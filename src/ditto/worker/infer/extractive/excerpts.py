@@ -53,7 +53,6 @@ from .kinds import (
     _asks_for_a_status,
     _asks_for_amount,
     _completing_kind,
-    _defaults_asked_of,
     _describes_an_option,
     _entry_tag,
     _in_status_section,
@@ -189,11 +188,6 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
     if instruction:
         shares = [share if lead or _GIVES_WAY.search(text) else share * LEAD_IN_SHARE
                   for share, lead, text in zip(shares, leads, texts, strict=True)]
-    # "… unless I point it somewhere else with -f?" asks what -f's entry says happens without it.
-    left_out = _defaults_asked_of(task.question)
-    if left_out and any(left_out.intersection(analyze(tag)) for tag in tags):
-        shares = [share if left_out.intersection(analyze(tags[index])) else share * LEAD_IN_SHARE ** 2
-                  for share, (index, _) in zip(shares, owners, strict=True)]
     # "It returned 101. What went wrong?" is answered by the entry of status 101 ("101  Action not allowed. The
     # requested action will not be performed because …"), every sentence of it, and by what else says 101.
     status = _named_status(task.question)

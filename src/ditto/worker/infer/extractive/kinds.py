@@ -425,15 +425,6 @@ def _in_status_section(passage: ExcerptPassage) -> bool:
     return _STATUS_SECTION.search(_section(passage.context)) is not None
 
 
-def _defaults_asked_of(question: str) -> set[str]:
-    """The options whose default ``question`` asks for: every option a question for a default writes ("Where does
-    apt-mark keep its record … unless I point it somewhere else with -f?" asks what -f's entry says happens without
-    it; "What does -n default to?" what -n's says)."""
-    if not asks_a_question(question) or _ASKS_WHY.search(question) or not _ASKS_FOR_DEFAULT.search(question):
-        return set()
-    return set(_OPTION.findall(question))
-
-
 def _states_a_status(passage: ExcerptPassage, text: str) -> bool:
     """Whether ``text`` of ``passage`` gives an exit status: it sits in a section of exit statuses (the innermost
     heading, :data:`_STATUS_SECTION`), says one in so many words (:data:`_STATES_A_STATUS`), or is the entry of a

@@ -11,7 +11,8 @@ documents only (a ``path`` filter): what a reader does after opening the page.
 
 A document is *named* when a word of the question (or its singular) is its file name, or a part of it between
 ``-`` and ``_`` (``useradd`` names ``man-useradd.txt``, ``ssh-keygen`` names ``man-ssh-keygen.txt``,
-``hardlinks`` names ``man-hardlink.txt``; ``inotify-based``, naming none, names what ``inotify`` names). An
+``hardlinks`` names ``man-hardlink.txt``, ``apt.conf.d`` names ``man-apt.conf.txt``; ``inotify-based``, naming
+none, names what ``inotify`` names). An
 English word (``date``, ``sort``, ``man``) names only the first document found, the retriever's best: "how is
 the list kept up to *date*?" is not about ``date.txt`` because a query found it last; in a question written in
 Chinese (or Japanese, Korean) every word in Latin letters is a name ("fold 怎样避免…"). Numbers name nothing
@@ -93,7 +94,10 @@ def _forms(word: str) -> tuple[str, ...]:
 
 
 def _parts(word: str, names: set[str]) -> tuple[str, ...]:
-    """``word``, and when it is hyphenated and no document of ``names`` is called so, its parts."""
+    """``word``; a drop-in folder's file (``apt.conf.d`` names ``apt.conf``, ``sysctl.d`` names ``sysctl``); and when
+    it is hyphenated and no document of ``names`` is called so, its parts."""
+    if word.endswith(".d") and len(word) > 3:
+        return (word, *_parts(word[:-2], names))
     if "-" not in word or word in names:
         return (word,)
     return (word, *(part for part in _HYPHEN.split(word) if part))
