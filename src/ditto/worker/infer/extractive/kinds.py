@@ -87,10 +87,10 @@ def _asks_for_amount(question: str) -> bool:
 #: number or a frequency in English words ("twice", "thirty", "nightly", "unlimited"; not "one", mostly a pronoun,
 #: nor "one-shot": see :data:`_ONE_OR_NONE_OF`, but "one second"); a Chinese
 #: numeral with its unit or a power of ten ("三十天", "两次", "一百"; not a lone 一 before a classifier, "一个",
-#: which is an article), or 每天/每周.
+#: which is an article), or 每天/每周. A number written against Chinese text is one ("最多14个字母长").
 _STATES_AMOUNT = re.compile(
-    r"(?<![#\w.])(?<!\w\()\d+(?:(?:ms|us|µs|ns|min|sec|[smhdw]|[kKMGT]i?B|[kKMGT]|[kKmMgG]?(?:bit|byte)s?"
-    r"|[kKmMgG]bps|[kKMG]?Hz)(?![\w-]))?(?!\w)"
+    r"(?<![#A-Za-z0-9_.])(?<![A-Za-z0-9_]\()\d+(?:(?:ms|us|µs|ns|min|sec|[smhdw]|[kKMGT]i?B|[kKMGT]"
+    r"|[kKmMgG]?(?:bit|byte)s?|[kKmMgG]bps|[kKMG]?Hz)(?![\w-]))?(?![A-Za-z0-9_])"
     r"|(?<![\w-])(?:zero|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:thir|four|fif|six|seven|eigh|nine)teen"
     r"|(?:twen|thir|for|fif|six|seven|eigh|nine)ty|hundreds?|thousands?|millions?|billions?|dozens?|half|double"
     r"|once|twice|thrice|hourly|daily|nightly|weekly|monthly|yearly|annually|unlimited|infinite(?:ly)?"
