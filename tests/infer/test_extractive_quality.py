@@ -1948,6 +1948,7 @@ def test_a_number_against_chinese_text_is_an_amount() -> None:
     """Issue 17 (Chinese material, INF-3): "最多14个字母长" states a limit; the digits touch Chinese characters on
     both sides, which the amount pattern had read as part of a word."""
     entry = P(source_id="l", document="/docs/zh/zhman-iptables.txt", context="Iptables(8) › TARGET EXTENSIONS › LOG",
-              text="--log-prefix prefix\n              在纪录信息前加上特定的前缀：最多14个字母长，用来和记录中其他信息区别。")
+              text="--log-prefix prefix\n              在纪录信息前加上特定的前缀：最多14个字母长，"
+                   "用来和记录中其他信息区别。")
     quotes = _quotes("给 iptables 的 LOG 目标加 --log-prefix 时，前缀最多可以写多长？", entry)
     assert quotes and "最多14个字母长" in quotes[0]
