@@ -1952,3 +1952,15 @@ def test_a_number_against_chinese_text_is_an_amount() -> None:
                    "用来和记录中其他信息区别。")
     quotes = _quotes("给 iptables 的 LOG 目标加 --log-prefix 时，前缀最多可以写多长？", entry)
     assert quotes and "最多14个字母长" in quotes[0]
+
+
+def test_where_can_i_put_asks_for_a_place() -> None:
+    """Issue 17.4 (INF-3, found by hand on fontconfig's README.Debian): "Where can I put my own fonts …?" asks for a
+    place; a page that names none does not answer it, the sentence that names one does."""
+    readme = "Fontconfig is a library which handles font configuration and access at the system level."
+    question = "Where can I put my own fonts so that fontconfig applications find them?"
+    assert _quotes(question, P(source_id="r", document="/docs/fontconfig.README.Debian", text=readme)) == []
+    quotes = _quotes(question, P(source_id="r", document="/docs/fontconfig.README.Debian", text=readme + "  Any "
+                                 "font installed in /usr/share/fonts or ~/.fonts will be accessible to these "
+                                 "applications."))
+    assert any("/usr/share/fonts or ~/.fonts" in quote for quote in quotes), quotes

@@ -81,11 +81,12 @@ def test_a_package_doc_folder_reads_its_readmes_news_and_changelogs(tmp_path: Pa
     ("ChangeLog", True), ("changelog.Debian.gz", True), ("INSTALL", True), ("TODO.gz", True), ("notes.txt.gz", True),
     ("guide.rst", True), ("CHANGES", True), ("release-notes", True), ("COPYING", False), ("LICENSE", False),
     ("copyright", False), ("server.conf", False), ("image.png.gz", False), (".gz", False), ("readmes.c", False),
-    ("Makefile", False), ("newsletter.html", False),
+    ("Makefile", False), ("newsletter.html", False), ("fontconfig.README.Debian", True), ("apache2-NEWS.gz", True),
+    ("pkg_1.0_amd64.changes", False), ("mytodo.c", False),
 ])
 def test_what_a_document_is_by_name(name: str, document: bool) -> None:
     """WF-12: documents by suffix (``.md``, ``.txt``, ``.rst``…) or by the names documentation goes by, gzipped
-    or not."""
+    or not, also after a prefix a copy gave it (``fontconfig.README.Debian``)."""
     assert is_document_name(name, DOCUMENT_SUFFIXES) is document
 
 

@@ -86,6 +86,10 @@ _CONVENTIONAL_NAME = re.compile(
     r"(?:read[-_]?me|news|changes?|change[-_]?log|history|install(?:ation)?|upgrad(?:e|ing)|notice|authors"
     r"|contributors|credits|thanks|todo|bugs|faq|hacking|contributing|maintainers|release[-_]?notes|usage"
     r"|security|packaging)(?:\.[^/]*)?", re.IGNORECASE)
+#: The same after a prefix, as files are copied out of their package's folder (``fontconfig.README.Debian``,
+#: ``apache2-NEWS``): only the names written as documentation writes them, so a Debian upload's
+#: ``pkg_1.0_amd64.changes`` stays out.
+_PREFIXED_NAME = re.compile(r"[^/]+[._-](?:README|NEWS|CHANGELOG|ChangeLog|changelog|INSTALL|TODO|FAQ)(?:\.[^/]*)?")
 
 #: Pseudo file systems whose "files" are the machine's state (environment, memory, devices), never documents.
 FORBIDDEN_ROOTS: Final = (Path("/proc"), Path("/sys"), Path("/dev"))
@@ -220,8 +224,8 @@ def without_compression(name: str) -> str:
 
 def is_document_name(name: str, suffixes: frozenset[str]) -> bool:
     """Whether a file called ``name`` is read as a document inside a folder: its suffix is one of ``suffixes``, or
-    it is documentation named by convention (``README``, ``README.Debian``, ``NEWS``, ``changelog``), compressed
-    with gzip or not (``changelog.Debian.gz``, ``NEWS.md.gz``).
+    it is documentation named by convention (``README``, ``README.Debian``, ``NEWS``, ``changelog``, also after a
+    prefix: ``fontconfig.README.Debian``), compressed with gzip or not (``changelog.Debian.gz``, ``NEWS.md.gz``).
 
     Example::
 
@@ -229,7 +233,8 @@ def is_document_name(name: str, suffixes: frozenset[str]) -> bool:
         is_document_name("apache2.conf", DOCUMENT_SUFFIXES)       # False
     """
     plain = without_compression(name)
-    return Path(plain).suffix.lower() in suffixes or _CONVENTIONAL_NAME.fullmatch(plain) is not None
+    return Path(plain).suffix.lower() in suffixes or _CONVENTIONAL_NAME.fullmatch(plain) is not None \
+        or _PREFIXED_NAME.fullmatch(plain) is not None
 
 
 def is_html_name(name: str) -> bool:

@@ -172,6 +172,8 @@ _ASKS_FOR_A_FILE = re.compile(
     r"(?!\s+(?:attribute|system|type|descriptor|permission|mode|size|format|content|owner)s?\b)"
     r"|\bwhere\s+(?:does|do|is|are|will|should|did)\b[^?]*\b(?:files?|logs?|output|config(?:uration)?|dump|recording"
     r"|socket|cache|database|director(?:y|ies)|folder)\b"
+    r"|\bwhere\s+(?:can|should|do|must|would|could)\s+(?:I|we|you|one)\s+(?:put|place|store|install|copy|keep|drop"
+    r"|save|find)\b"
     r"|(?:哪个|什么)(?:目录|文件|路径)|哪里|哪儿|放在哪", re.IGNORECASE)
 #: A sentence that names a file or a place: a path ("/etc/sudoers", "~/.plan", "$HOME/x", after a space, a quote,
 #: a bracket or a Chinese character), a file's name ("screen.dump", ".pgpass"), "the file typescript", the current,
