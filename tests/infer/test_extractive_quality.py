@@ -1746,6 +1746,12 @@ def _quotes(question: str, *passages: ExcerptPassage) -> list[str]:
     return [" ".join(e.quote.split()) for e in choose_excerpts(ExcerptTask(question=question, passages=passages))]
 
 
+def _assert_quoted(question: str, fragment: str, *passages: ExcerptPassage) -> None:
+    """One of the quotes for ``question`` over ``passages`` holds ``fragment`` (white space collapsed)."""
+    quotes = _quotes(question, *passages)
+    assert any(fragment in quote for quote in quotes), quotes
+
+
 def test_which_one_wins_is_answered_by_what_takes_precedence() -> None:
     """Issue 17.4 (INF-3): "LESS is exported and my lesskey file sets it too: which one does less use?" asks which
     wins; the sentence that says the lesskey file's value takes precedence answers, not the one that shares the most
@@ -1783,9 +1789,8 @@ def test_whether_it_is_allowed_is_answered_by_what_says_it_is_not() -> None:
                    "variable of the same name.\n           Allowed values here are checkout, rebase, merge or none. "
                    "See description of update\n           command in git-submodule(1) for their meaning. For security "
                    "reasons, the !command form\n           is not accepted here.")
-    quotes = _quotes("Can I put `update = !./scripts/sync.sh` for a submodule in the committed .gitmodules file?",
-                     entry)
-    assert any("the !command form is not accepted here." in quote for quote in quotes), quotes
+    _assert_quoted("Can I put `update = !./scripts/sync.sh` for a submodule in the committed .gitmodules file?",
+                   "the !command form is not accepted here.", entry)
 
 
 def test_an_exit_status_got_is_answered_by_its_entry() -> None:
@@ -1815,9 +1820,8 @@ def test_what_i_never_set_asks_for_its_default() -> None:
                    "value of .  is used to\n           indicate that the name of the branch in the submodule should be "
                    "the same name as the\n           current branch in the current repository. See the --remote "
                    "documentation in git-\n           submodule(1) for details.")
-    quotes = _quotes("I never set submodule.<name>.branch in .gitmodules. Which upstream branch does the submodule "
-                     "track then?", entry)
-    assert any("it defaults to the remote HEAD." in quote for quote in quotes), quotes
+    _assert_quoted("I never set submodule.<name>.branch in .gitmodules. Which upstream branch does the submodule "
+                   "track then?", "it defaults to the remote HEAD.", entry)
 
 
 def test_a_port_in_brackets_after_its_scheme_is_a_port_stated() -> None:
@@ -1827,9 +1831,8 @@ def test_a_port_in_brackets_after_its_scheme_is_a_port_stated() -> None:
               text="URI <ldap[si]://[name[:port]] ...>\n              Specifies the URI(s) of an LDAP server(s) to "
                    "which the LDAP library should connect.\n              If no port number is provided, the default  "
                    "port  for  the\n              scheme is used  (389 for ldap://, 636 for ldaps://).")
-    quotes = _quotes("My ldap.conf has `URI ldaps://ldap.example.org` without a port. Which port will the client "
-                     "connect to?", entry)
-    assert any("(389 for ldap://, 636 for ldaps://)" in quote for quote in quotes), quotes
+    _assert_quoted("My ldap.conf has `URI ldaps://ldap.example.org` without a port. Which port will the client "
+                   "connect to?", "(389 for ldap://, 636 for ldaps://)", entry)
 
 
 def test_a_quoted_character_is_also_its_name() -> None:
@@ -1857,9 +1860,8 @@ def test_an_amount_in_the_scene_is_not_what_is_asked() -> None:
               text="-c chunk_kb\n              If  a  chunk  size is specified, then e2freefrag will print how many "
                    "free chunks of\n              size chunk_kb are available in units of kilobytes (Kb).  The chunk "
                    "size must  be  a\n              power of two and be larger than file system block size.")
-    quotes = _quotes("I tried e2freefrag -c 3000 on my ext4 volume to see how many 3 MB chunks are free and it "
-                     "complained. What values are allowed for the chunk size?", entry)
-    assert any("must be a power of two" in quote for quote in quotes), quotes
+    _assert_quoted("I tried e2freefrag -c 3000 on my ext4 volume to see how many 3 MB chunks are free and it "
+                   "complained. What values are allowed for the chunk size?", "must be a power of two", entry)
 
 
 def test_a_number_s_entry_states_an_exit_status() -> None:
@@ -1938,9 +1940,8 @@ def test_are_both_applied_asks_which_wins() -> None:
              text="When using the --system option, sysctl will read files from directories in the following list\n"
                   "       in given order from top to bottom.  Once a file of a given filename is loaded, any file of\n"
                   "       the same name in subsequent directories is ignored.")
-    quotes = _quotes("Both /etc/sysctl.d/99-net.conf and /usr/lib/sysctl.d/99-net.conf exist. When I run sysctl "
-                     "--system, are both of them applied?", page)
-    assert any("in subsequent directories is ignored." in quote for quote in quotes), quotes
+    _assert_quoted("Both /etc/sysctl.d/99-net.conf and /usr/lib/sysctl.d/99-net.conf exist. When I run sysctl "
+                   "--system, are both of them applied?", "in subsequent directories is ignored.", page)
 
 
 
@@ -1960,7 +1961,6 @@ def test_where_can_i_put_asks_for_a_place() -> None:
     readme = "Fontconfig is a library which handles font configuration and access at the system level."
     question = "Where can I put my own fonts so that fontconfig applications find them?"
     assert _quotes(question, P(source_id="r", document="/docs/fontconfig.README.Debian", text=readme)) == []
-    quotes = _quotes(question, P(source_id="r", document="/docs/fontconfig.README.Debian", text=readme + "  Any "
-                                 "font installed in /usr/share/fonts or ~/.fonts will be accessible to these "
-                                 "applications."))
-    assert any("/usr/share/fonts or ~/.fonts" in quote for quote in quotes), quotes
+    _assert_quoted(question, "/usr/share/fonts or ~/.fonts", P(
+        source_id="r", document="/docs/fontconfig.README.Debian",
+        text=readme + "  Any font installed in /usr/share/fonts or ~/.fonts will be accessible to these applications."))
