@@ -644,6 +644,12 @@ def _kinds_asked(question: str, texts: Sequence[str], terms: Sequence[Sequence[s
         yield [bool(_GIVES_PRECEDENCE.search(text)) for text in texts]
     if asked and _ASKS_FOR_A_CONDITION.search(question):
         yield [bool(_GIVES_CONDITION.search(text)) for text in texts]
+    # "Where can I put my own fonts …?" is answered by the sentence that names a place ("Any font installed in
+    # /usr/share/fonts or ~/.fonts will be accessible …"), "Which signal …?" by the one that names a signal: the
+    # statements a question of such a kind needs (:data:`_STATEMENTS_ASKED`) rank too.
+    for statement in _statements_asked(question) if asked else ():
+        if statement is not _TELLS_DEFAULT:
+            yield [bool(statement.search(text)) for text in texts]
     # "Can I put `update = !./sync.sh` in .gitmodules?" is answered by what says it is allowed or not ("For
     # security reasons, the !command form is not accepted here."), not by what describes the setting.
     if asked and _ASKS_IF_ALLOWED.match(question):
