@@ -266,8 +266,9 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
     too short to say anything (an option tag, "Exit status:") or only a record's labelled fields; at most
     :data:`MAX_RUN_SENTENCES`, within ``limit`` characters, and a sentence that only finishes the run's last
     (:data:`_CONTINUES`: "Defaults to /home.") joins it. An option's description (a passage that opens
-    with its tag) of at most that many sentences is quoted whole: "the default is “aes256-ctr”" ends what
-    ``-Z cipher`` says, sharing no word with a question about it. Returns the run's offsets."""
+    with its tag) or a value's entry ("101    Action not allowed. …") of at most that many sentences is quoted
+    whole: "the default is “aes256-ctr”" ends what ``-Z cipher`` says, sharing no word with a question about it.
+    Returns the run's offsets."""
     if spans and (_opens_option_entry(text) or _opens_with_tag_line(text) or _opens_value_entry(text)) \
             and len(spans) <= MAX_RUN_SENTENCES and spans[-1].end - spans[0].start <= limit:
         return spans[0].start, spans[-1].end
