@@ -49,6 +49,7 @@ from .kinds import (
     _CONTINUES,
     _GIVES_WAY,
     _STATES_A_LIMIT,
+    _amount_asked,
     _answering_sections,
     _asks_for_a_status,
     _asks_for_amount,
@@ -177,14 +178,13 @@ def excerpt_candidates(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEI
     judged = [f"{text} {texts[position + 1]}" if position + 1 < len(owners) and owners[position + 1][0] == index
               and _CONTINUES.match(texts[position + 1]) else text
               for position, ((index, _), text) in enumerate(zip(owners, texts, strict=True))]
-    shares = [1.0] * len(texts)
-    for kind in _kinds_asked(task.question, judged, terms, options=False):
-        shares = [share if fits else share * LEAD_IN_SHARE for share, fits in zip(shares, kind, strict=True)]
     # Of the kind asked, a sentence answers with few of the question's words (see :func:`choose_excerpts`); any
     # number is not enough for that ("Nightly backups are kept for 30 days." for how long audit logs are kept).
-    of_kind: list[bool] | None = None
-    for kind in _kinds_asked(task.question, judged, terms, options=False, amounts=False):
-        of_kind = [fits and held for fits, held in zip(kind, of_kind or kind, strict=True)]
+    kinds = list(_kinds_asked(task.question, judged, terms, options=False, amounts=False))
+    of_kind = [all(kind[position] for kind in kinds) for position in range(len(texts))] if kinds else None
+    shares = [1.0] * len(texts)
+    for kind in (*_amount_asked(task.question, judged), *kinds):
+        shares = [share if fits else share * LEAD_IN_SHARE for share, fits in zip(shares, kind, strict=True)]
     if instruction:
         shares = [share if lead or _GIVES_WAY.search(text) else share * LEAD_IN_SHARE
                   for share, lead, text in zip(shares, leads, texts, strict=True)]

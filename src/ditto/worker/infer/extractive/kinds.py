@@ -610,6 +610,13 @@ def _completing_kind(question: str) -> re.Pattern[str] | None:
     return _GIVES_WAY if _ASKS_HOW_TO.search(question) else None
 
 
+def _amount_asked(question: str, texts: Sequence[str]) -> Iterator[list[bool]]:
+    """For a question that asks for an amount, whether each sentence (``texts``) states one; nothing for any other
+    question (see :func:`_kinds_asked`)."""
+    if asks_a_question(question) and _asks_for_amount(question):
+        yield [bool(_STATES_AMOUNT.search(text)) for text in texts]
+
+
 def _kinds_asked(question: str, texts: Sequence[str], terms: Sequence[Sequence[str]], *, options: bool = True,
                  amounts: bool = True) -> Iterator[list[bool]]:
     """For each kind of sentence ``question`` asks for (a default, a reason, a replacement, which setting wins, a
@@ -621,8 +628,8 @@ def _kinds_asked(question: str, texts: Sequence[str], terms: Sequence[Sequence[s
     asked = asks_a_question(question)  # a claim ("… raises the maximum number of …") asks for no amount
     # A number is what "how many", "how often" or "the smallest … length" asks for: a sentence without one states
     # no amount ("Normally Wget gives up on a URL…" against "The default is to retry 20 times").
-    if asked and amounts and _asks_for_amount(question):
-        yield [bool(_STATES_AMOUNT.search(text)) for text in texts]
+    if amounts:
+        yield from _amount_asked(question, texts)
     # "What is the default login shell?" and "…print by default?" are answered by the sentence that states a
     # default ("Default 16"), not by an example that happens to say "20 octets per line".
     # "Why did coreutils bring back the symlinks?" is answered by the sentence that gives a reason ("as this causes
