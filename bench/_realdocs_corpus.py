@@ -176,6 +176,12 @@ TWENTIETH_MAN_PAGES = ("1 git-reflog", "1 getconf", "1 msgfmt", "1 ninja", "1 op
 TWENTIETH_ZH_MAN_PAGES = ("wbinfo", "smbcontrol", "5 nscd.conf", "5 ftpaccess", "7 samba", "8 repquota", "8 nmbd",
                           "8 quotaon")
 
+TWENTYFIRST_MAN_PAGES = ("1 dpkg-buildflags", "1 top", "1 gio", "1 readelf", "1 tic", "5 x509v3_config",
+                         "5 gitrepository-layout", "5 dsc", "5 fonts-conf", "8 ip-netns", "8 apt-secure", "8 lsof",
+                         "8 debugfs", "8 dpkg-reconfigure", "7 signal-safety", "7 openssl-env", "2 fsync", "2 fcntl",
+                         "3 popen", "3 getaddrinfo")
+TWENTYFIRST_ZH_MAN_PAGES = ("mirror", "xpdf", "emacs", "5 keymaps", "5 smb.conf", "7 roff", "8 smbd", "8 smbmount")
+
 
 def _plain(text: str) -> str:
     """Overstrikes removed (what ``col -bx`` does), as a reader sees the page."""
@@ -250,7 +256,7 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
                  thirteenth: bool = False, fourteenth: bool = False, fifteenth: bool = False,
                  sixteenth: bool = False, seventeenth: bool = False,
                  eighteenth: bool = False, nineteenth: bool = False,
-                 twentieth: bool = False) -> tuple[list[str], list[str]]:
+                 twentieth: bool = False, twentyfirst: bool = False) -> tuple[list[str], list[str]]:
     """Write every available source into ``folder`` (English) and ``folder/zh`` (Chinese).
 
     ``holdout``: the larger held-out corpus (the ``HOLDOUT_`` sources added); ``review``: the review pages
@@ -263,7 +269,8 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
     ``FOURTEENTH_`` pages; ``fifteenth``: all of these and the ``FIFTEENTH_`` pages; ``sixteenth``: all of these
     and the ``SIXTEENTH_`` pages; ``seventeenth``: all of these and the ``SEVENTEENTH_`` pages; ``eighteenth``: all
     of these and the ``EIGHTEENTH_`` pages; ``nineteenth``: all of these and the ``NINETEENTH_`` pages;
-    ``twentieth``: all of these and the ``TWENTIETH_`` pages.
+    ``twentieth``: all of these and the ``TWENTIETH_`` pages; ``twentyfirst``: all of these and the
+    ``TWENTYFIRST_`` pages.
     Returns
     ``(written file names, missing sources)``.
     """
@@ -280,7 +287,8 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
              (seventeenth, SEVENTEENTH_MAN_PAGES, SEVENTEENTH_ZH_MAN_PAGES),
              (eighteenth, EIGHTEENTH_MAN_PAGES, EIGHTEENTH_ZH_MAN_PAGES),
              (nineteenth, NINETEENTH_MAN_PAGES, NINETEENTH_ZH_MAN_PAGES),
-             (twentieth, TWENTIETH_MAN_PAGES, TWENTIETH_ZH_MAN_PAGES)]
+             (twentieth, TWENTIETH_MAN_PAGES, TWENTIETH_ZH_MAN_PAGES),
+             (twentyfirst, TWENTYFIRST_MAN_PAGES, TWENTYFIRST_ZH_MAN_PAGES)]
     wanted = [any(flag for flag, _, _ in later[index:]) for index in range(len(later))]
     holdout, review = holdout or wanted[0], review or wanted[0]
     if folder.exists():
