@@ -214,6 +214,25 @@ def test_a_long_claim_needs_its_core_not_every_word() -> None:
     assert [e.source_id for e in choose_excerpts(ExcerptTask(question=claim, passages=(abstract,)))] == ["a"]
 
 
+def test_a_claims_named_subject_makes_a_passage_about_it() -> None:
+    """Issue 17.3: a claim to check is about the names it writes (an acronym, a gene): a passage that holds every
+    one of them and another of its words is evidence about it even when it reports the outcome in other words; a
+    question is still held to the gate's share of its words, a passage lacking a name is not about the claim, and
+    the name alone is never enough."""
+    claim = "The DESMOND program caused substantial weight loss in most participants."
+    trial = P(source_id="t", text="Effectiveness of a diabetes education and self management programme (DESMOND) "
+                                  "for people with newly diagnosed type 2 diabetes: weight and biochemical outcomes.")
+    other = P(source_id="o", text="Effectiveness of a diabetes education and self management programme for people "
+                                  "with newly diagnosed type 2 diabetes: weight and biochemical outcomes.")
+    assert [e.source_id for e in choose_excerpts(ExcerptTask(question=claim, passages=(trial, other)))] == ["t"]
+    question = "Did the DESMOND program cause substantial weight loss in most participants?"
+    assert choose_excerpts(ExcerptTask(question=question, passages=(trial,))) == []
+    unnamed = "The education program caused substantial weight loss in most participants."
+    assert choose_excerpts(ExcerptTask(question=unnamed, passages=(other,))) == []
+    alone = P(source_id="a", text="DESMOND enrolled people with newly diagnosed type 2 diabetes.")
+    assert choose_excerpts(ExcerptTask(question=claim, passages=(alone,))) == []
+
+
 def test_headings_as_context_count_but_are_never_quoted() -> None:
     """Issue 17.1/17.3: a passage's heading path tells what it is about (the command's name); the quote
     still comes from the passage text only."""
