@@ -98,6 +98,28 @@ def test_a_short_lead_in_takes_the_next_sentence() -> None:
     assert excerpt.quote == text
 
 
+def test_a_sentence_that_points_back_is_quoted_with_the_one_it_points_to() -> None:
+    """Issue 17.2 (INF-3): a quote is the smallest run of whole sentences that carries the answer; a sentence that
+    opens by pointing back ("It exits …", "Thus …", "One reason for this is …") is read with the sentence it points
+    to, after it or before it, and one that does not stays out."""
+    text = ("The \"exists\" subcommand checks whether a ref has a reflog.  It exits with zero status if the\n"
+            "       reflog exists, and non-zero status if it does not.  The \"delete\" subcommand deletes\n"
+            "       single entries from the reflog.")
+    question = "How can a script tell whether a branch has a reflog?"
+    [excerpt] = choose_excerpts(ExcerptTask(question=question, passages=(P(source_id="a", text=text),),
+                                            max_excerpts=1))
+    assert excerpt.quote.startswith('The "exists" subcommand') and excerpt.quote.endswith("if it does not.")
+    text = ("This tool only operates on the /etc/group and /etc/gshadow files.  Thus you cannot change any NIS\n"
+            "       or LDAP group.  The options are listed below.")
+    [excerpt] = choose_excerpts(ExcerptTask(question="Can I change an LDAP group with it?",
+                                            passages=(P(source_id="b", text=text),), max_excerpts=1))
+    assert excerpt.quote.startswith("This tool only operates") and excerpt.quote.endswith("LDAP group.")
+    text = "The image can be larger than the file system.  One reason for this is run-out sectors.  Use -d to divide."
+    [excerpt] = choose_excerpts(ExcerptTask(question="Why is the image larger than the file system?",
+                                            passages=(P(source_id="c", text=text),), max_excerpts=1))
+    assert excerpt.quote == "The image can be larger than the file system.  One reason for this is run-out sectors."
+
+
 def test_quotes_never_overlap() -> None:
     """Issue 17.2: a second quote from the same passage never repeats the first one's sentences."""
     text = "-i, --install file...\n     Install the package. If -R is given, file must be a directory."
@@ -1156,8 +1178,8 @@ def test_an_option_entry_on_its_tag_s_line_is_quoted_whole() -> None:
     [answer] = answer_question(AnswerTask(question=question, evidence=(AnswerEvidence(id="e1", quote=excerpt.quote),)))
     assert answer.text == excerpt.quote, "the answer takes the entry whole too"
     prose = P(source_id="q", context="PIDLIST(8) › DESCRIPTION",
-              text="pidlist prints the PIDs it finds on one line.  It stops at the first error.\n"
-                   "It reads no configuration file.")
+              text="pidlist prints the PIDs it finds on one line.  The search stops at the first error.\n"
+                   "No configuration file is read.")
     [alone] = choose_excerpts(ExcerptTask(question="What does pidlist print on one line?", passages=(prose,),
                                           max_excerpts=1))
     assert alone.quote == "pidlist prints the PIDs it finds on one line.", "prose is no entry: one sentence"

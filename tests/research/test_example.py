@@ -19,7 +19,8 @@ def test_example_researches_own_sources(tmp_path: Path) -> None:
     summary = json.loads(done.stdout)
     assert summary["status"] == "completed" and summary["verified"] is True
     by_type = {item["sourceType"]: item for item in summary["evidence"]}
-    assert by_type["document"]["quote"] == "The nightly export runs at 02:15 UTC."
+    # The sentence after it says "It …": a quote reads it with the sentence it points back to.
+    assert by_type["document"]["quote"] == "The nightly export runs at 02:15 UTC.\nIt writes one file per customer."
     assert by_type["document"]["uri"] == (tmp_path / "docs" / "ops.md").resolve().as_uri()
     assert by_type["knowledge-internal"]["uri"] == "memory:knowledge:acme:export-owner"
     assert by_type["knowledge-external"]["uri"] == "retrieval:handbook#hb-12"

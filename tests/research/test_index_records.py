@@ -99,9 +99,10 @@ def test_a_jsonl_index_brief_quotes_the_record_and_verifies_until_its_snapshot_c
     assert "45 days" in item["quote"]
     text = (directory / "snapshots" / item["snapshotSha256"] / "raw").read_bytes().decode("utf-8")
     assert text == RECORDS[1]["content"]
-    assert text[item["start"]:item["end"]] == item["quote"] and (item["lineStart"], item["lineEnd"]) == (1, 1)
+    # "They run nightly at 02:00." points back at the backups: the quote reads it along, over the record's two lines.
+    assert text[item["start"]:item["end"]] == item["quote"] and (item["lineStart"], item["lineEnd"]) == (1, 2)
     markdown = (directory / "artifacts" / "brief.md").read_text(encoding="utf-8")
-    assert inline(f"record ops-2 of {corpus.resolve()} (line 2), lines 1-1 of the record") in markdown
+    assert inline(f"record ops-2 of {corpus.resolve()} (line 2), lines 1-2 of the record") in markdown
     verified = _verify(directory)
     assert verified.returncode == 0 and json.loads(verified.stdout)["ok"] is True, verified.stdout
     _tamper_fails_verify(tmp_path, directory, item)

@@ -10,6 +10,7 @@ and ``maxExcerpts`` in all; after the first, a sentence must reach :data:`FOLLOW
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -270,7 +271,8 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
     (:data:`_CONTINUES`: "Defaults to /home.") joins it. An option's description (a passage that opens
     with its tag) or a value's entry ("101    Action not allowed. …") of at most that many sentences is quoted
     whole: "the default is “aes256-ctr”" ends what ``-Z cipher`` says, sharing no word with a question about it.
-    Returns the run's offsets."""
+    A sentence that points back (:data:`_REFERS_BACK`: "It exits with zero status if …") is quoted with the one
+    it points to, as far as the run may grow. Returns the run's offsets."""
     if spans and (_opens_option_entry(text) or _opens_with_tag_line(text) or _opens_value_entry(text)) \
             and len(spans) <= MAX_RUN_SENTENCES and spans[-1].end - spans[0].start <= limit:
         return spans[0].start, spans[-1].end
@@ -326,6 +328,16 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
     if high + 1 < len(spans) and _CONTINUES.match(text, spans[high + 1].start) is not None \
             and spans[high + 1].end - spans[low].start <= limit:
         high += 1  # "Defaults to 1000 - 59999." finishes what the run says
+    # A sentence that opens by pointing back ("It exits with zero status if the reflog exists …", "Thus you cannot
+    # change any NIS or LDAP group.", "One reason for this is …") is read with the one it points to: the run takes
+    # the run's first sentence's antecedent, and the next sentence when it points back at the run.
+    if high - low + 1 < MAX_RUN_SENTENCES and low > 0 and _REFERS_BACK.match(text, spans[low].start) \
+            and spans[high].end - spans[low - 1].start <= limit:
+        low -= 1
+    if high - low + 1 < MAX_RUN_SENTENCES and high + 1 < len(spans) \
+            and _REFERS_BACK.match(text, spans[high + 1].start) is not None \
+            and spans[high + 1].end - spans[low].start <= limit:
+        high += 1
     if any(_leads_in(text, spans[position]) for position in range(low, high + 1)):
         # A lead-in's list is what it says: "… the following algorithms in libcrypto have been disabled:" with every
         # item ("- RC5", "- MDC2", "- IDEA"), as far as the quote may run.
@@ -333,6 +345,15 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
                 and spans[high + 1].end - spans[low].start <= limit:
             high += 1
     return spans[low].start, spans[high].end
+
+
+#: A sentence that opens by pointing back at the one before it: "It exits with zero status if …", "This is to keep
+#: the output compatible …", "Otherwise, it executes …", "Thus you cannot …".
+_REFERS_BACK: Final = re.compile(
+    r"\s*(?:It|This|That|These|Those|They|Otherwise|Thus|Hence|Therefore|Such|In\s+(?:this|that|such\s+a)\s+case"
+    r"|(?:One|The|A|Another)\s+reason\s+for\s+(?:this|that)|For\s+(?:this|that)\s+reason|Because\s+of\s+(?:this|that)"
+    r"|As\s+a\s+(?:result|consequence)|To\s+do\s+(?:this|so))\b"
+    r"(?!\s+(?:is|are)\s+(?:also\s+)?(?:possible|recommended|important|useful)\b)")
 
 
 def _leads_in(text: str, sentence: Sentence) -> bool:
