@@ -98,6 +98,17 @@ def test_an_english_word_names_only_the_first_document_found() -> None:
     assert named_documents("How do I sort numerically?", ["/d/man-sort.txt", "/d/man-ls.txt"]) == ["/d/man-sort.txt"]
 
 
+def test_a_word_written_as_code_or_as_a_paths_file_is_a_name() -> None:
+    """Issue 17: an English word the asker writes as code (`ss`) or as the file of a path (DEBIAN/symbols) names the
+    page of that name wherever it was found; a path's folders name nothing."""
+    found = ["/d/man-ssh.txt", "/d/man-ss.txt"]
+    assert named_documents("I ran plain `ss` and my port is not listed. Why?", found) == ["/d/man-ss.txt"]
+    assert named_documents("I ran plain ss and my port is not listed. Why?", found) == []
+    assert named_documents("In a DEBIAN/symbols file, can I use tabs?", ["/d/man-diff.txt", "/d/man-deb-symbols.txt"]) \
+        == ["/d/man-deb-symbols.txt"]
+    assert named_documents("What goes in /etc/sort/x.conf?", ["/d/man-x.txt", "/d/man-sort.txt"]) == []
+
+
 @given(st.text(max_size=200), st.lists(st.text(max_size=40), max_size=8))
 def test_named_documents_are_some_of_the_paths_in_order(question: str, paths: list[str]) -> None:
     """Issue 17: any question and any file names: a subsequence of the distinct paths, at most two, no error."""

@@ -14,7 +14,8 @@ A document is *named* when a word of the question (or its singular) is its file 
 ``hardlinks`` names ``man-hardlink.txt``, ``apt.conf.d`` names ``man-apt.conf.txt``; ``inotify-based``, naming
 none, names what ``inotify`` names). An
 English word (``date``, ``sort``, ``man``) names only the first document found, the retriever's best: "how is
-the list kept up to *date*?" is not about ``date.txt`` because a query found it last; in a question written in
+the list kept up to *date*?" is not about ``date.txt`` because a query found it last; unless the asker writes it as
+code ("I ran plain `ss`") or as the file of a path ("a DEBIAN/symbols file"); in a question written in
 Chinese (or Japanese, Korean) every word in Latin letters is a name ("fold 怎样避免…"). Numbers name nothing
 (SciFact's abstracts are ``12345.txt``). At most :data:`FOCUS_DOCUMENTS` documents. A question that names none
 of the documents found is read in the first found, the retriever's best (:func:`documents_to_read`); a claim
@@ -67,6 +68,8 @@ MAX_FOCUS_CHARS: Final = 1000
 _WORD = re.compile(r"[A-Za-z][\w.+-]*[A-Za-z0-9]")
 _PART = re.compile(r"[-_ ]+")
 _HYPHEN = re.compile(r"-+")
+#: What a question writes as code or as a path: a run between backquotes; a path's last part (its file).
+_MARKED = re.compile(r"`([^`\n]{1,200})`|((?:[\w.+-]*/)+[\w.+-]+)")
 #: What a document's file name ends in that is no part of its name.
 _NAME_SUFFIXES: Final = DOCUMENT_SUFFIXES | HTML_SUFFIXES
 
@@ -113,10 +116,15 @@ def named_documents(question: str, paths: Sequence[str]) -> list[str]:
     words = {form for word in written for part in _parts(word, every) for form in _forms(part)}
     # A question in Chinese (Japanese, Korean) writes only names in Latin letters: "fold 怎样…" is about fold.
     latin_names = has_cjk(question)
+    # A word written as code (`ss`) or as a path's file (DEBIAN/symbols) is a name, whatever English word it is too.
+    marked = {form for found in _MARKED.finditer(question)
+              for word in _WORD.findall(found.group(1) or found.group(2).rsplit("/", 1)[-1])
+              for part in _parts(word.lower(), every) for form in _forms(part)}
     named: list[str] = []
     for position, path in enumerate(dict.fromkeys(paths)):
         hits = words & _names(path)
-        if any(latin_names or position == 0 or not (word.isalpha() and is_english_word(word)) for word in hits):
+        if any(latin_names or position == 0 or word in marked or not (word.isalpha() and is_english_word(word))
+               for word in hits):
             named.append(path)
             if len(named) >= FOCUS_DOCUMENTS:
                 break
