@@ -1929,6 +1929,23 @@ def test_a_passage_holding_every_name_asked_need_not_hold_the_scene_s() -> None:
     assert _quotes("Which flags does mbind() accept in its mode argument?", notes) == []
 
 
+def test_the_names_of_a_question_that_asks_without_naming_set_its_scene() -> None:
+    """Issue 17.4 (INF-3): "pclose() gave me an exit status of 127. Did the shell fail to start, or did my command
+    fail?" writes pclose only to set the scene; its asking sentence names nothing. popen(3)'s BUGS paragraph answers
+    without writing pclose: the page holding it (another of its passages shown) is enough. A page that does not
+    hold it is still no answer, and a question that asks about pclose itself is held to it."""
+    page = "/docs/man-popen.txt"
+    bugs = P(source_id="b", document=page, context="popen(3) › BUGS",
+             text="Failure to execute the shell is indistinguishable from the shell's failure to execute command,\n"
+                  "       or an immediate exit of the command.  The only hint is an exit status of 127.")
+    returns = P(source_id="r", document=page, context="popen(3) › RETURN VALUE",
+                text="pclose(): on success, returns the exit status of the command.")
+    question = "pclose() gave me an exit status of 127. Did the shell fail to start, or did my command fail?"
+    assert any("exit status of 127" in quote for quote in _quotes(question, bugs, returns))
+    assert _quotes(question, bugs.model_copy(update={"document": "/docs/man-other.txt"})) == []
+    assert _quotes("Did pclose() fail to start the shell when it returns 127?", bugs) == []
+
+
 def test_everyday_computing_words_are_no_names() -> None:
     """Issue 17.4 (INF-3): "stdin", "stderr" and "lookup" are words, not programs a page must name."""
     from ditto.text.lexicon import is_english_word

@@ -237,6 +237,11 @@ def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[
     latin = _latin_names(question)
     fronted = _FRONTED.match(question)
     scene = set(subject_terms(fronted.group())) if fronted else set()
+    # A question whose asking sentence names nothing ("pclose() gave me an exit status of 127. Did the shell fail to
+    # start, or did my command fail?") writes its names only to set the scene: the passage's page holding them is
+    # enough, as for a fronted phrase (popen(3)'s BUGS paragraph answers without writing pclose).
+    if asks and names and not asked_names and _asking_part(question).strip() != " ".join(question.split()):
+        scene |= set(names)
     held: dict[str, set[str]] = {}
     sections: dict[tuple[str, str], set[str]] = {}
     for origin, terms in zip(where, named, strict=True):
