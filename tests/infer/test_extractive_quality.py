@@ -2003,6 +2003,24 @@ def test_are_both_applied_asks_which_wins() -> None:
 
 
 
+def test_which_one_decides_asks_which_wins() -> None:
+    """Issue 17.4 (INF-3): "I export X in my shell, but debian/rules sets Y. Which one decides?" asks which setting
+    wins: of a page's passages, the one that says what overrides what is read among the first, ahead of examples
+    that share more of the question's words."""
+    from ditto.worker.infer.extractive import reading_order
+
+    page = "/docs/man-dpkg-buildflags.txt"
+    passages = [P(source_id=f"p{number}", document=page, context=context, text=text) for number, (context, text) in
+                enumerate((("FEATURE AREAS", "export DEB_BUILD_MAINT_OPTIONS=hardening=+pie,-fortify"),
+                           ("FEATURE AREAS", "export DEB_BUILD_OPTIONS=hardening=-pie"),
+                           ("FEATURE AREAS", "Each hardening setting in DEB_BUILD_OPTIONS can be set in the shell."),
+                           ("ENVIRONMENT", "The DEB_BUILD_MAINT_OPTIONS variable overrides any setting in the\n"
+                                           "       DEB_BUILD_OPTIONS feature areas.")))]
+    question = ("I export DEB_BUILD_OPTIONS=hardening=-pie in my shell, but debian/rules sets "
+                "DEB_BUILD_MAINT_OPTIONS=hardening=+pie. Which one decides?")
+    assert 3 in reading_order(question, passages)[:2]
+
+
 def test_a_number_against_chinese_text_is_an_amount() -> None:
     """Issue 17 (Chinese material, INF-3): "最多14个字母长" states a limit; the digits touch Chinese characters on
     both sides, which the amount pattern had read as part of a word."""

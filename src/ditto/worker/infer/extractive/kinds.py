@@ -301,7 +301,8 @@ _GIVES_REPLACEMENT = re.compile(
 #: does less actually use?", "which takes precedence?", "are both of them applied?", 哪个优先).
 _ASKS_WHICH_WINS = re.compile(
     r"\bwhich\s+(?:one|of\s+(?:them|the\s+two|these|those|both))\b.{0,60}?\b(?:use[sd]?|wins?|appl(?:y|ies)"
-    r"|takes?\s+effect|prevails?|counts?|honou?rs?|respects?|obeys?|gets?\s+used)\b"
+    r"|takes?\s+effect|prevails?|counts?|honou?rs?|respects?|obeys?|gets?\s+used|decides?|matters?"
+    r"|(?:is|gets)\s+(?:used|applied|honou?red|read))\b"
     r"|\b(?:takes?|has|have|gets?)\s+(?:precedence|priority)\b|\boverrides?\b|\bwhich\s+(?:\w+\s+){0,2}?wins\b"
     r"|\bboth\b.{0,60}?\b(?:applied|used|read|loaded|honou?red|processed)\b"
     r"|哪个优先|谁优先|优先级|哪个生效|以哪个为准", re.IGNORECASE | re.DOTALL)
