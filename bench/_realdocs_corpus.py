@@ -182,6 +182,13 @@ TWENTYFIRST_MAN_PAGES = ("1 dpkg-buildflags", "1 top", "1 gio", "1 readelf", "1 
                          "3 popen", "3 getaddrinfo")
 TWENTYFIRST_ZH_MAN_PAGES = ("mirror", "xpdf", "emacs", "5 keymaps", "5 smb.conf", "7 roff", "8 smbd", "8 smbmount")
 
+TWENTYSECOND_MAN_PAGES = ("1 dpkg-deb", "1 nm", "1 xprop", "1 add-apt-repository", "1 gsettings", "5 deb-changelog",
+                          "5 sysfs", "5 Compose", "5 tags", "8 ld.so", "8 e2image", "8 pam_limits", "8 ip-rule",
+                          "8 tc-fq_codel", "7 gitrevisions", "7 feature_test_macros", "2 eventfd", "2 lseek",
+                          "3 dlopen", "3 strptime")
+TWENTYSECOND_ZH_MAN_PAGES = ("tex", "yppasswd", "subst", "5 svnserve.conf", "5 lmhosts", "7 perlstyle", "8 swat",
+                             "8 smbspool")
+
 
 def _plain(text: str) -> str:
     """Overstrikes removed (what ``col -bx`` does), as a reader sees the page."""
@@ -256,7 +263,8 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
                  thirteenth: bool = False, fourteenth: bool = False, fifteenth: bool = False,
                  sixteenth: bool = False, seventeenth: bool = False,
                  eighteenth: bool = False, nineteenth: bool = False,
-                 twentieth: bool = False, twentyfirst: bool = False) -> tuple[list[str], list[str]]:
+                 twentieth: bool = False, twentyfirst: bool = False,
+                 twentysecond: bool = False) -> tuple[list[str], list[str]]:
     """Write every available source into ``folder`` (English) and ``folder/zh`` (Chinese).
 
     ``holdout``: the larger held-out corpus (the ``HOLDOUT_`` sources added); ``review``: the review pages
@@ -270,7 +278,7 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
     and the ``SIXTEENTH_`` pages; ``seventeenth``: all of these and the ``SEVENTEENTH_`` pages; ``eighteenth``: all
     of these and the ``EIGHTEENTH_`` pages; ``nineteenth``: all of these and the ``NINETEENTH_`` pages;
     ``twentieth``: all of these and the ``TWENTIETH_`` pages; ``twentyfirst``: all of these and the
-    ``TWENTYFIRST_`` pages.
+    ``TWENTYFIRST_`` pages; ``twentysecond``: all of these and the ``TWENTYSECOND_`` pages.
     Returns
     ``(written file names, missing sources)``.
     """
@@ -288,7 +296,8 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
              (eighteenth, EIGHTEENTH_MAN_PAGES, EIGHTEENTH_ZH_MAN_PAGES),
              (nineteenth, NINETEENTH_MAN_PAGES, NINETEENTH_ZH_MAN_PAGES),
              (twentieth, TWENTIETH_MAN_PAGES, TWENTIETH_ZH_MAN_PAGES),
-             (twentyfirst, TWENTYFIRST_MAN_PAGES, TWENTYFIRST_ZH_MAN_PAGES)]
+             (twentyfirst, TWENTYFIRST_MAN_PAGES, TWENTYFIRST_ZH_MAN_PAGES),
+             (twentysecond, TWENTYSECOND_MAN_PAGES, TWENTYSECOND_ZH_MAN_PAGES)]
     wanted = [any(flag for flag, _, _ in later[index:]) for index in range(len(later))]
     holdout, review = holdout or wanted[0], review or wanted[0]
     if folder.exists():

@@ -49,8 +49,9 @@ last trees, not read. ``--nineteenth`` (``--split nineteenth``) is the next one,
 pages (sections 1, 2, 3, 5, 7 and 8; Chinese pages of sections 1, 5 and 8), not yet run. ``--twentieth``
 (``--split twentieth``) is the one after it, written the same way over 28 more pages (sections 1, 2, 3, 5, 7 and 8;
 Chinese pages of sections 1, 5, 7 and 8), not yet run. ``--twentyfirst`` (``--split twentyfirst``) is the next one,
-written the same way over 28 more pages (sections 1, 2, 3, 5, 7 and 8; Chinese pages of sections 1, 5, 7 and 8), not
-yet run.
+written the same way over 28 more pages (sections 1, 2, 3, 5, 7 and 8; Chinese pages of sections 1, 5, 7 and 8), run
+with session 29's base and its last tree. ``--twentysecond`` (``--split twentysecond``) is the next one, written the
+same way over 28 more pages (sections 1, 2, 3, 5, 7 and 8; Chinese pages of sections 1, 5, 7 and 8), not yet run.
 
 ``--holdout`` runs the held-out set instead: the larger corpus (more man pages, READMEs, Debian
 changelogs and Chinese man pages) and ``bench/data/realdocs_holdout.json``, written from those files
@@ -87,6 +88,8 @@ QUESTIONS = Path(__file__).resolve().parent / "data" / "realdocs_questions.json"
 #: The corpora beyond the first one (``--NAME`` builds ``build_corpus(NAME=True)``), latest first: each question
 #: file, and what ``--help`` says of it. A later corpus holds the earlier ones.
 CORPORA = (
+    ("twentysecond", "the twenty-second held-out set: the twenty-first corpus plus 28 more pages; written by "
+                     "someone who had not read the code"),
     ("twentyfirst", "the twenty-first held-out set: the twentieth corpus plus 28 more pages; written by someone "
                     "who had not read the code"),
     ("twentieth", "the twentieth held-out set: the nineteenth corpus plus 28 more pages; written by someone who "
@@ -330,7 +333,8 @@ def main() -> None:
                                                      "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
                                                      "eleventh", "twelfth", "thirteenth", "fourteenth",
                                                      "fifteenth", "sixteenth", "seventeenth", "eighteenth",
-                                                     "nineteenth", "twentieth", "twentyfirst", "all"),
+                                                     "nineteenth", "twentieth", "twentyfirst", "twentysecond",
+                                                     "all"),
                         default="all")
     for name, about in CORPORA:
         parser.add_argument(f"--{name}", action="store_true",
