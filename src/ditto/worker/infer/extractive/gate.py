@@ -232,7 +232,8 @@ def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[
     either = _alternatives(question)
     missing = (len(wanted) <= SUBJECT_QUESTION_TERMS or asks) and any(
         either.get(term, {term}).isdisjoint(everywhere) for term in names)
-    asked_names = _names(_asking_part(question), wanted, titles)
+    asking = _asking_part(question)
+    asked_names = _names(asking, wanted, titles)
     scenery = {term for term in names if term not in asked_names}
     latin = _latin_names(question)
     fronted = _FRONTED.match(question)
@@ -240,7 +241,7 @@ def passage_relevance(question: str, passages: Sequence[str], origins: Sequence[
     # A question whose asking sentence names nothing ("pclose() gave me an exit status of 127. Did the shell fail to
     # start, or did my command fail?") writes its names only to set the scene: the passage's page holding them is
     # enough, as for a fronted phrase (popen(3)'s BUGS paragraph answers without writing pclose).
-    if asks and names and not asked_names and _asking_part(question).strip() != " ".join(question.split()):
+    if asks and names and not asked_names and asking.strip() != " ".join(question.split()):
         scene |= set(names)
     held: dict[str, set[str]] = {}
     sections: dict[tuple[str, str], set[str]] = {}
