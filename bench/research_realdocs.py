@@ -48,10 +48,12 @@ and studied after; ``--eighteenth`` (``--split eighteenth``) the one after it, r
 last trees, not read. ``--nineteenth`` (``--split nineteenth``) is the next one, written the same way over 28 more
 pages (sections 1, 2, 3, 5, 7 and 8; Chinese pages of sections 1, 5 and 8), not yet run. ``--twentieth``
 (``--split twentieth``) is the one after it, written the same way over 28 more pages (sections 1, 2, 3, 5, 7 and 8;
-Chinese pages of sections 1, 5, 7 and 8), not yet run. ``--twentyfirst`` (``--split twentyfirst``) is the next one,
-written the same way over 28 more pages (sections 1, 2, 3, 5, 7 and 8; Chinese pages of sections 1, 5, 7 and 8), run
-with session 29's base and its last tree. ``--twentysecond`` (``--split twentysecond``) is the next one, written the
-same way over 28 more pages (sections 1, 2, 3, 5, 7 and 8; Chinese pages of sections 1, 5, 7 and 8), not yet run.
+Chinese pages of sections 1, 5, 7 and 8), run held out in session 28 and studied since. ``--twentyfirst``
+(``--split twentyfirst``) is the next one, written the same way over 28 more pages (sections 1, 2, 3, 5, 7 and 8;
+Chinese pages of sections 1, 5, 7 and 8), run with session 29's base and a middle tree, then studied.
+``--twentysecond`` (``--split twentysecond``) is the next one, written the same way over 28 more pages (sections 1,
+2, 3, 5, 7 and 8; Chinese pages of sections 1, 5, 7 and 8), run with session 29's base and its last tree, not read:
+the held-out set for the next change.
 
 ``--holdout`` runs the held-out set instead: the larger corpus (more man pages, READMEs, Debian
 changelogs and Chinese man pages) and ``bench/data/realdocs_holdout.json``, written from those files
