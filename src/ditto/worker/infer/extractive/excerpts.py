@@ -36,6 +36,7 @@ from .gate import (
     RELEVANCE_THRESHOLD,
     SEMANTIC_THRESHOLD,
     Origin,
+    Relevance,
     _english_only,
     _origins,
     _semantically_close,
@@ -361,9 +362,10 @@ def _leads_in(text: str, sentence: Sentence) -> bool:
     return is_lead_in(text[sentence.start:sentence.end])
 
 
-def _holding_the_claims_names(question: str, judged: Sequence[str]) -> set[int]:
-    """The passages (as judged, with their headings) that hold every name a claim to check is about
-    (:func:`~.gate.subject_terms`: "DESMOND", "scFv", "NR5A2"); none for a question, or a claim that names none.
+def _holding_the_claims_names(question: str, judged: Sequence[str], relevance: Sequence[Relevance]) -> set[int]:
+    """The passages (as judged, with their headings, and their ``relevance``) that hold every name a claim to check
+    is about (:func:`~.gate.subject_terms`: "DESMOND", "scFv", "NR5A2") and another of its words; none for a
+    question, or a claim that names none.
 
     Such a passage, sharing another of the claim's words too (:data:`~.gate.MIN_MATCHED_TERMS`), is about the
     claim's subject even when it shares little else with the claim's words: "Tonic signaling from the scFv
@@ -375,7 +377,9 @@ def _holding_the_claims_names(question: str, judged: Sequence[str]) -> set[int]:
     names = subject_terms(question)
     if not names:
         return set()
-    return {index for index, text in enumerate(judged) if set(names) <= set(gate_terms(text))}
+    return {index for index, (text, judged_relevance) in enumerate(zip(judged, relevance, strict=True))
+            if judged_relevance.matched >= min(MIN_MATCHED_TERMS, judged_relevance.terms)
+            and set(names) <= set(gate_terms(text))}
 
 
 def reading_order(question: str, passages: Sequence[ExcerptPassage]) -> list[int]:
@@ -440,8 +444,7 @@ def choose_excerpts(task: ExcerptTask, *, passage_weight: float = PASSAGE_WEIGHT
     # question says of the asker's script ("My provisioning script runs `dpkg-query -W somepkg` … Which exit code
     # should it expect?" and dpkg-query(1)'s EXIT STATUS entries).
     statuses = _statuses_of_the_named_page(task, origins)
-    named = {index for index in _holding_the_claims_names(task.question, judged)
-             if relevance[index].matched >= min(MIN_MATCHED_TERMS, relevance[index].terms)}
+    named = _holding_the_claims_names(task.question, judged, relevance)
     candidates = [c for c in candidates if relevance[c.passage].passes(relevance_threshold)
                   or any(other[c.passage].passes(relevance_threshold) for other in restated)
                   or (c.passage in close and not relevance[c.passage].subject_missing)
