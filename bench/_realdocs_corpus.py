@@ -189,6 +189,13 @@ TWENTYSECOND_MAN_PAGES = ("1 dpkg-deb", "1 nm", "1 xprop", "1 add-apt-repository
 TWENTYSECOND_ZH_MAN_PAGES = ("tex", "yppasswd", "subst", "5 svnserve.conf", "5 lmhosts", "7 perlstyle", "8 swat",
                              "8 smbspool")
 
+TWENTYTHIRD_MAN_PAGES = ("1 git-bundle", "1 addr2line", "1 dpkg-architecture", "1 xwininfo", "1 gdbus",
+                         "5 deb-buildinfo", "5 deb-postinst", "5 filesystems", "5 term", "8 pam_shells",
+                         "8 dumpe2fs", "8 pivot_root", "8 ip-neighbour", "8 apt-key", "7 boot", "7 uri",
+                         "2 timerfd_create", "2 memfd_create", "3 getline", "3 atexit")
+TWENTYTHIRD_ZH_MAN_PAGES = ("make_smbcodepage", "testprns", "ecpg", "smbsh", "5 vconsole.conf", "7 create_sequence",
+                            "8 MAKEDEV", "8 iptables-save")
+
 
 def _plain(text: str) -> str:
     """Overstrikes removed (what ``col -bx`` does), as a reader sees the page."""
@@ -264,7 +271,7 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
                  sixteenth: bool = False, seventeenth: bool = False,
                  eighteenth: bool = False, nineteenth: bool = False,
                  twentieth: bool = False, twentyfirst: bool = False,
-                 twentysecond: bool = False) -> tuple[list[str], list[str]]:
+                 twentysecond: bool = False, twentythird: bool = False) -> tuple[list[str], list[str]]:
     """Write every available source into ``folder`` (English) and ``folder/zh`` (Chinese).
 
     ``holdout``: the larger held-out corpus (the ``HOLDOUT_`` sources added); ``review``: the review pages
@@ -278,7 +285,8 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
     and the ``SIXTEENTH_`` pages; ``seventeenth``: all of these and the ``SEVENTEENTH_`` pages; ``eighteenth``: all
     of these and the ``EIGHTEENTH_`` pages; ``nineteenth``: all of these and the ``NINETEENTH_`` pages;
     ``twentieth``: all of these and the ``TWENTIETH_`` pages; ``twentyfirst``: all of these and the
-    ``TWENTYFIRST_`` pages; ``twentysecond``: all of these and the ``TWENTYSECOND_`` pages.
+    ``TWENTYFIRST_`` pages; ``twentysecond``: all of these and the ``TWENTYSECOND_`` pages; ``twentythird``: all
+    of these and the ``TWENTYTHIRD_`` pages.
     Returns
     ``(written file names, missing sources)``.
     """
@@ -297,7 +305,8 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
              (nineteenth, NINETEENTH_MAN_PAGES, NINETEENTH_ZH_MAN_PAGES),
              (twentieth, TWENTIETH_MAN_PAGES, TWENTIETH_ZH_MAN_PAGES),
              (twentyfirst, TWENTYFIRST_MAN_PAGES, TWENTYFIRST_ZH_MAN_PAGES),
-             (twentysecond, TWENTYSECOND_MAN_PAGES, TWENTYSECOND_ZH_MAN_PAGES)]
+             (twentysecond, TWENTYSECOND_MAN_PAGES, TWENTYSECOND_ZH_MAN_PAGES),
+             (twentythird, TWENTYTHIRD_MAN_PAGES, TWENTYTHIRD_ZH_MAN_PAGES)]
     wanted = [any(flag for flag, _, _ in later[index:]) for index in range(len(later))]
     holdout, review = holdout or wanted[0], review or wanted[0]
     if folder.exists():
