@@ -120,6 +120,32 @@ def test_a_sentence_that_points_back_is_quoted_with_the_one_it_points_to() -> No
     assert excerpt.quote == "The image can be larger than the file system.  One reason for this is run-out sectors."
 
 
+def test_the_sentence_the_answer_goes_on_in_joins_the_quote() -> None:
+    """Issue 17.2 (INF-3): the sentence after the run that still speaks of the question (two of its terms) is where
+    the answer goes on, even when it adds no new word of the question; a parallel fact about something else (one
+    shared word) stays out, and so does a repeat of the run's wording (tests/infer/test_builtin_limits.py). A
+    sentence that opens "For example" is quoted with the sentence it illustrates. Our own wording, laid out as a
+    manual page is."""
+    text = ("The third field, the users field, is a list of users, or a UNIX group, or a netgroup of users to\n"
+            "       whom this rule applies.  Group names are preceded by a '%' symbol, while netgroup names are\n"
+            "       preceded by a '@' symbol.  Wildcards are not allowed.")
+    question = "In the rules file, how do I write a UNIX group versus a netgroup in the users field?"
+    [excerpt] = choose_excerpts(ExcerptTask(question=question, passages=(P(source_id="a", text=text),),
+                                            max_excerpts=1))
+    assert excerpt.quote.startswith("The third field") and excerpt.quote.endswith("by a '@' symbol.")
+    text = "Nightly backups are kept for 30 days, then deleted.  Audit logs are kept for a year."
+    [excerpt] = choose_excerpts(ExcerptTask(question="How long are nightly backups kept?",
+                                            passages=(P(source_id="b", text=text),), max_excerpts=1))
+    assert excerpt.quote == "Nightly backups are kept for 30 days, then deleted."
+    text = ("Both names and addresses are compared without regard to case.  For example, Jane <JANE@EXAMPLE.ORG>\n"
+            "       also matches jane@example.org in the mailmap file.")
+    quotes = [e.quote for e in choose_excerpts(ExcerptTask(
+        question="Will JANE@EXAMPLE.ORG match jane@example.org in my mailmap file?",
+        passages=(P(source_id="c", text=text),), max_excerpts=1))]
+    assert quotes == [text]
+
+
+
 def test_quotes_never_overlap() -> None:
     """Issue 17.2: a second quote from the same passage never repeats the first one's sentences."""
     text = "-i, --install file...\n     Install the package. If -R is given, file must be a directory."
