@@ -1891,6 +1891,26 @@ def test_what_i_never_set_asks_for_its_default() -> None:
                    "track then?", "it defaults to the remote HEAD.", entry)
 
 
+@pytest.mark.parametrize("question", [
+    "If I give frob a priority and a command but no policy flag, which scheduling policy does it apply?",
+    "If I run frob on a command without giving it any policy, which scheduling policy does it use?",
+])
+def test_a_condition_that_leaves_something_out_asks_for_its_default(question: str) -> None:
+    """Issue 17.4 (INF-3): "… but no policy flag, which policy …?" and "without giving it any …" ask for what
+    happens by default: the entry that states it outranks entries that only share the question's words (our
+    wording, laid out as a manual page's list of policies)."""
+    entries = [P(source_id=f"p{index}", document="/docs/man-frob.txt", context="FROB(1) › POLICIES", text=text)
+               for index, text in enumerate((
+                   "-i, --idle\n       Set scheduling policy to IDLE for very low priority jobs. The priority\n"
+                   "       argument has to be set to zero.",
+                   "-b, --batch\n       Set scheduling policy to BATCH for batch processes. The priority argument\n"
+                   "       has to be set to zero.",
+                   "-r, --rr\n       Set scheduling policy to RR (round-robin scheduling). When no policy is\n"
+                   "       defined, RR is used as the default."))]
+    [first, *_] = choose_excerpts(ExcerptTask(question=question, passages=tuple(entries), max_excerpts=2))
+    assert first.source_id == "p2" and first.quote.endswith("RR is used as the default.")
+
+
 def test_a_port_in_brackets_after_its_scheme_is_a_port_stated() -> None:
     """Issue 17.3 (INF-3): "Which port will the client connect to?" is answered by "the default port for the scheme is
     used (389 for ldap://, 636 for ldaps://)", across its line break."""

@@ -133,7 +133,8 @@ def _states_amount(text: str, wanted: set[str]) -> bool:
 
 #: A question that asks for a default: in so many words ("What is the default login shell…", "…print by default?",
 #: 默认) or by what the user leaves out ("when I don't change it", "unless I tell it otherwise", "with no options at
-#: all", "if I don't give cmp any skip values", "I never set submodule.<name>.branch", 不指定, 只给一个尾数的时候).
+#: all", "if I don't give cmp any skip values", "I never set submodule.<name>.branch", "if I give it a command but no
+#: policy flag", "without giving it any list", 不指定, 只给一个尾数的时候).
 _ASKS_FOR_DEFAULT = re.compile(
     r"\bdefault(?:s|ed)?\b|\bout\s+of\s+the\s+box\b|\bunless\s+I\b|\botherwise\b"
     r"|\b(?:(?:when|if|unless|and)\s+(?:I|you|we)|and|but)\s+(?:\w+n['’]t|dont|do\s+not|did\s+not|have\s+not|never)\s+"
@@ -144,6 +145,8 @@ _ASKS_FOR_DEFAULT = re.compile(
     r"|\b(?:left|leave\s+it)\s+(?:unset|out|empty|blank|alone)\b|\bomit(?:ted|ting)?\b"
     r"|\b(?:without|with\s+no)\s+(?:the\s+|an?\s+|any\s+)?-{1,2}[\w-]+"
     r"|\b(?:is|are|was)\s+(?:not|never)\s+(?:given|specified|set|passed|supplied)\b"
+    r"|\bif\b[^,?]{0,80}?\b(?:but|has|have|with)\s+no\b"
+    r"|\bwithout\s+(?:giving|passing|specifying|setting|naming|choosing|picking|supplying|providing)\b"
     r"|默认|缺省|不指定|未指定|没有指定|没指定|不给|没给|只给|不加|不带|省略", re.IGNORECASE)
 #: A sentence that states a default: "Defaults to /bin/bash.", "Default 16", "(zero by default)", 默认为, or what
 #: happens when something is left out ("With no OPTION, same as -s.", "If no file is given…", "If none are
