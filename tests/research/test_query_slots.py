@@ -3,11 +3,23 @@ real material; WF-6, seed 004's at most 3 documents per query)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from ditto.workflows.research import ResearchRequest, create_task, open_research_runtime
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ditto.worker.infer.extractive import asks_a_question
+from ditto.workflows.research import (
+    ResearchOptions,
+    ResearchRequest,
+    create_task,
+    open_research_runtime,
+    run_research,
+    verify_task,
+)
 from ditto.workflows.research.records import RequestRecord
-from ditto.workflows.research.sources.base import SourceSetup
+from ditto.workflows.research.sources.base import SourceLimits, SourceSetup
 from ditto.workflows.research.sources.documents import DocumentsSource
 from ditto.workflows.research.types import QueryRecord
 
@@ -55,3 +67,38 @@ async def test_a_questions_queries_show_their_own_best(tmp_path: Path) -> None:
     first = {name for query, name in shown if query == queries[0].text}
     second = {name for query, name in shown if query == queries[1].text}
     assert len(first) == 3 and second == first
+
+
+
+def _evidence(brief: str | None) -> int:
+    return len(json.loads(Path(brief or "").read_text(encoding="utf-8"))["evidence"])
+
+
+async def test_a_claim_may_cite_every_abstract_its_queries_show(tmp_path: Path) -> None:
+    """Issue 17 (SciFact), WF-6: a claim to check is checked against every abstract shown that bears on it, one
+    excerpt for each passage shown when there are more than six; a question keeps six at most. Both briefs verify
+    (the verifier applies the same budget)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for number, name in enumerate(("ALPHA", "BETA", "GAMMA", "DELTA", "EPSILON", "ZETA", "ETA", "THETA", "IOTA",
+                                   "KAPPA", "LAMBDA", "MU")):
+        (docs / f"{number}.txt").write_text(f"Kinase {name} signalling regulates hepatic lipid metabolism in mice.\n",
+                                            encoding="utf-8")
+    counts = {}
+    for question in ("Kinase signalling regulates hepatic lipid metabolism in mice.",
+                     "Which kinase signalling regulates hepatic lipid metabolism in mice?"):
+        task, result = await run_research("document-search", {"question": question, "documents": [str(docs)]},
+                                          base_dir=tmp_path / "tasks", env={"DITTO_RESEARCH_EMBED": "0"},
+                                          options=ResearchOptions())
+        assert result.status == "completed" and verify_task(task.directory) == []
+        counts[question.endswith("?")] = _evidence(result.brief)
+    assert counts[False] > 6 and counts[True] <= 6
+
+
+@given(st.sampled_from(["Kinase signalling regulates lipid metabolism.", "How long are backups kept?"]),
+       st.integers(min_value=0, max_value=40))
+def test_the_excerpt_budget_of_a_claim_and_of_a_question(question: str, passages: int) -> None:
+    """Issue 17, WF-6: at most two excerpts a passage shown; a question at most six; a claim one a passage shown
+    when that is more than six."""
+    allowed = SourceLimits().excerpts_for(question, passages)
+    assert allowed == (min(6, 2 * passages) if asks_a_question(question) else min(max(6, passages), 2 * passages))

@@ -59,9 +59,10 @@ from ...errors import describe_validation_error
 from ...text.files import is_html_name
 from .archived import ArchiveError, archived_brief
 from .brief import brief_json, brief_markdown, brief_schema
-from .config import MAX_EXCERPTS_PER_GROUP, MAX_PASSAGES_PER_PAGE
+from .config import MAX_PASSAGES_PER_PAGE
 from .entries import entry_spec
 from .signing import SIGNATURE_FILE, check_signature, key_id
+from .sources.base import SourceLimits
 from .sources.indexed_documents import record_uri
 from .taskdir import task_path
 from .types import Brief, Evidence, ResearchRequest, SourceType, request_id
@@ -466,7 +467,7 @@ class _Check:
                         else "evidence" if count else "no-excerpt")
             if item.status != expected:
                 self.problem(f"coverage of {item.source} is {item.status}; its counts and failures make it {expected}")
-            if count > 2 * item.hits or count > MAX_EXCERPTS_PER_GROUP:
+            if count > SourceLimits().excerpts_for(brief.question, item.hits):
                 self.problem(f"coverage of {item.source} has more excerpts than its hits allow")
         pages = Counter(item.uri for item in brief.evidence if item.source_type == "web")
         if any(count > MAX_PASSAGES_PER_PAGE for count in pages.values()):

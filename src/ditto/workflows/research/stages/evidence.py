@@ -72,7 +72,7 @@ def excerpt_task(question: str, source: ResearchSource, passages: Sequence[Passa
                                  document=p.page or p.uri) for p in passages)
     restatements = tuple(query.text for query in queries if query.provenance != "model") or None
     return ExcerptTask(question=question, passages=shown,
-                       max_excerpts=min(limits.excerpts, limits.excerpts_per_passage * len(passages)),
+                       max_excerpts=limits.excerpts_for(question, len(passages)),
                        max_quote_chars=MAX_QUOTE_CHARS, max_per_source=limits.excerpts_per_passage,
                        restatements=restatements)
 
