@@ -1894,11 +1894,12 @@ def test_what_i_never_set_asks_for_its_default() -> None:
 @pytest.mark.parametrize("question", [
     "If I give frob a priority and a command but no policy flag, which scheduling policy does it apply?",
     "If I run frob on a command without giving it any policy, which scheduling policy does it use?",
+    "If I leave out the policy flag, which scheduling policy does frob apply to the command?",
 ])
 def test_a_condition_that_leaves_something_out_asks_for_its_default(question: str) -> None:
-    """Issue 17.4 (INF-3): "… but no policy flag, which policy …?" and "without giving it any …" ask for what
-    happens by default: the entry that states it outranks entries that only share the question's words (our
-    wording, laid out as a manual page's list of policies)."""
+    """Issue 17.4 (INF-3, WF-7): "… but no policy flag, which policy …?", "without giving it any …" and "If I leave
+    out …" ask for what happens by default: the entry that states it outranks entries that only share the question's
+    words, and without it nothing shown answers (our wording, laid out as a manual page's list of policies)."""
     entries = [P(source_id=f"p{index}", document="/docs/man-frob.txt", context="FROB(1) › POLICIES", text=text)
                for index, text in enumerate((
                    "-i, --idle\n       Set scheduling policy to IDLE for very low priority jobs. The priority\n"
@@ -1909,6 +1910,7 @@ def test_a_condition_that_leaves_something_out_asks_for_its_default(question: st
                    "       defined, RR is used as the default."))]
     [first, *_] = choose_excerpts(ExcerptTask(question=question, passages=tuple(entries), max_excerpts=2))
     assert first.source_id == "p2" and first.quote.endswith("RR is used as the default.")
+    assert choose_excerpts(ExcerptTask(question=question, passages=tuple(entries[:2]), max_excerpts=2)) == []
 
 
 def test_a_port_in_brackets_after_its_scheme_is_a_port_stated() -> None:

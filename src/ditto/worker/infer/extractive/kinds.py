@@ -134,7 +134,7 @@ def _states_amount(text: str, wanted: set[str]) -> bool:
 #: A question that asks for a default: in so many words ("What is the default login shell…", "…print by default?",
 #: 默认) or by what the user leaves out ("when I don't change it", "unless I tell it otherwise", "with no options at
 #: all", "if I don't give cmp any skip values", "I never set submodule.<name>.branch", "if I give it a command but no
-#: policy flag", "without giving it any list", 不指定, 只给一个尾数的时候).
+#: policy flag", "without giving it any list", "if I leave out burst", 不指定, 只给一个尾数的时候).
 _ASKS_FOR_DEFAULT = re.compile(
     r"\bdefault(?:s|ed)?\b|\bout\s+of\s+the\s+box\b|\bunless\s+I\b|\botherwise\b"
     r"|\b(?:(?:when|if|unless|and)\s+(?:I|you|we)|and|but)\s+(?:\w+n['’]t|dont|do\s+not|did\s+not|have\s+not|never)\s+"
@@ -142,7 +142,7 @@ _ASKS_FOR_DEFAULT = re.compile(
     r"|(?<![\w'’])(?:I|we)\s+(?:never|didn['’]t|did\s+not|haven['’]t|have\s+not|have\s+never)\s+"
     r"(?:set|specified|specify|configured|configure|changed|change|given|give|passed|pass|supplied|supply)\b"
     r"|\b(?:without|with\s+no)\s+(?:any\s+)?(?:options?|arguments?|flags?|settings?|values?|switch(?:es)?|parameters?)\b"
-    r"|\b(?:left|leave\s+it)\s+(?:unset|out|empty|blank|alone)\b|\bomit(?:ted|ting)?\b"
+    r"|\b(?:left|leave\s+it)\s+(?:unset|out|empty|blank|alone)\b|\b(?:leave|leaving)\s+out\b|\bomit(?:ted|ting)?\b"
     r"|\b(?:without|with\s+no)\s+(?:the\s+|an?\s+|any\s+)?-{1,2}[\w-]+"
     r"|\b(?:is|are|was)\s+(?:not|never)\s+(?:given|specified|set|passed|supplied)\b"
     r"|\bif\b[^,?]{0,80}?\b(?:but|has|have|with)\s+no\b"
