@@ -22,6 +22,7 @@ from ditto.worker.infer.extractive import (
     sentence_texts,
     split_sentences,
 )
+from ditto.worker.infer.extractive.terms import asked_sentences
 from ditto.worker.infer.tasks import (
     ANSWER_CHOICE_SCHEMA,
     AnswerEvidence,
@@ -1992,6 +1993,20 @@ def test_the_names_of_a_question_that_asks_without_naming_set_its_scene() -> Non
     assert any("exit status of 127" in quote for quote in _quotes(question, bugs, returns))
     assert _quotes(question, bugs.model_copy(update={"document": "/docs/man-other.txt"})) == []
     assert _quotes("Did pclose() fail to start the shell when it returns 127?", bugs) == []
+
+
+def test_a_restatement_after_i_e_is_part_of_the_question() -> None:
+    """Issue 17.3 (INF-3, WF-7): "What is the default frob_limit3 of the widget table, i.e. how many entries can it
+    hold?" is one question: "i.e." (or "e.g.") ends no sentence, so frob_limit3 is a name it asks about, not its
+    scene; a passage of the page that never writes it does not answer (our wording)."""
+    question = "What is the default frob_limit3 of the widget table, i.e. how many entries can the table hold?"
+    assert asked_sentences(question) == [question]
+    table = P(source_id="t", document="/docs/man-frob.txt", context="FROB(8) › DESCRIPTION",
+              text="The widget table holds the entries frob has seen; by default it grows as needed.")
+    assert _quotes(question, table) == []
+    named = table.model_copy(update={"text": "frob_limit3 is the most entries the widget table may hold; the default "
+                                             "is 1024."})
+    assert any("1024" in quote for quote in _quotes(question, named))
 
 
 def test_everyday_computing_words_are_no_names() -> None:

@@ -88,8 +88,10 @@ def analyze(text: str) -> list[str]:
     return terms
 
 
-#: A sentence of a question and the white space after it.
-_QUESTION_SENTENCE = re.compile(r".+?(?:[.!?](?=\s|$)|[。！？]|$)\s*", re.DOTALL)
+#: A sentence of a question and the white space after it; "i.e.", "e.g.", "etc.", "vs." and "cf." end none ("the
+#: default gc_thresh3, i.e. how many entries … ?" is one question).
+_QUESTION_SENTENCE = re.compile(r".+?(?:(?<!\bi\.e)(?<!\be\.g)(?<!\betc)(?<!\bvs)(?<!\bcf)[.!?](?=\s|$)|[。！？]|$)\s*",
+                                re.DOTALL | re.IGNORECASE)
 
 
 def asked_sentences(question: str) -> list[str]:
