@@ -189,6 +189,32 @@ def test_unanswerable_questions_get_no_evidence() -> None:
         == "date"
 
 
+@given(st.sampled_from(["what", "Which", "how", "Is", "can", "Does", "should", "Where", "why"]),
+       st.text(alphabet="abcdefgh -", max_size=40))
+def test_a_question_without_its_question_mark_is_still_a_question(opening: str, rest: str) -> None:
+    """Issue 17.4 (INF-3): "what does xwininfo show if I run it with no flags" is a question though its asker left
+    out the question mark (a question word or an auxiliary verb opens it), so it asks for what happens by default
+    and is about the names it writes; a statement (a claim to check) is not a question."""
+    from ditto.worker.infer.extractive import asks_a_question
+
+    assert asks_a_question(f"{opening} {rest}")
+    assert not asks_a_question(f"Whatever {rest}") and not asks_a_question(f"The frob tool {opening} {rest}")
+
+
+def test_a_question_without_its_question_mark_is_judged_as_with_it() -> None:
+    """Issue 17.4 (INF-3, WF-7): "what does frobinfo show if I run it with no flags" asks for what happens by
+    default whether or not its asker typed the question mark: a page whose sentences only share its words (an option
+    that says nothing of a default) answers neither form (our wording)."""
+    text = ("Frobinfo is a utility for displaying information about widgets.  Various information is displayed\n"
+            "       depending on which options are selected.")
+    other = "-wm  This option causes the selected widget's manager hints to be shown when you click it."
+    passages = (P(source_id="o", document="/docs/man-frobinfo.txt", context="FROBINFO(1) › OPTIONS", text=other),
+                P(source_id="f", document="/docs/man-frobinfo.txt", context="FROBINFO(1) › DESCRIPTION", text=text))
+    question = "what does frobinfo show if I run it with no flags and just click a widget"
+    assert choose_excerpts(ExcerptTask(question=question, passages=passages)) == []
+    assert choose_excerpts(ExcerptTask(question=f"{question}?", passages=passages)) == []
+
+
 def test_a_question_of_any_length_is_about_the_names_it_writes() -> None:
     """Issue 17.3, WF-7: a question (not a claim) naming a subject that nothing shown holds gets no evidence,
     however many of its other words match: the CUPS port is not ssh's -R port. In a Chinese question a word

@@ -142,7 +142,7 @@ _ASKS_FOR_DEFAULT = re.compile(
     r"|(?<![\w'’])(?:I|we)\s+(?:never|didn['’]t|did\s+not|haven['’]t|have\s+not|have\s+never)\s+"
     r"(?:set|specified|specify|configured|configure|changed|change|given|give|passed|pass|supplied|supply)\b"
     r"|\b(?:without|with\s+no)\s+(?:any\s+)?(?:options?|arguments?|flags?|settings?|values?|switch(?:es)?|parameters?)\b"
-    r"|\b(?:left|leave\s+it)\s+(?:unset|out|empty|blank|alone)\b|\b(?:leave|leaving)\s+out\b|\bomit(?:ted|ting)?\b"
+    r"|\b(?:left|leave\s+it)\s+(?:unset|out|empty|blank|alone)\b|\b(?:leaves?|leaving)\s+out\b|\bomit(?:ted|ting)?\b"
     r"|\b(?:without|with\s+no)\s+(?:the\s+|an?\s+|any\s+)?-{1,2}[\w-]+"
     r"|\b(?:is|are|was)\s+(?:not|never)\s+(?:given|specified|set|passed|supplied)\b"
     r"|\bif\b[^,?]{0,80}?\b(?:but|has|have|with)\s+no\b"

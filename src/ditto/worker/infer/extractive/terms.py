@@ -125,12 +125,20 @@ def _normalised(scores: Sequence[float]) -> list[float]:
     return [score / top for score in scores] if top > 0 else [0.0] * len(scores)
 
 
+#: How an English question opens when its asker left out the question mark ("what does xwininfo show if I run it
+#: with no flags"): a question word or an auxiliary verb, which no claim to check opens with (none of SciFact's).
+_QUESTION_OPENING = re.compile(r"\s*(?:what|which|who|whom|whose|where|why|how|is|are|was|were|can|could|does|do|did"
+                               r"|should|will|would|has|have)\b", re.IGNORECASE)
+
+
 def asks_a_question(text: str) -> bool:
-    """Whether ``text`` is put as a question (a question mark, or a Chinese question word) rather than
-    stated (a claim to check): a question is *about* the names it writes, whatever its length, while in a
-    long claim a name is one detail among many."""
+    """Whether ``text`` is put as a question (a question mark, a question word or an auxiliary verb to open it, or a
+    Chinese question word) rather than stated (a claim to check): a question is *about* the names it writes,
+    whatever its length, while in a long claim a name is one detail among many."""
     stripped = text.rstrip()
-    return stripped.endswith(("?", "？")) or (has_cjk(text) and any(word in text for word in CJK_QUESTION_WORDS))
+    if has_cjk(text):
+        return stripped.endswith(("?", "？")) or any(word in text for word in CJK_QUESTION_WORDS)
+    return stripped.endswith("?") or _QUESTION_OPENING.match(text) is not None
 
 
 def _distinct(entries: Sequence[str]) -> list[str]:
