@@ -196,6 +196,13 @@ TWENTYTHIRD_MAN_PAGES = ("1 git-bundle", "1 addr2line", "1 dpkg-architecture", "
 TWENTYTHIRD_ZH_MAN_PAGES = ("make_smbcodepage", "testprns", "ecpg", "smbsh", "5 vconsole.conf", "7 create_sequence",
                             "8 MAKEDEV", "8 iptables-save")
 
+TWENTYFOURTH_MAN_PAGES = ("1 git-archive", "1 c++filt", "1 xev", "1 gapplication", "1 lesspipe", "5 deb-changes",
+                          "5 pc", "5 deb822", "5 scr_dump", "8 ip-route", "8 apt-cdrom", "8 pam_tty_audit",
+                          "8 chmem", "8 pam-auth-update", "7 math_error", "7 ipv6", "2 getrandom",
+                          "2 copy_file_range", "3 strtok", "3 backtrace")
+TWENTYFOURTH_ZH_MAN_PAGES = ("smbrun", "sq", "listalias", "5 resolved.conf", "7 hwdb", "7 create_view",
+                             "8 nss-myhostname", "8 smbumount")
+
 
 def _plain(text: str) -> str:
     """Overstrikes removed (what ``col -bx`` does), as a reader sees the page."""
@@ -271,7 +278,8 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
                  sixteenth: bool = False, seventeenth: bool = False,
                  eighteenth: bool = False, nineteenth: bool = False,
                  twentieth: bool = False, twentyfirst: bool = False,
-                 twentysecond: bool = False, twentythird: bool = False) -> tuple[list[str], list[str]]:
+                 twentysecond: bool = False, twentythird: bool = False,
+                 twentyfourth: bool = False) -> tuple[list[str], list[str]]:
     """Write every available source into ``folder`` (English) and ``folder/zh`` (Chinese).
 
     ``holdout``: the larger held-out corpus (the ``HOLDOUT_`` sources added); ``review``: the review pages
@@ -286,7 +294,7 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
     of these and the ``EIGHTEENTH_`` pages; ``nineteenth``: all of these and the ``NINETEENTH_`` pages;
     ``twentieth``: all of these and the ``TWENTIETH_`` pages; ``twentyfirst``: all of these and the
     ``TWENTYFIRST_`` pages; ``twentysecond``: all of these and the ``TWENTYSECOND_`` pages; ``twentythird``: all
-    of these and the ``TWENTYTHIRD_`` pages.
+    of these and the ``TWENTYTHIRD_`` pages; ``twentyfourth``: all of these and the ``TWENTYFOURTH_`` pages.
     Returns
     ``(written file names, missing sources)``.
     """
@@ -306,7 +314,8 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
              (twentieth, TWENTIETH_MAN_PAGES, TWENTIETH_ZH_MAN_PAGES),
              (twentyfirst, TWENTYFIRST_MAN_PAGES, TWENTYFIRST_ZH_MAN_PAGES),
              (twentysecond, TWENTYSECOND_MAN_PAGES, TWENTYSECOND_ZH_MAN_PAGES),
-             (twentythird, TWENTYTHIRD_MAN_PAGES, TWENTYTHIRD_ZH_MAN_PAGES)]
+             (twentythird, TWENTYTHIRD_MAN_PAGES, TWENTYTHIRD_ZH_MAN_PAGES),
+             (twentyfourth, TWENTYFOURTH_MAN_PAGES, TWENTYFOURTH_ZH_MAN_PAGES)]
     wanted = [any(flag for flag, _, _ in later[index:]) for index in range(len(later))]
     holdout, review = holdout or wanted[0], review or wanted[0]
     if folder.exists():
