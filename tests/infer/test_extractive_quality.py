@@ -1626,6 +1626,11 @@ def test_a_question_for_a_variable_or_a_signal_needs_a_sentence_that_names_one()
                                 "       environment.")
     quotes = choose_excerpts(ExcerptTask(question=asked, passages=named))
     assert any("FROBDUMP_FORMAT" in excerpt.quote for excerpt in quotes), quotes
+    # A word in capitals of four letters or more is a variable; a three-letter acronym ("the GNU tools") is not.
+    word = page("By default frobdump reads its format string from FROBFMT in the environment.")
+    assert any("FROBFMT" in excerpt.quote for excerpt in choose_excerpts(ExcerptTask(question=asked, passages=word)))
+    acronym = page("By default frobdump reads its format string as the GNU tools do.")
+    assert choose_excerpts(ExcerptTask(question=asked, passages=acronym)) == []
     kill = functools.partial(_page_of, "file:///docs/man-frobkill.txt", "FROBKILL(8) › DESCRIPTION")
     asked = "Which signal does frobkill send when it is run without a signal number?"
     assert choose_excerpts(ExcerptTask(question=asked, passages=kill("frobkill sends a signal to all processes "

@@ -205,8 +205,10 @@ _STATES_A_MODE = re.compile(
 #: A question that asks for an environment variable ("Which environment variable turns on …?", 哪个环境变量).
 _ASKS_FOR_A_VARIABLE = re.compile(r"\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?:environment\s+)?variables?\b"
                                   r"|(?:哪个|什么)环境变量", re.IGNORECASE)
-#: A sentence that names one: ``XZ_DEFAULTS``, ``HOME``, ``$PAGER``.
-_NAMES_A_VARIABLE = re.compile(r"(?<![\w-])[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|(?<![\w-])[A-Z]{3,}[0-9]*\b|\$\{?[A-Za-z_]\w*")
+#: A sentence that names one: ``XZ_DEFAULTS``, ``HOME``, ``PS1``, ``$PAGER``; not a three-letter acronym ("the GNU
+#: Privacy Guard", "a PPA", "the URL"), which manuals write far more often than a variable that short.
+_NAMES_A_VARIABLE = re.compile(r"(?<![\w-])[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|(?<![\w-])(?:[A-Z]{4,}[0-9]*|[A-Z]{3}[0-9]+)\b"
+                               r"|\$\{?[A-Za-z_]\w*")
 #: A question that asks for a signal ("Which signal does pkill send …?", 哪个信号).
 _ASKS_FOR_A_SIGNAL = re.compile(r"\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?signals?\b|(?:哪个|什么)信号", re.IGNORECASE)
 #: A sentence that names one: ``SIGTERM``, ``TERM``, ``HUP``, "signal 15", ``-9``.
