@@ -47,6 +47,12 @@ def _only_quote(question: str, text: str) -> str:
                                             max_excerpts=1))
     return excerpt.quote
 
+
+def _assert_run(question: str, text: str, first: str, last: str) -> None:
+    """The one quote for ``question`` opens with ``first`` and ends with ``last``."""
+    quote = _only_quote(question, text)
+    assert quote.startswith(first) and quote.endswith(last), quote
+
 EXIT_STATUS = ("Normally the exit status is 0 if every line was written, 1 if no lines were selected, and 2 if\n"
                "       an error occurred.  However, if -q is used and a line is selected, the exit status is 0 even\n"
                "       if an error occurred.")
@@ -113,12 +119,11 @@ def test_a_sentence_that_points_back_is_quoted_with_the_one_it_points_to() -> No
     text = ("The \"exists\" subcommand checks whether a ref has a reflog.  It exits with zero status if the\n"
             "       reflog exists, and non-zero status if it does not.  The \"delete\" subcommand deletes\n"
             "       single entries from the reflog.")
-    quote = _only_quote("How can a script tell whether a branch has a reflog?", text)
-    assert quote.startswith('The "exists" subcommand') and quote.endswith("if it does not.")
+    _assert_run("How can a script tell whether a branch has a reflog?", text, 'The "exists" subcommand',
+                "if it does not.")
     text = ("This tool only operates on the /etc/group and /etc/gshadow files.  Thus you cannot change any NIS\n"
             "       or LDAP group.  The options are listed below.")
-    quote = _only_quote("Can I change an LDAP group with it?", text)
-    assert quote.startswith("This tool only operates") and quote.endswith("LDAP group.")
+    _assert_run("Can I change an LDAP group with it?", text, "This tool only operates", "LDAP group.")
     text = "The image can be larger than the file system.  One reason for this is run-out sectors.  Use -d to divide."
     assert _only_quote("Why is the image larger than the file system?", text) == (
         "The image can be larger than the file system.  One reason for this is run-out sectors.")
@@ -133,18 +138,14 @@ def test_the_sentence_the_answer_goes_on_in_joins_the_quote() -> None:
     text = ("The third field, the users field, is a list of users, or a UNIX group, or a netgroup of users to\n"
             "       whom this rule applies.  Group names are preceded by a '%' symbol, while netgroup names are\n"
             "       preceded by a '@' symbol.  Wildcards are not allowed.")
-    quote = _only_quote("In the rules file, how do I write a UNIX group versus a netgroup in the users field?", text)
-    assert quote.startswith("The third field") and quote.endswith("by a '@' symbol.")
+    _assert_run("In the rules file, how do I write a UNIX group versus a netgroup in the users field?", text,
+                "The third field", "by a '@' symbol.")
     text = "Nightly backups are kept for 30 days, then deleted.  Audit logs are kept for a year."
     assert _only_quote("How long are nightly backups kept?", text) == (
         "Nightly backups are kept for 30 days, then deleted.")
     text = ("Both names and addresses are compared without regard to case.  For example, Jane <JANE@EXAMPLE.ORG>\n"
             "       also matches jane@example.org in the mailmap file.")
-    quotes = [e.quote for e in choose_excerpts(ExcerptTask(
-        question="Will JANE@EXAMPLE.ORG match jane@example.org in my mailmap file?",
-        passages=(P(source_id="c", text=text),), max_excerpts=1))]
-    assert quotes == [text]
-
+    assert _only_quote("Will JANE@EXAMPLE.ORG match jane@example.org in my mailmap file?", text) == text
 
 
 def test_quotes_never_overlap() -> None:
