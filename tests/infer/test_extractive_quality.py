@@ -1615,6 +1615,23 @@ def test_a_question_for_a_permission_mode_needs_a_sentence_that_states_one() -> 
     assert any("default to 1777" in excerpt.quote for excerpt in quotes), quotes
 
 
+def test_how_long_it_waits_is_answered_by_a_duration() -> None:
+    """Issue 17 (honest no-evidence, INF-3, WF-7): "How long does frobcd add wait for the disc before it gives up?"
+    asks for a duration: an option entry whose only numbers are versions ("old 1.1/1.2 discs") does not answer it,
+    a sentence that gives seconds does; "how long can a label be" asks for a length, which any number may give (our
+    wording, laid out as a manual page's options)."""
+    page = functools.partial(_page_of, "file:///docs/man-frobcd.txt", "FROBCD(8) › OPTIONS")
+    asked = "How long does frobcd add wait for me to insert the disc before it gives up?"
+    versions = page("-a, --thorough\n       Thorough scan; this option may be needed with some old 1.1/1.2 discs. It\n"
+                    "       makes frobcd add wait longer for the disc to be scanned.")
+    assert choose_excerpts(ExcerptTask(question=asked, passages=versions)) == []
+    timed = page("-a, --thorough\n       Thorough scan; frobcd add waits 30 seconds for the disc to be inserted, then"
+                 "\n       gives up.")
+    assert any("30 seconds" in e.quote for e in choose_excerpts(ExcerptTask(question=asked, passages=timed)))
+    label = page("-l, --label\n       The disc label frobcd add writes; a label can be up to 32 characters long.")
+    assert choose_excerpts(ExcerptTask(question="How long can the disc label frobcd add writes be?", passages=label))
+
+
 def test_a_question_for_a_variable_or_a_signal_needs_a_sentence_that_names_one() -> None:
     """Issue 17 (honest no-evidence, INF-3): "Which environment variable gives frobdump a different default format?"
     is not answered by a format entry that names none; "FROBDUMP_FORMAT overrides it" is. Likewise "Which signal

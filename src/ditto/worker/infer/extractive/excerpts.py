@@ -46,12 +46,14 @@ from .gate import (
     subject_terms,
 )
 from .kinds import (
+    _ASKS_FOR_A_DURATION,
     _ASKS_FOR_A_LIMIT,
     _ASKS_FOR_AN_INSTRUCTION,
     _ASKS_FOR_OPTION,
     _ASKS_HOW_TO,
     _CONTINUES,
     _GIVES_WAY,
+    _STATES_A_DURATION,
     _STATES_A_LIMIT,
     _amount_asked,
     _answering_sections,
@@ -542,8 +544,8 @@ def _statuses_of_the_named_page(task: ExcerptTask, origins: Sequence[Origin]) ->
 def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], spans: Sequence[Sequence[Sentence]],
                        wanted: set[str], semantic_follow_up: float) -> bool:
     """Whether the ``candidates`` (best first, past the relevance gate) can give the kind of answer the question
-    asks for: an amount (:func:`_asks_for_amount`; an exit status or a limit as one) stated by a quotable sentence
-    or the one after it; a default, a file, a permission mode, a variable or a signal
+    asks for: an amount (:func:`_asks_for_amount`; an exit status, a limit or a duration as one) stated by a quotable
+    sentence or the one after it; a default, a file, a permission mode, a variable or a signal
     (:data:`~.kinds._STATEMENTS_ASKED`) said by one; an option (:data:`_ASKS_FOR_OPTION`, none named) by a passage
     that describes one (:func:`_describes_an_option`) or a sentence that names one. A page about the question's
     subject that holds no such thing does not answer it ("What is the maximum number of lines an fstab file may
@@ -575,12 +577,18 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
         # by any amount of the thing ("从三个字符串派生三个…" is no longest name), and of what was asked: "The maximum
         # verbosity level is 3" is no maximum number of files.
         limit = _ASKS_FOR_A_LIMIT.search(task.question) is not None
+        # How long something waits or keeps is a duration: "5 seconds", not the "1.1/1.2" of old discs' versions. A
+        # question that also asks something else ("When does the export run, how long is it kept and who owns it?")
+        # is answered in parts, each by a passage of its own.
+        duration = _ASKS_FOR_A_DURATION.search(task.question) is not None \
+            and len(_QUESTION_WORD.findall(task.question)) == 1
         # A lead-in's number counts what it introduces ("the following three table declarations …:"), not what
         # was asked.
         if not any(speaks[c.passage] and not _lead_in(task.passages[c.passage].text, c.sentence)
                    and _states_amount(text, wanted)
                    and (not status or _states_a_status(task.passages[c.passage], text))
-                   and (not limit or _states_the_limit(text, measured)) for c, text in quotable):
+                   and (not limit or _states_the_limit(text, measured))
+                   and (not duration or _STATES_A_DURATION.search(text) is not None) for c, text in quotable):
             return False
     # A default, a file, a permission mode, … is given by a sentence that says one, or the one after it: a page that
     # only describes -F and -T does not say what happens without them.
@@ -592,6 +600,10 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
                    or _OPTION.search(_with_next(task.passages[c.passage].text, spans[c.passage], c.sentence))
                    for c in candidates)
     return True
+
+
+#: A word that asks: a question with more than one asks more than one thing.
+_QUESTION_WORD: Final = re.compile(r"\b(?:when|who|whom|whose|where|what|which|why|how)\b", re.IGNORECASE)
 
 
 def _states_the_limit(text: str, measured: set[str]) -> bool:

@@ -453,6 +453,19 @@ _STATES_A_LIMIT = re.compile(
     _ASKS_FOR_A_LIMIT.pattern + r"|\b(?:maximal|minimal|limited|up\s+to|no\s+(?:more|less|fewer)\s+than"
     r"|(?:more|less|fewer|smaller|larger|greater|bigger|longer|shorter)\s+than|exceed\w*|range|between|unlimited"
     r"|infinite|time(?:s|d)?\s*out|timeout)\b|超过|超时|逾时|不得|不能|范围|之间|无限", re.IGNORECASE)
+#: A question for how long something waits, keeps or lasts ("How long does apt-cdrom add wait for the disc?", "how
+#: long does git wait before pruning …", "How long are entries kept …"): a duration, not a length ("how long is
+#: it", "how long can a comment be").
+_ASKS_FOR_A_DURATION = re.compile(
+    r"\bhow\s+long\s+(?:until|before|(?:[\w'`.-]+\s+){0,8}?(?:waits?|keeps?|kept|takes?|lasts?|stays?|remains?|retains?"
+    r"|retained|sleeps?|blocks?|lingers?|persists?|pauses?)\b)", re.IGNORECASE)
+#: A sentence that states one: a number with a unit of time ("5 seconds", "90 days", "100ms"), a unit of time
+#: ("in tens of seconds"), or "forever", "indefinitely", "never", "until …"; not any number ("old Debian 1.1/1.2
+#: discs … takes much longer to scan").
+_STATES_A_DURATION = re.compile(
+    r"\d\s*(?:ms|us|µs|ns|s|u?secs?|(?:micro|milli|nano)?seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|months?"
+    r"|years?)\b|\b(?:(?:micro|milli|nano)?seconds?|minutes?|hours?|days?|weeks?|months?|years?|forever|indefinitely"
+    r"|never|until)\b", re.IGNORECASE)
 #: What counts occurrences, not a thing: an amount of them is stated in any words.
 _OCCURRENCES: Final = frozenset(analyze("times time"))
 
