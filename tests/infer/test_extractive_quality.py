@@ -200,6 +200,7 @@ def test_a_question_without_its_question_mark_is_still_a_question(opening: str, 
 
     assert asks_a_question(f"{opening} {rest}")
     assert not asks_a_question(f"Whatever {rest}") and not asks_a_question(f"The frob tool {opening} {rest}")
+    assert asks_a_question(f"The frob tool {rest}?") and asks_a_question(f"The frob tool {rest}？")
 
 
 def test_a_question_without_its_question_mark_is_judged_as_with_it() -> None:

@@ -135,10 +135,11 @@ def asks_a_question(text: str) -> bool:
     """Whether ``text`` is put as a question (a question mark, a question word or an auxiliary verb to open it, or a
     Chinese question word) rather than stated (a claim to check): a question is *about* the names it writes,
     whatever its length, while in a long claim a name is one detail among many."""
-    stripped = text.rstrip()
+    if text.rstrip().endswith(("?", "？")):
+        return True
     if has_cjk(text):
-        return stripped.endswith(("?", "？")) or any(word in text for word in CJK_QUESTION_WORDS)
-    return stripped.endswith("?") or _QUESTION_OPENING.match(text) is not None
+        return any(word in text for word in CJK_QUESTION_WORDS)
+    return _QUESTION_OPENING.match(text) is not None
 
 
 def _distinct(entries: Sequence[str]) -> list[str]:
