@@ -46,7 +46,6 @@ from .gate import (
     subject_terms,
 )
 from .kinds import (
-    _ASKS_FOR_A_DURATION,
     _ASKS_FOR_A_LIMIT,
     _ASKS_FOR_AN_INSTRUCTION,
     _ASKS_FOR_OPTION,
@@ -57,6 +56,7 @@ from .kinds import (
     _STATES_A_LIMIT,
     _amount_asked,
     _answering_sections,
+    _asks_for_a_duration,
     _asks_for_a_status,
     _asks_for_amount,
     _completing_kind,
@@ -577,11 +577,8 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
         # by any amount of the thing ("从三个字符串派生三个…" is no longest name), and of what was asked: "The maximum
         # verbosity level is 3" is no maximum number of files.
         limit = _ASKS_FOR_A_LIMIT.search(task.question) is not None
-        # How long something waits or keeps is a duration: "5 seconds", not the "1.1/1.2" of old discs' versions. A
-        # question that also asks something else ("When does the export run, how long is it kept and who owns it?")
-        # is answered in parts, each by a passage of its own.
-        duration = _ASKS_FOR_A_DURATION.search(task.question) is not None \
-            and len(_QUESTION_WORD.findall(task.question)) == 1
+        # How long something waits or keeps is a duration: "5 seconds", not the "1.1/1.2" of old discs' versions.
+        duration = _asks_for_a_duration(task.question)
         # A lead-in's number counts what it introduces ("the following three table declarations …:"), not what
         # was asked.
         if not any(speaks[c.passage] and not _lead_in(task.passages[c.passage].text, c.sentence)
@@ -600,10 +597,6 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
                    or _OPTION.search(_with_next(task.passages[c.passage].text, spans[c.passage], c.sentence))
                    for c in candidates)
     return True
-
-
-#: A word that asks: a question with more than one asks more than one thing.
-_QUESTION_WORD: Final = re.compile(r"\b(?:when|who|whom|whose|where|what|which|why|how)\b", re.IGNORECASE)
 
 
 def _states_the_limit(text: str, measured: set[str]) -> bool:

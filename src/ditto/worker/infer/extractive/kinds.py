@@ -459,6 +459,17 @@ _STATES_A_LIMIT = re.compile(
 _ASKS_FOR_A_DURATION = re.compile(
     r"\bhow\s+long\s+(?:until|before|(?:[\w'`.-]+\s+){0,8}?(?:waits?|keeps?|kept|takes?|lasts?|stays?|remains?|retains?"
     r"|retained|sleeps?|blocks?|lingers?|persists?|pauses?)\b)", re.IGNORECASE)
+#: A word that asks: a question with more than one asks more than one thing.
+_QUESTION_WORD = re.compile(r"\b(?:when|who|whom|whose|where|what|which|why|how)\b", re.IGNORECASE)
+
+
+def _asks_for_a_duration(question: str) -> bool:
+    """Whether ``question`` asks only how long something waits, keeps or lasts (:data:`_ASKS_FOR_A_DURATION`): a
+    question that also asks something else ("When does the export run, how long is it kept and who owns it?") is
+    answered in parts, each by a passage of its own."""
+    return _ASKS_FOR_A_DURATION.search(question) is not None and len(_QUESTION_WORD.findall(question)) == 1
+
+
 #: A sentence that states one: a number with a unit of time ("5 seconds", "90 days", "100ms"), a unit of time
 #: ("in tens of seconds"), or "forever", "indefinitely", "never", "until …"; not any number ("old Debian 1.1/1.2
 #: discs … takes much longer to scan").
