@@ -148,6 +148,17 @@ def test_the_sentence_the_answer_goes_on_in_joins_the_quote() -> None:
     assert _only_quote("Will JANE@EXAMPLE.ORG match jane@example.org in my mailmap file?", text) == text
 
 
+def test_a_sentence_about_the_page_does_not_point_back() -> None:
+    """Issue 17.2 (INF-3, the SQLite pages' footer): "This page last modified …" speaks of the page, not of the
+    sentence before it, so a quote does not carry it along; "This is …" still points back."""
+    text = ("Applications can change the page size with a pragma before the database is created.  "
+            "This page last modified on 2024-01-30 12:00:00 UTC")
+    assert _only_quote("How do applications change the page size of a database?", text) == (
+        "Applications can change the page size with a pragma before the database is created.")
+    text = "The default page size is 4096 bytes.  This is the size of a page on most file systems."
+    assert _only_quote("What is the default page size?", text) == text
+
+
 def test_quotes_never_overlap() -> None:
     """Issue 17.2: a second quote from the same passage never repeats the first one's sentences."""
     text = "-i, --install file...\n     Install the package. If -R is given, file must be a directory."

@@ -380,7 +380,9 @@ _REFERS_BACK: Final = re.compile(
     r"\s*(?:It|This|That|These|Those|They|Otherwise|Thus|Hence|Therefore|Such|In\s+(?:this|that|such\s+a)\s+case"
     r"|(?:One|The|A|Another)\s+reason\s+for\s+(?:this|that)|For\s+(?:this|that)\s+reason|Because\s+of\s+(?:this|that)"
     r"|As\s+a\s+(?:result|consequence)|To\s+do\s+(?:this|so)|For\s+(?:example|instance))\b"
-    r"(?!\s+(?:is|are)\s+(?:also\s+)?(?:possible|recommended|important|useful)\b)")
+    r"(?!\s+(?:is|are)\s+(?:also\s+)?(?:possible|recommended|important|useful)\b)"
+    # "This page last modified on …", "This document describes …": about the page itself, not the sentence before.
+    r"(?!\s+(?:page|document|manual|article|web\s*site|wiki)\b)")
 
 
 def _leads_in(text: str, sentence: Sentence) -> bool:
