@@ -203,6 +203,13 @@ TWENTYFOURTH_MAN_PAGES = ("1 git-archive", "1 c++filt", "1 xev", "1 gapplication
 TWENTYFOURTH_ZH_MAN_PAGES = ("smbrun", "sq", "listalias", "5 resolved.conf", "7 hwdb", "7 create_view",
                              "8 nss-myhostname", "8 smbumount")
 
+TWENTYFIFTH_MAN_PAGES = ("1 pod2man", "1 gprof", "1 dpkg-scanpackages", "1 prove", "1 dbus-send", "5 deb",
+                         "5 deb-src-rules", "5 user_caps", "5 gitprotocol-http", "8 ip-address", "8 polkit",
+                         "8 pam_xauth", "8 dpkg-fsys-usrunmess", "8 rmt-tar", "7 user_namespaces", "7 pthreads",
+                         "2 mlock", "2 posix_fadvise", "3 mallopt", "3 tzset")
+TWENTYFIFTH_ZH_MAN_PAGES = ("systemd-resolve", "octave-bug", "initlocation", "5 texinfo", "7 perlsec",
+                            "7 perlnumber", "8 nss-mymachines", "8 named-bootconf")
+
 
 def _plain(text: str) -> str:
     """Overstrikes removed (what ``col -bx`` does), as a reader sees the page."""
@@ -279,7 +286,7 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
                  eighteenth: bool = False, nineteenth: bool = False,
                  twentieth: bool = False, twentyfirst: bool = False,
                  twentysecond: bool = False, twentythird: bool = False,
-                 twentyfourth: bool = False) -> tuple[list[str], list[str]]:
+                 twentyfourth: bool = False, twentyfifth: bool = False) -> tuple[list[str], list[str]]:
     """Write every available source into ``folder`` (English) and ``folder/zh`` (Chinese).
 
     ``holdout``: the larger held-out corpus (the ``HOLDOUT_`` sources added); ``review``: the review pages
@@ -294,7 +301,8 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
     of these and the ``EIGHTEENTH_`` pages; ``nineteenth``: all of these and the ``NINETEENTH_`` pages;
     ``twentieth``: all of these and the ``TWENTIETH_`` pages; ``twentyfirst``: all of these and the
     ``TWENTYFIRST_`` pages; ``twentysecond``: all of these and the ``TWENTYSECOND_`` pages; ``twentythird``: all
-    of these and the ``TWENTYTHIRD_`` pages; ``twentyfourth``: all of these and the ``TWENTYFOURTH_`` pages.
+    of these and the ``TWENTYTHIRD_`` pages; ``twentyfourth``: all of these and the ``TWENTYFOURTH_`` pages;
+    ``twentyfifth``: all of these and the ``TWENTYFIFTH_`` pages.
     Returns
     ``(written file names, missing sources)``.
     """
@@ -315,7 +323,8 @@ def build_corpus(folder: Path, holdout: bool = False, review: bool = False, thir
              (twentyfirst, TWENTYFIRST_MAN_PAGES, TWENTYFIRST_ZH_MAN_PAGES),
              (twentysecond, TWENTYSECOND_MAN_PAGES, TWENTYSECOND_ZH_MAN_PAGES),
              (twentythird, TWENTYTHIRD_MAN_PAGES, TWENTYTHIRD_ZH_MAN_PAGES),
-             (twentyfourth, TWENTYFOURTH_MAN_PAGES, TWENTYFOURTH_ZH_MAN_PAGES)]
+             (twentyfourth, TWENTYFOURTH_MAN_PAGES, TWENTYFOURTH_ZH_MAN_PAGES),
+             (twentyfifth, TWENTYFIFTH_MAN_PAGES, TWENTYFIFTH_ZH_MAN_PAGES)]
     wanted = [any(flag for flag, _, _ in later[index:]) for index in range(len(later))]
     holdout, review = holdout or wanted[0], review or wanted[0]
     if folder.exists():

@@ -57,6 +57,8 @@ the held-out set for the next change. ``--twentythird`` (``--split twentythird``
 way over 28 more pages (sections 1, 2, 3, 5, 7 and 8; Chinese pages of sections 1, 5, 7 and 8), run with session 30's
 base and its last tree, not read. ``--twentyfourth`` (``--split twentyfourth``) is the next one, written the same way
 over 28 more pages (sections 1, 2, 3, 5, 7 and 8; Chinese pages of sections 1, 5, 7 and 8), not yet run.
+``--twentyfifth`` (``--split twentyfifth``) is the one after it, written the same way over 28 more pages (sections 1,
+2, 3, 5, 7 and 8; Chinese pages of sections 1, 5, 7 and 8), not yet run.
 
 ``--holdout`` runs the held-out set instead: the larger corpus (more man pages, READMEs, Debian
 changelogs and Chinese man pages) and ``bench/data/realdocs_holdout.json``, written from those files
@@ -93,6 +95,8 @@ QUESTIONS = Path(__file__).resolve().parent / "data" / "realdocs_questions.json"
 #: The corpora beyond the first one (``--NAME`` builds ``build_corpus(NAME=True)``), latest first: each question
 #: file, and what ``--help`` says of it. A later corpus holds the earlier ones.
 CORPORA = (
+    ("twentyfifth", "the twenty-fifth held-out set: the twenty-fourth corpus plus 28 more pages; written by "
+                    "someone who had not read the code"),
     ("twentyfourth", "the twenty-fourth held-out set: the twenty-third corpus plus 28 more pages; written by "
                      "someone who had not read the code"),
     ("twentythird", "the twenty-third held-out set: the twenty-second corpus plus 28 more pages; written by "
@@ -343,7 +347,7 @@ def main() -> None:
                                                      "eleventh", "twelfth", "thirteenth", "fourteenth",
                                                      "fifteenth", "sixteenth", "seventeenth", "eighteenth",
                                                      "nineteenth", "twentieth", "twentyfirst", "twentysecond",
-                                                     "twentythird", "twentyfourth", "all"),
+                                                     "twentythird", "twentyfourth", "twentyfifth", "all"),
                         default="all")
     for name, about in CORPORA:
         parser.add_argument(f"--{name}", action="store_true",
