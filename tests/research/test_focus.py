@@ -8,6 +8,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ditto.text.analysis import has_cjk
 from ditto.worker.infer.extractive import reading_order
 from ditto.worker.infer.tasks import ExcerptPassage
 from ditto.workflows.research import ResearchRequest, create_task, open_research_runtime
@@ -17,6 +18,7 @@ from ditto.workflows.research.sources.documents import DocumentsSource
 from ditto.workflows.research.sources.focus import (
     FOCUS_DOCUMENTS,
     FOCUS_PASSAGES,
+    FOCUS_PASSAGES_CJK,
     ReadPassage,
     closely_read,
     documents_to_read,
@@ -269,13 +271,17 @@ def test_a_reader_orders_passages_by_their_best_sentence() -> None:
 
 
 def test_the_close_reading_shows_each_documents_first_passages_as_read() -> None:
-    """Issue 17 (WF-6): of each named document, its first three passages in a reader's order (the answering
-    option entry, fourth by the retriever, first); documents in the order of their first passage."""
+    """Issue 17 (WF-6): of each named document, its first four passages in a reader's order (the answering
+    option entry, fourth by the retriever, first); documents in the order of their first passage. A question
+    written in Chinese is shown three of each."""
     pool = [ReadPassage(document="/d/man-wiper.txt", text=text, context=context) for context, text in WIPER]
     pool.insert(1, ReadPassage(document="/d/man-gadgetd.txt", text="gadgetd - the gadget daemon"))
     shown = closely_read(WIPER_QUESTION, pool)
-    assert [pool[i].text for i in shown] == [WIPER[3][1], WIPER[0][1], WIPER[1][1], "gadgetd - the gadget daemon"]
+    assert [pool[i].text for i in shown] == [WIPER[3][1], WIPER[0][1], WIPER[1][1], WIPER[4][1],
+                                             "gadgetd - the gadget daemon"]
     assert closely_read(WIPER_QUESTION, []) == []
+    chinese = closely_read("wiper 默认覆盖文件几次？", pool)
+    assert sum(1 for i in chinese if pool[i].document == "/d/man-wiper.txt") == FOCUS_PASSAGES_CJK == 3
 
 
 @given(st.lists(st.tuples(st.sampled_from(["/d/a.txt", "/d/b.txt", "/d/c.txt"]),
@@ -290,5 +296,6 @@ def test_closely_read_shows_a_few_passages_of_every_document(pool: list[tuple[st
     documents = list(dict.fromkeys(passage.document for passage in read))
     for document in documents:
         count = sum(1 for passage in read if passage.document == document)
-        assert sum(1 for i in shown if read[i].document == document) == min(count, FOCUS_PASSAGES)
+        wanted = FOCUS_PASSAGES_CJK if has_cjk(question) else FOCUS_PASSAGES
+        assert sum(1 for i in shown if read[i].document == document) == min(count, wanted)
     assert list(dict.fromkeys(read[i].document for i in shown)) == documents

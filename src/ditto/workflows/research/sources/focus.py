@@ -48,16 +48,20 @@ from ....text.lexicon import is_english_word
 from ....worker.infer.extractive import asks_a_question, reading_order
 from ....worker.infer.tasks import ExcerptPassage
 
-__all__ = ["FOCUS_DOCUMENTS", "FOCUS_PASSAGES", "FOCUS_POOL", "ReadPassage", "closely_read", "documents_to_read",
-           "focus_text", "named_documents"]
+__all__ = ["FOCUS_DOCUMENTS", "FOCUS_PASSAGES", "FOCUS_PASSAGES_CJK", "FOCUS_POOL", "ReadPassage", "closely_read",
+           "documents_to_read", "focus_text", "named_documents"]
 
 #: The named documents read closely (the first found).
 FOCUS_DOCUMENTS: Final = 2
 #: Passages shown of each: the real-documents questions (docs/benchmarks.md) put the answer passage among the
 #: first two of its document for most questions whose document was found and answer passage was not shown, and
 #: among the first three for 15 more of 341 on the ten studied sets (four: 15 more again). In full runs the third
-#: answered 5 more questions and let 2 unanswerable ones through; the fourth 1 more and 3 more through.
-FOCUS_PASSAGES: Final = 3
+#: answered 5 more questions and let 2 unanswerable ones through. A fourth, on the 24 studied sets of session 31:
+#: 11 more English questions answered and 4 unanswerable ones through; for Chinese questions, whose passages
+#: match the question character by character, 3 fewer answered, so they keep three (:data:`FOCUS_PASSAGES_CJK`).
+FOCUS_PASSAGES: Final = 4
+#: Passages shown of each named document for a question written in Chinese (Japanese, Korean).
+FOCUS_PASSAGES_CJK: Final = 3
 #: Passages of each named document the retriever returns for the reader to order (a man page is dozens).
 FOCUS_POOL: Final = 30
 #: The longest question searched as it is (a longer one is cut after its last whole word that fits).
@@ -142,8 +146,9 @@ class ReadPassage:
 
 def closely_read(question: str, pool: Sequence[ReadPassage]) -> list[int]:
     """The indices of the ``pool`` passages to show (``pool`` in the retriever's order, best first): of each
-    document, the first :data:`FOCUS_PASSAGES` in a reader's order; documents in the order of their first
-    passage."""
+    document, the first :data:`FOCUS_PASSAGES` (:data:`FOCUS_PASSAGES_CJK` for a question in Chinese) in a reader's
+    order; documents in the order of their first passage."""
+    count = FOCUS_PASSAGES_CJK if has_cjk(question) else FOCUS_PASSAGES
     documents: dict[str, list[int]] = {}
     for index, passage in enumerate(pool):
         documents.setdefault(passage.document, []).append(index)
@@ -151,7 +156,7 @@ def closely_read(question: str, pool: Sequence[ReadPassage]) -> list[int]:
     for document, indices in documents.items():
         passages = [ExcerptPassage(source_id=f"p{position}", text=pool[index].text, context=pool[index].context,
                                    document=document) for position, index in enumerate(indices)]
-        shown += [indices[position] for position in reading_order(question, passages)[:FOCUS_PASSAGES]]
+        shown += [indices[position] for position in reading_order(question, passages)[:count]]
     return shown
 
 
