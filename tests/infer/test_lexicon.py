@@ -128,3 +128,15 @@ def test_british_spellings_and_de_prefixed_words_are_no_names() -> None:
     for word in ("rsync", "depmod", "listres", "systemd", "zstd"):
         assert not reads_as_english(word), word
     assert unknown_names("Is that the default behaviour of the hardlink deduplication tool?") == []
+
+
+def test_a_verb_made_an_adjective_is_no_name() -> None:
+    """WF-7 (issue 17.3, a real question): "Where does `gapplication list-apps` get its list of D-Bus activatable
+    applications from?" made a name of "activatable", which the word list lacks, and the page's "D-Bus activation"
+    could not answer. A listed verb with "-able" or "-ible" (its final "e" dropped or kept) is English; program
+    names stay names."""
+    for word in ("activatable", "deletable", "unmountable", "renamable", "routable"):
+        assert not is_english_word(word) and reads_as_english(word), word
+    for word in ("rsync", "gzipable", "dpkgible", "systemd"):
+        assert not reads_as_english(word), word
+    assert unknown_names("Which D-Bus activatable applications does zzapp list?") == ["zzapp"]

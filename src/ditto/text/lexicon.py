@@ -82,6 +82,8 @@ _BRITISH = re.compile(r"our|is(?=e[sd]?$|ing$|ation|ations$)|ys(?=e[sd]?$|ing$)|
 _AMERICAN = {"our": "or", "is": "iz", "ys": "yz", "tre": "ter"}
 #: Endings of plurals and inflections the word list may lack ("executables").
 _ENDINGS = ("s", "es", "ed", "ing")
+#: Endings that make an adjective of a verb ("activatable", "restorable"), which a word list may lack.
+_ABLE = ("able", "ible")
 #: The shortest part of a compound ("new" + "line"): shorter parts make names ("r" + "sync", "f" + "disk").
 _PART = 3
 #: The longest word :func:`reads_as_english` tries to read as English ("internationalisation" is 20 letters).
@@ -91,7 +93,8 @@ _LONGEST_WORD = 40
 @functools.lru_cache(maxsize=4096)
 def reads_as_english(word: str) -> bool:
     """Whether ``word`` is English (:func:`is_english_word`) or made of English: its British spelling
-    ("behaviour", "initialise"), an inflection of a listed word ("executables"), a prefix and a listed word
+    ("behaviour", "initialise"), an inflection of a listed word ("executables"), a verb made an adjective
+    ("activatable"), a prefix and a listed word
     ("untracked", "multibyte", "deduplication"), or two listed words of three letters or more ("workaround",
     "newline", "filesystem", "nameserver"). Technical English is written that way; a program's name ("rsync",
     "fdisk", "htop", "nscd") is not."""
@@ -102,6 +105,9 @@ def reads_as_english(word: str) -> bool:
     if _american(word):
         return True
     stems = [word] + [word[:-len(end)] for end in _ENDINGS if word.endswith(end) and len(word) - len(end) >= _PART]
+    # "mountable" is "mount" and "-able"; "activatable" is "activate": the ending replaces a verb's final "e".
+    stems += [form for end in _ABLE if word.endswith(end) and len(stem := word[:-len(end)]) >= _PART
+              for form in (stem, stem + "e")]
     for stem in stems:
         if stem != word and is_english_word(stem):
             return True
