@@ -101,14 +101,21 @@ def test_an_english_word_names_only_the_first_document_found() -> None:
 
 
 def test_a_word_written_as_code_or_as_a_paths_file_is_a_name() -> None:
-    """Issue 17: an English word the asker writes as code (`ss`) or as the file of a path (DEBIAN/symbols) names the
-    page of that name wherever it was found; a path's folders name nothing."""
+    """Issue 17: an English word the asker writes as code (`ss`), as the file of a path (DEBIAN/symbols) or as a
+    file's suffix (a .changes file) names the page of that name wherever it was found; a path's folders name
+    nothing."""
     found = ["/d/man-ssh.txt", "/d/man-ss.txt"]
     assert named_documents("I ran plain `ss` and my port is not listed. Why?", found) == ["/d/man-ss.txt"]
     assert named_documents("I ran plain ss and my port is not listed. Why?", found) == []
     assert named_documents("In a DEBIAN/symbols file, can I use tabs?", ["/d/man-diff.txt", "/d/man-deb-symbols.txt"]) \
         == ["/d/man-deb-symbols.txt"]
     assert named_documents("What goes in /etc/sort/x.conf?", ["/d/man-x.txt", "/d/man-sort.txt"]) == []
+    # A file's kind written as its suffix names the page of that format; the plain word does not.
+    changes = ["/d/changelog-bc.txt", "/d/man-deb-changes.txt"]
+    assert named_documents("A .changes file has both Maintainer and Changed-By. Who does Changed-By name?",
+                           changes) == ["/d/man-deb-changes.txt"]
+    assert named_documents("Which changes did version 2 make?", changes) == []
+    assert named_documents("Is 3.5 fine in resolv.conf?", ["/d/man-sort.txt"]) == []
 
 
 @given(st.text(max_size=200), st.lists(st.text(max_size=40), max_size=8))

@@ -72,8 +72,9 @@ MAX_FOCUS_CHARS: Final = 1000
 _WORD = re.compile(r"[A-Za-z][\w.+-]*[A-Za-z0-9]")
 _PART = re.compile(r"[-_ ]+")
 _HYPHEN = re.compile(r"-+")
-#: What a question writes as code or as a path: a run between backquotes; a path's last part (its file).
-_MARKED = re.compile(r"`([^`\n]{1,200})`|((?:[\w.+-]*/)+[\w.+-]+)")
+#: What a question writes as code or as a path: a run between backquotes; a path's last part (its file); a file's
+#: kind written as its suffix (".changes" of "A .changes file has …", whose format deb-changes(5) describes).
+_MARKED = re.compile(r"`([^`\n]{1,200})`|((?:[\w.+-]*/)+[\w.+-]+)|(?<![\w./])\.([A-Za-z][\w+-]*[A-Za-z0-9])\b")
 #: What a document's file name ends in that is no part of its name.
 _NAME_SUFFIXES: Final = DOCUMENT_SUFFIXES | HTML_SUFFIXES
 
@@ -120,9 +121,10 @@ def named_documents(question: str, paths: Sequence[str]) -> list[str]:
     words = {form for word in written for part in _parts(word, every) for form in _forms(part)}
     # A question in Chinese (Japanese, Korean) writes only names in Latin letters: "fold 怎样…" is about fold.
     latin_names = has_cjk(question)
-    # A word written as code (`ss`) or as a path's file (DEBIAN/symbols) is a name, whatever English word it is too.
+    # A word written as code (`ss`), as a path's file (DEBIAN/symbols) or as a file's suffix (a .changes file) is a
+    # name, whatever English word it is too.
     marked = {form for found in _MARKED.finditer(question)
-              for word in _WORD.findall(found.group(1) or found.group(2).rsplit("/", 1)[-1])
+              for word in _WORD.findall(found.group(1) or found.group(3) or found.group(2).rsplit("/", 1)[-1])
               for part in _parts(word.lower(), every) for form in _forms(part)}
     named: list[str] = []
     for position, path in enumerate(dict.fromkeys(paths)):
