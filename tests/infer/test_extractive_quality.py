@@ -148,6 +148,18 @@ def test_the_sentence_the_answer_goes_on_in_joins_the_quote() -> None:
     assert _only_quote("Will JANE@EXAMPLE.ORG match jane@example.org in my mailmap file?", text) == text
 
 
+def test_an_entrys_first_sentence_comes_with_its_details() -> None:
+    """Issue 17.2 (INF-3, a real manual page): an option's entry opens with its tag and what it is for; the values
+    it takes follow in the next sentence, which shares no word with the question ("Which attributes can it split
+    by?" is answered by "The supported columns are …"). A quote of the first sentence takes the next along, not the
+    rest of a long entry. Our own wording, laid out as a manual page is."""
+    text = ("-g, --group-by list\n           Specify which columns (attributes) are used to group memory blocks "
+            "into ranges. The supported\n           columns are STATE, NODE and ZONE, or \"none\". The other "
+            "columns are\n           silently ignored. For more details see DESCRIPTION above.")
+    _assert_run("Which attributes can --group-by use to group memory blocks?", text, "-g, --group-by list",
+                'or "none".')
+
+
 def test_a_sentence_about_the_page_does_not_point_back() -> None:
     """Issue 17.2 (INF-3, the SQLite pages' footer): "This page last modified …" speaks of the page, not of the
     sentence before it, so a quote does not carry it along; "This is …" still points back."""

@@ -287,8 +287,7 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
     it points to, as far as the run may grow, and the sentence after the run joins it while it still speaks of the
     question (:data:`CONTINUING_TERMS`) without repeating the run's last sentence (:data:`PARALLEL_SHARE`). Returns
     the run's offsets."""
-    if spans and (_opens_option_entry(text) or _opens_with_tag_line(text) or _opens_value_entry(text)) \
-            and len(spans) <= MAX_RUN_SENTENCES and spans[-1].end - spans[0].start <= limit:
+    if spans and _opens_entry(text) and len(spans) <= MAX_RUN_SENTENCES and spans[-1].end - spans[0].start <= limit:
         return spans[0].start, spans[-1].end
     low = high = index
     covered = set(analyze(text[spans[index].start:spans[index].end])) & wanted
@@ -332,8 +331,11 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
         if best is None:
             break
         gain, neighbour = best
+        # An entry's first sentence is its tag and what it is for ("-S, --split list  Specify which columns use to
+        # split …"); its details (the values it takes, its default) follow in the next, which the run takes along.
         short = spans[high].end - spans[low].start < MIN_QUOTE_CHARS or _leads_in(text, spans[high]) \
-            or _FIELD_LINES.fullmatch(text, spans[low].start, spans[high].end) is not None
+            or _FIELD_LINES.fullmatch(text, spans[low].start, spans[high].end) is not None \
+            or (low == high == 0 and _opens_entry(text))
         if gain == 0 and not (short and neighbour == high + 1):
             # The sentence after the run, still about the question (it holds :data:`CONTINUING_TERMS` of its terms),
             # is where an answer usually goes on ("The third field, the users field, is a logic list of users, or a
@@ -372,6 +374,11 @@ def _sentence_run(text: str, spans: Sequence[Sentence], index: int, wanted: set[
                 and spans[high + 1].end - spans[low].start <= limit:
             high += 1
     return spans[low].start, spans[high].end
+
+
+def _opens_entry(text: str) -> bool:
+    """Whether ``text`` is the entry of an option, a tagged line or a value (its first line names what it is about)."""
+    return _opens_option_entry(text) or _opens_with_tag_line(text) or _opens_value_entry(text)
 
 
 #: A sentence that opens by pointing back at the one before it: "It exits with zero status if …", "This is to keep
