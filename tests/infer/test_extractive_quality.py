@@ -1656,6 +1656,20 @@ def test_how_long_it_waits_is_answered_by_a_duration() -> None:
     assert choose_excerpts(ExcerptTask(question="How long can the disc label frobcd add writes be?", passages=label))
 
 
+def test_a_version_number_is_no_amount_unless_a_version_is_asked() -> None:
+    """Issue 17 (honest no-evidence, INF-3, WF-7, a real question): "How long may a line in a frobchange file be?"
+    asks for an amount, and a changelog entry whose only number is a version ("Since: 1.15.5") gives none; a
+    question for the release that added something is answered by it (our wording, laid out as a changelog)."""
+    page = functools.partial(_page_of, "file:///docs/changelog-frob.txt", "frob (1.15.5) unstable")
+    entry = page("What: the old frobchange line parser\n  Status: removed\n  Since: 1.15.5\n  Why: the new parser "
+                 "reads every frobchange line.")
+    asked = "How long may a line in a frobchange file be before the frobchange parser complains?"
+    assert choose_excerpts(ExcerptTask(question=asked, passages=entry)) == []
+    quotes = choose_excerpts(ExcerptTask(question="Since which frob release is the old frobchange line parser "
+                                                  "removed?", passages=entry))
+    assert any("1.15.5" in excerpt.quote for excerpt in quotes), quotes
+
+
 def test_a_question_for_a_variable_or_a_signal_needs_a_sentence_that_names_one() -> None:
     """Issue 17 (honest no-evidence, INF-3): "Which environment variable gives frobdump a different default format?"
     is not answered by a format entry that names none; "FROBDUMP_FORMAT overrides it" is. Likewise "Which signal

@@ -591,7 +591,7 @@ def _states_kind_asked(task: ExcerptTask, candidates: Sequence[ScoredSentence], 
         # A lead-in's number counts what it introduces ("the following three table declarations …:"), not what
         # was asked.
         if not any(speaks[c.passage] and not _lead_in(task.passages[c.passage].text, c.sentence)
-                   and _states_amount(text, wanted)
+                   and _states_amount(text, wanted, task.question)
                    and (not status or _states_a_status(task.passages[c.passage], text))
                    and (not limit or _states_the_limit(text, measured))
                    and (not duration or _STATES_A_DURATION.search(text) is not None) for c, text in quotable):

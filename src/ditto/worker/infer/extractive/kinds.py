@@ -122,11 +122,23 @@ def _without_call_arguments(text: str) -> str:
     return text
 
 
-def _states_amount(text: str, wanted: set[str]) -> bool:
+#: A version number ("1.15.5", "2.6.32-5"): the amount asked only when the question asks for a version.
+_VERSION_NUMBER = re.compile(r"(?<![\w.])v?\d+\.\d+\.\d+(?:[.~+-]\w+)*")
+_ASKS_OF_A_VERSION = re.compile(r"\b(?:version|release)s?\b|版本", re.IGNORECASE)
+
+
+def _amount_text(question: str, text: str) -> str:
+    """``text`` as read for an amount ``question`` asks for: without its version numbers unless the question asks
+    of a version ("How long may a changelog line be?" is not answered by "Since: 1.15.5")."""
+    return text if _ASKS_OF_A_VERSION.search(question) else _VERSION_NUMBER.sub(" ", text)
+
+
+def _states_amount(text: str, wanted: set[str], question: str = "") -> bool:
     """Whether ``text`` states an amount (:data:`_STATES_AMOUNT`), or none or one of a thing the question
     names ("by default curl makes no retries" answers "How many retries…"); a keyword in capitals is code, not
-    an amount ("WITHOUT ROWID tables" holds no number of tables), nor is a call's argument (``f(fd, 0)``)."""
-    return bool(_STATES_AMOUNT.search(_without_call_arguments(text))) or any(
+    an amount ("WITHOUT ROWID tables" holds no number of tables), nor is a call's argument (``f(fd, 0)``), nor a
+    version number unless ``question`` asks of a version (:func:`_amount_text`)."""
+    return bool(_STATES_AMOUNT.search(_without_call_arguments(_amount_text(question, text)))) or any(
         wanted.intersection(analyze(found.group(1))) for found in _ONE_OR_NONE_OF.finditer(text)
         if not found.group().split()[0].isupper())
 
@@ -644,7 +656,7 @@ def _amount_asked(question: str, texts: Sequence[str]) -> Iterator[list[bool]]:
     """For a question that asks for an amount, whether each sentence (``texts``) states one; nothing for any other
     question (see :func:`_kinds_asked`)."""
     if asks_a_question(question) and _asks_for_amount(question):
-        yield [bool(_STATES_AMOUNT.search(text)) for text in texts]
+        yield [bool(_STATES_AMOUNT.search(_amount_text(question, text))) for text in texts]
 
 
 def _kinds_asked(question: str, texts: Sequence[str], terms: Sequence[Sequence[str]], *, options: bool = True,
