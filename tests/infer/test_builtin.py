@@ -230,6 +230,10 @@ def test_sentences_are_offsets_of_the_text() -> None:
     assert [text[s.start:s.end] for s in split_sentences(text)] == [
         "Smith et al. reported it in Fig. 2 of the paper.", "Doses were approx. 3 mg.", "Take vitamin D.",
         "It helps."]
+    # "e. g." with a space, as postgresql-common's README writes it, is the same abbreviation.
+    text = "They use other file locations (e. g.\n/etc/frob/ instead of /var/lib). So they differ."
+    assert [text[s.start:s.end] for s in split_sentences(text)] == [
+        "They use other file locations (e. g.\n/etc/frob/ instead of /var/lib).", "So they differ."]
 
 
 def test_a_full_stop_inside_quotes_before_a_lower_case_word_does_not_end_the_sentence() -> None:

@@ -301,6 +301,17 @@ def test_a_chinese_question_about_an_option_is_answered_by_the_option_s_line() -
     assert choose_excerpts(ExcerptTask(question=question, passages=(unrelated,))) == []
 
 
+def test_a_chinese_how_to_question_is_answered_by_an_option_first_in_its_answer() -> None:
+    """Issue 17 (an answer people can read, INF-3; found by hand on manpages-zh's mkfifo): "怎样指定权限？" asks how
+    to do it, and the option that does it answers, not the page's description, which shares more of the question's
+    characters. Our own wording, laid out as a Chinese manual page is."""
+    evidence = (AnswerEvidence(id="e1", quote="使用给定的名称创建命名管道（FROB）。", context="FROBFIFO(1) › 描述"),
+                AnswerEvidence(id="e2", quote="-m, --mode=模式\n              将创建的管道的权限设置为给定的模式",
+                               context="FROBFIFO(1) › 描述"))
+    answer = answer_question(AnswerTask(question="frobfifo 创建命名管道的时候怎样指定权限？", evidence=evidence))
+    assert answer[0].text.startswith("-m, --mode=模式"), answer
+
+
 def test_a_long_claim_needs_its_core_not_every_word() -> None:
     """Issue 17.3: a long question (a scientific claim) is answered by a passage sharing three of its
     terms even under half of its weight; two shared terms under half are never enough."""

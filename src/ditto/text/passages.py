@@ -83,9 +83,9 @@ MAX_LEAD_IN_CHARS: Final = 300
 #: other. Blocks longer together stay passages of their own, the lead-in their heading.
 MAX_LED_BLOCK_CHARS: Final = 300
 #: Bumped whenever the same text is cut differently, or a file is read as other text (13: HTML as its main text;
-#: 14: with the lists trafilatura's default balance drops), or left out by another rule (an index remembers the
-#: HTML pages it left out as lists of links): caches of passages keyed by it are rebuilt.
-PASSAGES_VERSION: Final = 14
+#: 14: with the lists trafilatura's default balance drops; 15: "e. g." ends no sentence), or left out by another rule
+#: (an index remembers the HTML pages it left out as lists of links): caches of passages keyed by it are rebuilt.
+PASSAGES_VERSION: Final = 15
 
 PassageKind = Literal["paragraph", "list-item", "code", "indented"]
 #: How lines make paragraphs: ``"wrapped"`` (documents: a paragraph runs over line breaks to a blank line) or

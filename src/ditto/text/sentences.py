@@ -24,6 +24,8 @@ _ABBREVIATIONS: Final = frozenset({
     "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "u.s", "u.k",
 })
 
+#: "e.g" and "i.e" written with a space after their first stop ("e. g."), up to their last letter.
+_SPACED_ABBREVIATION = re.compile(r"(?:^|[\s(\[])(?:[eE]\.\s?g|[iI]\.\s?e)$")
 #: Characters after which a sentence may end, and the closers that stay with it.
 _BOUNDARY = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s|$)|[。！？；]+[”’」』）]*|\n")
 _NEXT_WORD = re.compile(r"\s+(\w)")
@@ -259,6 +261,8 @@ def _abbreviation(text: str, match: re.Match[str]) -> bool:
     following = _NEXT_WORD.match(text, match.end())
     if following is not None and following.group(1).islower():
         return True
+    if _SPACED_ABBREVIATION.search(text, max(0, match.start() - 8), match.start()) is not None:
+        return True  # "file locations (e. g. /etc/postgresql)", as some READMEs write it
     previous = _LAST_WORD.search(text, max(0, match.start() - 16), match.start())
     if previous is None:
         return False

@@ -630,6 +630,11 @@ def _answer_kinds(question: str, texts: Sequence[str], contexts: Sequence[str], 
     # page and its translation): "touch 的 --time 参数写成 mtime…" by the translated line, not the English one.
     if has_cjk(question) and any(has_cjk(text) for text in texts):
         yield [has_cjk(text) for text in texts]
+        # "mkfifo 创建管道的时候怎样指定权限？" is answered by the option that does it ("-m, --mode=模式
+        # 将文件权限位设置为…"), not by the page's description ("使用给定的名称创建命名管道"), which holds more of its
+        # characters.
+        if _ASKS_HOW_TO.search(question):
+            yield [opens_with_option(text) for text in texts]
     yield from _kinds_asked(question, texts, terms)
 
 
