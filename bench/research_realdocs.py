@@ -55,10 +55,11 @@ Chinese pages of sections 1, 5, 7 and 8), run with session 29's base and a middl
 2, 3, 5, 7 and 8; Chinese pages of sections 1, 5, 7 and 8), run with session 29's base and its last tree, not read:
 the held-out set for the next change. ``--twentythird`` (``--split twentythird``) is the next one, written the same
 way over 28 more pages (sections 1, 2, 3, 5, 7 and 8; Chinese pages of sections 1, 5, 7 and 8), run with session 30's
-base and its last tree, not read. ``--twentyfourth`` (``--split twentyfourth``) is the next one, written the same way
-over 28 more pages (sections 1, 2, 3, 5, 7 and 8; Chinese pages of sections 1, 5, 7 and 8), not yet run.
-``--twentyfifth`` (``--split twentyfifth``) is the one after it, written the same way over 28 more pages (sections 1,
-2, 3, 5, 7 and 8; Chinese pages of sections 1, 5, 7 and 8), not yet run.
+base and its last tree, then read. ``--twentyfourth`` (``--split twentyfourth``) is the next one, written the same
+way over 28 more pages (sections 1, 2, 3, 5, 7 and 8; Chinese pages of sections 1, 5, 7 and 8), run held out in
+session 30 and studied since. ``--twentyfifth`` (``--split twentyfifth``) is the one after it, written the same way
+over 28 more pages (sections 1, 2, 3, 5, 7 and 8; Chinese pages of sections 1, 5, 7 and 8), run with session 31's
+base and its last tree, not read: the held-out set for the next change.
 
 ``--holdout`` runs the held-out set instead: the larger corpus (more man pages, READMEs, Debian
 changelogs and Chinese man pages) and ``bench/data/realdocs_holdout.json``, written from those files
