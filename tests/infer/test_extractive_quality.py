@@ -312,6 +312,17 @@ def test_a_chinese_how_to_question_is_answered_by_an_option_first_in_its_answer(
     assert answer[0].text.startswith("-m, --mode=模式"), answer
 
 
+def test_a_chinese_answer_weighs_the_order_the_quotes_were_chosen_in() -> None:
+    """Issue 17 (an answer people can read, INF-3): a Chinese question's answer sentences are scored by character
+    pairs, which match paraphrase poorly, and no embedding reads them; the quote chosen first (by its passage, its
+    rank and the kind asked) counts too, so it is not left out of the answer for a sentence that only shares more
+    characters with the question. Our own wording."""
+    evidence = (AnswerEvidence(id="e1", quote="它把所有连续的多个空行替换为一个空行。", context="FROBCAT(1) › 描述"),
+                AnswerEvidence(id="e2", quote="frobcat 逐行处理文件，好几行一起输出。", context="FROBCAT(1) › 描述"))
+    answer = answer_question(AnswerTask(question="frobcat 对连着的好几行空行做什么处理？", evidence=evidence))
+    assert "它把所有连续的多个空行替换为一个空行。" in [sentence.text for sentence in answer], answer
+
+
 def test_a_long_claim_needs_its_core_not_every_word() -> None:
     """Issue 17.3: a long question (a scientific claim) is answered by a passage sharing three of its
     terms even under half of its weight; two shared terms under half are never enough."""
