@@ -133,7 +133,7 @@ def _amount_text(question: str, text: str) -> str:
     return text if _ASKS_OF_A_VERSION.search(question) else _VERSION_NUMBER.sub(" ", text)
 
 
-def _states_amount(text: str, wanted: set[str], question: str = "") -> bool:
+def _states_amount(text: str, wanted: set[str], question: str) -> bool:
     """Whether ``text`` states an amount (:data:`_STATES_AMOUNT`), or none or one of a thing the question
     names ("by default curl makes no retries" answers "How many retries…"); a keyword in capitals is code, not
     an amount ("WITHOUT ROWID tables" holds no number of tables), nor is a call's argument (``f(fd, 0)``), nor a
