@@ -171,6 +171,18 @@ def test_a_sentence_about_the_page_does_not_point_back() -> None:
     assert _only_quote("What is the default page size?", text) == text
 
 
+def test_a_particle_is_no_shared_word() -> None:
+    """Issue 17.3 (honest no-evidence, WF-7; found by hand on the SQLite docs): "How do I set up streaming
+    replication to a standby server?" shares "set", "up" and its heading's "streaming" with a sentence on a
+    streaming API ("copy up to N bytes … and set N …"), which says nothing of replication. "up" names no topic,
+    so two words and the heading are not enough. Our own wording, laid out as the SQLite pages are."""
+    text = ("Assuming no error occurs the xFrob method should copy up to (*pnData) bytes of data into the buffer and "
+            "set (*pnData) to the actual number of bytes copied before returning FROB_OK.")
+    passage = P(source_id="web-1", text=text, context="The Frob Extension › Streaming Versions of the API")
+    asked = "How do I set up streaming replication to a standby server?"
+    assert choose_excerpts(ExcerptTask(question=asked, passages=(passage,))) == []
+
+
 def test_quotes_never_overlap() -> None:
     """Issue 17.2: a second quote from the same passage never repeats the first one's sentences."""
     text = "-i, --install file...\n     Install the package. If -R is given, file must be a directory."

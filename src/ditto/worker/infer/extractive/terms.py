@@ -36,10 +36,11 @@ QUESTION_STOPWORDS: Final = frozenset({
 #: Two or more labelled lines and nothing else ("What: --control-path\nStatus: deprecated\nWhen: 1.18.x"): a
 #: record's fields, whose meaning is in the sentence after them, so the run takes that sentence along.
 _FIELD_LINES = re.compile(r"[ \t]*[A-Z][\w-]{0,30}:[ \t]*[^\n]*(?:\r?\n[ \t]*[A-Z][\w-]{0,30}:[ \t]*[^\n]*)+")
-#: Words of a question that say what kind of answer is wanted; the relevance gate does not count them.
+#: Words of a question that say what kind of answer is wanted, and "up", a particle ("set up", "back up", "up to")
+#: that names no topic; the relevance gate does not count them.
 GATE_STOPWORDS: Final = frozenset({"often", "long", "frequently", "exactly", "usually", "typically", "generally",
                                    "actually", "really", "kind", "way", "option", "options", "flag", "flags",
-                                   "ok", "okay"})
+                                   "ok", "okay", "up"})
 #: The same for Chinese ("选项有什么作用": what the option does): an option's line never says 选项.
 CJK_GATE_STOPWORDS: Final = ("选项", "参数", "作用", "用途", "功能", "意思", "含义")
 #: Words Chinese manuals write two ways, as the relevance gate counts them (written, counted): "lastb
