@@ -205,12 +205,14 @@ async def test_a_real_4_mib_page_is_extracted_within_the_deadline(big_page: str,
 
 
 async def test_extraction_counts_against_the_deadline(big_page: str, real_ca: LoopbackCa) -> None:
-    """INT-5/INT-6, issue 16 item 2: the deadline covers extraction: a 4 MiB page with a 1.5 s deadline fails
-    with INTERACTION_TIMEOUT soon after 1.5 s (the child is killed), and the next read works; max_text_chars
-    bounds the text (a prefix of the full text, cut at a line end)."""
+    """INT-5/INT-6, issue 16 item 2: the deadline covers extraction: a 4 MiB page with a 0.5 s deadline fails
+    with INTERACTION_TIMEOUT soon after it (the child is killed), and the next read works; max_text_chars
+    bounds the text (a prefix of the full text, cut at a line end). The page is fetched in well under 0.5 s and
+    extracted in over a second here; a 1.5 s deadline passed only while the machine was busy (an idle one reads
+    the whole page in 1.3 s)."""
     origin = big_page.rsplit("/", 1)[0]
     extractor = shared_extractor(DEFAULT_EXTRACT_MEMORY_BYTES)
-    options = WebOptions(allowed_origins=[origin], ca_file=str(real_ca.ca_file), timeout_s=1.5)
+    options = WebOptions(allowed_origins=[origin], ca_file=str(real_ca.ca_file), timeout_s=0.5)
     started = time.monotonic()
     with pytest.raises(InteractionError) as caught:
         await web_read(big_page, options=options)
